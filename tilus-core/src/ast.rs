@@ -1,0 +1,149 @@
+//! The surface syntax of a kernel body, as the proc macro hands it over.
+//!
+//! It mirrors the subset of Rust that `#[tile_kernel]` accepts, with every node carrying the
+//! [`Span`] of its source tokens. Building it is purely syntactic (the macro rejects Rust that has
+//! no counterpart here); all meaning (names, builtins, shapes, types) is given by `crate::lower`.
+
+use crate::ir::Span;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelDef {
+    pub name: String,
+    pub name_span: Span,
+    pub params: Vec<ParamDef>,
+    pub body: Vec<Stmt>,
+    pub options: KernelOptions,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelOptions {
+    /// Threads per block.
+    pub threads: u32,
+    pub threads_span: Span,
+    /// Requested PTX target (compute capability); `None` = the default, raised as needed.
+    pub target: Option<u32>,
+    pub target_span: Span,
+}
+
+impl Default for KernelOptions {
+    fn default() -> Self {
+        KernelOptions { threads: 128, threads_span: Span::NONE, target: None, target_span: Span::NONE }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamDef {
+    pub name: String,
+    pub span: Span,
+    pub ty: ParamTy,
+    pub ty_span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParamTy {
+    /// `GlobalTensor<elem>`
+    GlobalTensor { elem: String },
+    /// A scalar type name (`i32`).
+    Scalar(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stmt {
+    Let { name: String, name_span: Span, mutable: bool, init: Expr, span: Span },
+    /// `name = value;` or `name op= value;` (with `op`).
+    Assign { name: String, name_span: Span, op: Option<BinOp>, value: Expr, span: Span },
+    Expr(Expr),
+    For { var: String, var_span: Span, range: RangeExpr, body: Vec<Stmt>, span: Span },
+    While { cond: Expr, body: Vec<Stmt>, span: Span },
+    /// `loop { ... }`
+    Loop { body: Vec<Stmt>, span: Span },
+    If { cond: Expr, then: Vec<Stmt>, els: Option<Vec<Stmt>>, span: Span },
+    Break { span: Span },
+}
+
+/// `start..end` or `(start..end).step_by(step)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RangeExpr {
+    pub start: Expr,
+    pub end: Expr,
+    pub step: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+    /// `&&` (bool only; both sides are evaluated: tile code has no short circuit)
+    And,
+    /// `||`
+    Or,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Not,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExprKind {
+    /// An integer literal (value as written; range-checked by the lowering).
+    Int(i128),
+    Bool(bool),
+    /// A string literal (accepted where a name is expected, e.g. `sem = "acquire"`).
+    Str(String),
+    /// A path: a variable (`x`), or a qualified name (`Sem::Acquire`, `MemoryOrder::Release`).
+    Path(Vec<String>),
+    /// `[a, b, ...]` (shapes and coordinate lists).
+    Array(Vec<Expr>),
+    /// `(a, b, ...)` with at least two elements (index tuples).
+    Tuple(Vec<Expr>),
+    Binary { op: BinOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    Unary { op: UnOp, x: Box<Expr> },
+    /// `path(args)` or `path::<generics>(args)`.
+    Call { path: Vec<String>, path_span: Span, generics: Vec<GenericArg>, args: Vec<Arg> },
+    /// `receiver.method(args)`.
+    Method { receiver: Box<Expr>, method: String, method_span: Span, args: Vec<Arg> },
+    /// `if c { a } else { b }` used as a value (both arms single expressions).
+    IfElse { cond: Box<Expr>, then: Box<Expr>, els: Box<Expr> },
+    /// `expr as ty`.
+    Cast { x: Box<Expr>, ty: String, ty_span: Span },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum GenericArg {
+    /// A type name, e.g. `i32`.
+    Type(String, Span),
+    /// A const expression, e.g. `[256]` or `{ [16, 16] }`.
+    Const(Expr),
+}
+
+/// A call argument: positional (`name == None`) or keyword (`name = value`, spelled as a Rust
+/// assignment expression inside the call).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arg {
+    pub name: Option<(String, Span)>,
+    pub value: Expr,
+    pub span: Span,
+}

@@ -1,0 +1,523 @@
+//! The typed, checked intermediate representation of a tile kernel.
+//!
+//! The front end (`crate::lower`) produces it from the surface AST after name resolution, shape and
+//! type inference and validation; passes (`crate::passes`) rewrite it; the PTX back end
+//! (`crate::ptx`) and the CPU emulator (`crate::emu`) both consume it, which is what keeps the two
+//! backends in agreement: they implement one semantics, documented here.
+//!
+//! # Execution model
+//! A kernel runs as a grid of blocks of `threads` threads. The body is *block-level* code: every
+//! statement is executed by the whole block, and all control flow is block-uniform (conditions are
+//! [`Ty::Scalar`] values, which are uniform by construction). A [`Ty::Tile`] is a register tile:
+//! its elements are distributed over the block's threads by the back end's layout, each element
+//! owned by exactly one thread (never replicated), so a memory operation on a tile touches each
+//! element's address exactly once.
+//!
+//! # Form
+//! Three-address code with structured control flow. Every value is a variable ([`VarId`]) declared
+//! in [`Kernel::vars`] with its type; operands are variables or immediates. Variables may be
+//! assigned more than once (`let mut` in the source); each assignment overwrites the value.
+
+use serde::{Deserialize, Serialize};
+
+/// Index into [`Kernel::vars`].
+pub type VarId = u32;
+
+/// Opaque source location: an index into the span table kept by whoever built the AST (the proc
+/// macro maps it back to a `proc_macro2::Span`). `Span::NONE` where no source token applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub struct Span(pub u32);
+
+impl Span {
+    pub const NONE: Span = Span(u32::MAX);
+}
+
+/// Element types. Only 32-bit integers (and predicates) in this version; the legality tables in
+/// `crate::table` say what each operation accepts, so adding a type is a table change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+pub enum DType {
+    I32,
+    Bool,
+}
+
+impl DType {
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::I32 => "i32",
+            DType::Bool => "bool",
+        }
+    }
+    /// Size in bytes in memory (bool tiles never live in memory).
+    pub fn size_bytes(self) -> usize {
+        match self {
+            DType::I32 => 4,
+            DType::Bool => 1,
+        }
+    }
+}
+
+/// The type of an IR variable.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Ty {
+    /// A block-uniform scalar (every thread holds the same value).
+    Scalar(DType),
+    /// A register tile with a compile-time shape (rank 1..=3), row-major logical order.
+    Tile { dtype: DType, shape: Vec<usize> },
+    /// A global-memory tensor or a view of one: a base kernel parameter, a scalar element offset
+    /// into it and `rank` runtime dimensions (row-major, contiguous). See [`Inst::View`].
+    Global { dtype: DType, rank: usize },
+    /// A shared-memory tensor with a compile-time shape, allocated by [`Inst::AllocShared`].
+    Shared { dtype: DType, shape: Vec<usize> },
+}
+
+impl Ty {
+    pub fn dtype(&self) -> DType {
+        match self {
+            Ty::Scalar(d) => *d,
+            Ty::Tile { dtype, .. } | Ty::Global { dtype, .. } | Ty::Shared { dtype, .. } => *dtype,
+        }
+    }
+    pub fn is_scalar(&self) -> bool {
+        matches!(self, Ty::Scalar(_))
+    }
+    /// The tile shape, if this is a tile.
+    pub fn tile_shape(&self) -> Option<&[usize]> {
+        match self {
+            Ty::Tile { shape, .. } => Some(shape),
+            _ => None,
+        }
+    }
+}
+
+/// Number of elements of a shape.
+pub fn numel(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Var {
+    /// Source name (for readability of dumps and PTX comments); temporaries are named `_tN`.
+    pub name: String,
+    pub ty: Ty,
+}
+
+/// A kernel parameter. Parameter `i` is variable `i` of [`Kernel::vars`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ParamKind {
+    /// `GlobalTensor<T>`: passed as a 64-bit device pointer and an `i32` element count.
+    /// Inside the kernel it is a rank-1 [`Ty::Global`] with offset 0 and dims `[len]`.
+    Tensor(DType),
+    /// A scalar passed by value (`i32`).
+    Scalar(DType),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Param {
+    pub name: String,
+    pub kind: ParamKind,
+}
+
+/// PTX compilation target (compute capability), e.g. 70 for `sm_70`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Target(pub u32);
+
+impl Target {
+    /// The default: the oldest architecture with the `.sem`/`.scope` memory model (Volta).
+    pub const DEFAULT: Target = Target(70);
+    pub const SM_90: Target = Target(90);
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Kernel {
+    pub name: String,
+    /// Threads per block (a multiple of 32, at most 1024).
+    pub threads: u32,
+    /// The PTX target: the user's request raised to what the kernel needs (e.g. `.cluster` scope
+    /// needs sm_90).
+    pub target: Target,
+    pub params: Vec<Param>,
+    /// All variables; `vars[0..params.len()]` are the parameters.
+    pub vars: Vec<Var>,
+    /// Bytes of shared memory allocated by [`Inst::AllocShared`] (16-byte aligned allocations).
+    pub shared_bytes: usize,
+    pub body: Block,
+}
+
+pub type Block = Vec<Stmt>;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Stmt {
+    /// `dst = inst` (dst is `None` for instructions without a result, or whose result was
+    /// removed by dead-code elimination).
+    Inst { dst: Option<VarId>, inst: Inst, span: Span },
+    /// `for var in start..end` stepping by `step` (scalars; `step > 0` checked at compile time when
+    /// it is an immediate; a non-positive runtime step runs zero iterations).
+    For { var: VarId, start: Operand, end: Operand, step: Operand, body: Block, span: Span },
+    /// `while cond_block; cond { body }`: `cond_block` is evaluated before each test of `cond`
+    /// (a scalar bool variable it computes).
+    While { cond_block: Block, cond: Operand, body: Block, span: Span },
+    /// `if cond { then } else { els }` on a scalar bool.
+    If { cond: Operand, then: Block, els: Block, span: Span },
+    /// Leave the innermost enclosing loop.
+    Break { span: Span },
+}
+
+/// An instruction operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Operand {
+    Var(VarId),
+    /// An immediate scalar of the given dtype (bool immediates are 0/1).
+    Imm(i32, DType),
+}
+
+impl Operand {
+    pub fn var(self) -> Option<VarId> {
+        match self {
+            Operand::Var(v) => Some(v),
+            Operand::Imm(..) => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    /// Truncating division (Rust/PTX `div.s32`); division by zero gives an unspecified value on
+    /// the GPU and 0 in the emulator... never a trap.
+    Div,
+    /// Remainder with the sign of the dividend (`rem.s32`).
+    Rem,
+    And,
+    Or,
+    Xor,
+    Shl,
+    /// Arithmetic shift right.
+    Shr,
+    Min,
+    Max,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl BinOp {
+    pub fn is_comparison(self) -> bool {
+        matches!(self, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum UnOp {
+    /// Wrapping negation.
+    Neg,
+    /// Bitwise not on i32, logical not on bool.
+    Not,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ReduceOp {
+    Sum,
+    Min,
+    Max,
+    /// Logical or (bool) / bitwise or (i32).
+    Or,
+    /// Logical and (bool) / bitwise and (i32).
+    And,
+}
+
+/// Memory spaces an access can target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+pub enum Space {
+    Shared,
+    Global,
+}
+
+/// Memory ordering of an atomic operation (PTX `.sem`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+pub enum Sem {
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+}
+
+impl Sem {
+    pub fn ptx(self) -> &'static str {
+        match self {
+            Sem::Relaxed => "relaxed",
+            Sem::Acquire => "acquire",
+            Sem::Release => "release",
+            Sem::AcqRel => "acq_rel",
+        }
+    }
+    pub fn has_acquire(self) -> bool {
+        matches!(self, Sem::Acquire | Sem::AcqRel)
+    }
+    pub fn has_release(self) -> bool {
+        matches!(self, Sem::Release | Sem::AcqRel)
+    }
+    pub const ALL: [Sem; 4] = [Sem::Relaxed, Sem::Acquire, Sem::Release, Sem::AcqRel];
+}
+
+/// Synchronisation scope of an atomic operation (PTX `.scope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+pub enum Scope {
+    Cta,
+    Cluster,
+    Gpu,
+    Sys,
+}
+
+impl Scope {
+    pub fn ptx(self) -> &'static str {
+        match self {
+            Scope::Cta => "cta",
+            Scope::Cluster => "cluster",
+            Scope::Gpu => "gpu",
+            Scope::Sys => "sys",
+        }
+    }
+    pub const ALL: [Scope; 4] = [Scope::Cta, Scope::Cluster, Scope::Gpu, Scope::Sys];
+}
+
+/// Read-modify-write operations. `Sub` is lowered by the back ends to `Add` of the wrapping
+/// negation of the operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+pub enum RmwOp {
+    Add,
+    Sub,
+    Min,
+    Max,
+    Exch,
+    Cas,
+    And,
+    Or,
+    Xor,
+}
+
+impl RmwOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            RmwOp::Add => "add",
+            RmwOp::Sub => "sub",
+            RmwOp::Min => "min",
+            RmwOp::Max => "max",
+            RmwOp::Exch => "exch",
+            RmwOp::Cas => "cas",
+            RmwOp::And => "and",
+            RmwOp::Or => "or",
+            RmwOp::Xor => "xor",
+        }
+    }
+    pub const ALL: [RmwOp; 9] = [
+        RmwOp::Add,
+        RmwOp::Sub,
+        RmwOp::Min,
+        RmwOp::Max,
+        RmwOp::Exch,
+        RmwOp::Cas,
+        RmwOp::And,
+        RmwOp::Or,
+        RmwOp::Xor,
+    ];
+}
+
+/// How one memory axis of an [`Access`] is addressed for tile element `e` (with coordinates
+/// `pos[0..rank]` in the access's iteration `shape`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Coord {
+    /// `offset + pos[axis]`: the element's own position along tile axis `axis`, shifted by a
+    /// scalar offset (an immediate 0 for no offset).
+    Pos { axis: usize, offset: Operand },
+    /// The value of an i32 index: a tile of the access's `shape` (element `e` uses its own
+    /// element), or a scalar (the same coordinate for all elements).
+    Index(Operand),
+}
+
+/// Addressing of a tile-shaped memory operation: element `e` of the iteration `shape` addresses
+/// `mem[coords[0](e), ..., coords[r-1](e)]` where `r` is the rank of `mem`.
+///
+/// Bounds: when `check_bounds` is set, an element whose coordinate `k` is outside
+/// `0..dims[k]` of `mem` (compile-time shape for shared, runtime dims for a global view) or whose
+/// flat offset falls outside the base tensor `0..len` is *inactive*: it performs no memory access
+/// (loads give [`Inst::Load::other`], RMWs give their out-of-bounds result). Elements for which
+/// `mask` (a bool tile of `shape`, or a scalar) is false are inactive too.
+/// When `check_bounds` is false the caller promised in-bounds coordinates (no check is emitted).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Access {
+    /// A [`Ty::Global`] or [`Ty::Shared`] variable.
+    pub mem: VarId,
+    /// The iteration (tile) shape; results have this shape.
+    pub shape: Vec<usize>,
+    /// One coordinate per axis of `mem`.
+    pub coords: Vec<Coord>,
+    pub mask: Option<Operand>,
+    pub check_bounds: bool,
+}
+
+/// What an RMW yields for an inactive element (masked off or out of bounds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum InactiveResult {
+    /// Zero.
+    Zero,
+    /// The element's `compare` operand (cuTile's `atomic_cas` convention).
+    Compare,
+}
+
+/// An instruction. Unless noted, operands and results follow these typing rules (enforced by
+/// the front end): binary operands are both scalars (result scalar) or tiles of one shape or a
+/// tile and a scalar (result: tile of that shape); dtypes agree except where noted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Inst {
+    /// Copy of a value (assignment to a `let mut` variable, or materialising an immediate).
+    Mov(Operand),
+    /// `blockIdx.x` as i32 scalar.
+    BlockIdx,
+    /// `gridDim.x` as i32 scalar.
+    GridDim,
+    /// Runtime size of axis `axis` of a global view (i32 scalar).
+    Dim { tensor: VarId, axis: usize },
+    /// A view of a global tensor (or of a view): element offset `offset` (scalar, relative to the
+    /// source's start) and new dims (scalars), row-major contiguous. Result `Ty::Global` of
+    /// rank `shape.len()`. Bounds checks of accesses through a view check the view's dims and
+    /// the base tensor's `len`.
+    View { src: VarId, offset: Operand, shape: Vec<Operand> },
+    /// `[0, 1, ..., n-1]` as an i32 tile of shape `[n]`.
+    Arange { n: usize },
+    /// A tile of `shape` filled with the scalar `value`.
+    Full { shape: Vec<usize>, value: Operand },
+    Binary { op: BinOp, lhs: Operand, rhs: Operand },
+    Unary { op: UnOp, x: Operand },
+    /// `cond ? a : b` element-wise (cond bool scalar or tile; a, b of one dtype).
+    Select { cond: Operand, a: Operand, b: Operand },
+    /// Convert to another dtype (bool -> i32 gives 0/1; i32 -> bool is `!= 0`).
+    Cast { x: Operand, dtype: DType },
+    /// Same elements in row-major order, new shape (same element count).
+    Reshape { x: VarId, shape: Vec<usize> },
+    /// Numpy-style broadcast of a tile to `shape` (same rank; each source axis is 1 or equal).
+    Broadcast { x: VarId, shape: Vec<usize> },
+    /// Reduce all elements of a tile to a block-uniform scalar.
+    Reduce { op: ReduceOp, x: VarId },
+    /// Allocate a shared-memory tensor at byte `offset` of the block's shared window.
+    AllocShared { dtype: DType, shape: Vec<usize>, offset: usize },
+    /// Block-wide barrier (`bar.sync 0`); also orders shared- and global-memory accesses of the
+    /// block's threads (CTA scope).
+    Sync,
+    /// Memory fence with the given order and scope (`fence.{sem}.{scope}`; relaxed is not
+    /// allowed; acquire/release fences are emitted as `acq_rel`).
+    Fence { sem: Sem, scope: Scope },
+    /// Weak (non-atomic) gather/load: tile of `access.shape`; inactive elements read `other`.
+    Load { access: Access, other: Operand },
+    /// Weak (non-atomic) scatter/store of `value` (a tile of `access.shape` or a scalar).
+    /// Under duplicate addresses the winner is unspecified.
+    Store { access: Access, value: Operand },
+    /// Atomic load `ld.{sem}.{scope}` (sem is relaxed or acquire).
+    AtomicLoad { access: Access, sem: Sem, scope: Scope },
+    /// Atomic store `st.{sem}.{scope}` (sem is relaxed or release).
+    AtomicStore { access: Access, value: Operand, sem: Sem, scope: Scope },
+    /// Atomic read-modify-write of each active element; the result (when `Stmt::Inst::dst` is
+    /// `Some`) is the tile of pre-RMW values. `compare` is present exactly for `Cas`.
+    /// Tile-level ordering: with a release component the block synchronises before the RMW,
+    /// with an acquire component after it, so the ordering covers all of the block's accesses.
+    AtomicRmw {
+        op: RmwOp,
+        access: Access,
+        values: Operand,
+        compare: Option<Operand>,
+        sem: Sem,
+        scope: Scope,
+        inactive: InactiveResult,
+    },
+}
+
+impl Inst {
+    /// Whether the instruction has effects beyond its result (so DCE must keep it).
+    pub fn has_side_effects(&self) -> bool {
+        matches!(
+            self,
+            Inst::Sync
+                | Inst::Fence { .. }
+                | Inst::Store { .. }
+                | Inst::AtomicStore { .. }
+                | Inst::AtomicRmw { .. }
+                | Inst::AtomicLoad { .. }
+                | Inst::AllocShared { .. }
+        )
+    }
+
+    /// Every operand the instruction reads, in a fixed order.
+    pub fn operands(&self) -> Vec<Operand> {
+        let mut out = Vec::new();
+        let access_ops = |a: &Access, out: &mut Vec<Operand>| {
+            out.push(Operand::Var(a.mem));
+            for c in &a.coords {
+                match c {
+                    Coord::Pos { offset, .. } => out.push(*offset),
+                    Coord::Index(o) => out.push(*o),
+                }
+            }
+            if let Some(m) = a.mask {
+                out.push(m);
+            }
+        };
+        match self {
+            Inst::Mov(o) => out.push(*o),
+            Inst::BlockIdx | Inst::GridDim | Inst::Arange { .. } | Inst::Sync => {}
+            Inst::AllocShared { .. } | Inst::Fence { .. } => {}
+            Inst::Dim { tensor, .. } => out.push(Operand::Var(*tensor)),
+            Inst::View { src, offset, shape } => {
+                out.push(Operand::Var(*src));
+                out.push(*offset);
+                out.extend(shape.iter().copied());
+            }
+            Inst::Full { value, .. } => out.push(*value),
+            Inst::Binary { lhs, rhs, .. } => out.extend([*lhs, *rhs]),
+            Inst::Unary { x, .. } | Inst::Cast { x, .. } => out.push(*x),
+            Inst::Select { cond, a, b } => out.extend([*cond, *a, *b]),
+            Inst::Reshape { x, .. } | Inst::Broadcast { x, .. } | Inst::Reduce { x, .. } => {
+                out.push(Operand::Var(*x))
+            }
+            Inst::Load { access, other } => {
+                access_ops(access, &mut out);
+                out.push(*other);
+            }
+            Inst::AtomicLoad { access, .. } => access_ops(access, &mut out),
+            Inst::Store { access, value } | Inst::AtomicStore { access, value, .. } => {
+                access_ops(access, &mut out);
+                out.push(*value);
+            }
+            Inst::AtomicRmw { access, values, compare, .. } => {
+                access_ops(access, &mut out);
+                out.push(*values);
+                if let Some(c) = compare {
+                    out.push(*c);
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Kernel {
+    pub fn ty(&self, v: VarId) -> &Ty {
+        &self.vars[v as usize].ty
+    }
+    pub fn operand_ty(&self, o: Operand) -> Ty {
+        match o {
+            Operand::Var(v) => self.ty(v).clone(),
+            Operand::Imm(_, d) => Ty::Scalar(d),
+        }
+    }
+    /// Serialise for embedding in the user's binary (the emulator runs this).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("IR serialises")
+    }
+    pub fn from_json(s: &str) -> Result<Kernel, serde_json::Error> {
+        serde_json::from_str(s)
+    }
+}
