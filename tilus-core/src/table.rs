@@ -27,6 +27,7 @@ pub enum RmwForm {
 
 /// One row per legal (op, dtype): the PTX op and type suffix, whether `red` has the op, and
 /// whether tilus scatter forms allow it.
+#[derive(Debug, PartialEq, Eq)]
 pub struct RmwRow {
     pub op: RmwOp,
     pub dtype: DType,
