@@ -1,0 +1,253 @@
+//! Static descriptions of compiled kernels and launch arguments.
+
+use crate::error::{Error, Result};
+use crate::tensor::{Element, GlobalTensor, TensorRef};
+use std::sync::OnceLock;
+use tilus_core::ir::{DType, Kernel, ParamKind};
+
+/// One kernel parameter as the launcher declares it.
+///
+/// ```
+/// use tilus_runtime::{DType, ParamSpec};
+/// const P: ParamSpec = ParamSpec::tensor("values", DType::I32);
+/// assert!(P.is_tensor());
+/// assert_eq!(P.name(), "values");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamSpec {
+    name: &'static str,
+    kind: ParamKind,
+}
+
+impl ParamSpec {
+    /// A `GlobalTensor<T>` parameter with element type `dtype`.
+    pub const fn tensor(name: &'static str, dtype: DType) -> ParamSpec {
+        ParamSpec {
+            name,
+            kind: ParamKind::Tensor(dtype),
+        }
+    }
+
+    /// A scalar parameter passed by value.
+    pub const fn scalar(name: &'static str, dtype: DType) -> ParamSpec {
+        ParamSpec {
+            name,
+            kind: ParamKind::Scalar(dtype),
+        }
+    }
+
+    /// The parameter's name in the kernel's source.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Tensor or scalar, and the element type.
+    pub fn kind(&self) -> &ParamKind {
+        &self.kind
+    }
+
+    /// Whether this is a tensor parameter.
+    pub fn is_tensor(&self) -> bool {
+        matches!(self.kind, ParamKind::Tensor(_))
+    }
+
+    /// The element type (of the tensor, or of the scalar).
+    pub fn dtype(&self) -> DType {
+        match self.kind {
+            ParamKind::Tensor(d) | ParamKind::Scalar(d) => d,
+        }
+    }
+
+    /// How the parameter reads in messages, e.g. ``a `GlobalTensor<i32>` ``.
+    pub(crate) fn describe(&self) -> String {
+        describe_kind(&self.kind)
+    }
+}
+
+pub(crate) fn describe_kind(kind: &ParamKind) -> String {
+    match kind {
+        ParamKind::Tensor(d) => format!("a `GlobalTensor<{}>`", d.name()),
+        ParamKind::Scalar(d) => format!("an `{}` scalar", d.name()),
+    }
+}
+
+/// Everything the runtime needs to launch one compiled kernel: its name, PTX, serialised IR
+/// (for the emulator), block size, dynamic shared memory and parameter list.
+///
+/// `#[tile_kernel]` generates one of these in a `static` per kernel; the constructor is a
+/// `const fn` and the IR is parsed lazily, once, on the first emulator launch.
+///
+/// ```
+/// use tilus_runtime::{DType, KernelSpec, ParamSpec};
+/// static SPEC: KernelSpec = KernelSpec::new(
+///     "fill", "// ptx", "{}", 256, 0,
+///     &[ParamSpec::tensor("out", DType::I32), ParamSpec::scalar("value", DType::I32)],
+/// );
+/// assert_eq!(SPEC.name(), "fill");
+/// assert_eq!(SPEC.params().len(), 2);
+/// ```
+#[derive(Debug)]
+pub struct KernelSpec {
+    name: &'static str,
+    ptx: &'static str,
+    ir_json: &'static str,
+    threads: u32,
+    shared_bytes: usize,
+    params: &'static [ParamSpec],
+    ir: OnceLock<std::result::Result<Kernel, String>>,
+}
+
+impl KernelSpec {
+    /// Describe a kernel. `name` must be the PTX entry's name; `shared_bytes` is the dynamic
+    /// shared memory requested per block at launch.
+    pub const fn new(
+        name: &'static str,
+        ptx: &'static str,
+        ir_json: &'static str,
+        threads: u32,
+        shared_bytes: usize,
+        params: &'static [ParamSpec],
+    ) -> KernelSpec {
+        KernelSpec {
+            name,
+            ptx,
+            ir_json,
+            threads,
+            shared_bytes,
+            params,
+            ir: OnceLock::new(),
+        }
+    }
+
+    /// The kernel's (and PTX entry's) name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The PTX module text.
+    pub fn ptx(&self) -> &'static str {
+        self.ptx
+    }
+
+    /// The JSON-serialised IR the emulator runs.
+    pub fn ir_json(&self) -> &'static str {
+        self.ir_json
+    }
+
+    /// Threads per block.
+    pub fn threads(&self) -> u32 {
+        self.threads
+    }
+
+    /// Dynamic shared memory per block, in bytes.
+    pub fn shared_bytes(&self) -> usize {
+        self.shared_bytes
+    }
+
+    /// The parameters, in order.
+    pub fn params(&self) -> &'static [ParamSpec] {
+        self.params
+    }
+
+    /// The kernel's IR, parsed from [`ir_json`](Self::ir_json) on first use and checked against
+    /// the parameter list and block size of this spec.
+    pub fn ir(&self) -> Result<&Kernel> {
+        self.ir
+            .get_or_init(|| {
+                let k = Kernel::from_json(self.ir_json)
+                    .map_err(|e| format!("the embedded IR does not parse: {e}"))?;
+                self.check_ir(&k)?;
+                Ok(k)
+            })
+            .as_ref()
+            .map_err(|message| Error::InvalidSpec {
+                kernel: self.name.to_string(),
+                message: message.clone(),
+            })
+    }
+
+    fn check_ir(&self, k: &Kernel) -> std::result::Result<(), String> {
+        if k.name != self.name {
+            return Err(format!("the IR is of kernel `{}`", k.name));
+        }
+        if k.threads != self.threads {
+            return Err(format!(
+                "the IR has {} threads per block, the launcher {}",
+                k.threads, self.threads
+            ));
+        }
+        if k.params.len() != self.params.len() {
+            return Err(format!(
+                "the IR has {} parameters, the launcher {}",
+                k.params.len(),
+                self.params.len()
+            ));
+        }
+        for (i, (ir, sp)) in k.params.iter().zip(self.params).enumerate() {
+            if ir.name != sp.name || ir.kind != sp.kind {
+                return Err(format!(
+                    "parameter {i} is `{}` ({}) in the IR but `{}` ({}) in the launcher",
+                    ir.name,
+                    describe_kind(&ir.kind),
+                    sp.name,
+                    sp.describe()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One launch argument: a borrowed tensor or a scalar. Built with `KernelArg::from`.
+///
+/// ```
+/// use tilus_runtime::{Device, KernelArg};
+/// # fn main() -> tilus_runtime::Result<()> {
+/// let dev = Device::emulator();
+/// let t = dev.zeros::<i32>(16)?;
+/// let args = [KernelArg::from(&t), KernelArg::from(7i32)];
+/// # let _ = args; Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct KernelArg<'a> {
+    pub(crate) repr: ArgRepr<'a>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ArgRepr<'a> {
+    Tensor(TensorRef<'a>),
+    I32(i32),
+}
+
+impl KernelArg<'_> {
+    /// What the argument is, for messages.
+    pub(crate) fn describe(&self) -> String {
+        match &self.repr {
+            ArgRepr::Tensor(t) => describe_kind(&ParamKind::Tensor(t.dtype)),
+            ArgRepr::I32(_) => describe_kind(&ParamKind::Scalar(DType::I32)),
+        }
+    }
+
+    pub(crate) fn kind(&self) -> ParamKind {
+        match &self.repr {
+            ArgRepr::Tensor(t) => ParamKind::Tensor(t.dtype),
+            ArgRepr::I32(_) => ParamKind::Scalar(DType::I32),
+        }
+    }
+}
+
+impl<'a, T: Element> From<&'a GlobalTensor<T>> for KernelArg<'a> {
+    fn from(t: &'a GlobalTensor<T>) -> Self {
+        KernelArg {
+            repr: ArgRepr::Tensor(t.as_ref_arg()),
+        }
+    }
+}
+
+impl From<i32> for KernelArg<'_> {
+    fn from(v: i32) -> Self {
+        KernelArg {
+            repr: ArgRepr::I32(v),
+        }
+    }
+}
