@@ -1,1 +1,442 @@
-pub fn lower(def: &crate::ast::KernelDef) -> Result<crate::ir::Kernel, Vec<crate::diag::Diagnostic>> { let _ = def; todo!() }
+//! Front end: surface AST → typed IR.
+//!
+//! Name resolution, builtin binding, shape/type inference and validation happen in one walk over
+//! the AST. Errors are accumulated (a statement with an error is skipped, its `let` binding is
+//! recorded as poisoned so later uses do not report again), so one mistake gives one diagnostic.
+
+mod args;
+mod builtins;
+mod expr;
+
+use crate::ast;
+use crate::diag::Diagnostic;
+use crate::ir::{self, Block, DType, Kernel, Operand, Span, Stmt, Target, Ty, VarId};
+use std::collections::HashMap;
+
+/// Maximum static shared memory a kernel may allocate (the H100/H200 per-block opt-in limit).
+pub const MAX_SHARED_BYTES: usize = 227 * 1024;
+/// Maximum number of elements of one register tile (keeps register use and codegen sane).
+pub const MAX_TILE_ELEMENTS: usize = 1 << 16;
+/// Maximum tile rank.
+pub const MAX_RANK: usize = 3;
+
+/// Lower a kernel definition to IR.
+pub fn lower(def: &ast::KernelDef) -> Result<Kernel, Vec<Diagnostic>> {
+    let mut cx = Lowerer::new(def);
+    cx.params(def);
+    let body = cx.block(&def.body);
+    cx.check_scopes();
+    if !cx.errors.is_empty() {
+        return Err(cx.errors);
+    }
+    let target = match def.options.target {
+        Some(t) => Target(t),
+        None => cx.needed_target,
+    };
+    Ok(Kernel {
+        name: def.name.clone(),
+        threads: def.options.threads,
+        target,
+        params: cx.params,
+        vars: cx.vars,
+        shared_bytes: cx.shared_bytes,
+        body,
+    })
+}
+
+/// Lowering failed for this expression; the diagnostic has been recorded.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reported;
+
+pub(crate) type LResult<T> = Result<T, Reported>;
+
+/// What a source name is bound to.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Binding {
+    Var { var: VarId, mutable: bool },
+    /// The binding's initialiser had an error: uses are silently errors too.
+    Poisoned,
+}
+
+pub(crate) struct Lowerer {
+    pub(crate) vars: Vec<ir::Var>,
+    pub(crate) params: Vec<ir::Param>,
+    pub(crate) errors: Vec<Diagnostic>,
+    /// Lexical scopes, innermost last.
+    scopes: Vec<HashMap<String, Binding>>,
+    /// Statement blocks under construction, innermost last.
+    blocks: Vec<Block>,
+    pub(crate) shared_bytes: usize,
+    /// The lowest target the kernel's features need.
+    pub(crate) needed_target: Target,
+    /// The user's explicit target, if any (features above it are errors).
+    pub(crate) explicit_target: Option<Target>,
+    loop_depth: usize,
+    temp_counter: usize,
+    /// View variable → the kernel parameter it views.
+    pub(crate) view_base: HashMap<VarId, VarId>,
+    /// Synchronising (non-relaxed) atomic accesses, for the scope-mismatch check.
+    pub(crate) sync_uses: Vec<SyncUse>,
+}
+
+/// A non-relaxed atomic access to some memory, remembered for [`Lowerer::check_scopes`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SyncUse {
+    pub base: VarId,
+    pub sem: ir::Sem,
+    pub scope: ir::Scope,
+    pub span: Span,
+}
+
+impl Lowerer {
+    fn new(def: &ast::KernelDef) -> Self {
+        let mut cx = Lowerer {
+            vars: Vec::new(),
+            params: Vec::new(),
+            errors: Vec::new(),
+            scopes: vec![HashMap::new()],
+            blocks: vec![Vec::new()],
+            shared_bytes: 0,
+            needed_target: Target::DEFAULT,
+            explicit_target: def.options.target.map(Target),
+            loop_depth: 0,
+            temp_counter: 0,
+            view_base: HashMap::new(),
+            sync_uses: Vec::new(),
+        };
+        let threads = def.options.threads;
+        if threads == 0 || threads % 32 != 0 || threads > 1024 {
+            cx.error(Diagnostic::new(
+                def.options.threads_span,
+                format!("`threads = {threads}` is not a valid block size: it must be a multiple of 32 between 32 and 1024"),
+            ));
+        }
+        if let Some(t) = def.options.target {
+            if t < 70 {
+                cx.error(Diagnostic::new(
+                    def.options.target_span,
+                    format!("target sm_{t} is not supported: tilus needs sm_70 or newer (the `.sem`/`.scope` memory model)"),
+                ));
+            }
+        }
+        cx
+    }
+
+    pub(crate) fn error(&mut self, d: Diagnostic) -> Reported {
+        self.errors.push(d);
+        Reported
+    }
+
+    pub(crate) fn err<T>(&mut self, span: Span, msg: impl Into<String>) -> LResult<T> {
+        Err(self.error(Diagnostic::new(span, msg)))
+    }
+
+    fn params(&mut self, def: &ast::KernelDef) {
+        let mut seen = HashMap::new();
+        for p in &def.params {
+            if seen.insert(p.name.clone(), ()).is_some() {
+                self.error(Diagnostic::new(p.span, format!("parameter `{}` is declared twice", p.name)));
+            }
+            let (kind, ty) = match &p.ty {
+                ast::ParamTy::GlobalTensor { elem } => match dtype_by_name(elem) {
+                    Some(d) if crate::table::access_type(d).is_some() => {
+                        (ir::ParamKind::Tensor(d), Ty::Global { dtype: d, rank: 1 })
+                    }
+                    _ => {
+                        self.error(Diagnostic::new(
+                            p.ty_span,
+                            format!("`GlobalTensor<{elem}>` is not supported: element types are `i32`"),
+                        ));
+                        (ir::ParamKind::Tensor(DType::I32), Ty::Global { dtype: DType::I32, rank: 1 })
+                    }
+                },
+                ast::ParamTy::Scalar(name) => match dtype_by_name(name) {
+                    Some(DType::I32) => (ir::ParamKind::Scalar(DType::I32), Ty::Scalar(DType::I32)),
+                    _ => {
+                        self.error(Diagnostic::new(
+                            p.ty_span,
+                            format!("parameter type `{name}` is not supported: use `GlobalTensor<i32>` or `i32`"),
+                        ));
+                        (ir::ParamKind::Scalar(DType::I32), Ty::Scalar(DType::I32))
+                    }
+                },
+            };
+            let var = self.new_var(&p.name, ty);
+            self.params.push(ir::Param { name: p.name.clone(), kind });
+            self.bind(&p.name, Binding::Var { var, mutable: false });
+        }
+    }
+
+    /// The memory a tensor handle ultimately refers to (a parameter or a shared allocation).
+    pub(crate) fn base_of(&self, v: VarId) -> VarId {
+        self.view_base.get(&v).copied().unwrap_or(v)
+    }
+
+    /// cuTile's "common mistake 2": a release and an acquire on the same memory that disagree on
+    /// scope do not synchronise with each other (e.g. a flag released at Device scope and
+    /// acquired at Block scope by another block).
+    fn check_scopes(&mut self) {
+        let uses = self.sync_uses.clone();
+        for (i, a) in uses.iter().enumerate() {
+            for b in &uses[..i] {
+                let pair = (a.sem.has_acquire() && b.sem.has_release()) || (a.sem.has_release() && b.sem.has_acquire());
+                if a.base == b.base && pair && a.scope != b.scope {
+                    let name = self.vars[a.base as usize].name.clone();
+                    self.error(
+                        Diagnostic::new(
+                            a.span,
+                            format!(
+                                "memory scope mismatch on `{name}`: this `{}` access uses scope `{}` but an earlier `{}` access uses `{}`",
+                                a.sem.ptx(),
+                                a.scope.ptx(),
+                                b.sem.ptx(),
+                                b.scope.ptx()
+                            ),
+                        )
+                        .note("a release and an acquire synchronise only if each one's scope includes the other thread")
+                        .help("use the same scope on both sides (`gpu`/`MemoryScope::Device` across blocks)"),
+                    );
+                    break;
+                }
+            }
+        }
+    }
+
+    pub(crate) fn new_var(&mut self, name: &str, ty: Ty) -> VarId {
+        self.vars.push(ir::Var { name: name.to_string(), ty });
+        (self.vars.len() - 1) as VarId
+    }
+
+    pub(crate) fn temp(&mut self, ty: Ty) -> VarId {
+        self.temp_counter += 1;
+        let name = format!("_t{}", self.temp_counter);
+        self.new_var(&name, ty)
+    }
+
+    pub(crate) fn ty(&self, o: Operand) -> Ty {
+        match o {
+            Operand::Var(v) => self.vars[v as usize].ty.clone(),
+            Operand::Imm(_, d) => Ty::Scalar(d),
+        }
+    }
+
+    pub(crate) fn push(&mut self, stmt: Stmt) {
+        self.blocks.last_mut().expect("a block is open").push(stmt);
+    }
+
+    /// Emit `tmp = inst` with a fresh temporary of type `ty`.
+    pub(crate) fn emit(&mut self, inst: ir::Inst, ty: Ty, span: Span) -> Operand {
+        let dst = self.temp(ty);
+        self.push(Stmt::Inst { dst: Some(dst), inst, span });
+        Operand::Var(dst)
+    }
+
+    /// Emit an instruction without a result.
+    pub(crate) fn emit_void(&mut self, inst: ir::Inst, span: Span) {
+        self.push(Stmt::Inst { dst: None, inst, span });
+    }
+
+    fn bind(&mut self, name: &str, b: Binding) {
+        self.scopes.last_mut().expect("a scope is open").insert(name.to_string(), b);
+    }
+
+    pub(crate) fn lookup(&self, name: &str) -> Option<Binding> {
+        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+    }
+
+    /// Lower a nested block in its own scope, returning its statements.
+    fn block(&mut self, stmts: &[ast::Stmt]) -> Block {
+        self.scopes.push(HashMap::new());
+        self.blocks.push(Vec::new());
+        for s in stmts {
+            let _ = self.stmt(s);
+        }
+        self.scopes.pop();
+        self.blocks.pop().expect("pushed above")
+    }
+
+    /// Record that the kernel needs at least `t` (raising the default target).
+    pub(crate) fn require_target(&mut self, t: Target) {
+        self.needed_target = self.needed_target.max(t);
+    }
+
+    fn stmt(&mut self, s: &ast::Stmt) -> LResult<()> {
+        match s {
+            ast::Stmt::Let { name, mutable, init, name_span, .. } => {
+                let value = match self.expr(init) {
+                    Ok(v) => v,
+                    Err(r) => {
+                        self.bind(name, Binding::Poisoned);
+                        return Err(r);
+                    }
+                };
+                let ty = self.ty(value);
+                if matches!(ty, Ty::Global { .. } | Ty::Shared { .. }) && *mutable {
+                    return self.err(*name_span, format!("`{name}` refers to memory and cannot be `mut`: reassigning a tensor handle is not supported"));
+                }
+                // Tensor handles are aliased; values are bound by renaming a fresh temporary or by
+                // a copy, so that a `mut` variable owns the registers it is overwritten in.
+                let var = match value {
+                    Operand::Var(v) if matches!(ty, Ty::Global { .. } | Ty::Shared { .. }) => v,
+                    Operand::Var(v) if !*mutable && self.vars[v as usize].name.starts_with("_t") => {
+                        self.vars[v as usize].name = name.clone();
+                        v
+                    }
+                    _ => {
+                        let var = self.new_var(name, ty);
+                        self.push(Stmt::Inst { dst: Some(var), inst: ir::Inst::Mov(value), span: *name_span });
+                        var
+                    }
+                };
+                self.bind(name, Binding::Var { var, mutable: *mutable });
+                Ok(())
+            }
+            ast::Stmt::Assign { name, name_span, op, value, span } => {
+                let (var, mutable) = match self.lookup(name) {
+                    Some(Binding::Var { var, mutable }) => (var, mutable),
+                    Some(Binding::Poisoned) => return Err(Reported),
+                    None => return self.err(*name_span, format!("cannot find value `{name}` in this kernel")),
+                };
+                if !mutable {
+                    return Err(self.error(
+                        Diagnostic::new(*name_span, format!("cannot assign twice to immutable variable `{name}`"))
+                            .help(format!("declare it with `let mut {name}`")),
+                    ));
+                }
+                let rhs = match op {
+                    None => self.expr(value)?,
+                    Some(op) => {
+                        let cur = Operand::Var(var);
+                        let rhs = self.expr(value)?;
+                        self.binary(*op, cur, rhs, *span)?
+                    }
+                };
+                let want = self.vars[var as usize].ty.clone();
+                let got = self.ty(rhs);
+                let rhs = self.coerce_assign(rhs, &want, &got, value.span, name)?;
+                self.push(Stmt::Inst { dst: Some(var), inst: ir::Inst::Mov(rhs), span: *span });
+                Ok(())
+            }
+            ast::Stmt::Expr(e) => {
+                self.expr_stmt(e)?;
+                Ok(())
+            }
+            ast::Stmt::If { cond, then, els, span } => {
+                let c = self.expr(cond)?;
+                let c = self.uniform_bool(c, cond.span, "an `if` condition")?;
+                let then = self.block(then);
+                let els = els.as_ref().map(|b| self.block(b)).unwrap_or_default();
+                self.push(Stmt::If { cond: c, then, els, span: *span });
+                Ok(())
+            }
+            ast::Stmt::For { var, var_span, range, body, span } => {
+                let start = self.expr(&range.start)?;
+                let start = self.uniform_i32(start, range.start.span, "a loop bound")?;
+                let end = self.expr(&range.end)?;
+                let end = self.uniform_i32(end, range.end.span, "a loop bound")?;
+                let step = match &range.step {
+                    Some(s) => {
+                        let st = self.expr(s)?;
+                        let st = self.uniform_i32(st, s.span, "a loop step")?;
+                        if let Operand::Imm(v, _) = st {
+                            if v <= 0 {
+                                return self.err(s.span, format!("`step_by({v})`: the step must be positive"));
+                            }
+                        }
+                        st
+                    }
+                    None => Operand::Imm(1, DType::I32),
+                };
+                let lv = self.new_var(var, Ty::Scalar(DType::I32));
+                self.scopes.push(HashMap::new());
+                self.bind(var, Binding::Var { var: lv, mutable: false });
+                self.loop_depth += 1;
+                let body = self.block(body);
+                self.loop_depth -= 1;
+                self.scopes.pop();
+                let _ = var_span;
+                self.push(Stmt::For { var: lv, start, end, step, body, span: *span });
+                Ok(())
+            }
+            ast::Stmt::While { cond, body, span } => {
+                // The condition is re-evaluated before every iteration: lower it into its own block.
+                self.blocks.push(Vec::new());
+                let c = self.expr(cond).and_then(|c| self.uniform_bool(c, cond.span, "a `while` condition"));
+                let cond_block = self.blocks.pop().expect("pushed above");
+                let c = c?;
+                self.loop_depth += 1;
+                let body = self.block(body);
+                self.loop_depth -= 1;
+                self.push(Stmt::While { cond_block, cond: c, body, span: *span });
+                Ok(())
+            }
+            ast::Stmt::Loop { body, span } => {
+                self.loop_depth += 1;
+                let body = self.block(body);
+                self.loop_depth -= 1;
+                self.push(Stmt::While { cond_block: Vec::new(), cond: Operand::Imm(1, DType::Bool), body, span: *span });
+                Ok(())
+            }
+            ast::Stmt::Break { span } => {
+                if self.loop_depth == 0 {
+                    return self.err(*span, "`break` outside of a loop");
+                }
+                self.push(Stmt::Break { span: *span });
+                Ok(())
+            }
+        }
+    }
+
+    /// Check that an assigned value fits the variable's type (a scalar may fill a tile variable).
+    fn coerce_assign(&mut self, rhs: Operand, want: &Ty, got: &Ty, span: Span, name: &str) -> LResult<Operand> {
+        if want == got {
+            return Ok(rhs);
+        }
+        if let (Ty::Tile { dtype, shape }, Ty::Scalar(d)) = (want, got) {
+            if d == dtype {
+                return Ok(self.emit(ir::Inst::Full { shape: shape.clone(), value: rhs }, want.clone(), span));
+            }
+        }
+        self.err(span, format!("mismatched types: `{name}` is {} but the assigned value is {}", ty_name(want), ty_name(got)))
+    }
+
+    pub(crate) fn uniform_bool(&mut self, c: Operand, span: Span, what: &str) -> LResult<Operand> {
+        match self.ty(c) {
+            Ty::Scalar(DType::Bool) => Ok(c),
+            Ty::Tile { .. } => Err(self.error(
+                Diagnostic::new(span, format!("{what} must be a block-uniform scalar `bool`, found {}", ty_name(&self.ty(c))))
+                    .help("reduce the tile first (`.any()`, `.all()`, `.item()`), or choose per element with `select(cond, a, b)`"),
+            )),
+            t => self.err(span, format!("{what} must be a scalar `bool`, found {}", ty_name(&t))),
+        }
+    }
+
+    pub(crate) fn uniform_i32(&mut self, c: Operand, span: Span, what: &str) -> LResult<Operand> {
+        match self.ty(c) {
+            Ty::Scalar(DType::I32) => Ok(c),
+            t => self.err(span, format!("{what} must be a scalar `i32`, found {}", ty_name(&t))),
+        }
+    }
+}
+
+pub(crate) fn dtype_by_name(name: &str) -> Option<DType> {
+    match name {
+        "i32" => Some(DType::I32),
+        "bool" => Some(DType::Bool),
+        _ => None,
+    }
+}
+
+/// How a type is named in diagnostics.
+pub(crate) fn ty_name(t: &Ty) -> String {
+    match t {
+        Ty::Scalar(d) => format!("a scalar `{}`", d.name()),
+        Ty::Tile { dtype, shape } => format!("a `{}` tile of shape {}", dtype.name(), shape_str(shape)),
+        Ty::Global { dtype, rank } => format!("a rank-{rank} global tensor of `{}`", dtype.name()),
+        Ty::Shared { dtype, shape } => format!("a shared tensor of `{}` with shape {}", dtype.name(), shape_str(shape)),
+    }
+}
+
+pub(crate) fn shape_str(s: &[usize]) -> String {
+    format!("[{}]", s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "))
+}

@@ -1,0 +1,171 @@
+//! Code generation for `#[tile_kernel]`: the embedded kernel and its typed launcher, or, after
+//! errors, the same items with a stub body so the rest of the crate still type-checks.
+
+use crate::attr;
+use crate::parse::Parser;
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use tilus_core::ast;
+
+pub fn tile_kernel(attr_tokens: TokenStream, item: TokenStream) -> TokenStream {
+    let func: syn::ItemFn = match syn::parse2(item) {
+        Ok(f) => f,
+        Err(e) => return e.to_compile_error(),
+    };
+    let mut errors: Vec<syn::Error> = Vec::new();
+    let options = match attr::parse(attr_tokens) {
+        Ok((a, _)) => Some(a),
+        Err(e) => {
+            errors.push(e.into());
+            None
+        }
+    };
+    check_signature(&func.sig, &mut errors);
+
+    let mut p = Parser::new();
+    let name_span = p.sp(func.sig.ident.span());
+    let params = p.params(&func.sig);
+    let body = p.block(&func.block);
+    errors.append(&mut p.errors);
+
+    let mut kopts = ast::KernelOptions::default();
+    if let Some(a) = &options {
+        if let Some(t) = &a.threads {
+            kopts.threads = **t;
+            kopts.threads_span = p.sp(t.span());
+        }
+        if let Some(t) = &a.target {
+            kopts.target = Some(t.0);
+            kopts.target_span = p.sp(t.span());
+        }
+    }
+
+    let def = ast::KernelDef { name: func.sig.ident.to_string(), name_span, params, body, options: kopts };
+    if !errors.is_empty() {
+        return emit(&func, None, errors);
+    }
+    match tilus_core::compile(&def) {
+        Ok(compiled) => {
+            dump_ptx(&def.name, &compiled.ptx);
+            emit(&func, Some(&compiled), Vec::new())
+        }
+        Err(diags) => {
+            let errors = diags
+                .into_iter()
+                .map(|d| syn::Error::new(p.span_of(d.span).unwrap_or_else(|| func.sig.ident.span()), d.render()))
+                .collect();
+            emit(&func, None, errors)
+        }
+    }
+}
+
+fn check_signature(sig: &syn::Signature, errors: &mut Vec<syn::Error>) {
+    let mut bad = |t: &dyn quote::ToTokens, m: &str| errors.push(syn::Error::new_spanned(t, m));
+    if let Some(c) = &sig.constness {
+        bad(c, "a tile kernel cannot be `const`");
+    }
+    if let Some(a) = &sig.asyncness {
+        bad(a, "a tile kernel cannot be `async`");
+    }
+    if let Some(u) = &sig.unsafety {
+        bad(u, "a tile kernel is not `unsafe`: launches are checked");
+    }
+    if !sig.generics.params.is_empty() {
+        bad(&sig.generics, "tile kernels cannot be generic");
+    }
+    if let syn::ReturnType::Type(_, t) = &sig.output {
+        bad(t, "a tile kernel returns nothing: write results to global tensors");
+    }
+}
+
+/// Write the PTX to `$TILUS_DUMP_PTX/<name>.ptx` when that variable is set at build time.
+fn dump_ptx(name: &str, ptx: &str) {
+    if let Some(dir) = std::env::var_os("TILUS_DUMP_PTX") {
+        let dir = std::path::PathBuf::from(dir);
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::fs::write(dir.join(format!("{name}.ptx")), ptx);
+    }
+}
+
+/// The struct, its consts and its launcher. `compiled = None` emits the stub (after errors).
+fn emit(func: &syn::ItemFn, compiled: Option<&tilus_core::Compiled>, errors: Vec<syn::Error>) -> TokenStream {
+    let vis = &func.vis;
+    let name = &func.sig.ident;
+    let name_str = name.to_string();
+    let docs: Vec<&syn::Attribute> = func.attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
+    let errors = errors.iter().map(syn::Error::to_compile_error);
+
+    // Launcher parameters: tensors by reference, scalars by value, in the user's own type tokens
+    // (so a wrong argument is a type error at the call, naming the declared type).
+    let mut launch_params = Vec::new();
+    let mut launch_args = Vec::new();
+    let mut specs = Vec::new();
+    for (i, input) in func.sig.inputs.iter().enumerate() {
+        let syn::FnArg::Typed(pt) = input else { continue };
+        let ident = match &*pt.pat {
+            syn::Pat::Ident(pi) => pi.ident.clone(),
+            _ => format_ident!("arg{}", i),
+        };
+        let ty = &pt.ty;
+        let pname = ident.to_string();
+        let is_tensor = matches!(&**ty, syn::Type::Path(tp) if tp.path.segments.last().is_some_and(|s| s.ident == "GlobalTensor"));
+        if is_tensor {
+            launch_params.push(quote_spanned! {ty.span()=> #ident: &#ty });
+            specs.push(quote! { ::tilus::ParamSpec::tensor(#pname, ::tilus::DType::I32) });
+        } else {
+            launch_params.push(quote_spanned! {ty.span()=> #ident: #ty });
+            specs.push(quote! { ::tilus::ParamSpec::scalar(#pname, ::tilus::DType::I32) });
+        }
+        launch_args.push(quote! { ::tilus::KernelArg::from(#ident) });
+    }
+
+    let (consts, launch_body) = match compiled {
+        Some(c) => {
+            let ptx = &c.ptx;
+            let ir = c.ir.to_json();
+            let threads = c.ir.threads;
+            let shared = c.shared_bytes as u32;
+            let target = c.ir.target.0;
+            let consts = quote! {
+                /// The kernel's name (the PTX entry point).
+                pub const NAME: &'static str = #name_str;
+                /// The PTX module, generated at build time.
+                pub const PTX: &'static str = #ptx;
+                /// Threads per block.
+                pub const THREADS: u32 = #threads;
+                /// Dynamic shared memory requested per block, in bytes.
+                pub const SHARED_BYTES: u32 = #shared;
+                /// The PTX target, as a compute capability (70 = `sm_70`).
+                pub const TARGET: u32 = #target;
+                /// Everything the runtime needs to launch the kernel on either backend.
+                pub fn spec() -> &'static ::tilus::KernelSpec {
+                    static SPEC: ::tilus::KernelSpec =
+                        ::tilus::KernelSpec::new(#name_str, #ptx, #ir, #threads, #shared, &[#(#specs),*]);
+                    &SPEC
+                }
+            };
+            let body = quote! { dev.launch(Self::spec(), grid, &[#(#launch_args),*]) };
+            (consts, body)
+        }
+        None => (quote! {}, quote! { ::core::unimplemented!() }),
+    };
+    let span = Span::call_site();
+    quote_spanned! {span=>
+        #(#errors)*
+        #(#docs)*
+        #[allow(non_camel_case_types)]
+        #[derive(Debug, Clone, Copy)]
+        #vis struct #name;
+
+        #[allow(dead_code, clippy::too_many_arguments)]
+        impl #name {
+            #consts
+            /// Launch the kernel on `dev` with `grid` blocks. Arguments are validated (kind,
+            /// dtype, device, sizes, shared memory) before anything runs.
+            pub fn launch(dev: &::tilus::Device, grid: u32, #(#launch_params),*) -> ::core::result::Result<(), ::tilus::Error> {
+                #launch_body
+            }
+        }
+    }
+}
