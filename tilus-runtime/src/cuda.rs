@@ -49,7 +49,9 @@ fn cust_err(context: impl Into<String>) -> impl FnOnce(cust::error::CudaError) -
     let context = context.into();
     move |e| Error::Cuda {
         context,
-        message: format!("{e:?} ({e})"),
+        // Not `e.to_string()`: cust's `Display` fails (and `to_string` panics) when the driver
+        // cannot describe the error, e.g. before initialisation or with a stub library.
+        message: format!("{e:?} (CUDA error {})", e as u32),
     }
 }
 
