@@ -1,8 +1,38 @@
 //! CPU emulator: runs the IR of a kernel over host memory with the semantics documented in
 //! [`crate::ir`].
+//!
+//! * A block is one sequential interpreter over whole tiles (`interp.rs`): control flow is
+//!   block-uniform and every tile operation completes before the next statement.
+//! * Blocks run on a pool of host threads that take block indices in increasing order from a
+//!   shared counter, so several blocks are genuinely in flight at once: a block that spins on a
+//!   flag set by a later block of the same launch terminates, as on a GPU with all blocks
+//!   resident.
+//! * Global memory is `&[AtomicI32]`; memory orders map to Rust orders (`mem.rs`); accesses are
+//!   resolved to addresses (with masks and bounds) before memory is touched (`access.rs`).
+//!
+//! Where the GPU's behaviour is undefined the emulator reports an error instead of guessing:
+//! an out-of-bounds element of an unchecked access ([`EmuError::OutOfBounds`]), duplicate
+//! addresses in a weak scatter under [`EmuOptions::strict_scatter`], a runaway loop under
+//! [`EmuOptions::max_loop_iterations`]. Where it is merely unspecified it picks one legal
+//! outcome (division by zero gives 0; elements of one operation are performed in row-major
+//! order, so the last of several weak stores to one address wins).
 
-use crate::ir::Kernel;
-use std::sync::atomic::AtomicI32;
+mod access;
+mod interp;
+mod mem;
+mod ops;
+mod value;
+
+#[cfg(test)]
+mod tests;
+
+use crate::ir::{Kernel, ParamKind};
+use interp::{Ctx, Fault, Interp};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+pub use interp::SHARED_POISON;
 
 /// A launch argument, in parameter order.
 #[derive(Debug, Clone, Copy)]
@@ -12,7 +42,8 @@ pub enum EmuArg<'a> {
     I32(i32),
 }
 
-#[derive(Debug, Clone)]
+/// The default: lenient scatter, one worker per block up to 256, no step limit.
+#[derive(Debug, Clone, Default)]
 pub struct EmuOptions {
     /// Report duplicate addresses among the active elements of one non-atomic scatter store as
     /// an error (on in tests).
@@ -25,26 +56,198 @@ pub struct EmuOptions {
     pub max_loop_iterations: Option<u64>,
 }
 
-impl Default for EmuOptions {
-    fn default() -> Self {
-        EmuOptions { strict_scatter: false, workers: 0, max_loop_iterations: None }
-    }
-}
+/// Most host threads a launch uses when [`EmuOptions::workers`] is 0.
+pub const MAX_DEFAULT_WORKERS: usize = 256;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EmuError {
     #[error("kernel `{kernel}` expects {expected} arguments, got {got}")]
-    ArgCount { kernel: String, expected: usize, got: usize },
-    #[error("argument {index} (`{name}`) of kernel `{kernel}` has the wrong kind: expected {expected}")]
-    ArgKind { kernel: String, index: usize, name: String, expected: String },
+    ArgCount {
+        kernel: String,
+        expected: usize,
+        got: usize,
+    },
+    #[error(
+        "argument {index} (`{name}`) of kernel `{kernel}` has the wrong kind: expected {expected}"
+    )]
+    ArgKind {
+        kernel: String,
+        index: usize,
+        name: String,
+        expected: String,
+    },
     #[error("non-atomic scatter store in kernel `{kernel}`, block {block}: {count} active elements write the same address (index {index}); use an atomic or a collision-free index tile")]
-    DuplicateScatter { kernel: String, block: u32, index: i64, count: usize },
+    DuplicateScatter {
+        kernel: String,
+        block: u32,
+        index: i64,
+        count: usize,
+    },
     #[error("kernel `{kernel}`, block {block}: a loop ran more than {limit} iterations (emulator step limit)")]
-    StepLimit { kernel: String, block: u32, limit: u64 },
+    StepLimit {
+        kernel: String,
+        block: u32,
+        limit: u64,
+    },
+    /// An active element of an access with `check_bounds` off is outside its tensor: undefined
+    /// behaviour on the GPU, reported (without touching memory) by the emulator.
+    #[error("kernel `{kernel}`, block {block}: unchecked {space} access out of bounds at tile element {element}: {detail}")]
+    OutOfBounds {
+        kernel: String,
+        block: u32,
+        space: String,
+        element: usize,
+        detail: String,
+    },
+    /// The IR breaks an invariant the front end guarantees (a compiler bug, or hand-built IR).
+    #[error("kernel `{kernel}`, block {block}: malformed IR: {message}")]
+    Malformed {
+        kernel: String,
+        block: u32,
+        message: String,
+    },
+    /// The emulator itself failed (a bug in the emulator); reported instead of a panic.
+    #[error("kernel `{kernel}`, block {block}: emulator internal error: {message}")]
+    Internal {
+        kernel: String,
+        block: u32,
+        message: String,
+    },
+}
+
+/// Check `args` against the kernel's parameters (count and kind).
+fn check_args(kernel: &Kernel, args: &[EmuArg<'_>]) -> Result<(), EmuError> {
+    if args.len() != kernel.params.len() {
+        return Err(EmuError::ArgCount {
+            kernel: kernel.name.clone(),
+            expected: kernel.params.len(),
+            got: args.len(),
+        });
+    }
+    for (index, (p, a)) in kernel.params.iter().zip(args).enumerate() {
+        let expected = match (&p.kind, a) {
+            (ParamKind::Tensor(_), EmuArg::Tensor(_)) | (ParamKind::Scalar(_), EmuArg::I32(_)) => {
+                continue
+            }
+            (ParamKind::Tensor(d), _) => format!("a tensor of {}", d.name()),
+            (ParamKind::Scalar(d), _) => format!("a scalar {}", d.name()),
+        };
+        return Err(EmuError::ArgKind {
+            kernel: kernel.name.clone(),
+            index,
+            name: p.name.clone(),
+            expected,
+        });
+    }
+    if kernel.vars.len() < kernel.params.len() {
+        return Err(EmuError::Malformed {
+            kernel: kernel.name.clone(),
+            block: 0,
+            message: format!(
+                "{} parameters but only {} variables",
+                kernel.params.len(),
+                kernel.vars.len()
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Run `kernel` over a grid of `grid` blocks.
-pub fn launch(kernel: &Kernel, grid: u32, args: &[EmuArg<'_>], opts: &EmuOptions) -> Result<(), EmuError> {
-    let _ = (kernel, grid, args, opts);
-    todo!("emulator")
+///
+/// Returns the first error any block reported (the other blocks stop at their next loop
+/// iteration or block boundary). A grid of 0 blocks does nothing.
+pub fn launch(
+    kernel: &Kernel,
+    grid: u32,
+    args: &[EmuArg<'_>],
+    opts: &EmuOptions,
+) -> Result<(), EmuError> {
+    check_args(kernel, args)?;
+    if grid == 0 {
+        return Ok(());
+    }
+    let abort = AtomicBool::new(false);
+    let ctx = Ctx {
+        kernel,
+        args,
+        global_lens: args
+            .iter()
+            .map(|a| match a {
+                EmuArg::Tensor(s) => i64::try_from(s.len()).unwrap_or(i64::MAX),
+                EmuArg::I32(_) => 0,
+            })
+            .collect(),
+        grid,
+        opts,
+        abort: &abort,
+    };
+    let workers = match opts.workers {
+        0 => (grid as usize).min(MAX_DEFAULT_WORKERS),
+        w => w.min(grid as usize),
+    };
+    // u64 so that handing out past the last block cannot wrap around to block 0.
+    let next = AtomicU64::new(0);
+    let first_error: Mutex<Option<EmuError>> = Mutex::new(None);
+
+    let work = || {
+        let mut interp = Interp::new(&ctx);
+        while !abort.load(Ordering::Relaxed) {
+            let b = next.fetch_add(1, Ordering::Relaxed);
+            if b >= u64::from(grid) {
+                break;
+            }
+            let block = b as u32;
+            let result = match catch_unwind(AssertUnwindSafe(|| interp.run_block(block))) {
+                Ok(r) => r,
+                Err(payload) => {
+                    // The interpreter's state is suspect after a panic: start afresh.
+                    interp = Interp::new(&ctx);
+                    let message = payload
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| payload.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "panic".into());
+                    Err(Fault::Error(EmuError::Internal {
+                        kernel: kernel.name.clone(),
+                        block,
+                        message,
+                    }))
+                }
+            };
+            match result {
+                Ok(()) => {}
+                Err(Fault::Aborted) => break,
+                Err(Fault::Error(e)) => {
+                    let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
+                    slot.get_or_insert(e);
+                    abort.store(true, Ordering::Relaxed);
+                    break;
+                }
+            }
+        }
+    };
+
+    if workers <= 1 {
+        work();
+    } else {
+        std::thread::scope(|s| {
+            // The calling thread is one of the workers; a thread the OS refuses to create only
+            // lowers the concurrency (blocks still all run).
+            for _ in 1..workers {
+                if std::thread::Builder::new()
+                    .name("tilus-emu".into())
+                    .spawn_scoped(s, work)
+                    .is_err()
+                {
+                    break;
+                }
+            }
+            work();
+        });
+    }
+    match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }

@@ -1,0 +1,212 @@
+//! Address resolution of an [`Access`]: which memory word each element of the iteration shape
+//! touches, or that it is inactive.
+//!
+//! Resolution happens once per tile operation, before any memory is touched, so that an
+//! out-of-bounds element (with `check_bounds` off) or a duplicate scatter is reported without a
+//! partial write having happened.
+
+use super::value::{next_pos, numel_checked, operand, strides_i64, Elems, Value};
+use crate::ir::{Access, Coord};
+
+/// Which memory the resolved addresses index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Region {
+    /// The slice of kernel parameter `param`; addresses are element indices into it.
+    Global { param: usize },
+    /// The block's shared window; addresses are i32 word indices into it.
+    Shared,
+}
+
+impl Region {
+    pub fn name(self) -> &'static str {
+        match self {
+            Region::Global { .. } => "global",
+            Region::Shared => "shared",
+        }
+    }
+}
+
+/// Why an access could not be resolved.
+#[derive(Debug)]
+pub(crate) enum AccessFault {
+    /// The IR broke an invariant the front end guarantees.
+    Malformed(String),
+    /// An active element is out of bounds and `check_bounds` is off.
+    OutOfBounds {
+        space: &'static str,
+        element: usize,
+        detail: String,
+    },
+}
+
+/// The outcome of [`resolve`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Resolved {
+    pub region: Region,
+    /// Number of elements (entries written to the address buffer).
+    pub n: usize,
+    /// The first valid address of the tensor (0 for global, the allocation's first word for
+    /// shared), to report addresses relative to the tensor.
+    pub lo: i64,
+}
+
+/// Marks an inactive element in the address buffer (valid addresses are never negative).
+pub(crate) const INACTIVE: i64 = -1;
+
+/// One coordinate's source, with operands already read.
+enum Src<'a> {
+    Pos { axis: usize, offset: i64 },
+    Fixed(i64),
+    Tile(&'a [i32]),
+}
+
+/// Resolve `access` into `addrs` (one entry per element of `access.shape`, row-major: the
+/// address, or [`INACTIVE`]). `global_lens[p]` is the length of tensor parameter `p`;
+/// `shared_words` the size of the shared window.
+pub(crate) fn resolve(
+    access: &Access,
+    vars: &[Value],
+    global_lens: &[i64],
+    shared_words: usize,
+    addrs: &mut Vec<i64>,
+) -> Result<Resolved, AccessFault> {
+    let bad = |m: String| AccessFault::Malformed(m);
+    let shape = &access.shape;
+    let n =
+        numel_checked(shape).ok_or_else(|| bad(format!("access shape {shape:?} is too large")))?;
+
+    // Valid absolute addresses are `lo..hi`; element address = `start + flat`.
+    let shared_dims: Vec<i64>;
+    let (region, dims, start, lo, hi): (Region, &[i64], i64, i64, i64) =
+        match vars.get(access.mem as usize) {
+            Some(Value::Global(g)) => {
+                let len = global_lens.get(g.param).copied().unwrap_or(0);
+                (Region::Global { param: g.param }, &g.dims, g.offset, 0, len)
+            }
+            Some(Value::Shared(s)) => {
+                shared_dims = s
+                    .shape
+                    .iter()
+                    .map(|&d| i64::try_from(d).unwrap_or(i64::MAX))
+                    .collect();
+                let count = numel_checked(&s.shape)
+                    .and_then(|c| i64::try_from(c).ok())
+                    .unwrap_or(i64::MAX);
+                let word = s.word as i64;
+                (
+                    Region::Shared,
+                    &shared_dims,
+                    word,
+                    word,
+                    word.saturating_add(count).min(shared_words as i64),
+                )
+            }
+            _ => {
+                return Err(bad(format!(
+                    "access base variable {} is not a global or shared tensor",
+                    access.mem
+                )))
+            }
+        };
+    if access.coords.len() != dims.len() {
+        return Err(bad(format!(
+            "access gives {} coordinates for a rank-{} tensor",
+            access.coords.len(),
+            dims.len()
+        )));
+    }
+    let strides = strides_i64(dims);
+
+    let mut srcs = Vec::with_capacity(access.coords.len());
+    for c in &access.coords {
+        srcs.push(match c {
+            Coord::Pos { axis, offset } => {
+                if *axis >= shape.len() {
+                    return Err(bad(format!(
+                        "coordinate uses tile axis {axis} of a rank-{} access",
+                        shape.len()
+                    )));
+                }
+                let offset = match operand(vars, *offset).map_err(bad)? {
+                    Elems::Scalar(v) => v as i64,
+                    Elems::Tile(..) => {
+                        return Err(bad("a position offset must be a scalar".into()))
+                    }
+                };
+                Src::Pos {
+                    axis: *axis,
+                    offset,
+                }
+            }
+            Coord::Index(op) => match operand(vars, *op).map_err(bad)? {
+                Elems::Scalar(v) => Src::Fixed(v as i64),
+                Elems::Tile(_, d) if d.len() == n => Src::Tile(d),
+                Elems::Tile(s, _) => {
+                    return Err(bad(format!(
+                        "index tile of shape {s:?} for an access of shape {shape:?}"
+                    )))
+                }
+            },
+        });
+    }
+    let mask = match access.mask {
+        None => None,
+        Some(m) => {
+            let m = operand(vars, m).map_err(bad)?;
+            if m.len().is_some_and(|l| l != n) {
+                return Err(bad(format!(
+                    "mask of shape {:?} for an access of shape {shape:?}",
+                    m.shape()
+                )));
+            }
+            Some(m)
+        }
+    };
+
+    addrs.clear();
+    addrs.reserve(n);
+    let mut pos = vec![0usize; shape.len()];
+    for e in 0..n {
+        if mask.is_some_and(|m| m.at(e) == 0) {
+            addrs.push(INACTIVE);
+            next_pos(&mut pos, shape);
+            continue;
+        }
+        let mut flat = 0i64;
+        let mut bad_axis = None;
+        for (k, src) in srcs.iter().enumerate() {
+            let c = match src {
+                Src::Pos { axis, offset } => offset + pos[*axis] as i64,
+                Src::Fixed(v) => *v,
+                Src::Tile(d) => d[e] as i64,
+            };
+            if c < 0 || c >= dims[k] {
+                bad_axis.get_or_insert((k, c));
+            }
+            // Saturating, so absurd dims push the address out of range instead of wrapping in.
+            flat = flat.saturating_add(c.saturating_mul(strides[k]));
+        }
+        let abs = start.saturating_add(flat);
+        if bad_axis.is_none() && abs >= lo && abs < hi {
+            addrs.push(abs);
+        } else if access.check_bounds {
+            addrs.push(INACTIVE);
+        } else {
+            let detail = match bad_axis {
+                Some((k, c)) => format!("coordinate {k} is {c}, outside 0..{}", dims[k]),
+                None => format!(
+                    "element offset {} is outside the tensor's 0..{}",
+                    abs.saturating_sub(lo),
+                    hi - lo
+                ),
+            };
+            return Err(AccessFault::OutOfBounds {
+                space: region.name(),
+                element: e,
+                detail,
+            });
+        }
+        next_pos(&mut pos, shape);
+    }
+    Ok(Resolved { region, n, lo })
+}

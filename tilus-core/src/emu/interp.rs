@@ -1,0 +1,562 @@
+//! The block interpreter: one block runs its body sequentially over whole tiles.
+//!
+//! Control flow is block-uniform and a tile operation completes for all of its elements before
+//! the next statement starts, so a block is exactly a sequential program over tile values;
+//! `Sync` has nothing to wait for. Memory instructions live in `mem.rs`.
+
+use super::ops;
+use super::value::{
+    next_pos, numel_checked, operand, scalar, Elems, GlobalView, SharedView, Tile, Value,
+};
+use super::{EmuArg, EmuError, EmuOptions};
+use crate::ir::{Block, DType, Inst, Kernel, Operand, ParamKind, Stmt, Ty, VarId};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Fill pattern of a fresh shared window: kernels that read shared memory they never wrote see
+/// this instead of a lucky zero.
+pub const SHARED_POISON: i32 = 0x7ead_beef;
+
+/// How often (in loop iterations, a power of two) a block yields its host thread, so that a block spinning on a
+/// flag lets the producing block run even when workers outnumber cores.
+const YIELD_EVERY: u64 = 1024;
+
+/// Buffers kept for reuse; more than this are dropped.
+const POOL_MAX: usize = 32;
+
+/// What every block of one launch shares.
+pub(crate) struct Ctx<'k, 'a> {
+    pub kernel: &'k Kernel,
+    pub args: &'k [EmuArg<'a>],
+    /// Length of each tensor argument (0 for scalars).
+    pub global_lens: Vec<i64>,
+    pub grid: u32,
+    pub opts: &'k EmuOptions,
+    /// Set when some block failed: the others stop at their next loop iteration.
+    pub abort: &'k AtomicBool,
+}
+
+/// Why a block stopped early.
+#[derive(Debug)]
+pub(crate) enum Fault {
+    Error(EmuError),
+    /// Another block failed first; this block's own state does not matter.
+    Aborted,
+}
+
+pub(crate) type R<T> = Result<T, Fault>;
+
+/// How a statement list finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Next,
+    Break,
+}
+
+/// One worker's interpreter, reused for every block the worker runs (buffers are kept).
+pub(crate) struct Interp<'c, 'k, 'a> {
+    pub ctx: &'c Ctx<'k, 'a>,
+    pub vars: Vec<Value>,
+    /// The block's shared window, in i32 words.
+    pub shared: Vec<i32>,
+    /// Spare element buffers from overwritten tiles.
+    pool: Vec<Vec<i32>>,
+    /// Address buffer of the current access.
+    pub addrs: Vec<i64>,
+    /// Scratch for duplicate detection.
+    pub scratch: Vec<i64>,
+    pub block: u32,
+    iterations: u64,
+}
+
+impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
+    pub fn new(ctx: &'c Ctx<'k, 'a>) -> Self {
+        let words = ctx.kernel.shared_bytes.div_ceil(4);
+        Interp {
+            ctx,
+            vars: vec![Value::Undef; ctx.kernel.vars.len()],
+            shared: vec![SHARED_POISON; words],
+            pool: Vec::new(),
+            addrs: Vec::new(),
+            scratch: Vec::new(),
+            block: 0,
+            iterations: 0,
+        }
+    }
+
+    /// Run block `block` to completion.
+    pub fn run_block(&mut self, block: u32) -> R<()> {
+        self.block = block;
+        self.iterations = 0;
+        self.shared.fill(SHARED_POISON);
+        for i in 0..self.vars.len() {
+            let old = std::mem::take(&mut self.vars[i]);
+            self.recycle(old);
+        }
+        let k = self.ctx.kernel;
+        for (i, (p, a)) in k.params.iter().zip(self.ctx.args).enumerate() {
+            self.vars[i] = match (&p.kind, a) {
+                (ParamKind::Tensor(_), EmuArg::Tensor(s)) => Value::Global(GlobalView {
+                    param: i,
+                    offset: 0,
+                    dims: vec![s.len() as i64],
+                }),
+                (ParamKind::Scalar(DType::Bool), EmuArg::I32(v)) => Value::Scalar((*v != 0) as i32),
+                (ParamKind::Scalar(_), EmuArg::I32(v)) => Value::Scalar(*v),
+                _ => {
+                    return Err(self.malformed(format!("argument {i} does not match its parameter")))
+                }
+            };
+        }
+        match self.exec(&k.body)? {
+            Flow::Next => Ok(()),
+            Flow::Break => Err(self.malformed("`break` outside a loop".into())),
+        }
+    }
+
+    /// An IR invariant violation (the front end should never produce it).
+    pub fn malformed(&self, message: String) -> Fault {
+        Fault::Error(EmuError::Malformed {
+            kernel: self.ctx.kernel.name.clone(),
+            block: self.block,
+            message,
+        })
+    }
+
+    /// A fresh (empty) element buffer, reusing an old one's capacity where possible.
+    pub fn take_buf(&mut self) -> Vec<i32> {
+        let mut b = self.pool.pop().unwrap_or_default();
+        b.clear();
+        b
+    }
+
+    fn recycle(&mut self, v: Value) {
+        if let Value::Tile(t) = v {
+            if self.pool.len() < POOL_MAX {
+                self.pool.push(t.data);
+            }
+        }
+    }
+
+    pub fn set(&mut self, dst: VarId, v: Value) -> R<()> {
+        let Some(slot) = self.vars.get_mut(dst as usize) else {
+            return Err(self.malformed(format!("destination variable {dst} does not exist")));
+        };
+        let old = std::mem::replace(slot, v);
+        self.recycle(old);
+        Ok(())
+    }
+
+    /// Store a tile result. A one-element result assigned to a variable declared scalar becomes
+    /// that scalar (a memory op at a single scalar coordinate), so either lowering works.
+    pub fn set_tile(&mut self, dst: VarId, shape: Vec<usize>, data: Vec<i32>) -> R<()> {
+        let declared_scalar =
+            matches!(self.ctx.kernel.vars.get(dst as usize), Some(v) if v.ty.is_scalar());
+        if declared_scalar && data.len() == 1 {
+            let v = data[0];
+            self.recycle(Value::Tile(Tile { shape, data }));
+            return self.set(dst, Value::Scalar(v));
+        }
+        self.set(dst, Value::Tile(Tile { shape, data }))
+    }
+
+    pub fn operand(&self, op: Operand) -> R<Elems<'_>> {
+        operand(&self.vars, op).map_err(|m| self.malformed(m))
+    }
+
+    pub fn scalar(&self, op: Operand) -> R<i32> {
+        scalar(&self.vars, op).map_err(|m| self.malformed(m))
+    }
+
+    /// The dtype of an operand, from its declaration.
+    pub fn dtype(&self, op: Operand) -> DType {
+        match op {
+            Operand::Imm(_, d) => d,
+            Operand::Var(v) => self
+                .ctx
+                .kernel
+                .vars
+                .get(v as usize)
+                .map_or(DType::I32, |v| v.ty.dtype()),
+        }
+    }
+
+    /// Count one loop iteration: enforce the step limit, stop if another block failed, and
+    /// yield now and then so spinning blocks do not starve the blocks they wait for.
+    fn tick(&mut self) -> R<()> {
+        self.iterations += 1;
+        if let Some(limit) = self.ctx.opts.max_loop_iterations {
+            if self.iterations > limit {
+                return Err(Fault::Error(EmuError::StepLimit {
+                    kernel: self.ctx.kernel.name.clone(),
+                    block: self.block,
+                    limit,
+                }));
+            }
+        }
+        if self.ctx.abort.load(Ordering::Relaxed) {
+            return Err(Fault::Aborted);
+        }
+        if self.iterations & (YIELD_EVERY - 1) == 0 {
+            std::thread::yield_now();
+        }
+        Ok(())
+    }
+
+    fn exec(&mut self, block: &'k Block) -> R<Flow> {
+        for stmt in block {
+            if self.stmt(stmt)? == Flow::Break {
+                return Ok(Flow::Break);
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    fn stmt(&mut self, stmt: &'k Stmt) -> R<Flow> {
+        match stmt {
+            Stmt::Inst { dst, inst, .. } => {
+                self.inst(*dst, inst)?;
+                Ok(Flow::Next)
+            }
+            Stmt::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+                ..
+            } => {
+                // Bounds are evaluated once; the counter is i64 so that `var + step` past
+                // i32::MAX ends the loop (as a Rust range does) instead of wrapping around.
+                let start = self.scalar(*start)? as i64;
+                let end = self.scalar(*end)? as i64;
+                let step = self.scalar(*step)? as i64;
+                if step <= 0 {
+                    return Ok(Flow::Next);
+                }
+                let mut i = start;
+                self.set(*var, Value::Scalar(start as i32))?;
+                while i < end {
+                    self.tick()?;
+                    if self.exec(body)? == Flow::Break {
+                        break;
+                    }
+                    // The counter is the variable itself, as in the PTX loop: read it back.
+                    i = self.scalar(Operand::Var(*var))? as i64 + step;
+                    if i < end {
+                        self.set(*var, Value::Scalar(i as i32))?;
+                    }
+                }
+                Ok(Flow::Next)
+            }
+            Stmt::While {
+                cond_block,
+                cond,
+                body,
+                ..
+            } => {
+                loop {
+                    if self.exec(cond_block)? == Flow::Break {
+                        break;
+                    }
+                    if self.scalar(*cond)? == 0 {
+                        break;
+                    }
+                    self.tick()?;
+                    if self.exec(body)? == Flow::Break {
+                        break;
+                    }
+                }
+                Ok(Flow::Next)
+            }
+            Stmt::If {
+                cond, then, els, ..
+            } => {
+                if self.scalar(*cond)? != 0 {
+                    self.exec(then)
+                } else {
+                    self.exec(els)
+                }
+            }
+            Stmt::Break { .. } => Ok(Flow::Break),
+        }
+    }
+
+    fn inst(&mut self, dst: Option<VarId>, inst: &'k Inst) -> R<()> {
+        // Instructions without side effects and without a destination are skipped (DCE would
+        // have removed them; nothing observable changes).
+        let Some(d) = dst else {
+            return match inst {
+                Inst::Store { access, value } => self.store(access, *value),
+                Inst::AtomicStore {
+                    access, value, sem, ..
+                } => self.atomic_store(access, *value, *sem),
+                Inst::AtomicLoad { access, sem, .. } => self.atomic_load(None, access, *sem),
+                Inst::AtomicRmw {
+                    op,
+                    access,
+                    values,
+                    compare,
+                    sem,
+                    inactive,
+                    ..
+                } => self.rmw(None, *op, access, *values, *compare, *sem, *inactive),
+                Inst::Fence { sem, .. } => {
+                    super::mem::fence(*sem);
+                    Ok(())
+                }
+                _ => Ok(()),
+            };
+        };
+        match inst {
+            Inst::Mov(op) => {
+                // A memory reference may be copied too (`let v = t;`).
+                if let Operand::Var(v) = op {
+                    if let Some(m @ (Value::Global(_) | Value::Shared(_))) =
+                        self.vars.get(*v as usize)
+                    {
+                        let m = m.clone();
+                        return self.set(d, m);
+                    }
+                }
+                let mut out = self.take_buf();
+                let v = match self.operand(*op)? {
+                    Elems::Scalar(v) => Value::Scalar(v),
+                    Elems::Tile(s, data) => {
+                        out.extend_from_slice(data);
+                        Value::Tile(Tile {
+                            shape: s.to_vec(),
+                            data: out,
+                        })
+                    }
+                };
+                self.set(d, v)
+            }
+            Inst::BlockIdx => self.set(d, Value::Scalar(self.block as i32)),
+            Inst::GridDim => self.set(d, Value::Scalar(self.ctx.grid as i32)),
+            Inst::Dim { tensor, axis } => {
+                let v = match self.vars.get(*tensor as usize) {
+                    Some(Value::Global(g)) => g.dims.get(*axis).map(|&x| x as i32),
+                    Some(Value::Shared(s)) => s.shape.get(*axis).map(|&x| x as i32),
+                    _ => None,
+                };
+                let v = v.ok_or_else(|| {
+                    self.malformed(format!("`dim` axis {axis} of a non-tensor or lower rank"))
+                })?;
+                self.set(d, Value::Scalar(v))
+            }
+            Inst::View { src, offset, shape } => {
+                let Some(Value::Global(g)) = self.vars.get(*src as usize) else {
+                    return Err(self.malformed(format!(
+                        "view of variable {src}, which is not a global tensor"
+                    )));
+                };
+                let (param, base) = (g.param, g.offset);
+                let offset = base.saturating_add(self.scalar(*offset)? as i64);
+                let dims = shape
+                    .iter()
+                    .map(|o| self.scalar(*o).map(|v| v as i64))
+                    .collect::<R<Vec<_>>>()?;
+                self.set(
+                    d,
+                    Value::Global(GlobalView {
+                        param,
+                        offset,
+                        dims,
+                    }),
+                )
+            }
+            Inst::Arange { n } => {
+                let mut out = self.take_buf();
+                out.extend((0..*n).map(|i| i as i32));
+                self.set_tile(d, vec![*n], out)
+            }
+            Inst::Full { shape, value } => {
+                let n = self.numel(shape)?;
+                let v = self.scalar(*value)?;
+                let mut out = self.take_buf();
+                out.resize(n, v);
+                self.set_tile(d, shape.clone(), out)
+            }
+            Inst::Binary { op, lhs, rhs } => {
+                let mut out = self.take_buf();
+                let (a, b) = (self.operand(*lhs)?, self.operand(*rhs)?);
+                let shape = match (a, b) {
+                    (Elems::Scalar(x), Elems::Scalar(y)) => {
+                        let v = ops::binary(*op, x, y);
+                        self.pool.push(out);
+                        return self.set(d, Value::Scalar(v));
+                    }
+                    (Elems::Tile(s, x), Elems::Tile(_, y)) if x.len() != y.len() => {
+                        return Err(self.malformed(format!(
+                            "binary operands of shapes {s:?} and {:?}",
+                            b.shape()
+                        )));
+                    }
+                    (Elems::Tile(s, x), _) | (_, Elems::Tile(s, x)) => (s.to_vec(), x.len()),
+                };
+                ops::binary_into(*op, a, b, shape.1, &mut out);
+                self.set_tile(d, shape.0, out)
+            }
+            Inst::Unary { op, x } => {
+                let dt = self.dtype(*x);
+                let mut out = self.take_buf();
+                match self.operand(*x)? {
+                    Elems::Scalar(v) => self.set(d, Value::Scalar(ops::unary(*op, dt, v))),
+                    Elems::Tile(s, xs) => {
+                        let s = s.to_vec();
+                        out.extend(xs.iter().map(|&v| ops::unary(*op, dt, v)));
+                        self.set_tile(d, s, out)
+                    }
+                }
+            }
+            Inst::Cast { x, dtype } => {
+                let from = self.dtype(*x);
+                let mut out = self.take_buf();
+                match self.operand(*x)? {
+                    Elems::Scalar(v) => self.set(d, Value::Scalar(ops::cast(from, *dtype, v))),
+                    Elems::Tile(s, xs) => {
+                        let s = s.to_vec();
+                        out.extend(xs.iter().map(|&v| ops::cast(from, *dtype, v)));
+                        self.set_tile(d, s, out)
+                    }
+                }
+            }
+            Inst::Select { cond, a, b } => {
+                let mut out = self.take_buf();
+                let (c, x, y) = (self.operand(*cond)?, self.operand(*a)?, self.operand(*b)?);
+                let tiles = [c, x, y];
+                let Some(first) = tiles.iter().find_map(|t| t.shape()) else {
+                    let v = if c.at(0) != 0 { x.at(0) } else { y.at(0) };
+                    return self.set(d, Value::Scalar(v));
+                };
+                let n = tiles.iter().find_map(|t| t.len()).unwrap_or(0);
+                if tiles.iter().any(|t| t.len().is_some_and(|l| l != n)) {
+                    return Err(self.malformed("select operands of different shapes".into()));
+                }
+                let shape = first.to_vec();
+                out.extend((0..n).map(|e| if c.at(e) != 0 { x.at(e) } else { y.at(e) }));
+                self.set_tile(d, shape, out)
+            }
+            Inst::Reshape { x, shape } => {
+                let n = self.numel(shape)?;
+                let mut out = self.take_buf();
+                match self.operand(Operand::Var(*x))? {
+                    Elems::Scalar(v) => out.push(v),
+                    Elems::Tile(_, xs) => out.extend_from_slice(xs),
+                }
+                if out.len() != n {
+                    return Err(
+                        self.malformed(format!("reshape of {} elements to {shape:?}", out.len()))
+                    );
+                }
+                self.set_tile(d, shape.clone(), out)
+            }
+            Inst::Broadcast { x, shape } => {
+                let n = self.numel(shape)?;
+                let mut out = self.take_buf();
+                let src = self.operand(Operand::Var(*x))?;
+                broadcast(src, shape, n, &mut out).map_err(|m| self.malformed(m))?;
+                self.set_tile(d, shape.clone(), out)
+            }
+            Inst::Reduce { op, x } => {
+                let dt = self.dtype(Operand::Var(*x));
+                let v = match self.operand(Operand::Var(*x))? {
+                    Elems::Scalar(v) => ops::reduce(*op, dt, &[v]),
+                    Elems::Tile(_, xs) => ops::reduce(*op, dt, xs),
+                };
+                self.set(d, Value::Scalar(v))
+            }
+            Inst::AllocShared { shape, offset, .. } => {
+                let bytes = self
+                    .numel(shape)?
+                    .checked_mul(4)
+                    .and_then(|b| b.checked_add(*offset));
+                if offset % 4 != 0 || !matches!(bytes, Some(end) if end <= self.shared.len() * 4) {
+                    return Err(self.malformed(format!(
+                        "shared allocation of {shape:?} at byte {offset} does not fit the {}-byte window",
+                        self.ctx.kernel.shared_bytes
+                    )));
+                }
+                self.set(
+                    d,
+                    Value::Shared(SharedView {
+                        word: offset / 4,
+                        shape: shape.clone(),
+                    }),
+                )
+            }
+            Inst::Sync => Ok(()),
+            Inst::Fence { sem, .. } => {
+                super::mem::fence(*sem);
+                Ok(())
+            }
+            Inst::Load { access, other } => self.load(d, access, *other),
+            Inst::Store { access, value } => self.store(access, *value),
+            Inst::AtomicLoad { access, sem, .. } => self.atomic_load(Some(d), access, *sem),
+            Inst::AtomicStore {
+                access, value, sem, ..
+            } => self.atomic_store(access, *value, *sem),
+            Inst::AtomicRmw {
+                op,
+                access,
+                values,
+                compare,
+                sem,
+                inactive,
+                ..
+            } => self.rmw(Some(d), *op, access, *values, *compare, *sem, *inactive),
+        }
+    }
+
+    fn numel(&self, shape: &[usize]) -> R<usize> {
+        numel_checked(shape).ok_or_else(|| self.malformed(format!("shape {shape:?} is too large")))
+    }
+
+    /// The declared type of a variable (for diagnostics and scalar/tile decisions).
+    #[allow(dead_code)]
+    pub fn ty(&self, v: VarId) -> Option<&'k Ty> {
+        self.ctx.kernel.vars.get(v as usize).map(|v| &v.ty)
+    }
+}
+
+/// Numpy broadcast of `src` to `shape` (`n` elements): a source of lower rank is padded with
+/// leading 1s, and each source axis must be 1 or equal to the target's.
+fn broadcast(src: Elems<'_>, shape: &[usize], n: usize, out: &mut Vec<i32>) -> Result<(), String> {
+    let (sshape, data) = match src {
+        Elems::Scalar(v) => {
+            out.resize(n, v);
+            return Ok(());
+        }
+        Elems::Tile(s, d) => (s, d),
+    };
+    if sshape.len() > shape.len() {
+        return Err(format!(
+            "broadcast of shape {sshape:?} to lower rank {shape:?}"
+        ));
+    }
+    let pad = shape.len() - sshape.len();
+    // Source stride per target axis; 0 on broadcast axes.
+    let mut strides = vec![0usize; shape.len()];
+    let mut acc = 1usize;
+    for k in (0..sshape.len()).rev() {
+        let (s, t) = (sshape[k], shape[pad + k]);
+        if s != 1 && s != t {
+            return Err(format!("cannot broadcast shape {sshape:?} to {shape:?}"));
+        }
+        strides[pad + k] = if s == 1 { 0 } else { acc };
+        acc = acc.saturating_mul(s);
+    }
+    if acc != data.len() {
+        return Err(format!(
+            "broadcast source of shape {sshape:?} holds {} elements",
+            data.len()
+        ));
+    }
+    let mut pos = vec![0usize; shape.len()];
+    for _ in 0..n {
+        let idx: usize = pos.iter().zip(&strides).map(|(p, s)| p * s).sum();
+        out.push(data.get(idx).copied().unwrap_or(0));
+        next_pos(&mut pos, shape);
+    }
+    Ok(())
+}

@@ -1,0 +1,1440 @@
+//! Emulator tests over hand-built IR.
+
+use super::*;
+use crate::ir::*;
+use std::time::Instant;
+
+/// Builds a kernel's parameter and variable tables; statements are built with the free helpers.
+struct Kb {
+    params: Vec<Param>,
+    vars: Vec<Var>,
+    shared_bytes: usize,
+}
+
+impl Kb {
+    fn new() -> Self {
+        Kb {
+            params: vec![],
+            vars: vec![],
+            shared_bytes: 0,
+        }
+    }
+    fn param(&mut self, name: &str, kind: ParamKind, ty: Ty) -> VarId {
+        assert_eq!(self.params.len(), self.vars.len(), "parameters come first");
+        self.params.push(Param {
+            name: name.into(),
+            kind,
+        });
+        self.var(ty)
+    }
+    fn tensor(&mut self, name: &str) -> VarId {
+        self.param(
+            name,
+            ParamKind::Tensor(DType::I32),
+            Ty::Global {
+                dtype: DType::I32,
+                rank: 1,
+            },
+        )
+    }
+    fn scalar_param(&mut self, name: &str) -> VarId {
+        self.param(name, ParamKind::Scalar(DType::I32), Ty::Scalar(DType::I32))
+    }
+    fn var(&mut self, ty: Ty) -> VarId {
+        self.vars.push(Var {
+            name: format!("_t{}", self.vars.len()),
+            ty,
+        });
+        (self.vars.len() - 1) as VarId
+    }
+    fn s(&mut self) -> VarId {
+        self.var(Ty::Scalar(DType::I32))
+    }
+    fn b(&mut self) -> VarId {
+        self.var(Ty::Scalar(DType::Bool))
+    }
+    fn t(&mut self, shape: &[usize]) -> VarId {
+        self.var(Ty::Tile {
+            dtype: DType::I32,
+            shape: shape.to_vec(),
+        })
+    }
+    fn bt(&mut self, shape: &[usize]) -> VarId {
+        self.var(Ty::Tile {
+            dtype: DType::Bool,
+            shape: shape.to_vec(),
+        })
+    }
+    fn g(&mut self, rank: usize) -> VarId {
+        self.var(Ty::Global {
+            dtype: DType::I32,
+            rank,
+        })
+    }
+    /// A shared allocation statement (appended to the window).
+    fn shared(&mut self, shape: &[usize]) -> (VarId, Stmt) {
+        let v = self.var(Ty::Shared {
+            dtype: DType::I32,
+            shape: shape.to_vec(),
+        });
+        let offset = self.shared_bytes;
+        self.shared_bytes += (numel(shape) * 4).div_ceil(16) * 16;
+        (
+            v,
+            inst(
+                v,
+                Inst::AllocShared {
+                    dtype: DType::I32,
+                    shape: shape.to_vec(),
+                    offset,
+                },
+            ),
+        )
+    }
+    fn finish(self, body: Block) -> Kernel {
+        Kernel {
+            name: "test_kernel".into(),
+            threads: 128,
+            target: Target::DEFAULT,
+            params: self.params,
+            vars: self.vars,
+            shared_bytes: self.shared_bytes,
+            body,
+        }
+    }
+}
+
+fn imm(v: i32) -> Operand {
+    Operand::Imm(v, DType::I32)
+}
+fn bimm(b: bool) -> Operand {
+    Operand::Imm(b as i32, DType::Bool)
+}
+fn v(id: VarId) -> Operand {
+    Operand::Var(id)
+}
+fn inst(dst: VarId, inst: Inst) -> Stmt {
+    Stmt::Inst {
+        dst: Some(dst),
+        inst,
+        span: Span::NONE,
+    }
+}
+fn eff(inst: Inst) -> Stmt {
+    Stmt::Inst {
+        dst: None,
+        inst,
+        span: Span::NONE,
+    }
+}
+fn bin(dst: VarId, op: BinOp, lhs: Operand, rhs: Operand) -> Stmt {
+    inst(dst, Inst::Binary { op, lhs, rhs })
+}
+fn pos(axis: usize, offset: Operand) -> Coord {
+    Coord::Pos { axis, offset }
+}
+fn acc(
+    mem: VarId,
+    shape: &[usize],
+    coords: Vec<Coord>,
+    mask: Option<Operand>,
+    check_bounds: bool,
+) -> Access {
+    Access {
+        mem,
+        shape: shape.to_vec(),
+        coords,
+        mask,
+        check_bounds,
+    }
+}
+/// `out[k..k+len] = tile` (or a scalar at `k` with `len` 1), bounds-checked.
+fn put(out: VarId, k: i32, len: usize, x: Operand) -> Stmt {
+    eff(Inst::Store {
+        access: acc(out, &[len], vec![pos(0, imm(k))], None, true),
+        value: x,
+    })
+}
+fn rmw(op: RmwOp, access: Access, values: Operand, compare: Option<Operand>, sem: Sem) -> Inst {
+    Inst::AtomicRmw {
+        op,
+        access,
+        values,
+        compare,
+        sem,
+        scope: Scope::Gpu,
+        inactive: InactiveResult::Zero,
+    }
+}
+fn for_(var: VarId, start: Operand, end: Operand, step: Operand, body: Block) -> Stmt {
+    Stmt::For {
+        var,
+        start,
+        end,
+        step,
+        body,
+        span: Span::NONE,
+    }
+}
+
+fn mem(xs: &[i32]) -> Vec<AtomicI32> {
+    xs.iter().map(|&x| AtomicI32::new(x)).collect()
+}
+fn read(xs: &[AtomicI32]) -> Vec<i32> {
+    xs.iter().map(|x| x.load(Ordering::Relaxed)).collect()
+}
+fn strict() -> EmuOptions {
+    EmuOptions {
+        strict_scatter: true,
+        max_loop_iterations: Some(10_000_000),
+        ..Default::default()
+    }
+}
+
+struct XorShift(u64);
+impl XorShift {
+    fn next(&mut self) -> u32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 16) as u32
+    }
+}
+
+/// A histogram: each block accumulates its grid-strided tiles into a shared histogram with
+/// shared atomics, then adds it to the global one.
+fn histogram_kernel(tile: usize, bins: usize) -> Kernel {
+    let mut k = Kb::new();
+    let (data, n, hist) = (k.tensor("data"), k.scalar_param("n"), k.tensor("hist"));
+    let (sh, alloc) = k.shared(&[bins]);
+    let (bid, gd, start, stride, t) = (k.s(), k.s(), k.s(), k.s(), k.s());
+    let (ar, idx, vals, hv) = (k.t(&[tile]), k.t(&[tile]), k.t(&[tile]), k.t(&[bins]));
+    let m = k.bt(&[tile]);
+    let tl = tile as i32;
+    let body = vec![
+        alloc,
+        eff(Inst::Store {
+            access: acc(sh, &[bins], vec![pos(0, imm(0))], None, false),
+            value: imm(0),
+        }),
+        eff(Inst::Sync),
+        inst(bid, Inst::BlockIdx),
+        inst(gd, Inst::GridDim),
+        bin(start, BinOp::Mul, v(bid), imm(tl)),
+        bin(stride, BinOp::Mul, v(gd), imm(tl)),
+        for_(
+            t,
+            v(start),
+            v(n),
+            v(stride),
+            vec![
+                inst(ar, Inst::Arange { n: tile }),
+                bin(idx, BinOp::Add, v(ar), v(t)),
+                bin(m, BinOp::Lt, v(idx), v(n)),
+                inst(
+                    vals,
+                    Inst::Load {
+                        access: acc(data, &[tile], vec![Coord::Index(v(idx))], None, true),
+                        other: imm(0),
+                    },
+                ),
+                eff(Inst::AtomicRmw {
+                    op: RmwOp::Add,
+                    access: acc(sh, &[tile], vec![Coord::Index(v(vals))], Some(v(m)), false),
+                    values: imm(1),
+                    compare: None,
+                    sem: Sem::Relaxed,
+                    scope: Scope::Cta,
+                    inactive: InactiveResult::Zero,
+                }),
+            ],
+        ),
+        eff(Inst::Sync),
+        inst(
+            hv,
+            Inst::Load {
+                access: acc(sh, &[bins], vec![pos(0, imm(0))], None, false),
+                other: imm(0),
+            },
+        ),
+        eff(rmw(
+            RmwOp::Add,
+            acc(hist, &[bins], vec![pos(0, imm(0))], None, true),
+            v(hv),
+            None,
+            Sem::Relaxed,
+        )),
+    ];
+    k.finish(body)
+}
+
+fn run_histogram(n: usize, tile: usize, bins: usize, grid: u32, opts: &EmuOptions) -> f64 {
+    let mut rng = XorShift(0x9e3779b97f4a7c15 ^ n as u64);
+    let data: Vec<i32> = (0..n).map(|_| (rng.next() % bins as u32) as i32).collect();
+    let mut want = vec![0i32; bins];
+    for &x in &data {
+        want[x as usize] += 1;
+    }
+    let kernel = histogram_kernel(tile, bins);
+    let (d, h) = (mem(&data), mem(&vec![0; bins]));
+    let t0 = Instant::now();
+    launch(
+        &kernel,
+        grid,
+        &[
+            EmuArg::Tensor(&d),
+            EmuArg::I32(n as i32),
+            EmuArg::Tensor(&h),
+        ],
+        opts,
+    )
+    .unwrap();
+    let secs = t0.elapsed().as_secs_f64();
+    assert_eq!(read(&h), want, "n={n} tile={tile} grid={grid}");
+    secs
+}
+
+#[test]
+fn histogram_matches_cpu_count() {
+    for (n, tile, grid) in [
+        (1000, 128, 3),
+        (4099, 256, 7),
+        (1, 64, 4),
+        (0, 64, 2),
+        (100_003, 512, 16),
+    ] {
+        run_histogram(n, tile, 64, grid, &strict());
+        run_histogram(
+            n,
+            tile,
+            64,
+            grid,
+            &EmuOptions {
+                workers: 1,
+                ..strict()
+            },
+        );
+    }
+}
+
+/// Run with `cargo test --release -p tilus-core histogram_speed -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn histogram_speed() {
+    for workers in [0, 1, 4, 16] {
+        let opts = EmuOptions {
+            workers,
+            ..Default::default()
+        };
+        let secs = run_histogram(1 << 22, 1024, 256, 256, &opts);
+        println!(
+            "histogram 2^22 ints, grid 256, workers {workers}: {:.1} ms",
+            secs * 1e3
+        );
+    }
+}
+
+#[test]
+fn scatter_add_with_heavy_duplicates() {
+    let (n, grid) = (1000usize, 4u32);
+    let mut k = Kb::new();
+    let (out, olds, sub) = (k.tensor("out"), k.tensor("olds"), k.tensor("sub"));
+    let (ar, idx, old, bid, base) = (k.t(&[n]), k.t(&[n]), k.t(&[n]), k.s(), k.s());
+    let body = vec![
+        inst(bid, Inst::BlockIdx),
+        bin(base, BinOp::Mul, v(bid), imm(n as i32)),
+        inst(ar, Inst::Arange { n }),
+        bin(idx, BinOp::Rem, v(ar), imm(4)),
+        inst(
+            old,
+            rmw(
+                RmwOp::Add,
+                acc(out, &[n], vec![Coord::Index(v(idx))], None, true),
+                v(ar),
+                None,
+                Sem::AcqRel,
+            ),
+        ),
+        eff(rmw(
+            RmwOp::Sub,
+            acc(sub, &[n], vec![Coord::Index(v(idx))], None, true),
+            v(ar),
+            None,
+            Sem::Relaxed,
+        )),
+        eff(Inst::Store {
+            access: acc(olds, &[n], vec![pos(0, v(base))], None, true),
+            value: v(old),
+        }),
+    ];
+    let kernel = k.finish(body);
+    for grid in [1, grid] {
+        let (o, ol, s) = (mem(&[0; 4]), mem(&vec![0; n * grid as usize]), mem(&[7; 4]));
+        let args = [EmuArg::Tensor(&o), EmuArg::Tensor(&ol), EmuArg::Tensor(&s)];
+        launch(&kernel, grid, &args, &strict()).unwrap();
+        let per: Vec<i32> = (0..4)
+            .map(|j| (0..n as i32).filter(|i| i % 4 == j).sum::<i32>() * grid as i32)
+            .collect();
+        assert_eq!(read(&o), per);
+        assert_eq!(read(&s), per.iter().map(|p| 7 - p).collect::<Vec<_>>());
+        let olds = read(&ol);
+        if grid == 1 {
+            // One block performs its elements in row-major order: each sees the sum before it.
+            for (i, &o) in olds.iter().enumerate() {
+                let want: i32 = (0..i as i32).filter(|p| p % 4 == i as i32 % 4).sum();
+                assert_eq!(o, want, "element {i}");
+            }
+        } else {
+            // Each pre-value at one address is distinct (every add changed it, all values > 0
+            // except element 0's).
+            for j in 0..4 {
+                let mut seen: Vec<i32> = (0..olds.len())
+                    .filter(|i| i % 4 == j)
+                    .map(|i| olds[i])
+                    .collect();
+                seen.sort();
+                let len = seen.len();
+                seen.dedup();
+                assert!(
+                    seen.len() >= len - grid as usize,
+                    "address {j}: repeated pre-values"
+                );
+            }
+        }
+    }
+}
+
+/// Element-wise RMWs of several blocks on the same cells: every returned value must be a value
+/// the cell really held.
+#[test]
+fn elementwise_cas_exch_min_max_return_valid_pre_values() {
+    const N: usize = 256;
+    const GRID: u32 = 8;
+    for op in [RmwOp::Cas, RmwOp::Exch, RmwOp::Min, RmwOp::Max] {
+        let mut k = Kb::new();
+        let (x, res) = (k.tensor("x"), k.tensor("res"));
+        let (bid, base, val) = (k.s(), k.s(), k.s());
+        let (ar, vals, old) = (k.t(&[N]), k.t(&[N]), k.t(&[N]));
+        // Block b writes value(b, j) = (b * 37 + j * 11) % 1000 - 300 (Cas: b + 1).
+        let mut body = vec![
+            inst(bid, Inst::BlockIdx),
+            bin(base, BinOp::Mul, v(bid), imm(N as i32)),
+            inst(ar, Inst::Arange { n: N }),
+            bin(val, BinOp::Mul, v(bid), imm(37)),
+            bin(vals, BinOp::Mul, v(ar), imm(11)),
+            bin(vals, BinOp::Add, v(vals), v(val)),
+            bin(vals, BinOp::Rem, v(vals), imm(1000)),
+            bin(vals, BinOp::Sub, v(vals), imm(300)),
+        ];
+        let (values, compare) = if op == RmwOp::Cas {
+            body.push(bin(val, BinOp::Add, v(bid), imm(1)));
+            (v(val), Some(imm(0)))
+        } else {
+            (v(vals), None)
+        };
+        body.push(inst(
+            old,
+            rmw(
+                op,
+                acc(x, &[N], vec![pos(0, imm(0))], None, false),
+                values,
+                compare,
+                Sem::AcqRel,
+            ),
+        ));
+        body.push(eff(Inst::Store {
+            access: acc(res, &[N], vec![pos(0, v(base))], None, false),
+            value: v(old),
+        }));
+        let kernel = k.finish(body);
+        let init = if op == RmwOp::Cas { 0 } else { 500 };
+        let (xm, rm) = (mem(&[init; N]), mem(&[0; N * GRID as usize]));
+        launch(
+            &kernel,
+            GRID,
+            &[EmuArg::Tensor(&xm), EmuArg::Tensor(&rm)],
+            &strict(),
+        )
+        .unwrap();
+        let (fin, res) = (read(&xm), read(&rm));
+        let value = |b: usize, j: usize| ((b * 37 + j * 11) % 1000) as i32 - 300;
+        for j in 0..N {
+            let olds: Vec<i32> = (0..GRID as usize).map(|b| res[b * N + j]).collect();
+            let written: Vec<i32> = (0..GRID as usize).map(|b| value(b, j)).collect();
+            match op {
+                RmwOp::Cas => {
+                    // Exactly one block saw 0 and won; everyone else saw the winner's value.
+                    let winners: Vec<usize> =
+                        (0..GRID as usize).filter(|&b| olds[b] == 0).collect();
+                    assert_eq!(winners.len(), 1, "cell {j}: {olds:?}");
+                    assert_eq!(fin[j], winners[0] as i32 + 1);
+                    assert!(olds.iter().all(|&o| o == 0 || o == fin[j]));
+                }
+                RmwOp::Exch => {
+                    // The chain of swaps: {init} + written == olds + {final} as multisets.
+                    let mut a: Vec<i32> = written.clone();
+                    a.push(init);
+                    let mut b = olds.clone();
+                    b.push(fin[j]);
+                    a.sort();
+                    b.sort();
+                    assert_eq!(a, b, "cell {j}");
+                }
+                _ => {
+                    let pick = |xs: &[i32]| {
+                        if op == RmwOp::Min {
+                            *xs.iter().min().unwrap()
+                        } else {
+                            *xs.iter().max().unwrap()
+                        }
+                    };
+                    assert_eq!(fin[j], pick(&[pick(&written), init]));
+                    for (b, &o) in olds.iter().enumerate() {
+                        // A pre-value is init or a combination of other blocks' values, never
+                        // the block's own value unless another block wrote it too.
+                        let others: Vec<i32> = written
+                            .iter()
+                            .enumerate()
+                            .filter(|&(c, _)| c != b)
+                            .map(|(_, &w)| w)
+                            .collect();
+                        assert!(
+                            o == init || others.contains(&o),
+                            "cell {j}: block {b} saw {o}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn masks_and_bounds_checks_skip_elements() {
+    let mut k = Kb::new();
+    let (data, out) = (k.tensor("data"), k.tensor("out"));
+    let (x, ar, r) = (k.t(&[16]), k.t(&[16]), k.t(&[16]));
+    let even = k.bt(&[16]);
+    let body = vec![
+        inst(
+            x,
+            Inst::Load {
+                access: acc(data, &[16], vec![pos(0, imm(0))], None, true),
+                other: imm(-7),
+            },
+        ),
+        put(out, 0, 16, v(x)),
+        inst(ar, Inst::Arange { n: 16 }),
+        bin(r, BinOp::Rem, v(ar), imm(2)),
+        bin(even, BinOp::Eq, v(r), imm(0)),
+        bin(r, BinOp::Mul, v(ar), imm(10)),
+        // Masked and bounds-checked: odd elements and elements past 20 are skipped.
+        eff(Inst::Store {
+            access: acc(out, &[16], vec![pos(0, imm(16))], Some(v(even)), true),
+            value: v(r),
+        }),
+        // Masked off entirely with bounds checks off: no access, so no error.
+        eff(Inst::Store {
+            access: acc(
+                out,
+                &[16],
+                vec![pos(0, imm(1000))],
+                Some(bimm(false)),
+                false,
+            ),
+            value: v(r),
+        }),
+    ];
+    let kernel = k.finish(body);
+    let data: Vec<i32> = (0..10).map(|i| i * 3).collect();
+    let (d, o) = (mem(&data), mem(&[1; 20]));
+    launch(
+        &kernel,
+        1,
+        &[EmuArg::Tensor(&d), EmuArg::Tensor(&o)],
+        &strict(),
+    )
+    .unwrap();
+    let o = read(&o);
+    let want_load: Vec<i32> = (0..16).map(|i| if i < 10 { i * 3 } else { -7 }).collect();
+    assert_eq!(&o[..16], &want_load[..]);
+    // out[16..20] = elements 0..4 of r where even: 0, (1 skipped), 20, (3 skipped).
+    assert_eq!(&o[16..], &[0, 1, 20, 1]);
+}
+
+#[test]
+fn unchecked_out_of_bounds_is_an_error_and_touches_nothing() {
+    let mut k = Kb::new();
+    let out = k.tensor("out");
+    let ar = k.t(&[16]);
+    let body = vec![
+        inst(ar, Inst::Arange { n: 16 }),
+        eff(Inst::Store {
+            access: acc(out, &[16], vec![pos(0, imm(0))], None, false),
+            value: v(ar),
+        }),
+    ];
+    let kernel = k.finish(body);
+    let o = mem(&[-1; 10]);
+    let e = launch(&kernel, 1, &[EmuArg::Tensor(&o)], &strict()).unwrap_err();
+    assert!(
+        matches!(&e, EmuError::OutOfBounds { element: 10, space, .. } if space == "global"),
+        "{e}"
+    );
+    assert_eq!(
+        read(&o),
+        vec![-1; 10],
+        "resolution happens before any write"
+    );
+
+    // Shared: coordinates are checked against the compile-time shape.
+    let mut k = Kb::new();
+    let out = k.tensor("out");
+    let (sh, alloc) = k.shared(&[4, 4]);
+    let x = k.t(&[4]);
+    let body = vec![
+        alloc,
+        inst(
+            x,
+            Inst::Load {
+                access: acc(
+                    sh,
+                    &[4],
+                    vec![Coord::Index(imm(1)), pos(0, imm(2))],
+                    None,
+                    false,
+                ),
+                other: imm(0),
+            },
+        ),
+        put(out, 0, 4, v(x)),
+    ];
+    let kernel = k.finish(body);
+    let o = mem(&[0; 4]);
+    let e = launch(&kernel, 1, &[EmuArg::Tensor(&o)], &strict()).unwrap_err();
+    assert!(
+        matches!(&e, EmuError::OutOfBounds { element: 2, space, detail, .. } if space == "shared" && detail.contains("coordinate 1")),
+        "{e}"
+    );
+}
+
+#[test]
+fn strict_scatter_reports_duplicates_else_last_writer_wins() {
+    let mut k = Kb::new();
+    let out = k.tensor("out");
+    let (ar, idx) = (k.t(&[16]), k.t(&[16]));
+    let body = vec![
+        inst(ar, Inst::Arange { n: 16 }),
+        bin(idx, BinOp::Rem, v(ar), imm(8)),
+        eff(Inst::Store {
+            access: acc(out, &[16], vec![Coord::Index(v(idx))], None, true),
+            value: v(ar),
+        }),
+    ];
+    let kernel = k.finish(body);
+    let o = mem(&[0; 8]);
+    let e = launch(&kernel, 1, &[EmuArg::Tensor(&o)], &strict()).unwrap_err();
+    assert_eq!(
+        e,
+        EmuError::DuplicateScatter {
+            kernel: "test_kernel".into(),
+            block: 0,
+            index: 0,
+            count: 2
+        }
+    );
+    launch(&kernel, 1, &[EmuArg::Tensor(&o)], &EmuOptions::default()).unwrap();
+    assert_eq!(read(&o), (8..16).collect::<Vec<_>>());
+}
+
+#[test]
+fn views_address_through_offset_and_dims_and_check_the_base_length() {
+    let mut k = Kb::new();
+    let (data, out) = (k.tensor("data"), k.tensor("out"));
+    let (v2, v3) = (k.g(2), k.g(2));
+    let (x, flat, y, d1) = (k.t(&[4, 8]), k.t(&[32]), k.t(&[4, 4]), k.s());
+    let body = vec![
+        // 5 + [4, 8] over a 30-element tensor: the last 7 elements fall outside the base.
+        inst(
+            v2,
+            Inst::View {
+                src: data,
+                offset: imm(5),
+                shape: vec![imm(4), imm(8)],
+            },
+        ),
+        inst(
+            x,
+            Inst::Load {
+                access: acc(
+                    v2,
+                    &[4, 8],
+                    vec![pos(0, imm(0)), pos(1, imm(0))],
+                    None,
+                    true,
+                ),
+                other: imm(-1),
+            },
+        ),
+        inst(flat, Inst::Reshape { x, shape: vec![32] }),
+        put(out, 0, 32, v(flat)),
+        // Columns 6..10 of a width-8 view: 8 and 9 are outside the view though inside the base.
+        inst(
+            y,
+            Inst::Load {
+                access: acc(
+                    v2,
+                    &[4, 4],
+                    vec![pos(0, imm(0)), pos(1, imm(6))],
+                    None,
+                    true,
+                ),
+                other: imm(-2),
+            },
+        ),
+        inst(
+            flat,
+            Inst::Reshape {
+                x: y,
+                shape: vec![16],
+            },
+        ),
+        put(out, 32, 16, v(flat)),
+        // A view of a view: offsets add up.
+        inst(
+            v3,
+            Inst::View {
+                src: v2,
+                offset: imm(8),
+                shape: vec![imm(2), imm(3)],
+            },
+        ),
+        inst(
+            d1,
+            Inst::Dim {
+                tensor: v3,
+                axis: 1,
+            },
+        ),
+        put(out, 48, 1, v(d1)),
+        inst(
+            y,
+            Inst::Load {
+                access: acc(
+                    v3,
+                    &[4, 4],
+                    vec![pos(0, imm(0)), pos(1, imm(0))],
+                    None,
+                    true,
+                ),
+                other: imm(-3),
+            },
+        ),
+        inst(
+            flat,
+            Inst::Reshape {
+                x: y,
+                shape: vec![16],
+            },
+        ),
+        put(out, 49, 16, v(flat)),
+    ];
+    let kernel = k.finish(body);
+    let data: Vec<i32> = (0..30).map(|i| 100 + i).collect();
+    let (d, o) = (mem(&data), mem(&[0; 65]));
+    launch(
+        &kernel,
+        1,
+        &[EmuArg::Tensor(&d), EmuArg::Tensor(&o)],
+        &strict(),
+    )
+    .unwrap();
+    let o = read(&o);
+    let want: Vec<i32> = (0..32)
+        .map(|f| if 5 + f < 30 { 105 + f } else { -1 })
+        .collect();
+    assert_eq!(&o[..32], &want[..]);
+    let want: Vec<i32> = (0..16)
+        .map(|e| {
+            let (r, c) = (e / 4, 6 + e % 4);
+            if c < 8 && 5 + r * 8 + c < 30 {
+                105 + r * 8 + c
+            } else {
+                -2
+            }
+        })
+        .collect();
+    assert_eq!(&o[32..48], &want[..]);
+    assert_eq!(o[48], 3);
+    let want: Vec<i32> = (0..16)
+        .map(|e| {
+            if e / 4 < 2 && e % 4 < 3 {
+                113 + (e / 4) * 3 + e % 4
+            } else {
+                -3
+            }
+        })
+        .collect();
+    assert_eq!(&o[49..], &want[..]);
+}
+
+#[test]
+fn tile_ops_broadcast_reduce_select_cast_and_arithmetic_edges() {
+    let mut k = Kb::new();
+    let out = k.tensor("out");
+    let (row, col, a, b, s, c) = (
+        k.t(&[1, 4]),
+        k.t(&[3, 1]),
+        k.t(&[3, 4]),
+        k.t(&[3, 4]),
+        k.t(&[3, 4]),
+        k.t(&[12]),
+    );
+    let (ar4, ar3, sum, mn, mx, bor, band, sc) = (
+        k.t(&[4]),
+        k.t(&[3]),
+        k.s(),
+        k.s(),
+        k.s(),
+        k.s(),
+        k.s(),
+        k.s(),
+    );
+    let (m, nm) = (k.bt(&[3, 4]), k.bt(&[3, 4]));
+    let (bb, bany, ball) = (k.b(), k.b(), k.b());
+    let body = vec![
+        inst(ar4, Inst::Arange { n: 4 }),
+        inst(ar3, Inst::Arange { n: 3 }),
+        inst(
+            row,
+            Inst::Reshape {
+                x: ar4,
+                shape: vec![1, 4],
+            },
+        ),
+        inst(
+            col,
+            Inst::Reshape {
+                x: ar3,
+                shape: vec![3, 1],
+            },
+        ),
+        inst(
+            a,
+            Inst::Broadcast {
+                x: row,
+                shape: vec![3, 4],
+            },
+        ),
+        inst(
+            b,
+            Inst::Broadcast {
+                x: col,
+                shape: vec![3, 4],
+            },
+        ),
+        bin(s, BinOp::Mul, v(b), imm(10)),
+        bin(s, BinOp::Add, v(s), v(a)), // s[r][c] = 10r + c
+        inst(
+            c,
+            Inst::Reshape {
+                x: s,
+                shape: vec![12],
+            },
+        ),
+        put(out, 0, 12, v(c)),
+        inst(
+            sum,
+            Inst::Reduce {
+                op: ReduceOp::Sum,
+                x: s,
+            },
+        ),
+        inst(
+            mn,
+            Inst::Reduce {
+                op: ReduceOp::Min,
+                x: s,
+            },
+        ),
+        inst(
+            mx,
+            Inst::Reduce {
+                op: ReduceOp::Max,
+                x: s,
+            },
+        ),
+        inst(
+            bor,
+            Inst::Reduce {
+                op: ReduceOp::Or,
+                x: s,
+            },
+        ),
+        inst(
+            band,
+            Inst::Reduce {
+                op: ReduceOp::And,
+                x: s,
+            },
+        ),
+        put(out, 12, 1, v(sum)),
+        put(out, 13, 1, v(mn)),
+        put(out, 14, 1, v(mx)),
+        put(out, 15, 1, v(bor)),
+        put(out, 16, 1, v(band)),
+        // select(s > 15, s, -s), and a bool tile through Not, Reduce and Cast.
+        bin(m, BinOp::Gt, v(s), imm(15)),
+        inst(
+            a,
+            Inst::Unary {
+                op: UnOp::Neg,
+                x: v(s),
+            },
+        ),
+        inst(
+            b,
+            Inst::Select {
+                cond: v(m),
+                a: v(s),
+                b: v(a),
+            },
+        ),
+        inst(
+            c,
+            Inst::Reshape {
+                x: b,
+                shape: vec![12],
+            },
+        ),
+        put(out, 17, 12, v(c)),
+        inst(
+            nm,
+            Inst::Unary {
+                op: UnOp::Not,
+                x: v(m),
+            },
+        ),
+        inst(
+            bany,
+            Inst::Reduce {
+                op: ReduceOp::Or,
+                x: nm,
+            },
+        ),
+        inst(
+            ball,
+            Inst::Reduce {
+                op: ReduceOp::And,
+                x: nm,
+            },
+        ),
+        inst(
+            sc,
+            Inst::Cast {
+                x: v(bany),
+                dtype: DType::I32,
+            },
+        ),
+        put(out, 29, 1, v(sc)),
+        inst(
+            sc,
+            Inst::Cast {
+                x: v(ball),
+                dtype: DType::I32,
+            },
+        ),
+        put(out, 30, 1, v(sc)),
+        inst(
+            a,
+            Inst::Cast {
+                x: v(nm),
+                dtype: DType::I32,
+            },
+        ),
+        inst(
+            sum,
+            Inst::Reduce {
+                op: ReduceOp::Sum,
+                x: a,
+            },
+        ),
+        put(out, 31, 1, v(sum)),
+        // Scalar arithmetic edges.
+        bin(sc, BinOp::Div, imm(7), imm(0)),
+        put(out, 32, 1, v(sc)),
+        bin(sc, BinOp::Div, imm(i32::MIN), imm(-1)),
+        put(out, 33, 1, v(sc)),
+        bin(sc, BinOp::Rem, imm(-7), imm(3)),
+        put(out, 34, 1, v(sc)),
+        bin(sc, BinOp::Shl, imm(1), imm(33)),
+        put(out, 35, 1, v(sc)),
+        bin(sc, BinOp::Shr, imm(-8), imm(40)),
+        put(out, 36, 1, v(sc)),
+        bin(sc, BinOp::Shr, imm(-8), imm(1)),
+        put(out, 37, 1, v(sc)),
+        inst(
+            sc,
+            Inst::Unary {
+                op: UnOp::Not,
+                x: imm(5),
+            },
+        ),
+        put(out, 38, 1, v(sc)),
+        inst(
+            bb,
+            Inst::Cast {
+                x: imm(-3),
+                dtype: DType::Bool,
+            },
+        ),
+        inst(
+            sc,
+            Inst::Select {
+                cond: v(bb),
+                a: imm(11),
+                b: imm(22),
+            },
+        ),
+        put(out, 39, 1, v(sc)),
+        inst(
+            sc,
+            Inst::Unary {
+                op: UnOp::Neg,
+                x: imm(i32::MIN),
+            },
+        ),
+        put(out, 40, 1, v(sc)),
+        // Full and a tile-scalar comparison.
+        inst(
+            c,
+            Inst::Full {
+                shape: vec![12],
+                value: imm(9),
+            },
+        ),
+        inst(
+            sum,
+            Inst::Reduce {
+                op: ReduceOp::Sum,
+                x: c,
+            },
+        ),
+        put(out, 41, 1, v(sum)),
+    ];
+    let kernel = k.finish(body);
+    let o = mem(&[0; 42]);
+    launch(&kernel, 1, &[EmuArg::Tensor(&o)], &strict()).unwrap();
+    let o = read(&o);
+    let s: Vec<i32> = (0..12).map(|e| 10 * (e / 4) + e % 4).collect();
+    assert_eq!(&o[..12], &s[..]);
+    assert_eq!(o[12], s.iter().sum::<i32>());
+    assert_eq!((o[13], o[14]), (0, 23));
+    assert_eq!(o[15], s.iter().fold(0, |a, x| a | x));
+    assert_eq!(o[16], s.iter().fold(-1, |a, x| a & x));
+    let sel: Vec<i32> = s.iter().map(|&x| if x > 15 { x } else { -x }).collect();
+    assert_eq!(&o[17..29], &sel[..]);
+    assert_eq!(
+        (o[29], o[30], o[31]),
+        (1, 0, s.iter().filter(|&&x| x <= 15).count() as i32)
+    );
+    assert_eq!(&o[32..41], &[0, i32::MIN, -1, 0, -1, -4, !5, 11, i32::MIN]);
+    assert_eq!(o[41], 108);
+}
+
+/// Block 1 publishes data with a release store of a flag; block 0 spins on an acquire load of
+/// the flag, in the same launch, then copies the data. Needs both blocks in flight at once.
+fn producer_consumer_kernel() -> Kernel {
+    let mut k = Kb::new();
+    let (data, flag, out) = (k.tensor("data"), k.tensor("flag"), k.tensor("out"));
+    let (bid, f) = (k.s(), k.s());
+    let (is_consumer, waiting) = (k.b(), k.b());
+    let (ar, x) = (k.t(&[64]), k.t(&[64]));
+    let flag_at0 = || acc(flag, &[1], vec![Coord::Index(imm(0))], None, false);
+    let body = vec![
+        inst(bid, Inst::BlockIdx),
+        bin(is_consumer, BinOp::Eq, v(bid), imm(0)),
+        Stmt::If {
+            cond: v(is_consumer),
+            then: vec![
+                Stmt::While {
+                    cond_block: vec![
+                        // A one-element atomic load into a scalar-typed variable.
+                        inst(
+                            f,
+                            Inst::AtomicLoad {
+                                access: flag_at0(),
+                                sem: Sem::Acquire,
+                                scope: Scope::Gpu,
+                            },
+                        ),
+                        bin(waiting, BinOp::Eq, v(f), imm(0)),
+                    ],
+                    cond: v(waiting),
+                    body: vec![],
+                    span: Span::NONE,
+                },
+                inst(
+                    x,
+                    Inst::Load {
+                        access: acc(data, &[64], vec![pos(0, imm(0))], None, false),
+                        other: imm(0),
+                    },
+                ),
+                put(out, 0, 64, v(x)),
+            ],
+            els: vec![
+                inst(ar, Inst::Arange { n: 64 }),
+                bin(ar, BinOp::Mul, v(ar), imm(2)),
+                bin(ar, BinOp::Add, v(ar), imm(1)),
+                put(data, 0, 64, v(ar)),
+                eff(Inst::AtomicStore {
+                    access: flag_at0(),
+                    value: imm(1),
+                    sem: Sem::Release,
+                    scope: Scope::Gpu,
+                }),
+            ],
+            span: Span::NONE,
+        },
+    ];
+    k.finish(body)
+}
+
+#[test]
+fn cross_block_producer_consumer_in_one_launch_terminates() {
+    let kernel = producer_consumer_kernel();
+    for _ in 0..50 {
+        let (d, f, o) = (mem(&[0; 64]), mem(&[0]), mem(&[0; 64]));
+        let opts = EmuOptions {
+            max_loop_iterations: Some(200_000_000),
+            ..strict()
+        };
+        launch(
+            &kernel,
+            2,
+            &[EmuArg::Tensor(&d), EmuArg::Tensor(&f), EmuArg::Tensor(&o)],
+            &opts,
+        )
+        .unwrap();
+        assert_eq!(read(&o), (0..64).map(|i| 2 * i + 1).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn step_limit_stops_a_spin_that_cannot_end() {
+    // One worker: block 0 spins for block 1, which can only start after block 0 ends.
+    let kernel = producer_consumer_kernel();
+    let (d, f, o) = (mem(&[0; 64]), mem(&[0]), mem(&[0; 64]));
+    let opts = EmuOptions {
+        workers: 1,
+        max_loop_iterations: Some(10_000),
+        ..strict()
+    };
+    let e = launch(
+        &kernel,
+        2,
+        &[EmuArg::Tensor(&d), EmuArg::Tensor(&f), EmuArg::Tensor(&o)],
+        &opts,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        EmuError::StepLimit {
+            kernel: "test_kernel".into(),
+            block: 0,
+            limit: 10_000
+        }
+    );
+}
+
+#[test]
+fn an_error_in_one_block_stops_blocks_spinning_forever() {
+    let mut k = Kb::new();
+    let out = k.tensor("out");
+    let (bid, x) = (k.s(), k.t(&[4]));
+    let bad = k.b();
+    let body = vec![
+        inst(bid, Inst::BlockIdx),
+        bin(bad, BinOp::Eq, v(bid), imm(5)),
+        Stmt::If {
+            cond: v(bad),
+            then: vec![inst(
+                x,
+                Inst::Load {
+                    access: acc(out, &[4], vec![pos(0, imm(-2))], None, false),
+                    other: imm(0),
+                },
+            )],
+            els: vec![Stmt::While {
+                cond_block: vec![],
+                cond: bimm(true),
+                body: vec![],
+                span: Span::NONE,
+            }],
+            span: Span::NONE,
+        },
+    ];
+    let kernel = k.finish(body);
+    let o = mem(&[0; 4]);
+    let e = launch(&kernel, 8, &[EmuArg::Tensor(&o)], &EmuOptions::default()).unwrap_err();
+    assert!(matches!(e, EmuError::OutOfBounds { block: 5, .. }), "{e}");
+}
+
+#[test]
+fn loops_breaks_and_branches() {
+    let mut k = Kb::new();
+    let out = k.tensor("out");
+    let (i, total, count, j) = (k.s(), k.s(), k.s(), k.s());
+    let (stop, more) = (k.b(), k.b());
+    let body = vec![
+        inst(total, Inst::Mov(imm(0))),
+        // for i in (1..20).step_by(3) { if i >= 13 { break } total += i }
+        for_(
+            i,
+            imm(1),
+            imm(20),
+            imm(3),
+            vec![
+                bin(stop, BinOp::Ge, v(i), imm(13)),
+                Stmt::If {
+                    cond: v(stop),
+                    then: vec![Stmt::Break { span: Span::NONE }],
+                    els: vec![],
+                    span: Span::NONE,
+                },
+                bin(total, BinOp::Add, v(total), v(i)),
+            ],
+        ),
+        put(out, 0, 1, v(total)),
+        // Non-positive steps run zero iterations.
+        inst(count, Inst::Mov(imm(0))),
+        for_(
+            j,
+            imm(0),
+            imm(10),
+            imm(0),
+            vec![bin(count, BinOp::Add, v(count), imm(1))],
+        ),
+        for_(
+            j,
+            imm(0),
+            imm(10),
+            imm(-1),
+            vec![bin(count, BinOp::Add, v(count), imm(1))],
+        ),
+        // A range ending at i32::MAX stops instead of wrapping.
+        for_(
+            j,
+            imm(i32::MAX - 5),
+            imm(i32::MAX),
+            imm(4),
+            vec![bin(count, BinOp::Add, v(count), imm(100))],
+        ),
+        put(out, 1, 1, v(count)),
+        // while j < 50 { j = j * 2 + 1 }
+        inst(j, Inst::Mov(imm(1))),
+        Stmt::While {
+            cond_block: vec![bin(more, BinOp::Lt, v(j), imm(50))],
+            cond: v(more),
+            body: vec![
+                bin(j, BinOp::Mul, v(j), imm(2)),
+                bin(j, BinOp::Add, v(j), imm(1)),
+            ],
+            span: Span::NONE,
+        },
+        put(out, 2, 1, v(j)),
+    ];
+    let kernel = k.finish(body);
+    let o = mem(&[0; 3]);
+    launch(&kernel, 1, &[EmuArg::Tensor(&o)], &strict()).unwrap();
+    assert_eq!(read(&o), vec![1 + 4 + 7 + 10, 200, 63]);
+}
+
+#[test]
+fn shared_memory_is_poisoned_per_block() {
+    let mut k = Kb::new();
+    let out = k.tensor("out");
+    let (sh, alloc) = k.shared(&[4]);
+    let (bid, x) = (k.s(), k.t(&[4]));
+    let body = vec![
+        alloc,
+        inst(bid, Inst::BlockIdx),
+        inst(
+            x,
+            Inst::Load {
+                access: acc(sh, &[4], vec![pos(0, imm(0))], None, false),
+                other: imm(0),
+            },
+        ),
+        eff(Inst::Store {
+            access: acc(out, &[4], vec![pos(0, imm(0))], None, false),
+            value: v(x),
+        }),
+        // Write shared after reading it: the next block on this worker must not see this.
+        eff(Inst::Store {
+            access: acc(sh, &[4], vec![pos(0, imm(0))], None, false),
+            value: v(bid),
+        }),
+    ];
+    let kernel = k.finish(body);
+    let o = mem(&[0; 4]);
+    launch(
+        &kernel,
+        3,
+        &[EmuArg::Tensor(&o)],
+        &EmuOptions {
+            workers: 1,
+            ..strict()
+        },
+    )
+    .unwrap();
+    assert_eq!(read(&o), vec![SHARED_POISON; 4]);
+}
+
+#[test]
+fn shared_rmw_inactive_results_and_cas() {
+    let mut k = Kb::new();
+    let out = k.tensor("out");
+    let (sh, alloc) = k.shared(&[4]);
+    let (ar, old, exp) = (k.t(&[8]), k.t(&[8]), k.t(&[8]));
+    let body = vec![
+        alloc,
+        eff(Inst::Store {
+            access: acc(sh, &[4], vec![pos(0, imm(0))], None, false),
+            value: imm(5),
+        }),
+        inst(ar, Inst::Arange { n: 8 }),
+        bin(exp, BinOp::Add, v(ar), imm(3)), // expected 3..11: only element 2 (index 2) matches 5
+        // Elements 4..8 are out of bounds (checked): they yield their compare operand.
+        inst(
+            old,
+            Inst::AtomicRmw {
+                op: RmwOp::Cas,
+                access: acc(sh, &[8], vec![pos(0, imm(0))], None, true),
+                values: imm(42),
+                compare: Some(v(exp)),
+                sem: Sem::AcqRel,
+                scope: Scope::Cta,
+                inactive: InactiveResult::Compare,
+            },
+        ),
+        put(out, 0, 8, v(old)),
+        inst(
+            old,
+            Inst::Load {
+                access: acc(sh, &[8], vec![pos(0, imm(0))], None, true),
+                other: imm(-1),
+            },
+        ),
+        put(out, 8, 8, v(old)),
+    ];
+    let kernel = k.finish(body);
+    let o = mem(&[0; 16]);
+    launch(&kernel, 1, &[EmuArg::Tensor(&o)], &strict()).unwrap();
+    assert_eq!(
+        read(&o),
+        vec![5, 5, 5, 5, 7, 8, 9, 10, 5, 5, 42, 5, -1, -1, -1, -1]
+    );
+}
+
+#[test]
+fn argument_checks_and_empty_grid() {
+    let mut k = Kb::new();
+    k.tensor("x");
+    k.scalar_param("n");
+    let kernel = k.finish(vec![]);
+    let x = mem(&[0]);
+    assert!(matches!(
+        launch(&kernel, 1, &[EmuArg::Tensor(&x)], &strict()),
+        Err(EmuError::ArgCount {
+            expected: 2,
+            got: 1,
+            ..
+        })
+    ));
+    assert!(matches!(
+        launch(&kernel, 1, &[EmuArg::I32(1), EmuArg::I32(1)], &strict()),
+        Err(EmuError::ArgKind { index: 0, .. })
+    ));
+    assert!(matches!(
+        launch(
+            &kernel,
+            1,
+            &[EmuArg::Tensor(&x), EmuArg::Tensor(&x)],
+            &strict()
+        ),
+        Err(EmuError::ArgKind { index: 1, .. })
+    ));
+    launch(&kernel, 0, &[EmuArg::Tensor(&x), EmuArg::I32(1)], &strict()).unwrap();
+    launch(
+        &kernel,
+        1000,
+        &[EmuArg::Tensor(&x), EmuArg::I32(1)],
+        &strict(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn malformed_ir_is_an_error_not_a_panic() {
+    let mut k = Kb::new();
+    let out = k.tensor("out");
+    let (a, b) = (k.s(), k.t(&[4]));
+    let cases: Vec<Block> = vec![
+        vec![bin(a, BinOp::Add, v(a), imm(1))], // read before assignment
+        vec![bin(a, BinOp::Add, v(99), imm(1))], // no such variable
+        vec![inst(
+            b,
+            Inst::Reshape {
+                x: out,
+                shape: vec![4],
+            },
+        )], // a tensor as a value
+        vec![Stmt::Break { span: Span::NONE }],
+        vec![inst(
+            b,
+            Inst::Load {
+                access: acc(out, &[4], vec![], None, true),
+                other: imm(0),
+            },
+        )],
+        vec![inst(
+            b,
+            Inst::AllocShared {
+                dtype: DType::I32,
+                shape: vec![4],
+                offset: 0,
+            },
+        )],
+    ];
+    for body in cases {
+        let kernel = Kb {
+            params: k.params.clone(),
+            vars: k.vars.clone(),
+            shared_bytes: 0,
+        }
+        .finish(body);
+        let o = mem(&[0; 4]);
+        let e = launch(&kernel, 2, &[EmuArg::Tensor(&o)], &strict()).unwrap_err();
+        assert!(matches!(e, EmuError::Malformed { .. }), "{e}");
+    }
+}
+
+#[test]
+fn kernel_survives_a_json_round_trip() {
+    let kernel = Kernel::from_json(&histogram_kernel(64, 16).to_json()).unwrap();
+    let (d, h) = (mem(&[1, 2, 3, 3, 15]), mem(&[0; 16]));
+    launch(
+        &kernel,
+        2,
+        &[EmuArg::Tensor(&d), EmuArg::I32(5), EmuArg::Tensor(&h)],
+        &strict(),
+    )
+    .unwrap();
+    let mut want = vec![0; 16];
+    for i in [1, 2, 3, 3, 15] {
+        want[i] += 1;
+    }
+    assert_eq!(read(&h), want);
+}

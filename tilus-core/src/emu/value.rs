@@ -1,0 +1,130 @@
+//! Runtime values of IR variables, and borrowed views of operands.
+
+use crate::ir::{DType, Operand};
+
+/// The value held by an IR variable in one block.
+#[derive(Debug, Clone, Default)]
+pub(crate) enum Value {
+    /// Not assigned yet in this block (reading it is an IR error, reported, never a panic).
+    #[default]
+    Undef,
+    /// A block-uniform scalar (bools are 0/1).
+    Scalar(i32),
+    /// A register tile, row-major.
+    Tile(Tile),
+    /// A global tensor or a view of one.
+    Global(GlobalView),
+    /// A shared-memory tensor of the block.
+    Shared(SharedView),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Tile {
+    pub shape: Vec<usize>,
+    pub data: Vec<i32>,
+}
+
+/// A global view: parameter `param`'s memory, starting `offset` elements into it, with runtime
+/// row-major `dims`. Offsets and dims are i64 so that view arithmetic on i32 inputs cannot
+/// overflow before the bounds check sees it.
+#[derive(Debug, Clone)]
+pub(crate) struct GlobalView {
+    pub param: usize,
+    pub offset: i64,
+    pub dims: Vec<i64>,
+}
+
+/// A shared tensor: `word` is its first i32 word in the block's shared window.
+#[derive(Debug, Clone)]
+pub(crate) struct SharedView {
+    pub word: usize,
+    pub shape: Vec<usize>,
+}
+
+/// A borrowed element source: an operand that is either a scalar (broadcast to every element)
+/// or a tile's data.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Elems<'a> {
+    Scalar(i32),
+    Tile(&'a [usize], &'a [i32]),
+}
+
+impl<'a> Elems<'a> {
+    /// Element `e` (the scalar for every `e`). Callers check tile lengths up front, so the
+    /// `get` fallback is only a no-panic guard.
+    #[inline(always)]
+    pub fn at(&self, e: usize) -> i32 {
+        match self {
+            Elems::Scalar(v) => *v,
+            Elems::Tile(_, d) => d.get(e).copied().unwrap_or(0),
+        }
+    }
+    pub fn shape(&self) -> Option<&'a [usize]> {
+        match self {
+            Elems::Scalar(_) => None,
+            Elems::Tile(s, _) => Some(s),
+        }
+    }
+    /// Number of elements of a tile; `None` for a scalar.
+    pub fn len(&self) -> Option<usize> {
+        match self {
+            Elems::Scalar(_) => None,
+            Elems::Tile(_, d) => Some(d.len()),
+        }
+    }
+}
+
+/// Row-major strides of `dims` (negative dims count as 0 so no address is ever valid).
+pub(crate) fn strides_i64(dims: &[i64]) -> Vec<i64> {
+    let mut s = vec![1i64; dims.len()];
+    for k in (0..dims.len().saturating_sub(1)).rev() {
+        s[k] = s[k + 1].saturating_mul(dims[k + 1].max(0));
+    }
+    s
+}
+
+/// Number of elements of a compile-time shape, saturating (a shape that large is an IR error
+/// that the caller reports).
+pub(crate) fn numel_checked(shape: &[usize]) -> Option<usize> {
+    shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))
+}
+
+/// Advance a row-major position counter over `shape` (the last axis varies fastest).
+#[inline(always)]
+pub(crate) fn next_pos(pos: &mut [usize], shape: &[usize]) {
+    for k in (0..pos.len()).rev() {
+        pos[k] += 1;
+        if pos[k] < shape[k] {
+            return;
+        }
+        pos[k] = 0;
+    }
+}
+
+/// The elements of an operand: an immediate or a scalar variable broadcasts, a tile variable
+/// is borrowed. Bool immediates are normalised to 0/1. `Err` names what was wrong (an IR error).
+pub(crate) fn operand(vars: &[Value], op: Operand) -> Result<Elems<'_>, String> {
+    match op {
+        Operand::Imm(v, DType::Bool) => Ok(Elems::Scalar((v != 0) as i32)),
+        Operand::Imm(v, DType::I32) => Ok(Elems::Scalar(v)),
+        Operand::Var(id) => match vars.get(id as usize) {
+            Some(Value::Scalar(v)) => Ok(Elems::Scalar(*v)),
+            Some(Value::Tile(t)) => Ok(Elems::Tile(&t.shape, &t.data)),
+            Some(Value::Undef) => Err(format!("variable {id} is read before it is assigned")),
+            Some(_) => Err(format!(
+                "variable {id} is a memory reference where a value is expected"
+            )),
+            None => Err(format!("variable {id} does not exist")),
+        },
+    }
+}
+
+/// A scalar operand (a tile here is an IR error).
+pub(crate) fn scalar(vars: &[Value], op: Operand) -> Result<i32, String> {
+    match operand(vars, op)? {
+        Elems::Scalar(v) => Ok(v),
+        Elems::Tile(..) => Err(format!(
+            "operand {op:?} is a tile where a scalar is expected"
+        )),
+    }
+}
