@@ -146,6 +146,10 @@ impl CudaDevice {
         )
     }
 
+    pub(crate) fn context(&self) -> &Context {
+        &self.ctx
+    }
+
     /// Make the context current on the calling thread.
     pub(crate) fn make_current(&self) -> Result<()> {
         CurrentContext::set_current(&self.ctx).map_err(cust_err(format!(

@@ -140,6 +140,18 @@ impl Device {
         Ok(d)
     }
 
+    /// The CUDA context of a GPU device (`None` on the emulator), for code that uses `cust`
+    /// directly alongside tilus: make it current with
+    /// `cust::context::CurrentContext::set_current(ctx)` on each thread before `cust` calls.
+    /// It is the device's primary context, shared with other users of it in the process.
+    #[cfg(feature = "cuda")]
+    pub fn cuda_context(&self) -> Option<&cust::context::Context> {
+        match &self.inner.backend {
+            Backend::Cuda(c) => Some(c.context()),
+            Backend::Emu(_) => None,
+        }
+    }
+
     /// Whether this is a GPU (as opposed to the emulator).
     pub fn is_gpu(&self) -> bool {
         match &self.inner.backend {
