@@ -1,0 +1,652 @@
+//! The emitter: per-variable register storage, operand resolution, the cached per-thread
+//! prologue, and structured control flow. Instruction lowering lives in `inst.rs`, memory
+//! accesses in `access.rs`, cross-thread collectives in `collective.rs`.
+
+use std::collections::BTreeMap;
+
+use super::layout::Layout;
+use super::regs::{Class, PVal, Reg, Regs, Val};
+use super::CodegenError;
+use crate::ir::{DType, Kernel, Operand, ParamKind, Stmt, Ty, VarId};
+
+pub(super) type Res<T> = Result<T, CodegenError>;
+
+pub(super) fn internal<T>(msg: impl Into<String>) -> Res<T> {
+    Err(CodegenError::Internal(msg.into()))
+}
+
+/// A global tensor or view: base pointer and length of the parameter it came from, the element
+/// offset of the view inside it and the view's runtime dims. All in registers owned by the
+/// variable, so re-assigning a `let mut` view overwrites them in place.
+#[derive(Debug, Clone)]
+pub(super) struct GlobalSt {
+    pub ptr: Reg,
+    pub len: Reg,
+    pub off: Reg,
+    pub dims: Vec<Reg>,
+}
+
+/// Where a variable's value lives. A variable keeps the same storage for its whole life: the
+/// first emitted assignment allocates it, later ones (loop-carried `let mut`) write into it.
+#[derive(Debug, Clone)]
+pub(super) enum Storage {
+    Scalar(Reg),
+    /// One register per layout slot.
+    Tile(Vec<Reg>),
+    Global(GlobalSt),
+    /// Compile-time placement in the shared window.
+    Shared {
+        offset: usize,
+        shape: Vec<usize>,
+    },
+}
+
+/// Keys of values computed once in the prologue (they depend only on the thread index).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Cached {
+    TidTimes(usize),
+    /// `tid < owners` for partial chunks.
+    TidLt(usize),
+    SmemBase,
+    ConstPred(bool),
+    Lane,
+    Warp,
+}
+
+pub(super) struct Emitter<'k> {
+    pub k: &'k Kernel,
+    pub threads: usize,
+    pub regs: Regs,
+    pub prologue: Vec<String>,
+    pub body: Vec<String>,
+    pub storage: Vec<Option<Storage>>,
+    /// Number of assignments of each variable (parameters count one).
+    pub defs: Vec<u32>,
+    /// Known trailing zero bits of single-assignment i32 scalars (for a global view: of its
+    /// offset). Used to prove vector accesses aligned.
+    pub tz: Vec<u32>,
+    cache: BTreeMap<Cached, Reg>,
+    labels: u32,
+    loop_ends: Vec<String>,
+    pub tid: Reg,
+    /// Bytes of back-end scratch needed after the user's shared allocations.
+    pub scratch_bytes: usize,
+}
+
+fn count_defs(block: &[Stmt], defs: &mut [u32]) {
+    for s in block {
+        match s {
+            Stmt::Inst { dst: Some(d), .. } => defs[*d as usize] += 1,
+            Stmt::Inst { dst: None, .. } | Stmt::Break { .. } => {}
+            Stmt::For { var, body, .. } => {
+                defs[*var as usize] += 1;
+                count_defs(body, defs);
+            }
+            Stmt::While {
+                cond_block, body, ..
+            } => {
+                count_defs(cond_block, defs);
+                count_defs(body, defs);
+            }
+            Stmt::If { then, els, .. } => {
+                count_defs(then, defs);
+                count_defs(els, defs);
+            }
+        }
+    }
+}
+
+/// Trailing zero bits of a constant (0 is divisible by everything).
+pub(super) fn tz_imm(c: i32) -> u32 {
+    if c == 0 {
+        32
+    } else {
+        c.trailing_zeros()
+    }
+}
+
+impl<'k> Emitter<'k> {
+    pub fn new(k: &'k Kernel) -> Emitter<'k> {
+        let n = k.vars.len();
+        let mut defs = vec![0u32; n];
+        for d in defs.iter_mut().take(k.params.len()) {
+            *d = 1;
+        }
+        count_defs(&k.body, &mut defs);
+        let mut regs = Regs::default();
+        let tid = regs.new_reg(Class::B32);
+        Emitter {
+            k,
+            threads: k.threads as usize,
+            regs,
+            prologue: vec![format!("\tmov.u32 \t{tid}, %tid.x;")],
+            body: Vec::new(),
+            storage: vec![None; n],
+            defs,
+            tz: vec![0; n],
+            cache: BTreeMap::new(),
+            labels: 0,
+            loop_ends: Vec::new(),
+            tid,
+            scratch_bytes: 0,
+        }
+    }
+
+    // ----- text -----
+
+    pub fn line(&mut self, s: impl AsRef<str>) {
+        self.body.push(format!("\t{}", s.as_ref()));
+    }
+    pub fn comment(&mut self, s: impl AsRef<str>) {
+        let s = s.as_ref().replace(['\n', '\r'], " ");
+        self.body.push(format!("\t// {s}"));
+    }
+    fn label(&mut self, l: &str) {
+        self.body.push(format!("{l}:"));
+    }
+    pub fn new_label(&mut self, kind: &str) -> String {
+        self.labels += 1;
+        format!("$L_{kind}_{}", self.labels)
+    }
+    pub fn r32(&mut self) -> Reg {
+        self.regs.new_reg(Class::B32)
+    }
+    pub fn r64(&mut self) -> Reg {
+        self.regs.new_reg(Class::B64)
+    }
+    pub fn pred(&mut self) -> Reg {
+        self.regs.new_reg(Class::Pred)
+    }
+
+    /// `@p ` / `@!p ` guard text for a predicate (empty when always true).
+    pub fn guard(p: PVal) -> String {
+        match p {
+            PVal::Reg(r) => format!("@{r} "),
+            _ => String::new(),
+        }
+    }
+
+    // ----- prologue caches -----
+
+    fn cached(&mut self, key: Cached, class: Class, text: impl FnOnce(Reg, Reg) -> String) -> Reg {
+        if let Some(r) = self.cache.get(&key) {
+            return *r;
+        }
+        let r = self.regs.new_reg(class);
+        let line = text(r, self.tid);
+        self.prologue.push(line);
+        self.cache.insert(key, r);
+        r
+    }
+
+    /// `tid * v`: the thread's first flat index in every layout of width `v`.
+    pub fn tid_times(&mut self, v: usize) -> Reg {
+        if v == 1 {
+            return self.tid;
+        }
+        let sh = v.trailing_zeros();
+        self.cached(Cached::TidTimes(v), Class::B32, |r, t| {
+            format!("\tshl.b32 \t{r}, {t}, {sh};")
+        })
+    }
+
+    /// Whether the thread owns slot chunk `o` of `layout` (compile-time true for full chunks).
+    pub fn chunk_exists(&mut self, layout: &Layout, o: usize) -> PVal {
+        if layout.chunk_full(o) {
+            return PVal::True;
+        }
+        let owners = layout.chunk_owners(o);
+        PVal::Reg(self.cached(Cached::TidLt(owners), Class::Pred, |r, t| {
+            format!("\tsetp.lt.u32 \t{r}, {t}, {owners};")
+        }))
+    }
+
+    /// 32-bit shared address of the dynamic window.
+    pub fn smem_base(&mut self) -> Reg {
+        self.cached(Cached::SmemBase, Class::B32, |r, _| {
+            format!("\tmov.u32 \t{r}, tilus_smem;")
+        })
+    }
+
+    pub fn const_pred(&mut self, b: bool) -> Reg {
+        self.cached(Cached::ConstPred(b), Class::Pred, |r, _| {
+            format!("\tmov.pred \t{r}, {};", b as i32)
+        })
+    }
+
+    pub fn lane(&mut self) -> Reg {
+        self.cached(Cached::Lane, Class::B32, |r, t| {
+            format!("\tand.b32 \t{r}, {t}, 31;")
+        })
+    }
+
+    pub fn warp(&mut self) -> Reg {
+        self.cached(Cached::Warp, Class::B32, |r, t| {
+            format!("\tshr.u32 \t{r}, {t}, 5;")
+        })
+    }
+
+    /// Reserve `bytes` of scratch (shared memory after the user's allocations); returns its
+    /// 32-bit shared address register expression base and byte offset.
+    pub fn scratch(&mut self, bytes: usize) -> usize {
+        self.scratch_bytes = self.scratch_bytes.max(bytes);
+        self.scratch_offset()
+    }
+    pub fn scratch_offset(&self) -> usize {
+        self.k.shared_bytes.div_ceil(16) * 16
+    }
+
+    // ----- types and storage -----
+
+    pub fn ty(&self, v: VarId) -> Res<&'k Ty> {
+        match self.k.vars.get(v as usize) {
+            Some(var) => Ok(&var.ty),
+            None => internal(format!("variable {v} out of range")),
+        }
+    }
+    pub fn name(&self, v: VarId) -> &str {
+        self.k
+            .vars
+            .get(v as usize)
+            .map(|x| x.name.as_str())
+            .unwrap_or("?")
+    }
+    pub fn op_ty(&self, o: Operand) -> Res<Ty> {
+        match o {
+            Operand::Var(v) => Ok(self.ty(v)?.clone()),
+            Operand::Imm(_, d) => Ok(Ty::Scalar(d)),
+        }
+    }
+    pub fn layout_of(&self, shape: &[usize]) -> Layout {
+        Layout::new(crate::ir::numel(shape), self.threads)
+    }
+    fn class_of(d: DType) -> Class {
+        match d {
+            DType::Bool => Class::Pred,
+            DType::I32 => Class::B32,
+        }
+    }
+
+    pub fn storage(&self, v: VarId) -> Res<&Storage> {
+        match self.storage.get(v as usize) {
+            Some(Some(s)) => Ok(s),
+            _ => internal(format!(
+                "variable `{}` ({v}) read before it is assigned",
+                self.name(v)
+            )),
+        }
+    }
+
+    /// The registers of a scalar or tile variable, allocating them on its first assignment.
+    pub fn dst_regs(&mut self, v: VarId) -> Res<Vec<Reg>> {
+        if let Some(Some(s)) = self.storage.get(v as usize) {
+            return match s {
+                Storage::Scalar(r) => Ok(vec![*r]),
+                Storage::Tile(rs) => Ok(rs.clone()),
+                _ => internal(format!("`{}` is not a register value", self.name(v))),
+            };
+        }
+        let (st, regs) = match self.ty(v)? {
+            Ty::Scalar(d) => {
+                let r = self.regs.new_reg(Self::class_of(*d));
+                (Storage::Scalar(r), vec![r])
+            }
+            Ty::Tile { dtype, shape } => {
+                let n = self.layout_of(shape).slots();
+                let rs: Vec<Reg> = (0..n)
+                    .map(|_| self.regs.new_reg(Self::class_of(*dtype)))
+                    .collect();
+                (Storage::Tile(rs.clone()), rs)
+            }
+            _ => return internal(format!("`{}` is not a register value", self.name(v))),
+        };
+        self.storage[v as usize] = Some(st);
+        Ok(regs)
+    }
+
+    /// The global storage of `v`, allocating registers on first assignment.
+    pub fn dst_global(&mut self, v: VarId) -> Res<GlobalSt> {
+        if let Some(Some(s)) = self.storage.get(v as usize) {
+            return match s {
+                Storage::Global(g) => Ok(g.clone()),
+                _ => internal(format!("`{}` is not a global tensor", self.name(v))),
+            };
+        }
+        let Ty::Global { rank, .. } = self.ty(v)? else {
+            return internal(format!("`{}` is not a global tensor", self.name(v)));
+        };
+        let g = GlobalSt {
+            ptr: self.r64(),
+            len: self.r32(),
+            off: self.r32(),
+            dims: (0..*rank).map(|_| self.regs.new_reg(Class::B32)).collect(),
+        };
+        self.storage[v as usize] = Some(Storage::Global(g.clone()));
+        Ok(g)
+    }
+
+    pub fn global(&self, v: VarId) -> Res<GlobalSt> {
+        match self.storage(v)? {
+            Storage::Global(g) => Ok(g.clone()),
+            _ => internal(format!("`{}` is not a global tensor", self.name(v))),
+        }
+    }
+
+    /// Number of register slots of an operand (1 for scalars).
+    pub fn is_tile(&self, o: Operand) -> Res<bool> {
+        Ok(matches!(self.op_ty(o)?, Ty::Tile { .. }))
+    }
+
+    /// Element `slot` of an i32 operand (a tile's slot register, or the scalar itself).
+    pub fn elem(&mut self, o: Operand, slot: usize) -> Res<Val> {
+        match o {
+            Operand::Imm(i, _) => Ok(Val::Imm(i)),
+            Operand::Var(v) => match self.storage(v)? {
+                Storage::Scalar(r) => Ok(Val::Reg(*r)),
+                Storage::Tile(rs) => match rs.get(slot) {
+                    Some(r) => Ok(Val::Reg(*r)),
+                    None => internal(format!("slot {slot} of `{}` out of range", self.name(v))),
+                },
+                _ => internal(format!("`{}` is not a value", self.name(v))),
+            },
+        }
+    }
+
+    /// Element `slot` of a bool operand as a predicate (immediates fold).
+    pub fn elem_pval(&mut self, o: Operand, slot: usize) -> Res<PVal> {
+        match o {
+            Operand::Imm(i, _) => Ok(if i != 0 { PVal::True } else { PVal::False }),
+            Operand::Var(_) => match self.elem(o, slot)? {
+                Val::Reg(r) if r.class == Class::Pred => Ok(PVal::Reg(r)),
+                _ => internal("expected a bool operand"),
+            },
+        }
+    }
+
+    /// Element `slot` of a bool operand as a predicate register.
+    pub fn elem_pred(&mut self, o: Operand, slot: usize) -> Res<Reg> {
+        Ok(match self.elem_pval(o, slot)? {
+            PVal::Reg(r) => r,
+            PVal::True => self.const_pred(true),
+            PVal::False => self.const_pred(false),
+        })
+    }
+
+    /// Known trailing zero bits of an i32 scalar operand.
+    pub fn tz_of(&self, o: Operand) -> u32 {
+        match o {
+            Operand::Imm(c, _) => tz_imm(c),
+            Operand::Var(v) if self.defs.get(v as usize) == Some(&1) => self.tz[v as usize],
+            Operand::Var(_) => 0,
+        }
+    }
+    pub fn set_tz(&mut self, v: VarId, tz: u32) {
+        if self.defs.get(v as usize) == Some(&1) {
+            self.tz[v as usize] = tz.min(32);
+        }
+    }
+
+    // ----- small folding arithmetic on uniform or per-thread 32-bit values -----
+
+    pub fn vadd(&mut self, a: Val, b: Val) -> Val {
+        match (a, b) {
+            (Val::Imm(x), Val::Imm(y)) => Val::Imm(x.wrapping_add(y)),
+            (x, Val::Imm(0)) | (Val::Imm(0), x) => x,
+            (Val::Imm(_), Val::Reg(_)) => self.vadd(b, a),
+            _ => {
+                let r = self.r32();
+                self.line(format!("add.s32 \t{r}, {a}, {b};"));
+                Val::Reg(r)
+            }
+        }
+    }
+    pub fn vsub(&mut self, a: Val, b: Val) -> Val {
+        match (a, b) {
+            (Val::Imm(x), Val::Imm(y)) => Val::Imm(x.wrapping_sub(y)),
+            (x, Val::Imm(0)) => x,
+            _ => {
+                let r = self.r32();
+                self.line(format!("sub.s32 \t{r}, {a}, {b};"));
+                Val::Reg(r)
+            }
+        }
+    }
+    pub fn vmul(&mut self, a: Val, b: Val) -> Val {
+        match (a, b) {
+            (Val::Imm(x), Val::Imm(y)) => Val::Imm(x.wrapping_mul(y)),
+            (_, Val::Imm(0)) | (Val::Imm(0), _) => Val::Imm(0),
+            (x, Val::Imm(1)) | (Val::Imm(1), x) => x,
+            (Val::Imm(_), Val::Reg(_)) => self.vmul(b, a),
+            _ => {
+                let r = self.r32();
+                self.line(format!("mul.lo.s32 \t{r}, {a}, {b};"));
+                Val::Reg(r)
+            }
+        }
+    }
+    pub fn vminmax(&mut self, max: bool, a: Val, b: Val) -> Val {
+        match (a, b) {
+            (Val::Imm(x), Val::Imm(y)) => Val::Imm(if max { x.max(y) } else { x.min(y) }),
+            (Val::Imm(_), Val::Reg(_)) => self.vminmax(max, b, a),
+            _ => {
+                let r = self.r32();
+                self.line(format!(
+                    "{}.s32 \t{r}, {a}, {b};",
+                    if max { "max" } else { "min" }
+                ));
+                Val::Reg(r)
+            }
+        }
+    }
+    /// `a cmp b` (cmp a PTX comparison like `lt`, ty `s32`/`u32`), folded when both are known.
+    pub fn vsetp(&mut self, cmp: &str, ty: &str, a: Val, b: Val) -> PVal {
+        if let (Val::Imm(x), Val::Imm(y)) = (a, b) {
+            let r = if ty == "u32" {
+                let (x, y) = (x as u32, y as u32);
+                fold_cmp(cmp, x.cmp(&y))
+            } else {
+                fold_cmp(cmp, x.cmp(&y))
+            };
+            return if r { PVal::True } else { PVal::False };
+        }
+        let p = self.pred();
+        self.line(format!("setp.{cmp}.{ty} \t{p}, {a}, {b};"));
+        PVal::Reg(p)
+    }
+    pub fn pand(&mut self, a: PVal, b: PVal) -> PVal {
+        match (a, b) {
+            (PVal::False, _) | (_, PVal::False) => PVal::False,
+            (PVal::True, x) | (x, PVal::True) => x,
+            (PVal::Reg(x), PVal::Reg(y)) => {
+                let p = self.pred();
+                self.line(format!("and.pred \t{p}, {x}, {y};"));
+                PVal::Reg(p)
+            }
+        }
+    }
+    /// Materialise a value into a fresh register (for instruction slots that take no immediate).
+    pub fn in_reg(&mut self, v: Val) -> Reg {
+        match v {
+            Val::Reg(r) => r,
+            Val::Imm(i) => {
+                let r = self.r32();
+                self.line(format!("mov.b32 \t{r}, {i};"));
+                r
+            }
+        }
+    }
+
+    // ----- statements -----
+
+    pub fn params(&mut self) -> Res<()> {
+        let name = &self.k.name;
+        for (i, p) in self.k.params.iter().enumerate() {
+            let v = i as VarId;
+            match &p.kind {
+                ParamKind::Tensor(_) => {
+                    let g = self.dst_global(v)?;
+                    let raw = self.r64();
+                    self.line(format!("ld.param.u64 \t{raw}, [{name}_param_{i}_ptr];"));
+                    self.line(format!("cvta.to.global.u64 \t{}, {raw};", g.ptr));
+                    self.line(format!("ld.param.u32 \t{}, [{name}_param_{i}_len];", g.len));
+                    self.line(format!("mov.b32 \t{}, 0;", g.off));
+                    for d in &g.dims {
+                        self.line(format!("mov.b32 \t{d}, {};", g.len));
+                    }
+                    self.tz[i] = 32;
+                }
+                ParamKind::Scalar(d) => {
+                    let r = self.dst_regs(v)?[0];
+                    match d {
+                        DType::I32 => self.line(format!("ld.param.s32 \t{r}, [{name}_param_{i}];")),
+                        DType::Bool => {
+                            let t = self.r32();
+                            self.line(format!("ld.param.s32 \t{t}, [{name}_param_{i}];"));
+                            self.line(format!("setp.ne.s32 \t{r}, {t}, 0;"));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn block(&mut self, b: &[Stmt]) -> Res<()> {
+        for s in b {
+            self.stmt(s)?;
+        }
+        Ok(())
+    }
+
+    /// Branch to `label` when the uniform bool `cond` equals `when`.
+    fn branch_if(&mut self, cond: Operand, when: bool, label: &str) -> Res<()> {
+        match self.elem_pval(cond, 0)? {
+            PVal::Reg(p) => {
+                let neg = if when { "" } else { "!" };
+                self.line(format!("@{neg}{p} bra.uni \t{label};"));
+            }
+            PVal::True if when => self.line(format!("bra.uni \t{label};")),
+            PVal::False if !when => self.line(format!("bra.uni \t{label};")),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Res<()> {
+        match s {
+            Stmt::Inst { dst, inst, .. } => self.inst(*dst, inst),
+            Stmt::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+                ..
+            } => {
+                let (head, end_l) = (self.new_label("for_body"), self.new_label("for_end"));
+                self.comment(format!(
+                    "for {} in ({start:?}..{end:?}).step_by({step:?})",
+                    self.name(*var)
+                ));
+                let start_v = self.elem(*start, 0)?;
+                // `end` and `step` are evaluated once, before the loop (Rust range semantics).
+                let end_v = self.elem(*end, 0)?;
+                let step_v = self.elem(*step, 0)?;
+                let (end_v, step_v) = (self.snapshot(*end, end_v), self.snapshot(*step, step_v));
+                let tz = self.tz_of(*start).min(self.tz_of(*step));
+                let i = self.dst_regs(*var)?[0];
+                self.set_tz(*var, tz);
+                self.line(format!("mov.b32 \t{i}, {start_v};"));
+                let nonpos = self.vsetp("le", "s32", step_v, Val::Imm(0));
+                let empty = self.vsetp("ge", "s32", Val::Reg(i), end_v);
+                for p in [nonpos, empty] {
+                    match p {
+                        PVal::Reg(p) => self.line(format!("@{p} bra.uni \t{end_l};")),
+                        PVal::True => self.line(format!("bra.uni \t{end_l};")),
+                        PVal::False => {}
+                    }
+                }
+                self.label(&head);
+                self.loop_ends.push(end_l.clone());
+                self.block(body)?;
+                self.loop_ends.pop();
+                // Continue while step < end - i. With i < end the difference is exact as u32,
+                // so the test cannot overflow (i + step might).
+                let rem = self.vsub(end_v, Val::Reg(i));
+                let more = self.vsetp("lt", "u32", step_v, rem);
+                self.line(format!("add.s32 \t{i}, {i}, {step_v};"));
+                match more {
+                    PVal::Reg(p) => self.line(format!("@{p} bra.uni \t{head};")),
+                    PVal::True => self.line(format!("bra.uni \t{head};")),
+                    PVal::False => {}
+                }
+                self.label(&end_l);
+                Ok(())
+            }
+            Stmt::While {
+                cond_block,
+                cond,
+                body,
+                ..
+            } => {
+                let (head, end_l) = (self.new_label("while_head"), self.new_label("while_end"));
+                self.comment("while");
+                self.label(&head);
+                self.loop_ends.push(end_l.clone());
+                self.block(cond_block)?;
+                self.branch_if(*cond, false, &end_l)?;
+                self.block(body)?;
+                self.loop_ends.pop();
+                self.line(format!("bra.uni \t{head};"));
+                self.label(&end_l);
+                Ok(())
+            }
+            Stmt::If {
+                cond, then, els, ..
+            } => {
+                let (else_l, end_l) = (self.new_label("if_else"), self.new_label("if_end"));
+                self.comment("if");
+                self.branch_if(*cond, false, if els.is_empty() { &end_l } else { &else_l })?;
+                self.block(then)?;
+                if !els.is_empty() {
+                    self.line(format!("bra.uni \t{end_l};"));
+                    self.label(&else_l);
+                    self.block(els)?;
+                }
+                self.label(&end_l);
+                Ok(())
+            }
+            Stmt::Break { .. } => match self.loop_ends.last().cloned() {
+                Some(l) => {
+                    self.line(format!("bra.uni \t{l};"));
+                    Ok(())
+                }
+                None => internal("break outside a loop"),
+            },
+        }
+    }
+
+    /// A copy of a loop bound when its variable may be re-assigned inside the loop.
+    fn snapshot(&mut self, o: Operand, v: Val) -> Val {
+        match (o, v) {
+            (Operand::Var(x), Val::Reg(r)) if self.defs.get(x as usize) != Some(&1) => {
+                let c = self.r32();
+                self.line(format!("mov.b32 \t{c}, {r};"));
+                Val::Reg(c)
+            }
+            _ => v,
+        }
+    }
+}
+
+fn fold_cmp(cmp: &str, o: std::cmp::Ordering) -> bool {
+    use std::cmp::Ordering::*;
+    match cmp {
+        "eq" => o == Equal,
+        "ne" => o != Equal,
+        "lt" => o == Less,
+        "le" => o != Greater,
+        "gt" => o == Greater,
+        _ => o != Less,
+    }
+}

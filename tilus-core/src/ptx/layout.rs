@@ -1,0 +1,99 @@
+//! The distribution of a tile's elements over the block's threads.
+//!
+//! A tile of `n` elements on `threads` threads uses vector width `v` (the largest of 4, 2, 1
+//! dividing `n` with `n >= v * threads`, else 1). Thread `t` owns the flat (row-major) indices
+//! `o * threads * v + t * v + i` for `i in 0..v`, `o in 0..outer`, `outer = ceil(n / (threads * v))`;
+//! slot `s = o * v + i` of the thread holds that element. Slots whose index is `>= n` do not exist
+//! (only the last chunk `o = outer - 1` can be partial, and then for whole chunks of `v` at once
+//! because `v` divides `n`). Nothing is replicated, so a memory operation touches each element
+//! once, and the layout depends only on `n`: reshapes reinterpret registers.
+//!
+//! Why this layout: consecutive threads own consecutive `v`-element runs, so a warp's chunk is one
+//! contiguous `32 * 4 * v`-byte span (fully coalesced), and each thread's run is one vector access.
+
+/// The layout of one tile shape (only its element count matters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    pub n: usize,
+    pub threads: usize,
+    pub v: usize,
+    pub outer: usize,
+}
+
+impl Layout {
+    pub fn new(n: usize, threads: usize) -> Layout {
+        let v = [4usize, 2, 1]
+            .into_iter()
+            .find(|&v| n.checked_rem(v) == Some(0) && n >= v * threads)
+            .unwrap_or(1);
+        let outer = n.div_ceil(threads * v).max(1);
+        Layout {
+            n,
+            threads,
+            v,
+            outer,
+        }
+    }
+
+    /// Registers (slots) per thread.
+    pub fn slots(&self) -> usize {
+        self.v * self.outer
+    }
+
+    /// Elements covered by one chunk `o` over the whole block.
+    pub fn chunk(&self) -> usize {
+        self.threads * self.v
+    }
+
+    /// Flat index of slot `s` minus `tid * v` (a compile-time constant).
+    pub fn slot_const(&self, s: usize) -> usize {
+        (s / self.v) * self.chunk() + s % self.v
+    }
+
+    /// Whether chunk `o` exists for every thread.
+    pub fn chunk_full(&self, o: usize) -> bool {
+        (o + 1) * self.chunk() <= self.n
+    }
+
+    /// How many threads own chunk `o` (for a partial chunk: the existence test is `tid < this`).
+    pub fn chunk_owners(&self, o: usize) -> usize {
+        (self.n - o * self.chunk()).div_ceil(self.v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn covers_each_element_once() {
+        for n in [1usize, 2, 3, 16, 100, 256, 257, 1024, 4096, 4100, 6] {
+            for threads in [32usize, 64, 256] {
+                let l = Layout::new(n, threads);
+                let mut seen = vec![0u32; n];
+                for t in 0..threads {
+                    for s in 0..l.slots() {
+                        let f = t * l.v + l.slot_const(s);
+                        let o = s / l.v;
+                        let exists = l.chunk_full(o) || t < l.chunk_owners(o);
+                        assert_eq!(exists, f < n, "n={n} T={threads} t={t} s={s}");
+                        if exists {
+                            seen[f] += 1;
+                        }
+                    }
+                }
+                assert!(seen.iter().all(|&c| c == 1), "n={n} T={threads}");
+            }
+        }
+        assert_eq!(
+            Layout::new(4096, 256),
+            Layout {
+                n: 4096,
+                threads: 256,
+                v: 4,
+                outer: 4
+            }
+        );
+        assert_eq!(Layout::new(1, 256).slots(), 1);
+    }
+}
