@@ -334,7 +334,7 @@ fn launch_runs_the_emulator() {
 
 #[test]
 fn launch_from_many_threads() {
-    let dev = Device::default().unwrap();
+    let dev = Device::emulator();
     let spec = leak_spec(&fill_kernel(), "", 0);
     std::thread::scope(|s| {
         for i in 0..8 {
