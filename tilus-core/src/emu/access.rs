@@ -5,7 +5,7 @@
 //! out-of-bounds element (with `check_bounds` off) or a duplicate scatter is reported without a
 //! partial write having happened.
 
-use super::value::{next_pos, numel_checked, operand, strides_i64, Elems, Value};
+use super::value::{numel_checked, operand, strides_i64, Elems, Value};
 use crate::ir::{Access, Coord};
 
 /// Which memory the resolved addresses index.
@@ -163,36 +163,72 @@ pub(crate) fn resolve(
         }
     };
 
+    // Column passes: one tight loop per coordinate accumulates the flat offsets (the source
+    // kind is matched once per coordinate, not per element), then one pass applies the mask
+    // and the bounds. `BAD` marks an element with a coordinate outside its dim: in-range
+    // coordinates and strides are non-negative, so a real flat offset is never negative.
+    const BAD: i64 = i64::MIN;
     addrs.clear();
-    addrs.reserve(n);
-    let mut pos = vec![0usize; shape.len()];
+    if n == 0 {
+        // (Also keeps the position pass below from spinning over an empty axis.)
+        return Ok(Resolved { region, n, lo });
+    }
+    addrs.resize(n, 0);
+    for (k, src) in srcs.iter().enumerate() {
+        let (dim, stride) = (dims[k], strides[k]);
+        let add = |f: &mut i64, c: i64| {
+            if c < 0 || c >= dim {
+                *f = BAD;
+            } else if *f != BAD {
+                // Saturating, so absurd dims push the address out of range instead of wrapping.
+                *f = f.saturating_add(c.saturating_mul(stride));
+            }
+        };
+        match src {
+            Src::Fixed(c) => addrs.iter_mut().for_each(|f| add(f, *c)),
+            Src::Tile(d) => addrs
+                .iter_mut()
+                .zip(d.iter())
+                .for_each(|(f, &c)| add(f, c as i64)),
+            Src::Pos { axis, offset } => {
+                // Element e sits at position (e / inner) % shape[axis] along `axis`.
+                let inner: usize = shape[axis + 1..].iter().product();
+                let mut chunks = addrs.chunks_mut(inner.max(1));
+                'outer: loop {
+                    for i in 0..shape[*axis] {
+                        let Some(chunk) = chunks.next() else {
+                            break 'outer;
+                        };
+                        let c = offset + i as i64;
+                        chunk.iter_mut().for_each(|f| add(f, c));
+                    }
+                }
+            }
+        }
+    }
+    // The mask as a slice (empty: all elements enabled), so the pass below needs no match.
+    let mask: &[i32] = match mask {
+        None => &[],
+        Some(Elems::Scalar(0)) => {
+            addrs.fill(INACTIVE);
+            return Ok(Resolved { region, n, lo });
+        }
+        Some(Elems::Scalar(_)) => &[],
+        Some(Elems::Tile(_, d)) => d,
+    };
     for e in 0..n {
-        if mask.is_some_and(|m| m.at(e) == 0) {
-            addrs.push(INACTIVE);
-            next_pos(&mut pos, shape);
+        let f = addrs[e];
+        if mask.get(e) == Some(&0) {
+            addrs[e] = INACTIVE;
             continue;
         }
-        let mut flat = 0i64;
-        let mut bad_axis = None;
-        for (k, src) in srcs.iter().enumerate() {
-            let c = match src {
-                Src::Pos { axis, offset } => offset + pos[*axis] as i64,
-                Src::Fixed(v) => *v,
-                Src::Tile(d) => d[e] as i64,
-            };
-            if c < 0 || c >= dims[k] {
-                bad_axis.get_or_insert((k, c));
-            }
-            // Saturating, so absurd dims push the address out of range instead of wrapping in.
-            flat = flat.saturating_add(c.saturating_mul(strides[k]));
-        }
-        let abs = start.saturating_add(flat);
-        if bad_axis.is_none() && abs >= lo && abs < hi {
-            addrs.push(abs);
+        let abs = start.saturating_add(f);
+        if f != BAD && abs >= lo && abs < hi {
+            addrs[e] = abs;
         } else if access.check_bounds {
-            addrs.push(INACTIVE);
+            addrs[e] = INACTIVE;
         } else {
-            let detail = match bad_axis {
+            let detail = match first_bad_coord(&srcs, dims, shape, e) {
                 Some((k, c)) => format!("coordinate {k} is {c}, outside 0..{}", dims[k]),
                 None => format!(
                     "element offset {} is outside the tensor's 0..{}",
@@ -206,7 +242,31 @@ pub(crate) fn resolve(
                 detail,
             });
         }
-        next_pos(&mut pos, shape);
     }
     Ok(Resolved { region, n, lo })
+}
+
+/// The first coordinate of element `e` outside its dim (for the error message only).
+fn first_bad_coord(
+    srcs: &[Src<'_>],
+    dims: &[i64],
+    shape: &[usize],
+    e: usize,
+) -> Option<(usize, i64)> {
+    // Row-major position of e.
+    let mut pos = vec![0usize; shape.len()];
+    let mut rest = e;
+    for k in (0..shape.len()).rev() {
+        let d = shape[k].max(1);
+        pos[k] = rest % d;
+        rest /= d;
+    }
+    srcs.iter().enumerate().find_map(|(k, src)| {
+        let c = match src {
+            Src::Pos { axis, offset } => offset + pos[*axis] as i64,
+            Src::Fixed(v) => *v,
+            Src::Tile(d) => d[e] as i64,
+        };
+        (c < 0 || c >= dims[k]).then_some((k, c))
+    })
 }
