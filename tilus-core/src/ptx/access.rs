@@ -386,7 +386,6 @@ impl Emitter<'_> {
     fn address(&mut self, plan: &Plan, m: Val) -> Addr {
         match &plan.mem {
             Mem::Global(g) => {
-                let a = self.r64();
                 match m {
                     Val::Imm(0) => {
                         return Addr {
@@ -403,6 +402,7 @@ impl Emitter<'_> {
                     _ => {}
                 }
                 let m = self.in_reg(m);
+                let a = self.r64();
                 let t = self.r64();
                 self.line(format!("mul.wide.s32 \t{t}, {m}, 4;"));
                 self.line(format!("add.s64 \t{a}, {}, {t};", g.ptr));
