@@ -771,8 +771,8 @@ fn histogram_assembles_and_uses_fast_forms() {
     let text = check_assembles(&k);
     assert!(text.contains(".visible .entry histogram(\n\t.param .u64 histogram_param_0_ptr,\n\t.param .u32 histogram_param_0_len,"));
     assert!(text.contains(".maxntid 256, 1, 1"));
-    assert!(text.contains("red.relaxed.cta.shared.add.s32"), "{text}");
-    assert!(text.contains("red.relaxed.gpu.global.add.s32"), "{text}");
+    assert!(text.contains("red.relaxed.cta.shared.add.u32"), "{text}");
+    assert!(text.contains("red.relaxed.gpu.global.add.u32"), "{text}");
     assert!(text.contains("ld.global.v4.s32"), "{text}");
     assert!(text.contains("bar.sync"));
     assert!(
@@ -797,9 +797,9 @@ fn everything_assembles() {
         "st.release.gpu.global.s32",
         "fence.acq_rel.gpu",
         "fence.acq_rel.cta",
-        "red.release.sys.global.add.s32",
+        "red.release.sys.global.add.u32",
         "atom.acquire.gpu.global.max.s32",
-        "atom.relaxed.cta.shared.add.s32",
+        "atom.relaxed.cta.shared.add.u32",
         "neg.s32",
         "bra.uni",
         "ld.global.v2.s32",
@@ -832,7 +832,7 @@ fn single_element_rmw_is_one_thread() {
     let k = b.finish();
     let text = check_assembles(&k);
     // Exactly one predicated red; its upper limit is capped at the tile size (tid <= 0).
-    assert_eq!(text.matches("red.relaxed.gpu.global.add.s32").count(), 1);
+    assert_eq!(text.matches("red.relaxed.gpu.global.add.u32").count(), 1);
     assert!(text.contains("@%p"), "{text}");
     assert!(text.contains(", 1;\n"), "{text}");
 }
