@@ -125,7 +125,7 @@ fn emit(func: &syn::ItemFn, compiled: Option<&tilus_core::Compiled>, errors: Vec
             let ptx = &c.ptx;
             let ir = c.ir.to_json();
             let threads = c.ir.threads;
-            let shared = c.shared_bytes as u32;
+            let shared = c.shared_bytes;
             let target = c.ir.target.0;
             let consts = quote! {
                 /// The kernel's name (the PTX entry point).
@@ -135,7 +135,7 @@ fn emit(func: &syn::ItemFn, compiled: Option<&tilus_core::Compiled>, errors: Vec
                 /// Threads per block.
                 pub const THREADS: u32 = #threads;
                 /// Dynamic shared memory requested per block, in bytes.
-                pub const SHARED_BYTES: u32 = #shared;
+                pub const SHARED_BYTES: usize = #shared;
                 /// The PTX target, as a compute capability (70 = `sm_70`).
                 pub const TARGET: u32 = #target;
                 /// Everything the runtime needs to launch the kernel on either backend.

@@ -1,0 +1,231 @@
+//! The core language on every backend: constructors, arithmetic, comparisons, select, masked
+//! global loads/stores against runtime lengths, shared tensors, 2-D tiles and views, broadcasting,
+//! reductions, loops and `if`. Each kernel runs on random data of sizes that are not multiples of
+//! its tile, against a CPU reference, on the strict emulator and (with `--features cuda`) the GPU,
+//! and its PTX is assembled by ptxas.
+
+mod common;
+
+use common::{assemble_all, backends, Rng};
+use tilus::prelude::*;
+
+const POISON: i32 = -0x5a5a5a5b;
+
+/// y[i] = 3 * x[i] - 7 for i < len, over a grid-stride loop of [1024] tiles.
+#[tile_kernel(threads = 128)]
+fn affine(x: GlobalTensor<i32>, y: GlobalTensor<i32>) {
+    let n = x.len();
+    for start in (block_idx() * 1024..n).step_by(grid_dim() * 1024) {
+        let a = load_global(x, offsets = [start], shape = [1024]);
+        // y may be longer than x: only the lanes that loaded a real element store.
+        store_global(y, a * 3 - 7, offsets = [start], mask = arange(1024) + start < n);
+    }
+}
+
+#[test]
+fn affine_grid_stride_masks_the_tail() {
+    assemble_all(affine::NAME, affine::PTX, affine::TARGET);
+    let mut rng = Rng::new();
+    for dev in backends() {
+        for n in [1, 1000, 1024, 5000, 70_001] {
+            let data = rng.vec(n, -1 << 20, 1 << 20);
+            let x = dev.upload(&data).unwrap();
+            // y is one element longer than x: the element past the end must stay poisoned.
+            let y = dev.full::<i32>(n + 1, POISON).unwrap();
+            affine::launch(&dev, 3, &x, &y).unwrap();
+            let got = y.download().unwrap();
+            let want: Vec<i32> = data.iter().map(|v| v * 3 - 7).chain([POISON]).collect();
+            assert_eq!(got, want, "{} n={n}", dev.name());
+        }
+    }
+}
+
+/// Element-wise ops, comparisons and select on one tile; scalar parameters broadcast.
+#[tile_kernel(threads = 64)]
+fn elementwise(x: GlobalTensor<i32>, out: GlobalTensor<i32>, k: i32) {
+    let base = block_idx() * 300;
+    let a = load_global(x, offsets = [base], shape = [300]);
+    let idx = arange(300) + base;
+    let r = select(a > k, a % 7, (a / 3) ^ idx);
+    let r = r + min(a, k) - max(a, -k) + (a << 2) + (a >> 1) + (a & 255) + (a | 1);
+    let r = r + (a == k) as i32 + ((a != 0) & (idx < 1000)) as i32 * 5 - -a;
+    store_global(out, r, offsets = [base]);
+}
+
+fn elementwise_ref(a: i32, i: i32, k: i32) -> i32 {
+    let r = if a > k { a % 7 } else { (a / 3) ^ i };
+    let r = r + a.min(k) - a.max(-k) + (a << 2) + (a >> 1) + (a & 255) + (a | 1);
+    r + (a == k) as i32 + ((a != 0 && i < 1000) as i32) * 5 + a
+}
+
+#[test]
+fn elementwise_ops_match_rust() {
+    assemble_all(elementwise::NAME, elementwise::PTX, elementwise::TARGET);
+    let mut rng = Rng::new();
+    for dev in backends() {
+        let n = 1234;
+        let data = rng.vec(n, -5000, 5000);
+        let k = rng.range(-100, 100);
+        let x = dev.upload(&data).unwrap();
+        let out = dev.full::<i32>(n, POISON).unwrap();
+        elementwise::launch(&dev, n.div_ceil(300) as u32, &x, &out, k).unwrap();
+        let want: Vec<i32> = data.iter().enumerate().map(|(i, &a)| elementwise_ref(a, i as i32, k)).collect();
+        assert_eq!(out.download().unwrap(), want, "{}", dev.name());
+    }
+}
+
+/// A 2-D view of a row-major matrix with runtime rows/cols (not multiples of the tile); each
+/// block round-trips a [16, 32] tile through shared memory and adds broadcast row/column terms:
+/// out[r, c] = m[r, c] + 1000 * (r % 16) + (c % 32).
+#[tile_kernel(threads = 128)]
+fn tile2d(m: GlobalTensor<i32>, out: GlobalTensor<i32>, rows: i32, cols: i32) {
+    let mv = m.view(0, [rows, cols]);
+    let ov = out.view(0, [rows, cols]);
+    let tiles_c = (cols + 31) / 32;
+    let r0 = (block_idx() / tiles_c) * 16;
+    let c0 = (block_idx() % tiles_c) * 32;
+    let t = load_global(mv, offsets = [r0, c0], shape = [16, 32]);
+    let s = shared_tensor(i32, [16, 32]);
+    store_shared(s, t);
+    sync();
+    let back = load_shared(s);
+    let row = arange(16).reshape([16, 1]) * 1000;
+    let col = arange(32).reshape([1, 32]);
+    store_global(ov, back + row + col, offsets = [r0, c0]);
+}
+
+#[test]
+fn two_d_views_shared_round_trip_and_broadcast() {
+    assemble_all(tile2d::NAME, tile2d::PTX, tile2d::TARGET);
+    let mut rng = Rng::new();
+    for dev in backends() {
+        let (rows, cols) = (37usize, 50usize);
+        let data = rng.vec(rows * cols, -1000, 1000);
+        let m = dev.upload(&data).unwrap();
+        let out = dev.full::<i32>(rows * cols + 3, POISON).unwrap();
+        let grid = rows.div_ceil(16) * cols.div_ceil(32);
+        tile2d::launch(&dev, grid as u32, &m, &out, rows as i32, cols as i32).unwrap();
+        let got = out.download().unwrap();
+        for r in 0..rows {
+            for c in 0..cols {
+                assert_eq!(got[r * cols + c], data[r * cols + c] + 1000 * (r % 16) as i32 + (c % 32) as i32, "{} at ({r}, {c})", dev.name());
+            }
+        }
+        assert_eq!(&got[rows * cols..], &[POISON; 3], "{}: wrote past the view", dev.name());
+    }
+}
+
+/// Reductions to block-uniform scalars, `if` on scalars, `while` and `loop`/`break`.
+#[tile_kernel(threads = 256)]
+fn reductions(x: GlobalTensor<i32>, out: GlobalTensor<i32>) {
+    let base = block_idx() * 700;
+    let valid = (arange(700) + base) < x.len();
+    let a = load_global(x, offsets = [base], shape = [700]);
+    let s = a.sum();
+    let lo = load_global(x, offsets = [base], shape = [700], other = i32::MAX).min();
+    let hi = load_global(x, offsets = [base], shape = [700], other = i32::MIN).max();
+    let any_neg = (a < 0).any();
+    let all_valid = valid.all();
+    let mut steps = 0;
+    let mut v = hi;
+    while v > lo {
+        v = v - (hi - lo + 3) / 4;
+        steps += 1;
+    }
+    let mut k = 0;
+    loop {
+        k += 1;
+        if k >= 5 {
+            break;
+        }
+    }
+    let mut flags = 0;
+    if any_neg {
+        flags = flags | 1;
+    } else {
+        flags = flags | 2;
+    }
+    if all_valid {
+        flags = flags | 4;
+    }
+    let res = select(arange(8) == 0, s, select(arange(8) == 1, lo, select(arange(8) == 2, hi, 0)));
+    let res = res + select(arange(8) == 3, steps, 0) + select(arange(8) == 4, k, 0) + select(arange(8) == 5, flags, 0);
+    store_global(out, res, offsets = [block_idx() * 8]);
+}
+
+#[test]
+fn reductions_and_control_flow() {
+    assemble_all(reductions::NAME, reductions::PTX, reductions::TARGET);
+    let mut rng = Rng::new();
+    for dev in backends() {
+        let n = 2 * 700 + 123;
+        let data = rng.vec(n, -300, 1000);
+        let x = dev.upload(&data).unwrap();
+        let blocks = n.div_ceil(700);
+        let out = dev.full::<i32>(blocks * 8, POISON).unwrap();
+        reductions::launch(&dev, blocks as u32, &x, &out).unwrap();
+        let got = out.download().unwrap();
+        for b in 0..blocks {
+            let chunk = &data[b * 700..((b + 1) * 700).min(n)];
+            let s: i32 = chunk.iter().sum();
+            let lo = *chunk.iter().min().unwrap();
+            let hi = *chunk.iter().max().unwrap();
+            let mut steps = 0;
+            let mut v = hi;
+            while v > lo {
+                v -= (hi - lo + 3) / 4;
+                steps += 1;
+            }
+            let flags = if chunk.iter().any(|&v| v < 0) { 1 } else { 2 } | if chunk.len() == 700 { 4 } else { 0 };
+            assert_eq!(&got[b * 8..b * 8 + 8], &[s, lo, hi, steps, 5, flags, 0, 0], "{} block {b}", dev.name());
+        }
+    }
+}
+
+/// A tile smaller than the block: a [1] tile from 256 threads stores exactly once, and a [40]
+/// tile covers only 40 threads; a scalar store through a mask.
+#[tile_kernel(threads = 256)]
+fn small_tiles(out: GlobalTensor<i32>, counter: GlobalTensor<i32>) {
+    let one = full([1], 1);
+    atomic::global_add(counter, one);
+    let t = arange(40) * 2;
+    store_global(out, t, offsets = [0], mask = t < 60);
+}
+
+#[test]
+fn tiles_smaller_than_the_block_are_not_replicated() {
+    assemble_all(small_tiles::NAME, small_tiles::PTX, small_tiles::TARGET);
+    for dev in backends() {
+        let out = dev.full::<i32>(41, POISON).unwrap();
+        let counter = dev.zeros::<i32>(1).unwrap();
+        small_tiles::launch(&dev, 7, &out, &counter).unwrap();
+        assert_eq!(counter.download().unwrap(), vec![7], "{}: one RMW per block", dev.name());
+        let got = out.download().unwrap();
+        let want: Vec<i32> = (0..41).map(|i| if i < 30 { 2 * i } else { POISON }).collect();
+        assert_eq!(got, want, "{}", dev.name());
+    }
+}
+
+#[test]
+fn bad_launches_are_errors_not_panics() {
+    for dev in backends() {
+        let x = dev.upload(&[1, 2, 3]).unwrap();
+        let y = dev.zeros::<i32>(3).unwrap();
+        let e = affine::launch(&dev, 0, &x, &y).unwrap_err();
+        assert!(e.to_string().contains("grid"), "{e}");
+        // A tensor of another device.
+        let other = common::emulator();
+        let z = other.zeros::<i32>(3).unwrap();
+        if !dev.same_device(&other) {
+            let e = affine::launch(&dev, 1, &x, &z).unwrap_err();
+            assert!(!e.to_string().is_empty());
+        }
+    }
+}
+
+#[test]
+fn ptx_is_deterministic_and_snapshotted() {
+    insta::assert_snapshot!("affine", affine::PTX);
+    insta::assert_snapshot!("small_tiles", small_tiles::PTX);
+    assert_eq!(affine::PTX, affine::spec().ptx());
+}
