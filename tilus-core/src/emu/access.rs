@@ -216,17 +216,17 @@ pub(crate) fn resolve(
         Some(Elems::Scalar(_)) => &[],
         Some(Elems::Tile(_, d)) => d,
     };
-    for e in 0..n {
-        let f = addrs[e];
+    for (e, a) in addrs.iter_mut().enumerate() {
+        let f = *a;
         if mask.get(e) == Some(&0) {
-            addrs[e] = INACTIVE;
+            *a = INACTIVE;
             continue;
         }
         let abs = start.saturating_add(f);
         if f != BAD && abs >= lo && abs < hi {
-            addrs[e] = abs;
+            *a = abs;
         } else if access.check_bounds {
-            addrs[e] = INACTIVE;
+            *a = INACTIVE;
         } else {
             let detail = match first_bad_coord(&srcs, dims, shape, e) {
                 Some((k, c)) => format!("coordinate {k} is {c}, outside 0..{}", dims[k]),

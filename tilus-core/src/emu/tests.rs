@@ -1438,3 +1438,37 @@ fn kernel_survives_a_json_round_trip() {
     }
     assert_eq!(read(&h), want);
 }
+
+#[test]
+fn checked_gather_skips_negative_and_large_indices_and_uses_tile_other() {
+    let mut k = Kb::new();
+    let (data, out) = (k.tensor("data"), k.tensor("out"));
+    let (ar, idx, oth, x) = (k.t(&[8]), k.t(&[8]), k.t(&[8]), k.t(&[8]));
+    let body = vec![
+        inst(ar, Inst::Arange { n: 8 }),
+        bin(idx, BinOp::Mul, v(ar), imm(3)),
+        bin(idx, BinOp::Sub, v(idx), imm(6)), // -6, -3, 0, 3, 6, 9, 12, 15
+        bin(oth, BinOp::Sub, imm(0), v(ar)),
+        inst(
+            x,
+            Inst::Load {
+                access: acc(data, &[8], vec![Coord::Index(v(idx))], None, true),
+                other: v(oth),
+            },
+        ),
+        put(out, 0, 8, v(x)),
+    ];
+    let kernel = k.finish(body);
+    let (d, o) = (
+        mem(&(0..10).map(|i| 10 * i).collect::<Vec<_>>()),
+        mem(&[99; 8]),
+    );
+    launch(
+        &kernel,
+        1,
+        &[EmuArg::Tensor(&d), EmuArg::Tensor(&o)],
+        &strict(),
+    )
+    .unwrap();
+    assert_eq!(read(&o), vec![0, -1, 0, 30, 60, 90, -6, -7]);
+}
