@@ -26,7 +26,7 @@ pub const REQUIRE_GPU_ENV: &str = "TILUS_REQUIRE_GPU";
 ///
 /// Cheap to clone (a reference-counted handle) and usable from any thread. All work issued to a
 /// GPU device runs in issue order on one stream; emulator launches run synchronously.
-/// [`Device::cuda`] returns the same device (context, stream, loaded modules) for the same
+/// `Device::cuda` returns the same device (context, stream, loaded modules) for the same
 /// ordinal throughout the process.
 ///
 /// ```
