@@ -1,0 +1,9 @@
+use tilus::prelude::*;
+
+#[tile_kernel(threads = 128)]
+fn k(x: GlobalTensor<i32>) {
+    let a = zeros([128], 0);
+    store_global(x, a, offsets = [0]);
+}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use tilus::prelude::*;
+
+#[tile_kernel(threads = 256)]
+fn k(x: GlobalTensor<i32>) {
+    let s = shared_tensor(i32, [256]);
+    let idx = load_global(x, offsets = [0], shape = [256]);
+    atomic::shared_scatter_exch(s, dim = 0, indices = idx, values = 1);
+}
+
+fn main() {}

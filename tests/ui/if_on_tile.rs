@@ -1,0 +1,11 @@
+use tilus::prelude::*;
+
+#[tile_kernel(threads = 128)]
+fn k(x: GlobalTensor<i32>) {
+    let a = load_global(x, offsets = [0], shape = [128]);
+    if a > 0 {
+        store_global(x, a, offsets = [0]);
+    }
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use tilus::prelude::*;
+
+#[tile_kernel(threads = 128)]
+fn k(x: GlobalTensor<i32>) {
+    store_global(x, zeros([128]), offsets = [0]);
+    fence(sem = relaxed, scope = gpu);
+}
+
+fn main() {}
