@@ -28,8 +28,18 @@ fn cas_worked_example() {
         let x = dev.upload(&[0, 1, 0, 1]).unwrap();
         let old = dev.zeros::<i32>(4).unwrap();
         cas_example::launch(&dev, 1, &x, &old).unwrap();
-        assert_eq!(old.download().unwrap(), vec![0, 1, 0, 1], "old values on {}", dev.name());
-        assert_eq!(x.download().unwrap(), vec![42, 1, 42, 1], "array after on {}", dev.name());
+        assert_eq!(
+            old.download().unwrap(),
+            vec![0, 1, 0, 1],
+            "old values on {}",
+            dev.name()
+        );
+        assert_eq!(
+            x.download().unwrap(),
+            vec![42, 1, 42, 1],
+            "array after on {}",
+            dev.name()
+        );
     }
 }
 
@@ -42,7 +52,11 @@ fn cas_scalar_operands(x: GlobalTensor<i32>, old: GlobalTensor<i32>) {
 
 #[test]
 fn cas_scalar_operands_broadcast() {
-    assemble_all(cas_scalar_operands::NAME, cas_scalar_operands::PTX, cas_scalar_operands::TARGET);
+    assemble_all(
+        cas_scalar_operands::NAME,
+        cas_scalar_operands::PTX,
+        cas_scalar_operands::TARGET,
+    );
     for dev in backends() {
         let init: Vec<i32> = (0..16).map(|i| if i % 3 == 0 { 5 } else { i }).collect();
         let x = dev.upload(&init).unwrap();
@@ -71,7 +85,12 @@ const K: usize = 8;
 
 /// Distinct addresses: row m*N + n, column m*K + k of an [M*N, M*K] array.
 #[tile_kernel(threads = 128)]
-fn cas_broadcast(x: GlobalTensor<i32>, expected: GlobalTensor<i32>, desired: GlobalTensor<i32>, old: GlobalTensor<i32>) {
+fn cas_broadcast(
+    x: GlobalTensor<i32>,
+    expected: GlobalTensor<i32>,
+    desired: GlobalTensor<i32>,
+    old: GlobalTensor<i32>,
+) {
     let a = x.view(0, [8, 16]);
     let i = arange(8).reshape([2, 4, 1]);
     let j = arange(16).reshape([2, 1, 8]);
@@ -83,7 +102,12 @@ fn cas_broadcast(x: GlobalTensor<i32>, expected: GlobalTensor<i32>, desired: Glo
 
 /// Colliding addresses: both m = 0 and m = 1 address row n, column k of an [N, K] array.
 #[tile_kernel(threads = 128)]
-fn cas_broadcast_dup(x: GlobalTensor<i32>, expected: GlobalTensor<i32>, desired: GlobalTensor<i32>, old: GlobalTensor<i32>) {
+fn cas_broadcast_dup(
+    x: GlobalTensor<i32>,
+    expected: GlobalTensor<i32>,
+    desired: GlobalTensor<i32>,
+    old: GlobalTensor<i32>,
+) {
     let a = x.view(0, [4, 8]);
     let i = (arange(8) % 4).reshape([2, 4, 1]);
     let j = (arange(16) % 8).reshape([2, 1, 8]);
@@ -95,7 +119,11 @@ fn cas_broadcast_dup(x: GlobalTensor<i32>, expected: GlobalTensor<i32>, desired:
 
 #[test]
 fn cas_broadcast_indices_mn1_m1k() {
-    assemble_all(cas_broadcast::NAME, cas_broadcast::PTX, cas_broadcast::TARGET);
+    assemble_all(
+        cas_broadcast::NAME,
+        cas_broadcast::PTX,
+        cas_broadcast::TARGET,
+    );
     let mut rng = Rng::new();
     for dev in backends() {
         for _ in 0..4 {
@@ -121,7 +149,12 @@ fn cas_broadcast_indices_mn1_m1k() {
                     }
                 }
             }
-            assert_eq!(old.download().unwrap(), want_old, "old values on {}", dev.name());
+            assert_eq!(
+                old.download().unwrap(),
+                want_old,
+                "old values on {}",
+                dev.name()
+            );
             assert_eq!(x.download().unwrap(), want, "array on {}", dev.name());
         }
     }
@@ -129,7 +162,11 @@ fn cas_broadcast_indices_mn1_m1k() {
 
 #[test]
 fn cas_broadcast_colliding_indices_are_atomic() {
-    assemble_all(cas_broadcast_dup::NAME, cas_broadcast_dup::PTX, cas_broadcast_dup::TARGET);
+    assemble_all(
+        cas_broadcast_dup::NAME,
+        cas_broadcast_dup::PTX,
+        cas_broadcast_dup::TARGET,
+    );
     let mut rng = Rng::new();
     for dev in backends() {
         for _ in 0..4 {
@@ -146,7 +183,11 @@ fn cas_broadcast_colliding_indices_are_atomic() {
             for a in 0..N * K {
                 // Two CASes with the same (expected, desired) on one element: exactly one can
                 // succeed; the other sees the first one's result.
-                let (first, final_) = if init[a] == exp[a] { (init[a], des[a]) } else { (init[a], init[a]) };
+                let (first, final_) = if init[a] == exp[a] {
+                    (init[a], des[a])
+                } else {
+                    (init[a], init[a])
+                };
                 assert_eq!(got[a], final_, "element {a} on {}", dev.name());
                 let mut olds = [got_old[a], got_old[N * K + a]];
                 olds.sort();
@@ -163,7 +204,13 @@ fn cas_broadcast_colliding_indices_are_atomic() {
 
 /// `op`: 0 xchg, 1 add, 2 max, 3 min, 4 and, 5 or, 6 xor, 7 cas (update = desired, expected = 0).
 #[tile_kernel(threads = 128)]
-fn rmw_rank1(x: GlobalTensor<i32>, idx: GlobalTensor<i32>, upd: GlobalTensor<i32>, old: GlobalTensor<i32>, op: i32) {
+fn rmw_rank1(
+    x: GlobalTensor<i32>,
+    idx: GlobalTensor<i32>,
+    upd: GlobalTensor<i32>,
+    old: GlobalTensor<i32>,
+    op: i32,
+) {
     let i = load_global(idx, offsets = [0], shape = [256]);
     let u = load_global(upd, offsets = [0], shape = [256]);
     let mut r = zeros([256]);
@@ -189,7 +236,13 @@ fn rmw_rank1(x: GlobalTensor<i32>, idx: GlobalTensor<i32>, upd: GlobalTensor<i32
 
 /// The same on a [16, 16] view at offset 3, indices (idx / 16, idx % 16).
 #[tile_kernel(threads = 128)]
-fn rmw_rank2(x: GlobalTensor<i32>, idx: GlobalTensor<i32>, upd: GlobalTensor<i32>, old: GlobalTensor<i32>, op: i32) {
+fn rmw_rank2(
+    x: GlobalTensor<i32>,
+    idx: GlobalTensor<i32>,
+    upd: GlobalTensor<i32>,
+    old: GlobalTensor<i32>,
+    op: i32,
+) {
     let a = x.view(3, [16, 16]);
     let flat = load_global(idx, offsets = [0], shape = [256]);
     let rows = flat / 16;
@@ -256,7 +309,15 @@ fn every_op_rank1_and_rank2_distinct_indices() {
             for op in 0..8 {
                 let base = if rank == 1 { 0 } else { 3 };
                 let len = base + 256 + 5;
-                let init: Vec<i32> = (0..len).map(|_| if rng.range(0, 4) == 0 { 0 } else { rng.range(-1000, 1000) }).collect();
+                let init: Vec<i32> = (0..len)
+                    .map(|_| {
+                        if rng.range(0, 4) == 0 {
+                            0
+                        } else {
+                            rng.range(-1000, 1000)
+                        }
+                    })
+                    .collect();
                 let perm = permutation(&mut rng, 256);
                 let upd = rng.vec(256, -1000, 1000);
                 let x = dev.upload(&init).unwrap();
@@ -275,8 +336,18 @@ fn every_op_rank1_and_rank2_distinct_indices() {
                     want_old[e] = init[a];
                     want[a] = apply(op, init[a], upd[e]);
                 }
-                assert_eq!(old.download().unwrap(), want_old, "old values: rank {rank}, op {op}, {}", dev.name());
-                assert_eq!(x.download().unwrap(), want, "array: rank {rank}, op {op}, {}", dev.name());
+                assert_eq!(
+                    old.download().unwrap(),
+                    want_old,
+                    "old values: rank {rank}, op {op}, {}",
+                    dev.name()
+                );
+                assert_eq!(
+                    x.download().unwrap(),
+                    want,
+                    "array: rank {rank}, op {op}, {}",
+                    dev.name()
+                );
             }
         }
     }
@@ -287,7 +358,14 @@ fn every_op_rank1_and_rank2_distinct_indices() {
 
 /// 4 blocks each add 1 at 1024 random (colliding) indices, max and min their update there.
 #[tile_kernel(threads = 256)]
-fn rmw_dups(count: GlobalTensor<i32>, hi: GlobalTensor<i32>, lo: GlobalTensor<i32>, idx: GlobalTensor<i32>, upd: GlobalTensor<i32>, old: GlobalTensor<i32>) {
+fn rmw_dups(
+    count: GlobalTensor<i32>,
+    hi: GlobalTensor<i32>,
+    lo: GlobalTensor<i32>,
+    idx: GlobalTensor<i32>,
+    upd: GlobalTensor<i32>,
+    old: GlobalTensor<i32>,
+) {
     let start = block_idx() * 1024;
     let i = load_global(idx, offsets = [start], shape = [1024]);
     let u = load_global(upd, offsets = [start], shape = [1024]);
@@ -328,9 +406,19 @@ fn duplicate_indices_add_max_min() {
         // different value (each one got a unique "ticket").
         let olds = old.download().unwrap();
         for b in 0..bins {
-            let mut got: Vec<i32> = ids.iter().zip(&olds).filter(|(&i, _)| i as usize == b).map(|(_, &o)| o).collect();
+            let mut got: Vec<i32> = ids
+                .iter()
+                .zip(&olds)
+                .filter(|(&i, _)| i as usize == b)
+                .map(|(_, &o)| o)
+                .collect();
             got.sort();
-            assert_eq!(got, (0..want_count[b]).collect::<Vec<_>>(), "tickets of bin {b} on {}", dev.name());
+            assert_eq!(
+                got,
+                (0..want_count[b]).collect::<Vec<_>>(),
+                "tickets of bin {b} on {}",
+                dev.name()
+            );
         }
     }
 }
@@ -356,13 +444,22 @@ fn scalar_indices(x: GlobalTensor<i32>, out: GlobalTensor<i32>, r: i32, c: i32) 
     let col = atomic_or(a, (arange(8), c), 1 << 20);
     store_global(out, col, offsets = [8]);
     // Row r: a scalar row with a [1, 8] tile of columns.
-    let row = atomic_cas(a, (r, arange(8).reshape([1, 8])), 10 * r + arange(8).reshape([1, 8]), -1);
+    let row = atomic_cas(
+        a,
+        (r, arange(8).reshape([1, 8])),
+        10 * r + arange(8).reshape([1, 8]),
+        -1,
+    );
     store_global(out, row.reshape([8]), offsets = [16]);
 }
 
 #[test]
 fn scalar_and_mixed_indices() {
-    assemble_all(scalar_indices::NAME, scalar_indices::PTX, scalar_indices::TARGET);
+    assemble_all(
+        scalar_indices::NAME,
+        scalar_indices::PTX,
+        scalar_indices::TARGET,
+    );
     for dev in backends() {
         let (r, c) = (3usize, 5usize);
         let init: Vec<i32> = (0..64).map(|i| 10 * (i / 8) + i % 8).collect();
@@ -436,7 +533,9 @@ fn unchecked(x: GlobalTensor<i32>, old: GlobalTensor<i32>, shift: i32) {
 fn out_of_bounds_checked() {
     assemble_all(oob_checked::NAME, oob_checked::PTX, oob_checked::TARGET);
     for dev in backends() {
-        let init: Vec<i32> = (0..10).map(|i| if i % 2 == 0 { 100 + i + 3 } else { -i }).collect();
+        let init: Vec<i32> = (0..10)
+            .map(|i| if i % 2 == 0 { 100 + i + 3 } else { -i })
+            .collect();
         let x = dev.upload(&init).unwrap();
         let y = dev.zeros::<i32>(10).unwrap();
         let old = dev.full::<i32>(32, -99).unwrap();
@@ -453,8 +552,18 @@ fn out_of_bounds_checked() {
                 }
                 assert_eq!(got[16 + e], 0, "add old at {i} on {}", dev.name());
             } else {
-                assert_eq!(got[e], e as i32 + 100, "cas out of bounds returns `expected` (index {i}) on {}", dev.name());
-                assert_eq!(got[16 + e], 0, "add out of bounds returns 0 (index {i}) on {}", dev.name());
+                assert_eq!(
+                    got[e],
+                    e as i32 + 100,
+                    "cas out of bounds returns `expected` (index {i}) on {}",
+                    dev.name()
+                );
+                assert_eq!(
+                    got[16 + e],
+                    0,
+                    "add out of bounds returns 0 (index {i}) on {}",
+                    dev.name()
+                );
             }
         }
         assert_eq!(x.download().unwrap(), want_x, "{}", dev.name());
@@ -476,7 +585,12 @@ fn out_of_bounds_through_views() {
             for ci in 0..8 {
                 let (r, c) = (ri as i32 - 1, ci as i32 - 1);
                 let e = ri * 8 + ci;
-                assert_eq!(got[e], -5, "cas old (in or out of bounds: both -5) at ({r}, {c}) on {}", dev.name());
+                assert_eq!(
+                    got[e],
+                    -5,
+                    "cas old (in or out of bounds: both -5) at ({r}, {c}) on {}",
+                    dev.name()
+                );
                 if (0..3).contains(&r) && (0..4).contains(&c) {
                     want_x[2 + (r * 4 + c) as usize] = 1000 + r * 10 + c;
                 }
@@ -486,10 +600,20 @@ fn out_of_bounds_through_views() {
         let mut after_first = want_x.clone();
         for (k, flat) in (10..18).enumerate() {
             if flat < 14 {
-                assert_eq!(got[48 + k], after_first[flat], "view past the end: element {flat} on {}", dev.name());
+                assert_eq!(
+                    got[48 + k],
+                    after_first[flat],
+                    "view past the end: element {flat} on {}",
+                    dev.name()
+                );
                 after_first[flat] += 1;
             } else {
-                assert_eq!(got[48 + k], 0, "view past the end: element {flat} (out of the base tensor) on {}", dev.name());
+                assert_eq!(
+                    got[48 + k],
+                    0,
+                    "view past the end: element {flat} (out of the base tensor) on {}",
+                    dev.name()
+                );
             }
         }
         assert_eq!(x.download().unwrap(), after_first, "{}", dev.name());
@@ -532,10 +656,15 @@ fn unchecked_out_of_bounds_is_an_emulator_error() {
         let init: Vec<i32> = (0..20).collect();
         let x = dev.upload(&init).unwrap();
         let old = dev.full::<i32>(32, -99).unwrap();
-        let err = unchecked::launch(&dev, 1, &x, &old, shift).expect_err("an out-of-bounds unchecked atomic must be an error");
+        let err = unchecked::launch(&dev, 1, &x, &old, shift)
+            .expect_err("an out-of-bounds unchecked atomic must be an error");
         let msg = err.to_string();
         assert!(msg.contains("out of bounds"), "shift {shift}: {msg}");
         // Nothing of the faulting access was performed.
-        assert_eq!(x.download().unwrap(), init, "shift {shift}: the faulting CAS touched memory");
+        assert_eq!(
+            x.download().unwrap(),
+            init,
+            "shift {shift}: the faulting CAS touched memory"
+        );
     }
 }

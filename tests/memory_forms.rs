@@ -39,17 +39,36 @@ fn list(items: Vec<Expr>) -> Expr {
     ex(ExprKind::Array(items))
 }
 fn pos(value: Expr) -> Arg {
-    Arg { name: None, value, span: S }
+    Arg {
+        name: None,
+        value,
+        span: S,
+    }
 }
 fn kw(name: &str, value: Expr) -> Arg {
-    Arg { name: Some((name.to_string(), S)), value, span: S }
+    Arg {
+        name: Some((name.to_string(), S)),
+        value,
+        span: S,
+    }
 }
 fn call(name: &str, args: Vec<Arg>) -> Expr {
     let path = name.split("::").map(str::to_string).collect();
-    ex(ExprKind::Call { path, path_span: S, generics: vec![], args })
+    ex(ExprKind::Call {
+        path,
+        path_span: S,
+        generics: vec![],
+        args,
+    })
 }
 fn let_(name: &str, init: Expr) -> Stmt {
-    Stmt::Let { name: name.to_string(), name_span: S, mutable: false, init, span: S }
+    Stmt::Let {
+        name: name.to_string(),
+        name_span: S,
+        mutable: false,
+        init,
+        span: S,
+    }
 }
 fn stmt(e: Expr) -> Stmt {
     Stmt::Expr(e)
@@ -77,14 +96,33 @@ fn scope_path(scope: Scope) -> Expr {
 /// A kernel `(x: GlobalTensor<i32>, out: GlobalTensor<i32>)` whose body starts with
 /// `let buf = shared_tensor(i32, [128]);`.
 fn kernel(name: &str, target: Option<u32>, mut body: Vec<Stmt>) -> KernelDef {
-    body.insert(0, let_("buf", call("shared_tensor", vec![pos(var("i32")), pos(list(vec![int(128)]))])));
-    let param = |n: &str| ParamDef { name: n.to_string(), span: S, ty: ParamTy::GlobalTensor { elem: "i32".into() }, ty_span: S };
+    body.insert(
+        0,
+        let_(
+            "buf",
+            call(
+                "shared_tensor",
+                vec![pos(var("i32")), pos(list(vec![int(128)]))],
+            ),
+        ),
+    );
+    let param = |n: &str| ParamDef {
+        name: n.to_string(),
+        span: S,
+        ty: ParamTy::GlobalTensor { elem: "i32".into() },
+        ty_span: S,
+    };
     KernelDef {
         name: name.to_string(),
         name_span: S,
         params: vec![param("x"), param("out")],
         body,
-        options: KernelOptions { threads: 128, threads_span: S, target, target_span: S },
+        options: KernelOptions {
+            threads: 128,
+            threads_span: S,
+            target,
+            target_span: S,
+        },
     }
 }
 
@@ -101,15 +139,27 @@ enum Space {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Op {
-    Load { tile: bool },
-    Store { tile: bool },
+    Load {
+        tile: bool,
+    },
+    Store {
+        tile: bool,
+    },
     Fence,
     /// cuTile indexed RMW (`atomic_add(array, indices, update)`), result used or not.
-    Indexed { op: &'static str, used: bool },
+    Indexed {
+        op: &'static str,
+        used: bool,
+    },
     /// tilus element-wise RMW (`atomic::global_add(dst, values)`), result used or not.
-    Elementwise { op: &'static str, used: bool },
+    Elementwise {
+        op: &'static str,
+        used: bool,
+    },
     /// tilus scatter RMW (`atomic::shared_scatter_add(dst, dim, indices, values)`).
-    Scatter { op: &'static str },
+    Scatter {
+        op: &'static str,
+    },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -121,13 +171,20 @@ struct Form {
     target: Option<u32>,
 }
 
-const INDEXED_OPS: &[&str] = &["add", "sub", "min", "max", "xchg", "cas", "and", "or", "xor"];
+const INDEXED_OPS: &[&str] = &[
+    "add", "sub", "min", "max", "xchg", "cas", "and", "or", "xor",
+];
 const TILUS_OPS: &[&str] = &["add", "sub", "min", "max", "exch", "cas"];
 const SCATTER_OPS: &[&str] = &["add", "sub", "min", "max"];
 const TARGETS: [Option<u32>; 4] = [None, Some(70), Some(80), Some(90)];
 
 fn all_forms() -> Vec<Form> {
-    let mut ops = vec![Op::Load { tile: true }, Op::Load { tile: false }, Op::Store { tile: true }, Op::Store { tile: false }];
+    let mut ops = vec![
+        Op::Load { tile: true },
+        Op::Load { tile: false },
+        Op::Store { tile: true },
+        Op::Store { tile: false },
+    ];
     for &op in INDEXED_OPS {
         ops.push(Op::Indexed { op, used: true });
         ops.push(Op::Indexed { op, used: false });
@@ -143,10 +200,22 @@ fn all_forms() -> Vec<Form> {
     for target in TARGETS {
         for sem in Sem::ALL {
             for scope in Scope::ALL {
-                out.push(Form { op: Op::Fence, sem, scope, space: Space::None, target });
+                out.push(Form {
+                    op: Op::Fence,
+                    sem,
+                    scope,
+                    space: Space::None,
+                    target,
+                });
                 for space in [Space::Global, Space::Shared] {
                     for &op in &ops {
-                        out.push(Form { op, sem, scope, space, target });
+                        out.push(Form {
+                            op,
+                            sem,
+                            scope,
+                            space,
+                            target,
+                        });
                     }
                 }
             }
@@ -183,7 +252,16 @@ fn form_stmts(f: &Form, k: usize) -> Vec<Stmt> {
         v.push(kw("scope", scope_path(f.scope)));
     };
     let r = format!("r{k}");
-    let out_at = |value: Expr| stmt(call("store_global", vec![pos(var("out")), pos(value), kw("offsets", list(vec![int(0)]))]));
+    let out_at = |value: Expr| {
+        stmt(call(
+            "store_global",
+            vec![
+                pos(var("out")),
+                pos(value),
+                kw("offsets", list(vec![int(0)])),
+            ],
+        ))
+    };
     let arange = || call("arange", vec![pos(int(128))]);
     match f.op {
         Op::Load { tile } => {
@@ -191,7 +269,11 @@ fn form_stmts(f: &Form, k: usize) -> Vec<Stmt> {
             let mut args = vec![pos(var(&mem)), pos(idx)];
             q(&mut args);
             v.push(let_(&r, call("atomic_load", args)));
-            let val = if tile { var(&r) } else { call("full", vec![pos(list(vec![int(1)])), pos(var(&r))]) };
+            let val = if tile {
+                var(&r)
+            } else {
+                call("full", vec![pos(list(vec![int(1)])), pos(var(&r))])
+            };
             v.push(out_at(val));
         }
         Op::Store { tile } => {
@@ -201,7 +283,10 @@ fn form_stmts(f: &Form, k: usize) -> Vec<Stmt> {
             v.push(stmt(call("atomic_store", args)));
         }
         Op::Fence => {
-            v.push(stmt(call("fence", vec![kw("sem", sem_path(f.sem)), kw("scope", scope_path(f.scope))])));
+            v.push(stmt(call(
+                "fence",
+                vec![kw("sem", sem_path(f.sem)), kw("scope", scope_path(f.scope))],
+            )));
         }
         Op::Indexed { op, used } => {
             let mut args = vec![pos(var(&mem)), pos(arange())];
@@ -219,12 +304,22 @@ fn form_stmts(f: &Form, k: usize) -> Vec<Stmt> {
             }
         }
         Op::Elementwise { op, used } => {
-            let sp = if f.space == Space::Shared { "shared" } else { "global" };
+            let sp = if f.space == Space::Shared {
+                "shared"
+            } else {
+                "global"
+            };
             let mut args = vec![pos(var(&mem))];
             if op == "cas" {
-                args.push(kw("compare", call("zeros", vec![pos(list(vec![int(128)]))])));
+                args.push(kw(
+                    "compare",
+                    call("zeros", vec![pos(list(vec![int(128)]))]),
+                ));
             }
-            args.push(kw("values", call("full", vec![pos(list(vec![int(128)])), pos(int(5))])));
+            args.push(kw(
+                "values",
+                call("full", vec![pos(list(vec![int(128)])), pos(int(5))]),
+            ));
             args.push(kw("sem", sem_path(f.sem)));
             args.push(kw("scope", scope_path(f.scope)));
             let e = call(&format!("atomic::{sp}_{op}"), args);
@@ -236,8 +331,16 @@ fn form_stmts(f: &Form, k: usize) -> Vec<Stmt> {
             }
         }
         Op::Scatter { op } => {
-            let sp = if f.space == Space::Shared { "shared" } else { "global" };
-            let idx = ex(ExprKind::Binary { op: tilus::core::ast::BinOp::Rem, lhs: Box::new(arange()), rhs: Box::new(int(16)) });
+            let sp = if f.space == Space::Shared {
+                "shared"
+            } else {
+                "global"
+            };
+            let idx = ex(ExprKind::Binary {
+                op: tilus::core::ast::BinOp::Rem,
+                lhs: Box::new(arange()),
+                rhs: Box::new(int(16)),
+            });
             let args = vec![
                 pos(var(&mem)),
                 kw("dim", int(0)),
@@ -286,7 +389,14 @@ fn expected_spellings(f: &Form) -> Vec<String> {
 }
 
 fn form_name(f: &Form) -> String {
-    format!("{:?} {} {} {:?} target {:?}", f.op, f.sem.ptx(), f.scope.ptx(), f.space, f.target)
+    format!(
+        "{:?} {} {} {:?} target {:?}",
+        f.op,
+        f.sem.ptx(),
+        f.scope.ptx(),
+        f.space,
+        f.target
+    )
 }
 
 fn expected_target(f: &Form) -> u32 {
@@ -317,26 +427,47 @@ fn every_form_is_accepted_or_rejected_as_specified_and_legal_ones_assemble() {
         let def = kernel(&format!("form{k}"), f.target, form_stmts(f, 0));
         let res = tilus::core::compile(&def);
         match (expected_illegal(f), res) {
-            (Some(why), Ok(_)) => failures.push(format!("{}: accepted, but it is illegal ({why})", form_name(f))),
+            (Some(why), Ok(_)) => failures.push(format!(
+                "{}: accepted, but it is illegal ({why})",
+                form_name(f)
+            )),
             (Some(_), Err(_)) => n_err += 1,
             (None, Err(d)) => failures.push(format!("{}: rejected: {d:?}", form_name(f))),
             (None, Ok(c)) => {
                 n_ok += 1;
                 let want = expected_spellings(f);
                 if !want.iter().any(|w| c.ptx.contains(w.as_str())) {
-                    failures.push(format!("{}: PTX lacks `{}`", form_name(f), want.join("` / `")));
+                    failures.push(format!(
+                        "{}: PTX lacks `{}`",
+                        form_name(f),
+                        want.join("` / `")
+                    ));
                 }
                 if c.ir.target.0 != expected_target(f) {
-                    failures.push(format!("{}: target sm_{} (expected sm_{})", form_name(f), c.ir.target.0, expected_target(f)));
+                    failures.push(format!(
+                        "{}: target sm_{} (expected sm_{})",
+                        form_name(f),
+                        c.ir.target.0,
+                        expected_target(f)
+                    ));
                 }
                 if !c.ptx.contains(&format!(".target sm_{}", c.ir.target.0)) {
-                    failures.push(format!("{}: PTX does not say `.target sm_{}`", form_name(f), c.ir.target.0));
+                    failures.push(format!(
+                        "{}: PTX does not say `.target sm_{}`",
+                        form_name(f),
+                        c.ir.target.0
+                    ));
                 }
                 legal.push(*f);
             }
         }
     }
-    assert!(failures.is_empty(), "{} wrong forms:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} wrong forms:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     eprintln!("{n_ok} legal forms compiled, {n_err} illegal forms rejected");
 
     // Assemble the legal forms, batched by (explicit target, space, scope): one scope per batch,
@@ -350,9 +481,15 @@ fn every_form_is_accepted_or_rejected_as_specified_and_legal_ones_assemble() {
         }
     }
     for ((target, space, scope), fs) in &groups {
-        let body: Vec<Stmt> = fs.iter().enumerate().flat_map(|(k, f)| form_stmts(f, k)).collect();
-        let name = format!("batch_{}_{:?}_{}", target.unwrap_or(0), space, scope.ptx()).to_lowercase();
-        let c = tilus::core::compile(&kernel(&name, *target, body)).unwrap_or_else(|d| panic!("batch {name} rejected: {d:?}"));
+        let body: Vec<Stmt> = fs
+            .iter()
+            .enumerate()
+            .flat_map(|(k, f)| form_stmts(f, k))
+            .collect();
+        let name =
+            format!("batch_{}_{:?}_{}", target.unwrap_or(0), space, scope.ptx()).to_lowercase();
+        let c = tilus::core::compile(&kernel(&name, *target, body))
+            .unwrap_or_else(|d| panic!("batch {name} rejected: {d:?}"));
         if let Err(e) = assemble_for(&c.ptx, c.ir.target.0) {
             // Find the culprits form by form.
             let mut bad = Vec::new();
@@ -362,7 +499,10 @@ fn every_form_is_accepted_or_rejected_as_specified_and_legal_ones_assemble() {
                     bad.push(format!("{}: {e}\n--- PTX ---\n{}", form_name(f), c.ptx));
                 }
             }
-            panic!("batch {name} does not assemble: {e}\nforms that fail alone:\n{}", bad.join("\n"));
+            panic!(
+                "batch {name} does not assemble: {e}\nforms that fail alone:\n{}",
+                bad.join("\n")
+            );
         }
     }
 }
@@ -372,36 +512,83 @@ fn every_form_is_accepted_or_rejected_as_specified_and_legal_ones_assemble() {
 
 fn one_load(sem_kw: &str, sem: Expr, scope_kw: &str, scope: Expr) -> String {
     let body = vec![
-        let_("r", call("atomic_load", vec![pos(var("x")), pos(call("arange", vec![pos(int(128))])), kw(sem_kw, sem), kw(scope_kw, scope)])),
-        stmt(call("store_global", vec![pos(var("out")), pos(var("r")), kw("offsets", list(vec![int(0)]))])),
+        let_(
+            "r",
+            call(
+                "atomic_load",
+                vec![
+                    pos(var("x")),
+                    pos(call("arange", vec![pos(int(128))])),
+                    kw(sem_kw, sem),
+                    kw(scope_kw, scope),
+                ],
+            ),
+        ),
+        stmt(call(
+            "store_global",
+            vec![
+                pos(var("out")),
+                pos(var("r")),
+                kw("offsets", list(vec![int(0)])),
+            ],
+        )),
     ];
-    tilus::core::compile(&kernel("alias", None, body)).unwrap_or_else(|d| panic!("{sem_kw}/{scope_kw}: {d:?}")).ptx
+    tilus::core::compile(&kernel("alias", None, body))
+        .unwrap_or_else(|d| panic!("{sem_kw}/{scope_kw}: {d:?}"))
+        .ptx
 }
 
 #[test]
 fn keyword_aliases_and_spellings_are_equivalent() {
-    let reference = one_load("order", path(&["MemoryOrder", "Acquire"]), "scope", path(&["MemoryScope", "Device"]));
-    assert!(reference.contains("ld.acquire.gpu.global.s32"), "{reference}");
+    let reference = one_load(
+        "order",
+        path(&["MemoryOrder", "Acquire"]),
+        "scope",
+        path(&["MemoryScope", "Device"]),
+    );
+    assert!(
+        reference.contains("ld.acquire.gpu.global.s32"),
+        "{reference}"
+    );
     let sems = [
         path(&["MemoryOrder", "Acquire"]),
         path(&["MemoryOrder", "ACQUIRE"]),
         path(&["acquire"]),
         ex(ExprKind::Str("acquire".into())),
     ];
-    let scopes = [path(&["MemoryScope", "Device"]), path(&["MemoryScope", "DEVICE"]), path(&["gpu"]), ex(ExprKind::Str("gpu".into()))];
+    let scopes = [
+        path(&["MemoryScope", "Device"]),
+        path(&["MemoryScope", "DEVICE"]),
+        path(&["gpu"]),
+        ex(ExprKind::Str("gpu".into())),
+    ];
     for sem_kw in ["sem", "order", "memory_order"] {
         for scope_kw in ["scope", "memory_scope"] {
             for s in &sems {
                 for sc in &scopes {
-                    assert_eq!(one_load(sem_kw, s.clone(), scope_kw, sc.clone()), reference, "{sem_kw} = {s:?}, {scope_kw} = {sc:?}");
+                    assert_eq!(
+                        one_load(sem_kw, s.clone(), scope_kw, sc.clone()),
+                        reference,
+                        "{sem_kw} = {s:?}, {scope_kw} = {sc:?}"
+                    );
                 }
             }
         }
     }
     // The fence takes the same aliases; acquire and release fences are acq_rel ones.
-    for (sem_kw, scope_kw) in [("sem", "scope"), ("order", "memory_scope"), ("memory_order", "scope")] {
+    for (sem_kw, scope_kw) in [
+        ("sem", "scope"),
+        ("order", "memory_scope"),
+        ("memory_order", "scope"),
+    ] {
         for sem in [Sem::Acquire, Sem::Release, Sem::AcqRel] {
-            let body = vec![stmt(call("fence", vec![kw(sem_kw, sem_path(sem)), kw(scope_kw, scope_path(Scope::Gpu))]))];
+            let body = vec![stmt(call(
+                "fence",
+                vec![
+                    kw(sem_kw, sem_path(sem)),
+                    kw(scope_kw, scope_path(Scope::Gpu)),
+                ],
+            ))];
             let c = tilus::core::compile(&kernel("f", None, body)).unwrap();
             assert!(c.ptx.contains("fence.acq_rel.gpu;"), "{}", c.ptx);
         }
@@ -410,15 +597,33 @@ fn keyword_aliases_and_spellings_are_equivalent() {
     // global memory, cta on shared.
     let body = vec![
         let_("a", call("atomic_load", vec![pos(var("x")), pos(int(0))])),
-        stmt(call("atomic_store", vec![pos(var("x")), pos(int(1)), pos(var("a"))])),
-        let_("b", call("atomic_add", vec![pos(var("x")), pos(int(2)), pos(int(1))])),
-        stmt(call("store_global", vec![pos(var("out")), pos(call("full", vec![pos(list(vec![int(1)])), pos(var("b"))])), kw("offsets", list(vec![int(0)]))])),
+        stmt(call(
+            "atomic_store",
+            vec![pos(var("x")), pos(int(1)), pos(var("a"))],
+        )),
+        let_(
+            "b",
+            call("atomic_add", vec![pos(var("x")), pos(int(2)), pos(int(1))]),
+        ),
+        stmt(call(
+            "store_global",
+            vec![
+                pos(var("out")),
+                pos(call("full", vec![pos(list(vec![int(1)])), pos(var("b"))])),
+                kw("offsets", list(vec![int(0)])),
+            ],
+        )),
     ];
     let c = tilus::core::compile(&kernel("defaults", None, body)).unwrap();
     for want in ["ld.acquire.gpu.global.s32", "st.release.gpu.global.s32"] {
         assert!(c.ptx.contains(want), "{want}:\n{}", c.ptx);
     }
-    assert!(c.ptx.contains("atom.acq_rel.gpu.global.add.s32") || c.ptx.contains("atom.acq_rel.gpu.global.add.u32"), "{}", c.ptx);
+    assert!(
+        c.ptx.contains("atom.acq_rel.gpu.global.add.s32")
+            || c.ptx.contains("atom.acq_rel.gpu.global.add.u32"),
+        "{}",
+        c.ptx
+    );
     assemble_for(&c.ptx, c.ir.target.0).unwrap();
 }
 
@@ -429,21 +634,70 @@ fn keyword_aliases_and_spellings_are_equivalent() {
 fn common_mistakes_are_compile_errors() {
     // Mistake 2: release at Device scope, acquire at Block scope on the same flag.
     let body = vec![
-        stmt(call("atomic_store", vec![pos(var("x")), pos(int(0)), pos(int(1)), kw("order", sem_path(Sem::Release)), kw("scope", scope_path(Scope::Gpu))])),
-        let_("f", call("atomic_load", vec![pos(var("x")), pos(int(0)), kw("order", sem_path(Sem::Acquire)), kw("scope", scope_path(Scope::Cta))])),
-        stmt(call("store_global", vec![pos(var("out")), pos(call("full", vec![pos(list(vec![int(1)])), pos(var("f"))])), kw("offsets", list(vec![int(0)]))])),
+        stmt(call(
+            "atomic_store",
+            vec![
+                pos(var("x")),
+                pos(int(0)),
+                pos(int(1)),
+                kw("order", sem_path(Sem::Release)),
+                kw("scope", scope_path(Scope::Gpu)),
+            ],
+        )),
+        let_(
+            "f",
+            call(
+                "atomic_load",
+                vec![
+                    pos(var("x")),
+                    pos(int(0)),
+                    kw("order", sem_path(Sem::Acquire)),
+                    kw("scope", scope_path(Scope::Cta)),
+                ],
+            ),
+        ),
+        stmt(call(
+            "store_global",
+            vec![
+                pos(var("out")),
+                pos(call("full", vec![pos(list(vec![int(1)])), pos(var("f"))])),
+                kw("offsets", list(vec![int(0)])),
+            ],
+        )),
     ];
-    let e = tilus::core::compile(&kernel("mismatch", None, body)).expect_err("scope mismatch must be rejected");
+    let e = tilus::core::compile(&kernel("mismatch", None, body))
+        .expect_err("scope mismatch must be rejected");
     assert!(format!("{e:?}").contains("scope mismatch"), "{e:?}");
     // Mistake 3: a read-modify-write with Acquire (or Release) order.
     for sem in [Sem::Acquire, Sem::Release] {
-        let body = vec![stmt(call("atomic_add", vec![pos(var("x")), pos(int(0)), pos(int(1)), kw("order", sem_path(sem))]))];
-        let e = tilus::core::compile(&kernel("half", None, body)).expect_err("RMW with acquire/release must be rejected");
+        let body = vec![stmt(call(
+            "atomic_add",
+            vec![
+                pos(var("x")),
+                pos(int(0)),
+                pos(int(1)),
+                kw("order", sem_path(sem)),
+            ],
+        ))];
+        let e = tilus::core::compile(&kernel("half", None, body))
+            .expect_err("RMW with acquire/release must be rejected");
         assert!(format!("{e:?}").contains("AcqRel"), "{e:?}");
     }
     // Unknown names.
-    let body = vec![stmt(call("fence", vec![kw("sem", path(&["MemoryOrder", "SeqCst"])), kw("scope", scope_path(Scope::Gpu))]))];
+    let body = vec![stmt(call(
+        "fence",
+        vec![
+            kw("sem", path(&["MemoryOrder", "SeqCst"])),
+            kw("scope", scope_path(Scope::Gpu)),
+        ],
+    ))];
     assert!(tilus::core::compile(&kernel("bad", None, body)).is_err());
-    let body = vec![stmt(call("fence", vec![kw("sem", sem_path(Sem::AcqRel)), kw("scope", path(&["MemoryScope", "Grid"]))]))];
+    let body = vec![stmt(call(
+        "fence",
+        vec![
+            kw("sem", sem_path(Sem::AcqRel)),
+            kw("scope", path(&["MemoryScope", "Grid"])),
+        ],
+    ))];
     assert!(tilus::core::compile(&kernel("bad", None, body)).is_err());
 }

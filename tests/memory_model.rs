@@ -35,7 +35,12 @@ fn assemble<const N: usize>(kernels: [(&str, &str, u32); N]) {
 /// (block 1 waits for the highest producer, block g - 1 for block 0): bounded acquire spin,
 /// then a plain load that must see the complete data.
 #[tile_kernel(threads = 256)]
-fn pc_one_launch(data: GlobalTensor<i32>, flag: GlobalTensor<i32>, out: GlobalTensor<i32>, seen: GlobalTensor<i32>) {
+fn pc_one_launch(
+    data: GlobalTensor<i32>,
+    flag: GlobalTensor<i32>,
+    out: GlobalTensor<i32>,
+    seen: GlobalTensor<i32>,
+) {
     let b = block_idx();
     let g = grid_dim();
     if b % 2 == 0 {
@@ -43,13 +48,29 @@ fn pc_one_launch(data: GlobalTensor<i32>, flag: GlobalTensor<i32>, out: GlobalTe
             store_global(data, full([1024], -k), offsets = [b * 1024]);
         }
         store_global(data, arange(1024) + b * 10000, offsets = [b * 1024]);
-        atomic_store(flag, b, 1, order = MemoryOrder::Release, scope = MemoryScope::Device);
+        atomic_store(
+            flag,
+            b,
+            1,
+            order = MemoryOrder::Release,
+            scope = MemoryScope::Device,
+        );
     } else {
         let p = g - 1 - b;
-        let mut f = atomic_load(flag, p, order = MemoryOrder::Acquire, scope = MemoryScope::Device);
+        let mut f = atomic_load(
+            flag,
+            p,
+            order = MemoryOrder::Acquire,
+            scope = MemoryScope::Device,
+        );
         let mut spins = 0;
         while f == 0 && spins < 4000000 {
-            f = atomic_load(flag, p, order = MemoryOrder::Acquire, scope = MemoryScope::Device);
+            f = atomic_load(
+                flag,
+                p,
+                order = MemoryOrder::Acquire,
+                scope = MemoryScope::Device,
+            );
             spins += 1;
         }
         let d = load_global(data, offsets = [p * 1024], shape = [1024]);
@@ -60,7 +81,11 @@ fn pc_one_launch(data: GlobalTensor<i32>, flag: GlobalTensor<i32>, out: GlobalTe
 
 #[test]
 fn producer_consumer_one_launch_both_directions() {
-    assemble([(pc_one_launch::NAME, pc_one_launch::PTX, pc_one_launch::TARGET)]);
+    assemble([(
+        pc_one_launch::NAME,
+        pc_one_launch::PTX,
+        pc_one_launch::TARGET,
+    )]);
     for dev in backends() {
         for g in [2usize, 8, 32, 64] {
             for _rep in 0..3 {
@@ -73,7 +98,13 @@ fn producer_consumer_one_launch_both_directions() {
                 let seen = seen.download().unwrap();
                 for b in (1..g).step_by(2) {
                     let p = g - 1 - b;
-                    assert_eq!(seen[b], 1, "consumer {b} never saw producer {p}'s flag ({} blocks, {})", g, dev.name());
+                    assert_eq!(
+                        seen[b],
+                        1,
+                        "consumer {b} never saw producer {p}'s flag ({} blocks, {})",
+                        g,
+                        dev.name()
+                    );
                     for j in 0..1024 {
                         assert_eq!(
                             out[b * 1024 + j],
@@ -94,10 +125,22 @@ fn producer_consumer_one_launch_both_directions() {
 fn pc_gather(data: GlobalTensor<i32>, flag: GlobalTensor<i32>, out: GlobalTensor<i32>) {
     let b = block_idx();
     if b == 0 {
-        let mut ready = atomic_load(flag, arange(16), order = MemoryOrder::Acquire, scope = MemoryScope::Device).sum();
+        let mut ready = atomic_load(
+            flag,
+            arange(16),
+            order = MemoryOrder::Acquire,
+            scope = MemoryScope::Device,
+        )
+        .sum();
         let mut spins = 0;
         while ready < 16 && spins < 4000000 {
-            ready = atomic_load(flag, arange(16), order = MemoryOrder::Acquire, scope = MemoryScope::Device).sum();
+            ready = atomic_load(
+                flag,
+                arange(16),
+                order = MemoryOrder::Acquire,
+                scope = MemoryScope::Device,
+            )
+            .sum();
             spins += 1;
         }
         let mut total = zeros([256]);
@@ -108,7 +151,13 @@ fn pc_gather(data: GlobalTensor<i32>, flag: GlobalTensor<i32>, out: GlobalTensor
         store_global(out, full([1], ready), offsets = [256]);
     } else {
         store_global(data, arange(256) * b, offsets = [(b - 1) * 256]);
-        atomic_store(flag, b - 1, 1, memory_order = MemoryOrder::Release, memory_scope = MemoryScope::Device);
+        atomic_store(
+            flag,
+            b - 1,
+            1,
+            memory_order = MemoryOrder::Release,
+            memory_scope = MemoryScope::Device,
+        );
     }
 }
 
@@ -132,25 +181,45 @@ fn consumer_waits_on_many_flags_with_a_tile_acquire_load() {
 /// The same handshake with fences: data; sync; release fence; relaxed flag store / relaxed spin;
 /// acquire fence; sync; data. (A fence is per thread: the barriers make it cover the block.)
 #[tile_kernel(threads = 256)]
-fn pc_fences(data: GlobalTensor<i32>, flag: GlobalTensor<i32>, out: GlobalTensor<i32>, seen: GlobalTensor<i32>) {
+fn pc_fences(
+    data: GlobalTensor<i32>,
+    flag: GlobalTensor<i32>,
+    out: GlobalTensor<i32>,
+    seen: GlobalTensor<i32>,
+) {
     let b = block_idx();
     let g = grid_dim();
     if b % 2 == 1 {
         store_global(data, arange(1024) - b * 7, offsets = [b * 1024]);
         sync();
         fence(sem = MemoryOrder::Release, scope = MemoryScope::Device);
-        atomic_store(flag, b, 1, order = MemoryOrder::Relaxed, scope = MemoryScope::Device);
+        atomic_store(
+            flag,
+            b,
+            1,
+            order = MemoryOrder::Relaxed,
+            scope = MemoryScope::Device,
+        );
     } else {
         let p = g - 1 - b;
         let mut f = 0;
         let mut spins = 0;
         while f == 0 && spins < 4000000 {
-            f = atomic_load(flag, p, order = MemoryOrder::Relaxed, scope = MemoryScope::Device);
+            f = atomic_load(
+                flag,
+                p,
+                order = MemoryOrder::Relaxed,
+                scope = MemoryScope::Device,
+            );
             spins += 1;
         }
         fence(order = MemoryOrder::Acquire, scope = MemoryScope::Device);
         sync();
-        store_global(out, load_global(data, offsets = [p * 1024], shape = [1024]), offsets = [b * 1024]);
+        store_global(
+            out,
+            load_global(data, offsets = [p * 1024], shape = [1024]),
+            offsets = [b * 1024],
+        );
         store_global(seen, full([1], f), offsets = [b]);
     }
 }
@@ -158,7 +227,11 @@ fn pc_fences(data: GlobalTensor<i32>, flag: GlobalTensor<i32>, out: GlobalTensor
 #[test]
 fn producer_consumer_with_fences() {
     assemble([(pc_fences::NAME, pc_fences::PTX, pc_fences::TARGET)]);
-    assert!(pc_fences::PTX.contains("fence.acq_rel.gpu"), "{}", pc_fences::PTX);
+    assert!(
+        pc_fences::PTX.contains("fence.acq_rel.gpu"),
+        "{}",
+        pc_fences::PTX
+    );
     for dev in backends() {
         for g in [2usize, 16, 64] {
             let data = dev.full::<i32>(g * 1024, -1).unwrap();
@@ -170,9 +243,19 @@ fn producer_consumer_with_fences() {
             let seen = seen.download().unwrap();
             for b in (0..g).step_by(2) {
                 let p = g - 1 - b;
-                assert_eq!(seen[b], 1, "consumer {b} never saw producer {p} on {}", dev.name());
+                assert_eq!(
+                    seen[b],
+                    1,
+                    "consumer {b} never saw producer {p} on {}",
+                    dev.name()
+                );
                 let want: Vec<i32> = (0..1024).map(|j| j - p as i32 * 7).collect();
-                assert_eq!(&out[b * 1024..(b + 1) * 1024], &want[..], "consumer {b} on {}", dev.name());
+                assert_eq!(
+                    &out[b * 1024..(b + 1) * 1024],
+                    &want[..],
+                    "consumer {b} on {}",
+                    dev.name()
+                );
             }
         }
     }
@@ -185,19 +268,37 @@ fn producer_consumer_with_fences() {
 /// its 8 values at the slot, publishes them with a release store of `ready[slot]`, then (the
 /// document's example 2) waits for slot - 1 to be published and combines it with its own.
 #[tile_kernel(threads = 128)]
-fn slot_chain(counter: GlobalTensor<i32>, owner: GlobalTensor<i32>, data: GlobalTensor<i32>, ready: GlobalTensor<i32>, out: GlobalTensor<i32>, rounds: i32) {
+fn slot_chain(
+    counter: GlobalTensor<i32>,
+    owner: GlobalTensor<i32>,
+    data: GlobalTensor<i32>,
+    ready: GlobalTensor<i32>,
+    out: GlobalTensor<i32>,
+    rounds: i32,
+) {
     for k in 0..rounds {
         let slot = atomic_add(counter, 0, 1);
         let tag = block_idx() * 1000 + k;
         store_global(owner, full([1], tag), offsets = [slot]);
         let mine = full([8], tag * 8) + arange(8);
         store_global(data, mine, offsets = [slot * 8]);
-        atomic_store(ready, slot, 1, order = MemoryOrder::Release, scope = MemoryScope::Device);
+        atomic_store(
+            ready,
+            slot,
+            1,
+            order = MemoryOrder::Release,
+            scope = MemoryScope::Device,
+        );
         if slot > 0 {
             let mut r = 0;
             let mut spins = 0;
             while r == 0 && spins < 4000000 {
-                r = atomic_load(ready, slot - 1, order = MemoryOrder::Acquire, scope = MemoryScope::Device);
+                r = atomic_load(
+                    ready,
+                    slot - 1,
+                    order = MemoryOrder::Acquire,
+                    scope = MemoryScope::Device,
+                );
                 spins += 1;
             }
             let prev = load_global(data, offsets = [(slot - 1) * 8], shape = [8]);
@@ -217,25 +318,64 @@ fn counter_hands_out_unique_slots() {
         let data = dev.full::<i32>(n * 8, -1).unwrap();
         let ready = dev.zeros::<i32>(n).unwrap();
         let out = dev.full::<i32>(n * 8, -1).unwrap();
-        slot_chain::launch(&dev, g as u32, &counter, &owner, &data, &ready, &out, rounds as i32).unwrap();
-        assert_eq!(counter.download().unwrap(), vec![n as i32], "{}", dev.name());
+        slot_chain::launch(
+            &dev,
+            g as u32,
+            &counter,
+            &owner,
+            &data,
+            &ready,
+            &out,
+            rounds as i32,
+        )
+        .unwrap();
+        assert_eq!(
+            counter.download().unwrap(),
+            vec![n as i32],
+            "{}",
+            dev.name()
+        );
         let owner = owner.download().unwrap();
         let mut tags = owner.clone();
         tags.sort();
-        let mut want: Vec<i32> = (0..g).flat_map(|b| (0..rounds).map(move |k| (b * 1000 + k) as i32)).collect();
+        let mut want: Vec<i32> = (0..g)
+            .flat_map(|b| (0..rounds).map(move |k| (b * 1000 + k) as i32))
+            .collect();
         want.sort();
-        assert_eq!(tags, want, "every (block, round) got exactly one slot on {}", dev.name());
+        assert_eq!(
+            tags,
+            want,
+            "every (block, round) got exactly one slot on {}",
+            dev.name()
+        );
         // A block's own slots increase with its rounds.
         for b in 0..g {
-            let slots: Vec<usize> = (0..rounds).map(|k| owner.iter().position(|&t| t == (b * 1000 + k) as i32).unwrap()).collect();
-            assert!(slots.windows(2).all(|w| w[0] < w[1]), "block {b}'s slots {slots:?} on {}", dev.name());
+            let slots: Vec<usize> = (0..rounds)
+                .map(|k| {
+                    owner
+                        .iter()
+                        .position(|&t| t == (b * 1000 + k) as i32)
+                        .unwrap()
+                })
+                .collect();
+            assert!(
+                slots.windows(2).all(|w| w[0] < w[1]),
+                "block {b}'s slots {slots:?} on {}",
+                dev.name()
+            );
         }
         assert_eq!(ready.download().unwrap(), vec![1; n], "{}", dev.name());
         let out = out.download().unwrap();
         for s in 1..n {
             for j in 0..8 {
                 let want = owner[s] * 8 + j as i32 + owner[s - 1] * 8 + j as i32;
-                assert_eq!(out[s * 8 + j], want, "slot {s} combined stale data of slot {} on {}", s - 1, dev.name());
+                assert_eq!(
+                    out[s * 8 + j],
+                    want,
+                    "slot {s} combined stale data of slot {} on {}",
+                    s - 1,
+                    dev.name()
+                );
             }
         }
     }
@@ -259,7 +399,12 @@ fn relaxed_counter_gives_distinct_tickets() {
         assert_eq!(counter.download().unwrap(), vec![(g * 256) as i32]);
         let mut t = tickets.download().unwrap();
         t.sort();
-        assert_eq!(t, (0..(g * 256) as i32).collect::<Vec<_>>(), "{}", dev.name());
+        assert_eq!(
+            t,
+            (0..(g * 256) as i32).collect::<Vec<_>>(),
+            "{}",
+            dev.name()
+        );
     }
 }
 
@@ -267,13 +412,29 @@ fn relaxed_counter_gives_distinct_tickets() {
 /// its partial result, then an acq_rel `atomic_add` on the counter; the block that sees
 /// `grid_dim() - 1` is the last, and (acquire) sees every other block's partial result.
 #[tile_kernel(threads = 128)]
-fn last_block(partial: GlobalTensor<i32>, counter: GlobalTensor<i32>, total: GlobalTensor<i32>, x: GlobalTensor<i32>) {
+fn last_block(
+    partial: GlobalTensor<i32>,
+    counter: GlobalTensor<i32>,
+    total: GlobalTensor<i32>,
+    x: GlobalTensor<i32>,
+) {
     let b = block_idx();
     let v = load_global(x, offsets = [b * 512], shape = [512]);
     store_global(partial, full([1], v.sum()), offsets = [b]);
-    let arrived = atomic_add(counter, 0, 1, order = MemoryOrder::AcqRel, scope = MemoryScope::Device);
+    let arrived = atomic_add(
+        counter,
+        0,
+        1,
+        order = MemoryOrder::AcqRel,
+        scope = MemoryScope::Device,
+    );
     if arrived == grid_dim() - 1 {
-        let p = load_global(partial, offsets = [0], shape = [64], mask = arange(64) < grid_dim());
+        let p = load_global(
+            partial,
+            offsets = [0],
+            shape = [64],
+            mask = arange(64) < grid_dim(),
+        );
         store_global(total, full([1], p.sum()), offsets = [0]);
     }
 }
@@ -290,7 +451,12 @@ fn last_block_sees_every_partial_result() {
             let counter = dev.zeros::<i32>(1).unwrap();
             let total = dev.full::<i32>(1, -1).unwrap();
             last_block::launch(&dev, g as u32, &partial, &counter, &total, &x).unwrap();
-            assert_eq!(total.download().unwrap(), vec![xs.iter().sum::<i32>()], "{g} blocks on {}", dev.name());
+            assert_eq!(
+                total.download().unwrap(),
+                vec![xs.iter().sum::<i32>()],
+                "{g} blocks on {}",
+                dev.name()
+            );
         }
     }
 }
@@ -302,14 +468,27 @@ fn last_block_sees_every_partial_result() {
 /// load/+1/store of 512 values, release the lock with a release store. A block that fails to get
 /// the lock in 2^22 tries counts a failure instead of hanging.
 #[tile_kernel(threads = 128)]
-fn spinlock(lock: GlobalTensor<i32>, data: GlobalTensor<i32>, fails: GlobalTensor<i32>, rounds: i32, use_cas: i32) {
+fn spinlock(
+    lock: GlobalTensor<i32>,
+    data: GlobalTensor<i32>,
+    fails: GlobalTensor<i32>,
+    rounds: i32,
+    use_cas: i32,
+) {
     for k in 0..rounds {
         let mut got = 0;
         let mut tries = 0;
         loop {
             let mut old = 1;
             if use_cas == 1 {
-                old = atomic_cas(lock, 0, 0, 1, order = MemoryOrder::AcqRel, scope = MemoryScope::Device);
+                old = atomic_cas(
+                    lock,
+                    0,
+                    0,
+                    1,
+                    order = MemoryOrder::AcqRel,
+                    scope = MemoryScope::Device,
+                );
             } else {
                 old = atomic_xchg(lock, 0, 1);
             }
@@ -325,7 +504,13 @@ fn spinlock(lock: GlobalTensor<i32>, data: GlobalTensor<i32>, fails: GlobalTenso
         if got == 1 {
             let v = load_global(data, offsets = [0], shape = [512]);
             store_global(data, v + 1, offsets = [0]);
-            atomic_store(lock, 0, 0, order = MemoryOrder::Release, scope = MemoryScope::Device);
+            atomic_store(
+                lock,
+                0,
+                0,
+                order = MemoryOrder::Release,
+                scope = MemoryScope::Device,
+            );
         } else {
             atomic_add(fails, 0, 1, order = MemoryOrder::Relaxed);
         }
@@ -342,9 +527,24 @@ fn spinlock_protects_a_plain_read_modify_write() {
             let data = dev.zeros::<i32>(512).unwrap();
             let fails = dev.zeros::<i32>(1).unwrap();
             spinlock::launch(&dev, g as u32, &lock, &data, &fails, rounds as i32, use_cas).unwrap();
-            assert_eq!(fails.download().unwrap(), vec![0], "use_cas={use_cas} on {}", dev.name());
-            assert_eq!(lock.download().unwrap(), vec![0], "lock left taken (use_cas={use_cas}) on {}", dev.name());
-            assert_eq!(data.download().unwrap(), vec![(g * rounds) as i32; 512], "lost updates (use_cas={use_cas}) on {}", dev.name());
+            assert_eq!(
+                fails.download().unwrap(),
+                vec![0],
+                "use_cas={use_cas} on {}",
+                dev.name()
+            );
+            assert_eq!(
+                lock.download().unwrap(),
+                vec![0],
+                "lock left taken (use_cas={use_cas}) on {}",
+                dev.name()
+            );
+            assert_eq!(
+                data.download().unwrap(),
+                vec![(g * rounds) as i32; 512],
+                "lost updates (use_cas={use_cas}) on {}",
+                dev.name()
+            );
         }
     }
 }
@@ -357,8 +557,20 @@ fn spinlock_protects_a_plain_read_modify_write() {
 /// release store. (Flipping from block 0 as soon as it is done, as the document's sketch does,
 /// would let a slower block of the same launch read the new value and go the wrong way.)
 #[tile_kernel(threads = 128)]
-fn double_buffer(a: GlobalTensor<i32>, b: GlobalTensor<i32>, switch: GlobalTensor<i32>, done: GlobalTensor<i32>, out: GlobalTensor<i32>, iteration: i32) {
-    let cur = atomic_load(switch, 0, order = MemoryOrder::Acquire, scope = MemoryScope::Device);
+fn double_buffer(
+    a: GlobalTensor<i32>,
+    b: GlobalTensor<i32>,
+    switch: GlobalTensor<i32>,
+    done: GlobalTensor<i32>,
+    out: GlobalTensor<i32>,
+    iteration: i32,
+) {
+    let cur = atomic_load(
+        switch,
+        0,
+        order = MemoryOrder::Acquire,
+        scope = MemoryScope::Device,
+    );
     let off = block_idx() * 256;
     if cur == 0 {
         let r = load_global(a, offsets = [off], shape = [256]) * 2 + iteration;
@@ -371,14 +583,30 @@ fn double_buffer(a: GlobalTensor<i32>, b: GlobalTensor<i32>, switch: GlobalTenso
     }
     let finished = atomic_add(done, 0, 1);
     if finished == grid_dim() - 1 {
-        atomic_store(done, 0, 0, order = MemoryOrder::Relaxed, scope = MemoryScope::Device);
-        atomic_store(switch, 0, 1 - cur, order = MemoryOrder::Release, scope = MemoryScope::Device);
+        atomic_store(
+            done,
+            0,
+            0,
+            order = MemoryOrder::Relaxed,
+            scope = MemoryScope::Device,
+        );
+        atomic_store(
+            switch,
+            0,
+            1 - cur,
+            order = MemoryOrder::Release,
+            scope = MemoryScope::Device,
+        );
     }
 }
 
 #[test]
 fn double_buffering_across_launches() {
-    assemble([(double_buffer::NAME, double_buffer::PTX, double_buffer::TARGET)]);
+    assemble([(
+        double_buffer::NAME,
+        double_buffer::PTX,
+        double_buffer::TARGET,
+    )]);
     let mut rng = Rng::new();
     for dev in backends() {
         let g = 16usize;
@@ -393,17 +621,31 @@ fn double_buffering_across_launches() {
         let launches = 11;
         for it in 0..launches {
             double_buffer::launch(&dev, g as u32, &a, &b, &switch, &done, &out, it).unwrap();
-            let (src, dst) = if flag == 0 { (&ha, &mut hb) } else { (&hb, &mut ha) };
+            let (src, dst) = if flag == 0 {
+                (&ha, &mut hb)
+            } else {
+                (&hb, &mut ha)
+            };
             for i in 0..n {
                 dst[i] = src[i].wrapping_mul(2).wrapping_add(it);
             }
             flag = 1 - flag;
             let want_out = if flag == 1 { hb.clone() } else { ha.clone() };
-            assert_eq!(out.download().unwrap(), want_out, "launch {it} on {}", dev.name());
+            assert_eq!(
+                out.download().unwrap(),
+                want_out,
+                "launch {it} on {}",
+                dev.name()
+            );
         }
         assert_eq!(a.download().unwrap(), ha, "{}", dev.name());
         assert_eq!(b.download().unwrap(), hb, "{}", dev.name());
-        assert_eq!(switch.download().unwrap(), vec![launches % 2], "{}", dev.name());
+        assert_eq!(
+            switch.download().unwrap(),
+            vec![launches % 2],
+            "{}",
+            dev.name()
+        );
         assert_eq!(done.download().unwrap(), vec![0], "{}", dev.name());
     }
 }
@@ -418,31 +660,73 @@ fn double_buffering_across_launches() {
 fn block_scope(out: GlobalTensor<i32>) {
     let buf = shared_tensor(i32, [64]);
     store_shared(buf, arange(64) * 3 + block_idx());
-    atomic_store(buf, 32, 1, order = MemoryOrder::Release, scope = MemoryScope::Block);
-    let flag = atomic_load(buf, 32, order = MemoryOrder::Acquire, scope = MemoryScope::Block);
+    atomic_store(
+        buf,
+        32,
+        1,
+        order = MemoryOrder::Release,
+        scope = MemoryScope::Block,
+    );
+    let flag = atomic_load(
+        buf,
+        32,
+        order = MemoryOrder::Acquire,
+        scope = MemoryScope::Block,
+    );
     if flag == 1 {
         store_global(out, load_shared(buf), offsets = [block_idx() * 64]);
     }
-    atomic_store(buf, arange(16) * 4 + 1, arange(16) + 500, order = MemoryOrder::Release, scope = MemoryScope::Block);
-    let w = atomic_load(buf, arange(16) * 4 + 1, order = MemoryOrder::Acquire, scope = MemoryScope::Block);
+    atomic_store(
+        buf,
+        arange(16) * 4 + 1,
+        arange(16) + 500,
+        order = MemoryOrder::Release,
+        scope = MemoryScope::Block,
+    );
+    let w = atomic_load(
+        buf,
+        arange(16) * 4 + 1,
+        order = MemoryOrder::Acquire,
+        scope = MemoryScope::Block,
+    );
     store_global(out, w, offsets = [grid_dim() * 64 + block_idx() * 16]);
 }
 
 #[test]
 fn block_scope_on_shared_memory() {
     assemble([(block_scope::NAME, block_scope::PTX, block_scope::TARGET)]);
-    assert!(block_scope::PTX.contains("st.release.cta.shared"), "{}", block_scope::PTX);
-    assert!(block_scope::PTX.contains("ld.acquire.cta.shared"), "{}", block_scope::PTX);
+    assert!(
+        block_scope::PTX.contains("st.release.cta.shared"),
+        "{}",
+        block_scope::PTX
+    );
+    assert!(
+        block_scope::PTX.contains("ld.acquire.cta.shared"),
+        "{}",
+        block_scope::PTX
+    );
     for dev in backends() {
         let g = 5usize;
         let out = dev.full::<i32>(g * 80, -1).unwrap();
         block_scope::launch(&dev, g as u32, &out).unwrap();
         let out = out.download().unwrap();
         for b in 0..g {
-            let want: Vec<i32> = (0..64).map(|i| if i == 32 { 1 } else { i * 3 + b as i32 }).collect();
-            assert_eq!(&out[b * 64..(b + 1) * 64], &want[..], "block {b} on {}", dev.name());
+            let want: Vec<i32> = (0..64)
+                .map(|i| if i == 32 { 1 } else { i * 3 + b as i32 })
+                .collect();
+            assert_eq!(
+                &out[b * 64..(b + 1) * 64],
+                &want[..],
+                "block {b} on {}",
+                dev.name()
+            );
             let want: Vec<i32> = (0..16).map(|i| i + 500).collect();
-            assert_eq!(&out[g * 64 + b * 16..g * 64 + (b + 1) * 16], &want[..], "block {b} on {}", dev.name());
+            assert_eq!(
+                &out[g * 64 + b * 16..g * 64 + (b + 1) * 16],
+                &want[..],
+                "block {b} on {}",
+                dev.name()
+            );
         }
     }
 }
@@ -453,23 +737,47 @@ fn block_scope_on_shared_memory() {
 fn sys_scope(data: GlobalTensor<i32>, flag: GlobalTensor<i32>, out: GlobalTensor<i32>) {
     let b = block_idx();
     store_global(data, full([16], b), offsets = [b * 16]);
-    atomic_store(flag, b, 1, order = MemoryOrder::Release, scope = MemoryScope::Sys);
+    atomic_store(
+        flag,
+        b,
+        1,
+        order = MemoryOrder::Release,
+        scope = MemoryScope::Sys,
+    );
     if b == 0 {
         let mut n = 0;
         let mut spins = 0;
         while n < grid_dim() && spins < 4000000 {
-            n = atomic_load(flag, arange(8), order = MemoryOrder::Acquire, scope = MemoryScope::Sys).sum();
+            n = atomic_load(
+                flag,
+                arange(8),
+                order = MemoryOrder::Acquire,
+                scope = MemoryScope::Sys,
+            )
+            .sum();
             spins += 1;
         }
-        store_global(out, load_global(data, offsets = [0], shape = [128]), offsets = [0]);
+        store_global(
+            out,
+            load_global(data, offsets = [0], shape = [128]),
+            offsets = [0],
+        );
     }
 }
 
 #[test]
 fn system_scope_release_acquire() {
     assemble([(sys_scope::NAME, sys_scope::PTX, sys_scope::TARGET)]);
-    assert!(sys_scope::PTX.contains("st.release.sys.global"), "{}", sys_scope::PTX);
-    assert!(sys_scope::PTX.contains("ld.acquire.sys.global"), "{}", sys_scope::PTX);
+    assert!(
+        sys_scope::PTX.contains("st.release.sys.global"),
+        "{}",
+        sys_scope::PTX
+    );
+    assert!(
+        sys_scope::PTX.contains("ld.acquire.sys.global"),
+        "{}",
+        sys_scope::PTX
+    );
     for dev in backends() {
         let data = dev.full::<i32>(128, -1).unwrap();
         let flag = dev.zeros::<i32>(8).unwrap();
