@@ -27,7 +27,12 @@ pub struct KernelOptions {
 
 impl Default for KernelOptions {
     fn default() -> Self {
-        KernelOptions { threads: 128, threads_span: Span::NONE, target: None, target_span: Span::NONE }
+        KernelOptions {
+            threads: 128,
+            threads_span: Span::NONE,
+            target: None,
+            target_span: Span::NONE,
+        }
     }
 }
 
@@ -47,18 +52,52 @@ pub enum ParamTy {
     Scalar(String),
 }
 
+// Statements are built once per kernel and never moved in bulk: size differences do not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Stmt {
-    Let { name: String, name_span: Span, mutable: bool, init: Expr, span: Span },
+    Let {
+        name: String,
+        name_span: Span,
+        mutable: bool,
+        init: Expr,
+        span: Span,
+    },
     /// `name = value;` or `name op= value;` (with `op`).
-    Assign { name: String, name_span: Span, op: Option<BinOp>, value: Expr, span: Span },
+    Assign {
+        name: String,
+        name_span: Span,
+        op: Option<BinOp>,
+        value: Expr,
+        span: Span,
+    },
     Expr(Expr),
-    For { var: String, var_span: Span, range: RangeExpr, body: Vec<Stmt>, span: Span },
-    While { cond: Expr, body: Vec<Stmt>, span: Span },
+    For {
+        var: String,
+        var_span: Span,
+        range: RangeExpr,
+        body: Vec<Stmt>,
+        span: Span,
+    },
+    While {
+        cond: Expr,
+        body: Vec<Stmt>,
+        span: Span,
+    },
     /// `loop { ... }`
-    Loop { body: Vec<Stmt>, span: Span },
-    If { cond: Expr, then: Vec<Stmt>, els: Option<Vec<Stmt>>, span: Span },
-    Break { span: Span },
+    Loop {
+        body: Vec<Stmt>,
+        span: Span,
+    },
+    If {
+        cond: Expr,
+        then: Vec<Stmt>,
+        els: Option<Vec<Stmt>>,
+        span: Span,
+    },
+    Break {
+        span: Span,
+    },
 }
 
 /// `start..end` or `(start..end).step_by(step)`.
@@ -119,16 +158,41 @@ pub enum ExprKind {
     Array(Vec<Expr>),
     /// `(a, b, ...)` with at least two elements (index tuples).
     Tuple(Vec<Expr>),
-    Binary { op: BinOp, lhs: Box<Expr>, rhs: Box<Expr> },
-    Unary { op: UnOp, x: Box<Expr> },
+    Binary {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    Unary {
+        op: UnOp,
+        x: Box<Expr>,
+    },
     /// `path(args)` or `path::<generics>(args)`.
-    Call { path: Vec<String>, path_span: Span, generics: Vec<GenericArg>, args: Vec<Arg> },
+    Call {
+        path: Vec<String>,
+        path_span: Span,
+        generics: Vec<GenericArg>,
+        args: Vec<Arg>,
+    },
     /// `receiver.method(args)`.
-    Method { receiver: Box<Expr>, method: String, method_span: Span, args: Vec<Arg> },
+    Method {
+        receiver: Box<Expr>,
+        method: String,
+        method_span: Span,
+        args: Vec<Arg>,
+    },
     /// `if c { a } else { b }` used as a value (both arms single expressions).
-    IfElse { cond: Box<Expr>, then: Box<Expr>, els: Box<Expr> },
+    IfElse {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        els: Box<Expr>,
+    },
     /// `expr as ty`.
-    Cast { x: Box<Expr>, ty: String, ty_span: Span },
+    Cast {
+        x: Box<Expr>,
+        ty: String,
+        ty_span: Span,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

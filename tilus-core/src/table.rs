@@ -40,8 +40,21 @@ pub struct RmwRow {
     pub scatter: bool,
 }
 
-const fn row(op: RmwOp, ptx_op: &'static str, ptx_type: &'static str, has_red: bool, scatter: bool) -> RmwRow {
-    RmwRow { op, dtype: DType::I32, ptx_op, ptx_type, has_red, scatter }
+const fn row(
+    op: RmwOp,
+    ptx_op: &'static str,
+    ptx_type: &'static str,
+    has_red: bool,
+    scatter: bool,
+) -> RmwRow {
+    RmwRow {
+        op,
+        dtype: DType::I32,
+        ptx_op,
+        ptx_type,
+        has_red,
+        scatter,
+    }
 }
 
 /// The legal (op, dtype) pairs.
@@ -67,7 +80,10 @@ pub const ACCESS_ROWS: &[(DType, &str)] = &[(DType::I32, "s32")];
 
 /// The PTX type used to load/store `dtype`, if it can live in memory.
 pub fn access_type(dtype: DType) -> Option<&'static str> {
-    ACCESS_ROWS.iter().find(|(d, _)| *d == dtype).map(|(_, t)| *t)
+    ACCESS_ROWS
+        .iter()
+        .find(|(d, _)| *d == dtype)
+        .map(|(_, t)| *t)
 }
 
 /// A rejected combination, with the reason and, where there is one, what to use instead.
@@ -78,7 +94,10 @@ pub struct Illegal {
 }
 
 fn illegal(message: impl Into<String>, help: Option<&str>) -> Illegal {
-    Illegal { message: message.into(), help: help.map(str::to_string) }
+    Illegal {
+        message: message.into(),
+        help: help.map(str::to_string),
+    }
 }
 
 /// The minimum target a scope needs.
@@ -93,7 +112,12 @@ fn check_scope(scope: Scope, target: Option<Target>) -> Result<(), Illegal> {
     let need = scope_min_target(scope);
     match target {
         Some(t) if t < need => Err(illegal(
-            format!("scope `{}` needs target sm_{} or newer, but this kernel targets sm_{}", scope.ptx(), need.0, t.0),
+            format!(
+                "scope `{}` needs target sm_{} or newer, but this kernel targets sm_{}",
+                scope.ptx(),
+                need.0,
+                t.0
+            ),
             Some("remove the explicit `target` or raise it to 90"),
         )),
         _ => Ok(()),
@@ -115,14 +139,18 @@ pub fn check_rmw(
 ) -> Result<&'static RmwRow, Illegal> {
     let Some(row) = rmw_row(op, dtype) else {
         return Err(illegal(
-            format!("atomic `{}` is not supported on `{}` elements", op.name(), dtype.name()),
+            format!(
+                "atomic `{}` is not supported on `{}` elements",
+                op.name(),
+                dtype.name()
+            ),
             Some("this version supports atomics on i32 only"),
         ));
     };
     if form == RmwForm::Scatter && !row.scatter {
         let help = match op {
-            RmwOp::Exch => Some("for collision-free indices use the non-atomic `store_shared_scatter` / `store_global_scatter`, or the element-wise `shared_exch` / `global_exch`"),
-            RmwOp::Cas => Some("use the element-wise `shared_cas` / `global_cas`, or the indexed `atomic_cas(array, indices, expected, desired)`, whose per-element result says which update won"),
+            RmwOp::Exch => Some("for collision-free indices use the non-atomic `store_shared_scatter` / `store_global_scatter`, or the element-wise `atomic::shared_exch` / `atomic::global_exch`"),
+            RmwOp::Cas => Some("use the element-wise `atomic::shared_cas` / `atomic::global_cas`, or the indexed `atomic_cas(array, indices, expected, desired)`, whose per-element result says which update won"),
             _ => None,
         };
         return Err(illegal(
@@ -141,22 +169,50 @@ pub fn check_rmw(
 ///
 /// `with_output` says whether the result is used; without it the `red` form is chosen where
 /// PTX has one for this op and sem, otherwise `atom` with a discarded destination.
-pub fn rmw_ptx(row: &RmwRow, space: Space, sem: Sem, scope: Scope, with_output: bool) -> (String, bool) {
+pub fn rmw_ptx(
+    row: &RmwRow,
+    space: Space,
+    sem: Sem,
+    scope: Scope,
+    with_output: bool,
+) -> (String, bool) {
     let red = !with_output && row.has_red && matches!(sem, Sem::Relaxed | Sem::Release);
     let space = match space {
         Space::Shared => "shared",
         Space::Global => "global",
     };
     let instr = if red { "red" } else { "atom" };
-    (format!("{instr}.{}.{}.{space}.{}.{}", sem.ptx(), scope.ptx(), row.ptx_op, row.ptx_type), red)
+    (
+        format!(
+            "{instr}.{}.{}.{space}.{}.{}",
+            sem.ptx(),
+            scope.ptx(),
+            row.ptx_op,
+            row.ptx_type
+        ),
+        red,
+    )
 }
 
 /// Validate an atomic load (`ld.{sem}.{scope}`).
-pub fn check_atomic_load(dtype: DType, sem: Sem, scope: Scope, target: Option<Target>) -> Result<&'static str, Illegal> {
-    let ty = access_type(dtype).ok_or_else(|| illegal(format!("atomic load of `{}` is not supported", dtype.name()), None))?;
+pub fn check_atomic_load(
+    dtype: DType,
+    sem: Sem,
+    scope: Scope,
+    target: Option<Target>,
+) -> Result<&'static str, Illegal> {
+    let ty = access_type(dtype).ok_or_else(|| {
+        illegal(
+            format!("atomic load of `{}` is not supported", dtype.name()),
+            None,
+        )
+    })?;
     if sem.has_release() {
         return Err(illegal(
-            format!("an atomic load cannot have `{}` order: a load has no release component", sem.ptx()),
+            format!(
+                "an atomic load cannot have `{}` order: a load has no release component",
+                sem.ptx()
+            ),
             Some("use `Acquire` to order the block's later accesses after the load, or `Relaxed`"),
         ));
     }
@@ -165,12 +221,27 @@ pub fn check_atomic_load(dtype: DType, sem: Sem, scope: Scope, target: Option<Ta
 }
 
 /// Validate an atomic store (`st.{sem}.{scope}`).
-pub fn check_atomic_store(dtype: DType, sem: Sem, scope: Scope, target: Option<Target>) -> Result<&'static str, Illegal> {
-    let ty = access_type(dtype).ok_or_else(|| illegal(format!("atomic store of `{}` is not supported", dtype.name()), None))?;
+pub fn check_atomic_store(
+    dtype: DType,
+    sem: Sem,
+    scope: Scope,
+    target: Option<Target>,
+) -> Result<&'static str, Illegal> {
+    let ty = access_type(dtype).ok_or_else(|| {
+        illegal(
+            format!("atomic store of `{}` is not supported", dtype.name()),
+            None,
+        )
+    })?;
     if sem.has_acquire() {
         return Err(illegal(
-            format!("an atomic store cannot have `{}` order: a store has no acquire component", sem.ptx()),
-            Some("use `Release` to publish the block's earlier writes with the store, or `Relaxed`"),
+            format!(
+                "an atomic store cannot have `{}` order: a store has no acquire component",
+                sem.ptx()
+            ),
+            Some(
+                "use `Release` to publish the block's earlier writes with the store, or `Relaxed`",
+            ),
         ));
     }
     check_scope(scope, target)?;
@@ -236,7 +307,10 @@ pub fn sem_by_name(name: &str) -> Option<Sem> {
 }
 
 pub fn scope_by_name(name: &str) -> Option<Scope> {
-    SCOPE_NAMES.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
+    SCOPE_NAMES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, s)| *s)
 }
 
 #[cfg(test)]
@@ -267,15 +341,43 @@ mod tests {
             assert!(e.message.contains("undefined"), "{}", e.message);
             assert!(e.help.is_some());
         }
-        assert!(check_rmw(RmwOp::Cas, DType::I32, RmwForm::Elementwise, Scope::Cta, None).is_ok());
+        assert!(check_rmw(
+            RmwOp::Cas,
+            DType::I32,
+            RmwForm::Elementwise,
+            Scope::Cta,
+            None
+        )
+        .is_ok());
         assert!(check_rmw(RmwOp::Cas, DType::I32, RmwForm::Indexed, Scope::Gpu, None).is_ok());
     }
 
     #[test]
     fn cluster_needs_sm90() {
-        assert!(check_rmw(RmwOp::Add, DType::I32, RmwForm::Elementwise, Scope::Cluster, Some(Target(80))).is_err());
-        assert!(check_rmw(RmwOp::Add, DType::I32, RmwForm::Elementwise, Scope::Cluster, Some(Target(90))).is_ok());
-        assert!(check_rmw(RmwOp::Add, DType::I32, RmwForm::Elementwise, Scope::Cluster, None).is_ok());
+        assert!(check_rmw(
+            RmwOp::Add,
+            DType::I32,
+            RmwForm::Elementwise,
+            Scope::Cluster,
+            Some(Target(80))
+        )
+        .is_err());
+        assert!(check_rmw(
+            RmwOp::Add,
+            DType::I32,
+            RmwForm::Elementwise,
+            Scope::Cluster,
+            Some(Target(90))
+        )
+        .is_ok());
+        assert!(check_rmw(
+            RmwOp::Add,
+            DType::I32,
+            RmwForm::Elementwise,
+            Scope::Cluster,
+            None
+        )
+        .is_ok());
     }
 
     #[test]
@@ -290,6 +392,13 @@ mod tests {
 
     #[test]
     fn bool_has_no_atomics() {
-        assert!(check_rmw(RmwOp::Add, DType::Bool, RmwForm::Elementwise, Scope::Cta, None).is_err());
+        assert!(check_rmw(
+            RmwOp::Add,
+            DType::Bool,
+            RmwForm::Elementwise,
+            Scope::Cta,
+            None
+        )
+        .is_err());
     }
 }

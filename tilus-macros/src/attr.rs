@@ -25,7 +25,10 @@ impl FromMeta for TargetArg {
                 v.strip_prefix("sm_")
                     .and_then(|n| n.parse().ok())
                     .map(TargetArg)
-                    .ok_or_else(|| darling::Error::custom("expected a target like \"sm_90\" or 90").with_span(s))
+                    .ok_or_else(|| {
+                        darling::Error::custom("expected a target like \"sm_90\" or 90")
+                            .with_span(s)
+                    })
             }
             _ => Err(darling::Error::unexpected_lit_type(value)),
         }

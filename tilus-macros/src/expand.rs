@@ -41,7 +41,13 @@ pub fn tile_kernel(attr_tokens: TokenStream, item: TokenStream) -> TokenStream {
         }
     }
 
-    let def = ast::KernelDef { name: func.sig.ident.to_string(), name_span, params, body, options: kopts };
+    let def = ast::KernelDef {
+        name: func.sig.ident.to_string(),
+        name_span,
+        params,
+        body,
+        options: kopts,
+    };
     if !errors.is_empty() {
         return emit(&func, None, errors);
     }
@@ -51,13 +57,23 @@ pub fn tile_kernel(attr_tokens: TokenStream, item: TokenStream) -> TokenStream {
             emit(&func, Some(&compiled), Vec::new())
         }
         Err(diags) => {
+            let name = func.sig.ident.span();
             let errors = diags
                 .into_iter()
-                .map(|d| syn::Error::new(p.span_of(d.span).unwrap_or_else(|| func.sig.ident.span()), d.render()))
+                .map(|d| error_at(p.span_of(d.span).unwrap_or((name, name)), &d.render()))
                 .collect();
             emit(&func, None, errors)
         }
     }
+}
+
+/// An error underlining `start..=end` (syn spans an error over the first and last token it is
+/// given; on stable Rust that is the only way to cover more than one token).
+fn error_at((start, end): (Span, Span), msg: &str) -> syn::Error {
+    let mut tokens = TokenStream::new();
+    tokens.extend(quote_spanned! {start=> start});
+    tokens.extend(quote_spanned! {end=> end});
+    syn::Error::new_spanned(tokens, msg)
 }
 
 fn check_signature(sig: &syn::Signature, errors: &mut Vec<syn::Error>) {
@@ -75,7 +91,10 @@ fn check_signature(sig: &syn::Signature, errors: &mut Vec<syn::Error>) {
         bad(&sig.generics, "tile kernels cannot be generic");
     }
     if let syn::ReturnType::Type(_, t) = &sig.output {
-        bad(t, "a tile kernel returns nothing: write results to global tensors");
+        bad(
+            t,
+            "a tile kernel returns nothing: write results to global tensors",
+        );
     }
 }
 
@@ -89,20 +108,31 @@ fn dump_ptx(name: &str, ptx: &str) {
 }
 
 /// The struct, its consts and its launcher. `compiled = None` emits the stub (after errors).
-fn emit(func: &syn::ItemFn, compiled: Option<&tilus_core::Compiled>, errors: Vec<syn::Error>) -> TokenStream {
+fn emit(
+    func: &syn::ItemFn,
+    compiled: Option<&tilus_core::Compiled>,
+    errors: Vec<syn::Error>,
+) -> TokenStream {
     let vis = &func.vis;
     let name = &func.sig.ident;
     let name_str = name.to_string();
-    let docs: Vec<&syn::Attribute> = func.attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
+    let docs: Vec<&syn::Attribute> = func
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .collect();
     let errors = errors.iter().map(syn::Error::to_compile_error);
 
     // Launcher parameters: tensors by reference, scalars by value, in the user's own type tokens
     // (so a wrong argument is a type error at the call, naming the declared type).
     let mut launch_params = Vec::new();
     let mut launch_args = Vec::new();
+    let mut idents = Vec::new();
     let mut specs = Vec::new();
     for (i, input) in func.sig.inputs.iter().enumerate() {
-        let syn::FnArg::Typed(pt) = input else { continue };
+        let syn::FnArg::Typed(pt) = input else {
+            continue;
+        };
         let ident = match &*pt.pat {
             syn::Pat::Ident(pi) => pi.ident.clone(),
             _ => format_ident!("arg{}", i),
@@ -110,7 +140,12 @@ fn emit(func: &syn::ItemFn, compiled: Option<&tilus_core::Compiled>, errors: Vec
         let ty = &pt.ty;
         let pname = ident.to_string();
         let is_tensor = matches!(&**ty, syn::Type::Path(tp) if tp.path.segments.last().is_some_and(|s| s.ident == "GlobalTensor"));
-        if is_tensor {
+        if is_tensor && compiled.is_none() {
+            // After an error the stub names a type that surely exists, so a rejected element
+            // type (`GlobalTensor<f32>`) is not reported a second time by rustc.
+            launch_params.push(quote_spanned! {ty.span()=> #ident: &::tilus::GlobalTensor<i32> });
+            specs.push(quote! {});
+        } else if is_tensor {
             launch_params.push(quote_spanned! {ty.span()=> #ident: &#ty });
             specs.push(quote! { ::tilus::ParamSpec::tensor(#pname, ::tilus::DType::I32) });
         } else {
@@ -118,6 +153,7 @@ fn emit(func: &syn::ItemFn, compiled: Option<&tilus_core::Compiled>, errors: Vec
             specs.push(quote! { ::tilus::ParamSpec::scalar(#pname, ::tilus::DType::I32) });
         }
         launch_args.push(quote! { ::tilus::KernelArg::from(#ident) });
+        idents.push(ident);
     }
 
     let (consts, launch_body) = match compiled {
@@ -148,7 +184,10 @@ fn emit(func: &syn::ItemFn, compiled: Option<&tilus_core::Compiled>, errors: Vec
             let body = quote! { dev.launch(Self::spec(), grid, &[#(#launch_args),*]) };
             (consts, body)
         }
-        None => (quote! {}, quote! { ::core::unimplemented!() }),
+        None => (
+            quote! {},
+            quote! { let _ = (dev, grid, #(#idents),*); ::core::unimplemented!("the kernel failed to compile") },
+        ),
     };
     let span = Span::call_site();
     quote_spanned! {span=>

@@ -8,7 +8,8 @@ use tilus_core::ir::Span as CSpan;
 
 /// Collects spans (the AST refers to them by index) and errors.
 pub struct Parser {
-    pub spans: Vec<Span>,
+    /// (first token, last token) of each recorded node: errors underline the whole node.
+    pub spans: Vec<(Span, Span)>,
     pub errors: Vec<syn::Error>,
 }
 
@@ -16,15 +17,28 @@ type PResult<T> = Result<T, ()>;
 
 impl Parser {
     pub fn new() -> Self {
-        Parser { spans: Vec::new(), errors: Vec::new() }
+        Parser {
+            spans: Vec::new(),
+            errors: Vec::new(),
+        }
     }
 
+    /// Record a single-token span.
     pub fn sp(&mut self, s: Span) -> CSpan {
-        self.spans.push(s);
+        self.spans.push((s, s));
         CSpan((self.spans.len() - 1) as u32)
     }
 
-    pub fn span_of(&self, s: CSpan) -> Option<Span> {
+    /// Record the span of a whole syntax node (its first to its last token).
+    pub fn spt(&mut self, t: &dyn quote::ToTokens) -> CSpan {
+        let mut it = t.to_token_stream().into_iter();
+        let first = it.next().map(|t| t.span()).unwrap_or_else(Span::call_site);
+        let last = it.last().map(|t| t.span()).unwrap_or(first);
+        self.spans.push((first, last));
+        CSpan((self.spans.len() - 1) as u32)
+    }
+
+    pub fn span_of(&self, s: CSpan) -> Option<(Span, Span)> {
         self.spans.get(s.0 as usize).copied()
     }
 
@@ -47,13 +61,21 @@ impl Parser {
             let ty = match param_ty(&pt.ty) {
                 Some(t) => t,
                 None => {
-                    let _ = self.err::<()>(&pt.ty, "unsupported kernel parameter type: use `GlobalTensor<i32>` or `i32`");
+                    let _ = self.err::<()>(
+                        &pt.ty,
+                        "unsupported kernel parameter type: use `GlobalTensor<i32>` or `i32`",
+                    );
                     continue;
                 }
             };
             let span = self.sp(pi.ident.span());
-            let ty_span = self.sp(pt.ty.span());
-            out.push(ast::ParamDef { name: pi.ident.to_string(), span, ty, ty_span });
+            let ty_span = self.spt(&pt.ty);
+            out.push(ast::ParamDef {
+                name: pi.ident.to_string(),
+                span,
+                ty,
+                ty_span,
+            });
         }
         out
     }
@@ -91,27 +113,48 @@ impl Parser {
                 }
                 let init = self.expr(&init.expr)?;
                 let name_span = self.sp(name_tok);
-                let span = self.sp(l.span());
-                Ok(ast::Stmt::Let { name, name_span, mutable, init, span })
+                let span = self.spt(&l);
+                Ok(ast::Stmt::Let {
+                    name,
+                    name_span,
+                    mutable,
+                    init,
+                    span,
+                })
             }
             syn::Stmt::Expr(e, _) => self.expr_stmt(e),
-            syn::Stmt::Item(i) => self.err(i, "items (fn, struct, use, ...) cannot be declared inside a tile kernel"),
+            syn::Stmt::Item(i) => self.err(
+                i,
+                "items (fn, struct, use, ...) cannot be declared inside a tile kernel",
+            ),
             syn::Stmt::Macro(m) => self.err(&m.mac, "macros are not supported inside tile kernels"),
         }
     }
 
     fn expr_stmt(&mut self, e: &syn::Expr) -> PResult<ast::Stmt> {
-        let span = self.sp(e.span());
+        let span = self.spt(&e);
         match e {
             syn::Expr::Assign(a) => {
                 let (name, name_span) = self.assign_target(&a.left)?;
                 let value = self.expr(&a.right)?;
-                Ok(ast::Stmt::Assign { name, name_span, op: None, value, span })
+                Ok(ast::Stmt::Assign {
+                    name,
+                    name_span,
+                    op: None,
+                    value,
+                    span,
+                })
             }
             syn::Expr::Binary(b) if compound_op(&b.op).is_some() => {
                 let (name, name_span) = self.assign_target(&b.left)?;
                 let value = self.expr(&b.right)?;
-                Ok(ast::Stmt::Assign { name, name_span, op: compound_op(&b.op), value, span })
+                Ok(ast::Stmt::Assign {
+                    name,
+                    name_span,
+                    op: compound_op(&b.op),
+                    value,
+                    span,
+                })
             }
             syn::Expr::ForLoop(f) => {
                 if let Some(l) = &f.label {
@@ -125,7 +168,13 @@ impl Parser {
                 let range = self.range(&f.expr)?;
                 let body = self.block(&f.body);
                 let var_span = self.sp(var_tok);
-                Ok(ast::Stmt::For { var, var_span, range, body, span })
+                Ok(ast::Stmt::For {
+                    var,
+                    var_span,
+                    range,
+                    body,
+                    span,
+                })
             }
             syn::Expr::While(w) => {
                 if let Some(l) = &w.label {
@@ -152,13 +201,16 @@ impl Parser {
                 }
                 Ok(ast::Stmt::Break { span })
             }
-            syn::Expr::Return(r) => self.err(r, "`return` is not supported in tile kernels (every block runs to the end)"),
+            syn::Expr::Return(r) => self.err(
+                r,
+                "`return` is not supported in tile kernels (every block runs to the end)",
+            ),
             _ => Ok(ast::Stmt::Expr(self.expr(e)?)),
         }
     }
 
     fn if_stmt(&mut self, i: &syn::ExprIf) -> PResult<ast::Stmt> {
-        let span = self.sp(i.span());
+        let span = self.spt(i);
         if let syn::Expr::Let(l) = &*i.cond {
             return self.err(l, "`if let` is not supported in tile kernels");
         }
@@ -172,7 +224,12 @@ impl Parser {
                 other => return self.err(other, "unsupported `else` branch"),
             },
         };
-        Ok(ast::Stmt::If { cond, then, els, span })
+        Ok(ast::Stmt::If {
+            cond,
+            then,
+            els,
+            span,
+        })
     }
 
     fn assign_target(&mut self, e: &syn::Expr) -> PResult<(String, CSpan)> {
@@ -191,7 +248,7 @@ impl Parser {
     }
 
     fn range(&mut self, e: &syn::Expr) -> PResult<ast::RangeExpr> {
-        let span = self.sp(e.span());
+        let span = self.spt(&e);
         match e {
             syn::Expr::Range(r) => self.plain_range(r, span, None),
             syn::Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
@@ -205,24 +262,40 @@ impl Parser {
                 let step = self.expr(&m.args[0])?;
                 self.plain_range(r, span, Some(step))
             }
-            other => self.err(other, "a `for` loop iterates over `start..end` or `(start..end).step_by(step)`"),
+            other => self.err(
+                other,
+                "a `for` loop iterates over `start..end` or `(start..end).step_by(step)`",
+            ),
         }
     }
 
-    fn plain_range(&mut self, r: &syn::ExprRange, span: CSpan, step: Option<ast::Expr>) -> PResult<ast::RangeExpr> {
+    fn plain_range(
+        &mut self,
+        r: &syn::ExprRange,
+        span: CSpan,
+        step: Option<ast::Expr>,
+    ) -> PResult<ast::RangeExpr> {
         if let syn::RangeLimits::Closed(c) = &r.limits {
-            return self.err(c, "inclusive ranges are not supported: use `start..end + 1`");
+            return self.err(
+                c,
+                "inclusive ranges are not supported: use `start..end + 1`",
+            );
         }
         let (Some(start), Some(end)) = (&r.start, &r.end) else {
             return self.err(r, "a loop range needs both a start and an end");
         };
         let start = self.expr(start)?;
         let end = self.expr(end)?;
-        Ok(ast::RangeExpr { start, end, step, span })
+        Ok(ast::RangeExpr {
+            start,
+            end,
+            step,
+            span,
+        })
     }
 
     pub fn expr(&mut self, e: &syn::Expr) -> PResult<ast::Expr> {
-        let span = self.sp(e.span());
+        let span = self.spt(&e);
         let kind = match e {
             syn::Expr::Lit(l) => match &l.lit {
                 syn::Lit::Int(i) => {
@@ -278,7 +351,7 @@ impl Parser {
                     syn::Type::Path(p) if p.path.get_ident().is_some() => p.path.get_ident().expect("checked").to_string(),
                     other => return self.err(other, "casts are to `i32` or `bool`"),
                 };
-                let ty_span = self.sp(c.ty.span());
+                let ty_span = self.spt(&c.ty);
                 ast::ExprKind::Cast { x: Box::new(self.expr(&c.expr)?), ty, ty_span }
             }
             syn::Expr::Call(c) => {
@@ -286,7 +359,7 @@ impl Parser {
                     return self.err(&c.func, "only named functions can be called in tile kernels");
                 };
                 let (path, generics) = self.call_path(&p.path)?;
-                let path_span = self.sp(p.span());
+                let path_span = self.spt(&p);
                 let args = self.args(c.args.iter())?;
                 ast::ExprKind::Call { path, path_span, generics, args }
             }
@@ -295,7 +368,7 @@ impl Parser {
                     return self.err(t, "generic method arguments are not supported");
                 }
                 let receiver = Box::new(self.expr(&m.receiver)?);
-                let method_span = self.sp(m.method.span());
+                let method_span = self.spt(&m.method);
                 let args = self.args(m.args.iter())?;
                 ast::ExprKind::Method { receiver, method: m.method.to_string(), method_span, args }
             }
@@ -328,7 +401,10 @@ impl Parser {
     fn single_expr_block(&mut self, b: &syn::Block) -> PResult<ast::Expr> {
         match b.stmts.as_slice() {
             [syn::Stmt::Expr(e, None)] => self.expr(e),
-            _ => self.err(b, "each branch of an `if` used as a value must be a single expression"),
+            _ => self.err(
+                b,
+                "each branch of an `if` used as a value must be a single expression",
+            ),
         }
     }
 
@@ -352,18 +428,26 @@ impl Parser {
         let mut out = Vec::new();
         let mut ok = true;
         for e in it {
-            let span = self.sp(e.span());
+            let span = self.spt(&e);
             let r = match e {
                 // `name = value` inside a call is a keyword argument.
                 syn::Expr::Assign(a) => match &*a.left {
                     syn::Expr::Path(p) if p.path.get_ident().is_some() => {
                         let id = p.path.get_ident().expect("checked");
                         let nspan = self.sp(id.span());
-                        self.expr(&a.right).map(|value| ast::Arg { name: Some((id.to_string(), nspan)), value, span })
+                        self.expr(&a.right).map(|value| ast::Arg {
+                            name: Some((id.to_string(), nspan)),
+                            value,
+                            span,
+                        })
                     }
                     other => self.err(other, "a keyword argument is written `name = value`"),
                 },
-                _ => self.expr(e).map(|value| ast::Arg { name: None, value, span }),
+                _ => self.expr(e).map(|value| ast::Arg {
+                    name: None,
+                    value,
+                    span,
+                }),
             };
             match r {
                 Ok(a) => out.push(a),
@@ -398,16 +482,28 @@ impl Parser {
                 syn::PathArguments::AngleBracketed(ab) if i + 1 == n => {
                     for ga in &ab.args {
                         match ga {
-                            syn::GenericArgument::Type(syn::Type::Path(tp)) if tp.path.get_ident().is_some() => {
-                                let s = self.sp(tp.span());
-                                generics.push(ast::GenericArg::Type(tp.path.get_ident().expect("checked").to_string(), s));
+                            syn::GenericArgument::Type(syn::Type::Path(tp))
+                                if tp.path.get_ident().is_some() =>
+                            {
+                                let s = self.spt(&tp);
+                                generics.push(ast::GenericArg::Type(
+                                    tp.path.get_ident().expect("checked").to_string(),
+                                    s,
+                                ));
                             }
-                            syn::GenericArgument::Const(e) => generics.push(ast::GenericArg::Const(self.expr(e)?)),
+                            syn::GenericArgument::Const(e) => {
+                                generics.push(ast::GenericArg::Const(self.expr(e)?))
+                            }
                             other => return self.err(other, "unsupported generic argument"),
                         }
                     }
                 }
-                other => return self.err(other, "generic arguments are only allowed on the function name"),
+                other => {
+                    return self.err(
+                        other,
+                        "generic arguments are only allowed on the function name",
+                    )
+                }
             }
             out.push(seg.ident.to_string());
         }
@@ -423,13 +519,19 @@ fn param_ty(t: &syn::Type) -> Option<ast::ParamTy> {
     }
     let last = tp.path.segments.last()?;
     if last.ident == "GlobalTensor" {
-        let syn::PathArguments::AngleBracketed(ab) = &last.arguments else { return None };
+        let syn::PathArguments::AngleBracketed(ab) = &last.arguments else {
+            return None;
+        };
         if ab.args.len() != 1 {
             return None;
         }
-        let syn::GenericArgument::Type(syn::Type::Path(elem)) = &ab.args[0] else { return None };
+        let syn::GenericArgument::Type(syn::Type::Path(elem)) = &ab.args[0] else {
+            return None;
+        };
         let id = elem.path.get_ident()?;
-        return Some(ast::ParamTy::GlobalTensor { elem: id.to_string() });
+        return Some(ast::ParamTy::GlobalTensor {
+            elem: id.to_string(),
+        });
     }
     let id = tp.path.get_ident()?;
     Some(ast::ParamTy::Scalar(id.to_string()))

@@ -15,16 +15,32 @@ pub(crate) struct P {
 }
 
 pub(crate) const fn req(name: &'static str) -> P {
-    P { name, aliases: &[], required: true }
+    P {
+        name,
+        aliases: &[],
+        required: true,
+    }
 }
 pub(crate) const fn opt(name: &'static str) -> P {
-    P { name, aliases: &[], required: false }
+    P {
+        name,
+        aliases: &[],
+        required: false,
+    }
 }
 pub(crate) const fn req_alias(name: &'static str, aliases: &'static [&'static str]) -> P {
-    P { name, aliases, required: true }
+    P {
+        name,
+        aliases,
+        required: true,
+    }
 }
 pub(crate) const fn opt_alias(name: &'static str, aliases: &'static [&'static str]) -> P {
-    P { name, aliases, required: false }
+    P {
+        name,
+        aliases,
+        required: false,
+    }
 }
 
 /// Arguments bound to parameter slots.
@@ -35,18 +51,31 @@ pub(crate) struct Bound<'a> {
 
 impl<'a> Bound<'a> {
     pub fn get(&self, name: &str) -> Option<&'a Expr> {
-        let i = self.params.iter().position(|p| p.name == name).expect("parameter name from the signature");
+        let i = self
+            .params
+            .iter()
+            .position(|p| p.name == name)
+            .expect("parameter name from the signature");
         self.slots[i]
     }
     /// A required parameter (binding guaranteed it is present).
     pub fn req(&self, name: &str) -> &'a Expr {
-        self.get(name).expect("required arguments are checked when binding")
+        self.get(name)
+            .expect("required arguments are checked when binding")
     }
 }
 
 pub(crate) fn signature_str(fname: &str, params: &[P]) -> String {
-    let ps: Vec<String> =
-        params.iter().map(|p| if p.required { p.name.to_string() } else { format!("{} = ..", p.name) }).collect();
+    let ps: Vec<String> = params
+        .iter()
+        .map(|p| {
+            if p.required {
+                p.name.to_string()
+            } else {
+                format!("{} = ..", p.name)
+            }
+        })
+        .collect();
     format!("{fname}({})", ps.join(", "))
 }
 
@@ -67,7 +96,10 @@ impl Lowerer {
             match &a.name {
                 None => {
                     if seen_keyword {
-                        self.error(Diagnostic::new(a.span, "positional argument after a keyword argument"));
+                        self.error(Diagnostic::new(
+                            a.span,
+                            "positional argument after a keyword argument",
+                        ));
                         ok = false;
                         continue;
                     }
@@ -88,16 +120,25 @@ impl Lowerer {
                 }
                 Some((name, nspan)) => {
                     seen_keyword = true;
-                    match params.iter().position(|p| p.name == name || p.aliases.contains(&name.as_str())) {
+                    match params
+                        .iter()
+                        .position(|p| p.name == name || p.aliases.contains(&name.as_str()))
+                    {
                         Some(i) if slots[i].is_some() => {
-                            self.error(Diagnostic::new(*nspan, format!("argument `{}` is given twice", params[i].name)));
+                            self.error(Diagnostic::new(
+                                *nspan,
+                                format!("argument `{}` is given twice", params[i].name),
+                            ));
                             ok = false;
                         }
                         Some(i) => slots[i] = Some(&a.value),
                         None => {
                             self.error(
-                                Diagnostic::new(*nspan, format!("`{fname}` has no argument named `{name}`"))
-                                    .note(format!("signature: `{}`", sig())),
+                                Diagnostic::new(
+                                    *nspan,
+                                    format!("`{fname}` has no argument named `{name}`"),
+                                )
+                                .note(format!("signature: `{}`", sig())),
                             );
                             ok = false;
                         }
@@ -108,8 +149,11 @@ impl Lowerer {
         for (p, s) in params.iter().zip(&slots) {
             if p.required && s.is_none() {
                 self.error(
-                    Diagnostic::new(call_span, format!("`{fname}` is missing its argument `{}`", p.name))
-                        .note(format!("signature: `{}`", sig())),
+                    Diagnostic::new(
+                        call_span,
+                        format!("`{fname}` is missing its argument `{}`", p.name),
+                    )
+                    .note(format!("signature: `{}`", sig())),
                 );
                 ok = false;
             }

@@ -6,7 +6,8 @@ use super::{shape_str, ty_name, LResult, Lowerer};
 use crate::ast::{Arg, Expr, ExprKind, GenericArg};
 use crate::diag::Diagnostic;
 use crate::ir::{
-    numel, Access, Coord, DType, InactiveResult, Inst, Operand, RmwOp, Scope, Sem, Space, Span, Ty, VarId,
+    numel, Access, Coord, DType, InactiveResult, Inst, Operand, RmwOp, Scope, Sem, Space, Span, Ty,
+    VarId,
 };
 use crate::table::{self, RmwForm};
 
@@ -104,9 +105,15 @@ fn resolve(path: &[String]) -> Option<Builtin> {
                 return None;
             };
             if let Some(op) = rest.strip_prefix("scatter_") {
-                TILUS_OPS.iter().find(|(n, _)| *n == op).map(|(_, o)| Builtin::Scatter(space, *o))
+                TILUS_OPS
+                    .iter()
+                    .find(|(n, _)| *n == op)
+                    .map(|(_, o)| Builtin::Scatter(space, *o))
             } else {
-                TILUS_OPS.iter().find(|(n, _)| *n == rest).map(|(_, o)| Builtin::Elementwise(space, *o))
+                TILUS_OPS
+                    .iter()
+                    .find(|(n, _)| *n == rest)
+                    .map(|(_, o)| Builtin::Elementwise(space, *o))
             }
         }
         _ => None,
@@ -121,48 +128,141 @@ fn signature(b: Builtin) -> &'static [P] {
         Builtin::Full => const { &[req("shape"), req("value")] },
         Builtin::Select => const { &[req("cond"), req("a"), req("b")] },
         Builtin::Min | Builtin::Max => const { &[req("a"), req("b")] },
-        Builtin::LoadGlobal => const { &[req("src"), req("offsets"), req("shape"), opt("other"), opt("mask")] },
+        Builtin::LoadGlobal => {
+            const {
+                &[
+                    req("src"),
+                    req("offsets"),
+                    req("shape"),
+                    opt("other"),
+                    opt("mask"),
+                ]
+            }
+        }
         Builtin::StoreGlobal => const { &[req("dst"), req("value"), req("offsets"), opt("mask")] },
         Builtin::SharedTensor => const { &[req("dtype"), req("shape")] },
         Builtin::LoadShared => const { &[req("src")] },
         Builtin::StoreShared => const { &[req("dst"), req("value")] },
-        Builtin::Fence => const { &[req_alias("sem", &["order", "memory_order"]), req_alias("scope", &["memory_scope"])] },
-        Builtin::StoreScatter(_) => const { &[req("dst"), req("dim"), req("indices"), req("values"), opt("mask")] },
+        Builtin::Fence => {
+            const {
+                &[
+                    req_alias("sem", &["order", "memory_order"]),
+                    req_alias("scope", &["memory_scope"]),
+                ]
+            }
+        }
+        Builtin::StoreScatter(_) => {
+            const {
+                &[
+                    req("dst"),
+                    req("dim"),
+                    req("indices"),
+                    req("values"),
+                    opt("mask"),
+                ]
+            }
+        }
         Builtin::Elementwise(Space::Shared, RmwOp::Cas) => {
-            const { &[req("dst"), req("compare"), req("values"), opt("mask"), SEM, SCOPE] }
+            const {
+                &[
+                    req("dst"),
+                    req("compare"),
+                    req("values"),
+                    opt("mask"),
+                    SEM,
+                    SCOPE,
+                ]
+            }
         }
         Builtin::Elementwise(Space::Global, RmwOp::Cas) => {
-            const { &[req("dst"), req("compare"), req("values"), opt("offsets"), opt("mask"), SEM, SCOPE] }
+            const {
+                &[
+                    req("dst"),
+                    req("compare"),
+                    req("values"),
+                    opt("offsets"),
+                    opt("mask"),
+                    SEM,
+                    SCOPE,
+                ]
+            }
         }
-        Builtin::Elementwise(Space::Shared, _) => const { &[req("dst"), req("values"), opt("mask"), SEM, SCOPE] },
-        Builtin::Elementwise(Space::Global, _) => const { &[req("dst"), req("values"), opt("offsets"), opt("mask"), SEM, SCOPE] },
-        Builtin::Scatter(..) => const { &[req("dst"), req("dim"), req("indices"), req("values"), opt("mask"), SEM, SCOPE] },
-        Builtin::Indexed(RmwOp::Cas) => const { &[
-            req("array"),
-            req_alias("indices", &["index"]),
-            req("expected"),
-            req("desired"),
-            opt("check_bounds"),
-            SEM,
-            SCOPE,
-        ] },
-        Builtin::Indexed(_) => const { &[
-            req("array"),
-            req_alias("indices", &["index"]),
-            req_alias("update", &["value", "values"]),
-            opt("check_bounds"),
-            SEM,
-            SCOPE,
-        ] },
-        Builtin::AtomicLoad => const { &[req("array"), req_alias("indices", &["index"]), opt("check_bounds"), SEM, SCOPE] },
-        Builtin::AtomicStore => const { &[
-            req("array"),
-            req_alias("indices", &["index"]),
-            req_alias("value", &["values", "update"]),
-            opt("check_bounds"),
-            SEM,
-            SCOPE,
-        ] },
+        Builtin::Elementwise(Space::Shared, _) => {
+            const { &[req("dst"), req("values"), opt("mask"), SEM, SCOPE] }
+        }
+        Builtin::Elementwise(Space::Global, _) => {
+            const {
+                &[
+                    req("dst"),
+                    req("values"),
+                    opt("offsets"),
+                    opt("mask"),
+                    SEM,
+                    SCOPE,
+                ]
+            }
+        }
+        Builtin::Scatter(..) => {
+            const {
+                &[
+                    req("dst"),
+                    req("dim"),
+                    req("indices"),
+                    req("values"),
+                    opt("mask"),
+                    SEM,
+                    SCOPE,
+                ]
+            }
+        }
+        Builtin::Indexed(RmwOp::Cas) => {
+            const {
+                &[
+                    req("array"),
+                    req_alias("indices", &["index"]),
+                    req("expected"),
+                    req("desired"),
+                    opt("check_bounds"),
+                    SEM,
+                    SCOPE,
+                ]
+            }
+        }
+        Builtin::Indexed(_) => {
+            const {
+                &[
+                    req("array"),
+                    req_alias("indices", &["index"]),
+                    req_alias("update", &["value", "values"]),
+                    opt("check_bounds"),
+                    SEM,
+                    SCOPE,
+                ]
+            }
+        }
+        Builtin::AtomicLoad => {
+            const {
+                &[
+                    req("array"),
+                    req_alias("indices", &["index"]),
+                    opt("check_bounds"),
+                    SEM,
+                    SCOPE,
+                ]
+            }
+        }
+        Builtin::AtomicStore => {
+            const {
+                &[
+                    req("array"),
+                    req_alias("indices", &["index"]),
+                    req_alias("value", &["values", "update"]),
+                    opt("check_bounds"),
+                    SEM,
+                    SCOPE,
+                ]
+            }
+        }
     }
 }
 
@@ -193,7 +293,9 @@ impl Lowerer {
         let mut generic_dtype = None;
         if !generics.is_empty() {
             match (b, generics) {
-                (Builtin::SharedTensor, [GenericArg::Type(t, s)]) => generic_dtype = Some((t.clone(), *s)),
+                (Builtin::SharedTensor, [GenericArg::Type(t, s)]) => {
+                    generic_dtype = Some((t.clone(), *s))
+                }
                 _ => return self.err(path_span, format!("`{name}` takes no generic arguments")),
             }
         }
@@ -202,9 +304,27 @@ impl Lowerer {
         } else {
             signature(b)
         };
+        if let Builtin::Elementwise(_, op) | Builtin::Scatter(_, op) | Builtin::Indexed(op) = b {
+            if op != RmwOp::Cas {
+                if let Some((_, at)) = args
+                    .iter()
+                    .filter_map(|a| a.name.as_ref())
+                    .find(|(n, _)| n == "compare")
+                {
+                    return self.err(
+                        *at,
+                        format!("`{name}` takes no `compare`: only compare-and-swap does (`atomic::shared_cas`, `atomic::global_cas`, `atomic_cas`)"),
+                    );
+                }
+            }
+        }
         let bound = self.bind_args(&name, sig, args, span)?;
         match b {
-            Builtin::BlockIdx => Ok(Some(self.emit(Inst::BlockIdx, Ty::Scalar(DType::I32), span))),
+            Builtin::BlockIdx => Ok(Some(self.emit(
+                Inst::BlockIdx,
+                Ty::Scalar(DType::I32),
+                span,
+            ))),
             Builtin::GridDim => Ok(Some(self.emit(Inst::GridDim, Ty::Scalar(DType::I32), span))),
             Builtin::Sync => {
                 self.emit_void(Inst::Sync, span);
@@ -213,9 +333,22 @@ impl Lowerer {
             Builtin::Arange => {
                 let n = self.const_usize(bound.req("n"), "the length of `arange`")?;
                 if n == 0 || n > super::MAX_TILE_ELEMENTS {
-                    return self.err(bound.req("n").span, format!("`arange({n})`: the length must be 1..={}", super::MAX_TILE_ELEMENTS));
+                    return self.err(
+                        bound.req("n").span,
+                        format!(
+                            "`arange({n})`: the length must be 1..={}",
+                            super::MAX_TILE_ELEMENTS
+                        ),
+                    );
                 }
-                Ok(Some(self.emit(Inst::Arange { n }, Ty::Tile { dtype: DType::I32, shape: vec![n] }, span)))
+                Ok(Some(self.emit(
+                    Inst::Arange { n },
+                    Ty::Tile {
+                        dtype: DType::I32,
+                        shape: vec![n],
+                    },
+                    span,
+                )))
             }
             Builtin::Zeros | Builtin::Ones | Builtin::Full => {
                 let shape = self.shape_arg(bound.req("shape"))?;
@@ -225,13 +358,23 @@ impl Lowerer {
                     _ => {
                         let v = self.expr(bound.req("value"))?;
                         if !self.ty(v).is_scalar() {
-                            return self.err(bound.req("value").span, "the fill value of `full` must be a scalar");
+                            return self.err(
+                                bound.req("value").span,
+                                "the fill value of `full` must be a scalar",
+                            );
                         }
                         v
                     }
                 };
                 let dtype = self.ty(value).dtype();
-                Ok(Some(self.emit(Inst::Full { shape: shape.clone(), value }, Ty::Tile { dtype, shape }, span)))
+                Ok(Some(self.emit(
+                    Inst::Full {
+                        shape: shape.clone(),
+                        value,
+                    },
+                    Ty::Tile { dtype, shape },
+                    span,
+                )))
             }
             Builtin::Select => {
                 let c = self.expr(bound.req("cond"))?;
@@ -244,11 +387,22 @@ impl Lowerer {
                 let bb = self.expr(bound.req("b"))?;
                 for (o, e) in [(a, bound.req("a")), (bb, bound.req("b"))] {
                     let t = self.ty(o);
-                    if t.dtype() != DType::I32 || matches!(t, Ty::Global { .. } | Ty::Shared { .. }) {
-                        return self.err(e.span, format!("`{name}` takes `i32` scalars or tiles, found {}", ty_name(&t)));
+                    if t.dtype() != DType::I32 || matches!(t, Ty::Global { .. } | Ty::Shared { .. })
+                    {
+                        return self.err(
+                            e.span,
+                            format!(
+                                "`{name}` takes `i32` scalars or tiles, found {}",
+                                ty_name(&t)
+                            ),
+                        );
                     }
                 }
-                let op = if b == Builtin::Min { crate::ir::BinOp::Min } else { crate::ir::BinOp::Max };
+                let op = if b == Builtin::Min {
+                    crate::ir::BinOp::Min
+                } else {
+                    crate::ir::BinOp::Max
+                };
                 Ok(Some(self.binop_ir(op, a, bb, DType::I32, span)?))
             }
             Builtin::SharedTensor => {
@@ -262,8 +416,13 @@ impl Lowerer {
                         }
                     }
                 };
-                let Some(d) = super::dtype_by_name(&dtype).filter(|d| table::access_type(*d).is_some()) else {
-                    return self.err(dspan, format!("shared tensors of `{dtype}` are not supported: use `i32`"));
+                let Some(d) =
+                    super::dtype_by_name(&dtype).filter(|d| table::access_type(*d).is_some())
+                else {
+                    return self.err(
+                        dspan,
+                        format!("shared tensors of `{dtype}` are not supported: use `i32`"),
+                    );
                 };
                 let shape = self.shape_arg(bound.req("shape"))?;
                 let bytes = numel(&shape) * d.size_bytes();
@@ -279,18 +438,37 @@ impl Lowerer {
                     );
                 }
                 self.shared_bytes = offset + bytes;
-                Ok(Some(self.emit(Inst::AllocShared { dtype: d, shape: shape.clone(), offset }, Ty::Shared { dtype: d, shape }, span)))
+                Ok(Some(self.emit(
+                    Inst::AllocShared {
+                        dtype: d,
+                        shape: shape.clone(),
+                        offset,
+                    },
+                    Ty::Shared { dtype: d, shape },
+                    span,
+                )))
             }
             Builtin::LoadShared => {
                 let (m, dtype, shape) = self.shared_arg(bound.req("src"))?;
                 let access = whole(m, &shape);
                 let other = Operand::Imm(0, dtype);
-                Ok(Some(self.emit(Inst::Load { access, other }, Ty::Tile { dtype, shape }, span)))
+                Ok(Some(self.emit(
+                    Inst::Load { access, other },
+                    Ty::Tile { dtype, shape },
+                    span,
+                )))
             }
             Builtin::StoreShared => {
                 let (m, dtype, shape) = self.shared_arg(bound.req("dst"))?;
-                let value = self.value_of_shape(bound.req("value"), dtype, &shape, "the stored value")?;
-                self.emit_void(Inst::Store { access: whole(m, &shape), value }, span);
+                let value =
+                    self.value_of_shape(bound.req("value"), dtype, &shape, "the stored value")?;
+                self.emit_void(
+                    Inst::Store {
+                        access: whole(m, &shape),
+                        value,
+                    },
+                    span,
+                );
                 Ok(None)
             }
             Builtin::LoadGlobal => {
@@ -307,32 +485,70 @@ impl Lowerer {
                     Some(e) => {
                         let o = self.expr(e)?;
                         if self.ty(o) != Ty::Scalar(dtype) {
-                            return self.err(e.span, format!("`other` must be a scalar `{}`", dtype.name()));
+                            return self.err(
+                                e.span,
+                                format!("`other` must be a scalar `{}`", dtype.name()),
+                            );
                         }
                         o
                     }
                     None => Operand::Imm(0, dtype),
                 };
                 let mask = self.mask_arg(bound.get("mask"), &shape)?;
-                let access = Access { mem: m, shape: shape.clone(), coords, mask, check_bounds: true };
-                Ok(Some(self.emit(Inst::Load { access, other }, Ty::Tile { dtype, shape }, span)))
+                let access = Access {
+                    mem: m,
+                    shape: shape.clone(),
+                    coords,
+                    mask,
+                    check_bounds: true,
+                };
+                Ok(Some(self.emit(
+                    Inst::Load { access, other },
+                    Ty::Tile { dtype, shape },
+                    span,
+                )))
             }
             Builtin::StoreGlobal => {
                 let (m, dtype, rank) = self.global_arg(bound.req("dst"))?;
                 let ve = bound.req("value");
                 let v = self.expr(ve)?;
                 let Ty::Tile { dtype: vd, shape } = self.ty(v) else {
-                    return self.err(ve.span, format!("`store_global` stores a tile, found {}", ty_name(&self.ty(v))));
+                    return self.err(
+                        ve.span,
+                        format!(
+                            "`store_global` stores a tile, found {}",
+                            ty_name(&self.ty(v))
+                        ),
+                    );
                 };
                 if vd != dtype {
-                    return self.err(ve.span, format!("mismatched types: storing `{}` into a tensor of `{}`", vd.name(), dtype.name()));
+                    return self.err(
+                        ve.span,
+                        format!(
+                            "mismatched types: storing `{}` into a tensor of `{}`",
+                            vd.name(),
+                            dtype.name()
+                        ),
+                    );
                 }
                 if shape.len() != rank {
-                    return self.err(ve.span, format!("a tile of shape {} cannot be stored to a rank-{rank} tensor", shape_str(&shape)));
+                    return self.err(
+                        ve.span,
+                        format!(
+                            "a tile of shape {} cannot be stored to a rank-{rank} tensor",
+                            shape_str(&shape)
+                        ),
+                    );
                 }
                 let coords = self.offsets_arg(bound.req("offsets"), rank)?;
                 let mask = self.mask_arg(bound.get("mask"), &shape)?;
-                let access = Access { mem: m, shape, coords, mask, check_bounds: true };
+                let access = Access {
+                    mem: m,
+                    shape,
+                    coords,
+                    mask,
+                    check_bounds: true,
+                };
                 self.emit_void(Inst::Store { access, value: v }, span);
                 Ok(None)
             }
@@ -340,7 +556,8 @@ impl Lowerer {
                 let sem = self.sem_arg(Some(bound.req("sem")), Sem::AcqRel)?;
                 let scope = self.scope_arg(Some(bound.req("scope")), Scope::Gpu)?;
                 if let Err(e) = table::check_fence(sem, scope, self.explicit_target) {
-                    return Err(self.illegal(span, e));
+                    let at = self.qualifier_span(&bound, scope, span);
+                    return Err(self.illegal(at, e));
                 }
                 self.require_target(table::scope_min_target(scope));
                 self.emit_void(Inst::Fence { sem, scope }, span);
@@ -353,7 +570,9 @@ impl Lowerer {
                 self.emit_void(Inst::Store { access, value }, span);
                 Ok(None)
             }
-            Builtin::Elementwise(space, op) => self.elementwise_rmw(&bound, space, op, span).map(Some),
+            Builtin::Elementwise(space, op) => {
+                self.elementwise_rmw(&bound, space, op, span).map(Some)
+            }
             Builtin::Scatter(space, op) => self.scatter_rmw(&bound, space, op, span).map(Some),
             Builtin::Indexed(op) => self.indexed_rmw(&bound, op, span).map(Some),
             Builtin::AtomicLoad => self.indexed_load(&bound, span).map(Some),
@@ -362,6 +581,20 @@ impl Lowerer {
                 Ok(None)
             }
         }
+    }
+
+    /// Where a rejected order/scope combination is reported: at `scope = ..` when the scope is
+    /// the problem (cluster below sm_90), else at the order argument, else at the call.
+    fn qualifier_span(&self, bound: &Bound<'_>, scope: Scope, call: Span) -> Span {
+        let scope_bad = self
+            .explicit_target
+            .is_some_and(|t| t < table::scope_min_target(scope));
+        let pick = if scope_bad {
+            bound.get("scope")
+        } else {
+            bound.get("sem")
+        };
+        pick.map(|e| e.span).unwrap_or(call)
     }
 
     fn illegal(&mut self, span: Span, e: table::Illegal) -> super::Reported {
@@ -377,7 +610,13 @@ impl Lowerer {
         let o = self.expr(e)?;
         match (o, self.ty(o)) {
             (Operand::Var(v), Ty::Shared { dtype, shape }) => Ok((v, dtype, shape)),
-            (_, t) => self.err(e.span, format!("expected a shared tensor (from `shared_tensor`), found {}", ty_name(&t))),
+            (_, t) => self.err(
+                e.span,
+                format!(
+                    "expected a shared tensor (from `shared_tensor`), found {}",
+                    ty_name(&t)
+                ),
+            ),
         }
     }
 
@@ -407,13 +646,24 @@ impl Lowerer {
         let o = self.expr(e)?;
         match (o, self.ty(o)) {
             (Operand::Var(v), Ty::Global { dtype, rank }) => Ok((v, dtype, Space::Global, rank)),
-            (Operand::Var(v), Ty::Shared { dtype, shape }) => Ok((v, dtype, Space::Shared, shape.len())),
-            (_, t) => self.err(e.span, format!("expected a global or shared tensor, found {}", ty_name(&t))),
+            (Operand::Var(v), Ty::Shared { dtype, shape }) => {
+                Ok((v, dtype, Space::Shared, shape.len()))
+            }
+            (_, t) => self.err(
+                e.span,
+                format!("expected a global or shared tensor, found {}", ty_name(&t)),
+            ),
         }
     }
 
     /// A value that must be a tile of exactly `shape` (or a scalar, broadcast to it).
-    fn value_of_shape(&mut self, e: &Expr, dtype: DType, shape: &[usize], what: &str) -> LResult<Operand> {
+    fn value_of_shape(
+        &mut self,
+        e: &Expr,
+        dtype: DType,
+        shape: &[usize],
+        what: &str,
+    ) -> LResult<Operand> {
         let v = self.expr(e)?;
         let t = self.ty(v);
         match &t {
@@ -434,7 +684,13 @@ impl Lowerer {
             _ => vec![e],
         };
         if items.len() != rank {
-            return self.err(e.span, format!("expected {rank} offset(s), one per tensor dimension, found {}", items.len()));
+            return self.err(
+                e.span,
+                format!(
+                    "expected {rank} offset(s), one per tensor dimension, found {}",
+                    items.len()
+                ),
+            );
         }
         let mut coords = Vec::new();
         for (axis, it) in items.into_iter().enumerate() {
@@ -450,16 +706,35 @@ impl Lowerer {
         let m = self.expr(e)?;
         match self.ty(m) {
             Ty::Scalar(DType::Bool) => Ok(Some(m)),
-            Ty::Tile { dtype: DType::Bool, shape: s } if s == shape => Ok(Some(m)),
-            Ty::Tile { dtype: DType::Bool, shape: s } => {
-                self.err(e.span, format!("shape mismatch: the mask has shape {} but the operation has {}", shape_str(&s), shape_str(shape)))
-            }
-            t => self.err(e.span, format!("a mask must be `bool`, found {}", ty_name(&t))),
+            Ty::Tile {
+                dtype: DType::Bool,
+                shape: s,
+            } if s == shape => Ok(Some(m)),
+            Ty::Tile {
+                dtype: DType::Bool,
+                shape: s,
+            } => self.err(
+                e.span,
+                format!(
+                    "shape mismatch: the mask has shape {} but the operation has {}",
+                    shape_str(&s),
+                    shape_str(shape)
+                ),
+            ),
+            t => self.err(
+                e.span,
+                format!("a mask must be `bool`, found {}", ty_name(&t)),
+            ),
         }
     }
 
     /// The scatter addressing shared by scatter stores and scatter atomics.
-    fn scatter_access(&mut self, bound: &Bound<'_>, m: VarId, dst_shape: &[usize]) -> LResult<(Access, Vec<usize>)> {
+    fn scatter_access(
+        &mut self,
+        bound: &Bound<'_>,
+        m: VarId,
+        dst_shape: &[usize],
+    ) -> LResult<(Access, Vec<usize>)> {
         let rank = dst_shape.len();
         let de = bound.req("dim");
         let dim = self.const_usize(de, "`dim`")?;
@@ -469,13 +744,31 @@ impl Lowerer {
         let ie = bound.req("indices");
         let idx = self.expr(ie)?;
         let Ty::Tile { dtype, shape } = self.ty(idx) else {
-            return self.err(ie.span, format!("`indices` must be an integer tile, found {}", ty_name(&self.ty(idx))));
+            return self.err(
+                ie.span,
+                format!(
+                    "`indices` must be an integer tile, found {}",
+                    ty_name(&self.ty(idx))
+                ),
+            );
         };
         if dtype != DType::I32 {
-            return self.err(ie.span, format!("`indices` must be an integer tile, found a `{}` tile", dtype.name()));
+            return self.err(
+                ie.span,
+                format!(
+                    "`indices` must be an integer tile, found a `{}` tile",
+                    dtype.name()
+                ),
+            );
         }
         if shape.len() != rank {
-            return self.err(ie.span, format!("`indices` has rank {} but the destination has rank {rank}", shape.len()));
+            return self.err(
+                ie.span,
+                format!(
+                    "`indices` has rank {} but the destination has rank {rank}",
+                    shape.len()
+                ),
+            );
         }
         for k in 0..rank {
             if k != dim && dst_shape[k] != usize::MAX && dst_shape[k] != shape[k] {
@@ -489,10 +782,28 @@ impl Lowerer {
             }
         }
         let coords = (0..rank)
-            .map(|k| if k == dim { Coord::Index(idx) } else { Coord::Pos { axis: k, offset: Operand::Imm(0, DType::I32) } })
+            .map(|k| {
+                if k == dim {
+                    Coord::Index(idx)
+                } else {
+                    Coord::Pos {
+                        axis: k,
+                        offset: Operand::Imm(0, DType::I32),
+                    }
+                }
+            })
             .collect();
         let mask = self.mask_arg(bound.get("mask"), &shape)?;
-        Ok((Access { mem: m, shape: shape.clone(), coords, mask, check_bounds: true }, shape))
+        Ok((
+            Access {
+                mem: m,
+                shape: shape.clone(),
+                coords,
+                mask,
+                check_bounds: true,
+            },
+            shape,
+        ))
     }
 
     fn sem_arg(&mut self, e: Option<&Expr>, default: Sem) -> LResult<Sem> {
@@ -543,7 +854,11 @@ impl Lowerer {
         let sem = self.sem_arg(bound.get("sem"), default_sem)?;
         let scope = self.scope_arg(bound.get("scope"), default_scope)?;
         if let Err(e) = table::check_rmw(op, dtype, form, scope, self.explicit_target) {
-            let at = if scope == Scope::Cluster { bound.get("scope").map(|e| e.span).unwrap_or(span) } else { span };
+            let at = if scope == Scope::Cluster {
+                self.qualifier_span(bound, scope, span)
+            } else {
+                span
+            };
             return Err(self.illegal(at, e));
         }
         self.require_target(table::scope_min_target(scope));
@@ -551,7 +866,13 @@ impl Lowerer {
         Ok((sem, scope))
     }
 
-    fn elementwise_rmw(&mut self, bound: &Bound<'_>, space: Space, op: RmwOp, span: Span) -> LResult<Operand> {
+    fn elementwise_rmw(
+        &mut self,
+        bound: &Bound<'_>,
+        space: Space,
+        op: RmwOp,
+        span: Span,
+    ) -> LResult<Operand> {
         let de = bound.req("dst");
         let (m, dtype, shape, coords, check_bounds) = match space {
             Space::Shared => {
@@ -578,28 +899,74 @@ impl Lowerer {
                 (m, dtype, shape, coords, true)
             }
         };
-        let (sem, scope) =
-            self.rmw_qualifiers(bound, op, dtype, RmwForm::Elementwise, space, Sem::Relaxed, table::default_scope(space), span)?;
+        let (sem, scope) = self.rmw_qualifiers(
+            bound,
+            op,
+            dtype,
+            RmwForm::Elementwise,
+            space,
+            Sem::Relaxed,
+            table::default_scope(space),
+            span,
+        )?;
         let values = self.value_of_shape(bound.req("values"), dtype, &shape, "`values`")?;
         let compare = match op {
-            RmwOp::Cas => Some(self.value_of_shape(bound.req("compare"), dtype, &shape, "`compare`")?),
+            RmwOp::Cas => {
+                Some(self.value_of_shape(bound.req("compare"), dtype, &shape, "`compare`")?)
+            }
             _ => None,
         };
         let mask = self.mask_arg(bound.get("mask"), &shape)?;
-        let access = Access { mem: m, shape: shape.clone(), coords, mask, check_bounds };
-        let inst = Inst::AtomicRmw { op, access, values, compare, sem, scope, inactive: InactiveResult::Zero };
+        let access = Access {
+            mem: m,
+            shape: shape.clone(),
+            coords,
+            mask,
+            check_bounds,
+        };
+        let inst = Inst::AtomicRmw {
+            op,
+            access,
+            values,
+            compare,
+            sem,
+            scope,
+            inactive: InactiveResult::Zero,
+        };
         self.note_sync(m, sem, scope, span);
         Ok(self.emit(inst, Ty::Tile { dtype, shape }, span))
     }
 
-    fn scatter_rmw(&mut self, bound: &Bound<'_>, space: Space, op: RmwOp, span: Span) -> LResult<Operand> {
+    fn scatter_rmw(
+        &mut self,
+        bound: &Bound<'_>,
+        space: Space,
+        op: RmwOp,
+        span: Span,
+    ) -> LResult<Operand> {
         let (m, dtype, dst_shape) = self.mem_arg(bound.req("dst"), space)?;
-        let (sem, scope) =
-            self.rmw_qualifiers(bound, op, dtype, RmwForm::Scatter, space, Sem::Relaxed, table::default_scope(space), span)?;
+        let (sem, scope) = self.rmw_qualifiers(
+            bound,
+            op,
+            dtype,
+            RmwForm::Scatter,
+            space,
+            Sem::Relaxed,
+            table::default_scope(space),
+            span,
+        )?;
         let (access, shape) = self.scatter_access(bound, m, &dst_shape)?;
         let values = self.value_of_shape(bound.req("values"), dtype, &shape, "`values`")?;
         self.note_sync(m, sem, scope, span);
-        let inst = Inst::AtomicRmw { op, access, values, compare: None, sem, scope, inactive: InactiveResult::Zero };
+        let inst = Inst::AtomicRmw {
+            op,
+            access,
+            values,
+            compare: None,
+            sem,
+            scope,
+            inactive: InactiveResult::Zero,
+        };
         Ok(self.emit(inst, Ty::Tile { dtype, shape }, span))
     }
 
@@ -611,7 +978,13 @@ impl Lowerer {
             _ => vec![e],
         };
         if items.len() != rank {
-            return self.err(e.span, format!("`indices` needs one index per array dimension: {rank} expected, {} given", items.len()));
+            return self.err(
+                e.span,
+                format!(
+                    "`indices` needs one index per array dimension: {rank} expected, {} given",
+                    items.len()
+                ),
+            );
         }
         let mut ops = Vec::new();
         let mut shape: Option<Vec<usize>> = None;
@@ -619,7 +992,13 @@ impl Lowerer {
             let o = self.expr(it)?;
             let t = self.ty(o);
             if t.dtype() != DType::I32 || matches!(t, Ty::Global { .. } | Ty::Shared { .. }) {
-                return self.err(it.span, format!("an index must be an `i32` tile or scalar, found {}", ty_name(&t)));
+                return self.err(
+                    it.span,
+                    format!(
+                        "an index must be an `i32` tile or scalar, found {}",
+                        ty_name(&t)
+                    ),
+                );
             }
             if let Some(s) = t.tile_shape() {
                 shape = Some(match shape {
@@ -629,7 +1008,11 @@ impl Lowerer {
                         _ => {
                             return self.err(
                                 it.span,
-                                format!("shape mismatch: index shapes {} and {} do not broadcast", shape_str(&cur), shape_str(s)),
+                                format!(
+                                    "shape mismatch: index shapes {} and {} do not broadcast",
+                                    shape_str(&cur),
+                                    shape_str(s)
+                                ),
                             )
                         }
                     },
@@ -647,11 +1030,24 @@ impl Lowerer {
     }
 
     /// An operand broadcast to the indices' shape (cuTile's rule: it must broadcast *to* it).
-    fn value_to_shape(&mut self, e: &Expr, dtype: DType, shape: &[usize], what: &str) -> LResult<Operand> {
+    fn value_to_shape(
+        &mut self,
+        e: &Expr,
+        dtype: DType,
+        shape: &[usize],
+        what: &str,
+    ) -> LResult<Operand> {
         let v = self.expr(e)?;
         let t = self.ty(v);
         if t.dtype() != dtype || matches!(t, Ty::Global { .. } | Ty::Shared { .. }) {
-            return self.err(e.span, format!("mismatched types: {what} must be `{}`, found {}", dtype.name(), ty_name(&t)));
+            return self.err(
+                e.span,
+                format!(
+                    "mismatched types: {what} must be `{}`, found {}",
+                    dtype.name(),
+                    ty_name(&t)
+                ),
+            );
         }
         if let Some(s) = t.tile_shape() {
             if super::expr::broadcast_shapes(s, shape).as_deref() != Some(shape) {
@@ -664,12 +1060,27 @@ impl Lowerer {
         self.broadcast_to(v, shape, e.span)
     }
 
-    fn indexed_access(&mut self, bound: &Bound<'_>) -> LResult<(VarId, DType, Space, Access, bool)> {
+    fn indexed_access(
+        &mut self,
+        bound: &Bound<'_>,
+    ) -> LResult<(VarId, DType, Space, Access, bool)> {
         let (m, dtype, space, rank) = self.any_mem_arg(bound.req("array"))?;
         let (idx, shape, all_scalar) = self.indices_arg(bound.req("indices"), rank)?;
         let check_bounds = self.bool_const(bound.get("check_bounds"), true, "`check_bounds`")?;
         let coords = idx.into_iter().map(Coord::Index).collect();
-        Ok((m, dtype, space, Access { mem: m, shape, coords, mask: None, check_bounds }, all_scalar))
+        Ok((
+            m,
+            dtype,
+            space,
+            Access {
+                mem: m,
+                shape,
+                coords,
+                mask: None,
+                check_bounds,
+            },
+            all_scalar,
+        ))
     }
 
     /// Turn a `[1]`-tile result of an all-scalar indexed op into a block-uniform scalar.
@@ -678,15 +1089,30 @@ impl Lowerer {
             return r;
         }
         let v = r.var().expect("tile result");
-        self.emit(Inst::Reduce { op: crate::ir::ReduceOp::Sum, x: v }, Ty::Scalar(dtype), span)
+        self.emit(
+            Inst::Reduce {
+                op: crate::ir::ReduceOp::Sum,
+                x: v,
+            },
+            Ty::Scalar(dtype),
+            span,
+        )
     }
 
     fn indexed_rmw(&mut self, bound: &Bound<'_>, op: RmwOp, span: Span) -> LResult<Operand> {
         let (m, dtype, space, access, all_scalar) = self.indexed_access(bound)?;
         let shape = access.shape.clone();
         // cuTile's defaults: AcqRel at Device scope (Block for shared memory, where it is the widest that means anything).
-        let (sem, scope) =
-            self.rmw_qualifiers(bound, op, dtype, RmwForm::Indexed, space, Sem::AcqRel, table::default_scope(space), span)?;
+        let (sem, scope) = self.rmw_qualifiers(
+            bound,
+            op,
+            dtype,
+            RmwForm::Indexed,
+            space,
+            Sem::AcqRel,
+            table::default_scope(space),
+            span,
+        )?;
         // cuTile's rule ("common mistake 3"): a read-modify-write that synchronises is acq_rel.
         if matches!(sem, Sem::Acquire | Sem::Release) {
             let at = bound.get("sem").map(|e| e.span).unwrap_or(span);
@@ -698,13 +1124,26 @@ impl Lowerer {
         }
         let (values, compare, inactive) = if op == RmwOp::Cas {
             let desired = self.value_to_shape(bound.req("desired"), dtype, &shape, "`desired`")?;
-            let expected = self.value_to_shape(bound.req("expected"), dtype, &shape, "`expected`")?;
+            let expected =
+                self.value_to_shape(bound.req("expected"), dtype, &shape, "`expected`")?;
             (desired, Some(expected), InactiveResult::Compare)
         } else {
-            (self.value_to_shape(bound.req("update"), dtype, &shape, "`update`")?, None, InactiveResult::Zero)
+            (
+                self.value_to_shape(bound.req("update"), dtype, &shape, "`update`")?,
+                None,
+                InactiveResult::Zero,
+            )
         };
         self.note_sync(m, sem, scope, span);
-        let inst = Inst::AtomicRmw { op, access, values, compare, sem, scope, inactive };
+        let inst = Inst::AtomicRmw {
+            op,
+            access,
+            values,
+            compare,
+            sem,
+            scope,
+            inactive,
+        };
         let r = self.emit(inst, Ty::Tile { dtype, shape }, span);
         Ok(self.maybe_scalar(r, dtype, all_scalar, span))
     }
@@ -714,13 +1153,17 @@ impl Lowerer {
         let sem = self.sem_arg(bound.get("sem"), Sem::Acquire)?;
         let scope = self.scope_arg(bound.get("scope"), table::default_scope(space))?;
         if let Err(e) = table::check_atomic_load(dtype, sem, scope, self.explicit_target) {
-            let at = bound.get("sem").map(|e| e.span).unwrap_or(span);
+            let at = self.qualifier_span(bound, scope, span);
             return Err(self.illegal(at, e));
         }
         self.require_target(table::scope_min_target(scope));
         self.note_sync(m, sem, scope, span);
         let shape = access.shape.clone();
-        let r = self.emit(Inst::AtomicLoad { access, sem, scope }, Ty::Tile { dtype, shape }, span);
+        let r = self.emit(
+            Inst::AtomicLoad { access, sem, scope },
+            Ty::Tile { dtype, shape },
+            span,
+        );
         Ok(self.maybe_scalar(r, dtype, all_scalar, span))
     }
 
@@ -729,14 +1172,22 @@ impl Lowerer {
         let sem = self.sem_arg(bound.get("sem"), Sem::Release)?;
         let scope = self.scope_arg(bound.get("scope"), table::default_scope(space))?;
         if let Err(e) = table::check_atomic_store(dtype, sem, scope, self.explicit_target) {
-            let at = bound.get("sem").map(|e| e.span).unwrap_or(span);
+            let at = self.qualifier_span(bound, scope, span);
             return Err(self.illegal(at, e));
         }
         self.require_target(table::scope_min_target(scope));
         let shape = access.shape.clone();
         let value = self.value_to_shape(bound.req("value"), dtype, &shape, "`value`")?;
         self.note_sync(m, sem, scope, span);
-        self.emit_void(Inst::AtomicStore { access, value, sem, scope }, span);
+        self.emit_void(
+            Inst::AtomicStore {
+                access,
+                value,
+                sem,
+                scope,
+            },
+            span,
+        );
         Ok(())
     }
 
@@ -746,16 +1197,32 @@ impl Lowerer {
             return;
         }
         let base = self.base_of(mem);
-        self.sync_uses.push(super::SyncUse { base, sem, scope, span });
+        self.sync_uses.push(super::SyncUse {
+            base,
+            sem,
+            scope,
+            span,
+        });
     }
 }
 
 fn identity_coords(rank: usize) -> Vec<Coord> {
-    (0..rank).map(|axis| Coord::Pos { axis, offset: Operand::Imm(0, DType::I32) }).collect()
+    (0..rank)
+        .map(|axis| Coord::Pos {
+            axis,
+            offset: Operand::Imm(0, DType::I32),
+        })
+        .collect()
 }
 
 fn whole(m: VarId, shape: &[usize]) -> Access {
-    Access { mem: m, shape: shape.to_vec(), coords: identity_coords(shape.len()), mask: None, check_bounds: false }
+    Access {
+        mem: m,
+        shape: shape.to_vec(),
+        coords: identity_coords(shape.len()),
+        mask: None,
+        check_bounds: false,
+    }
 }
 
 /// The name in `sem = acquire`, `sem = "acquire"`, `order = MemoryOrder::Acquire`.
@@ -777,10 +1244,16 @@ impl Lowerer {
         let offset = self.uniform_i32(offset, oe.span, "a view offset")?;
         let se = bound.req("shape");
         let ExprKind::Array(items) = &se.kind else {
-            return self.err(se.span, "the shape of a view is a list of dimensions, e.g. `[rows, cols]`");
+            return self.err(
+                se.span,
+                "the shape of a view is a list of dimensions, e.g. `[rows, cols]`",
+            );
         };
         if items.is_empty() || items.len() > super::MAX_RANK {
-            return self.err(se.span, format!("a view must have 1 to {} dimensions", super::MAX_RANK));
+            return self.err(
+                se.span,
+                format!("a view must have 1 to {} dimensions", super::MAX_RANK),
+            );
         }
         let mut dims = Vec::new();
         for it in items {
@@ -790,7 +1263,15 @@ impl Lowerer {
         let src = recv.var().expect("tensor");
         let dtype = self.ty(recv).dtype();
         let rank = dims.len();
-        let out = self.emit(Inst::View { src, offset, shape: dims }, Ty::Global { dtype, rank }, span);
+        let out = self.emit(
+            Inst::View {
+                src,
+                offset,
+                shape: dims,
+            },
+            Ty::Global { dtype, rank },
+            span,
+        );
         let base = self.base_of(src);
         self.view_base.insert(out.var().expect("var"), base);
         Ok(out)

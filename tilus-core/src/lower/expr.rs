@@ -13,7 +13,10 @@ impl Lowerer {
                 self.expr_opt(e)?;
                 Ok(())
             }
-            _ => self.err(e.span, "this expression has no effect: only calls may stand alone as statements"),
+            _ => self.err(
+                e.span,
+                "this expression has no effect: only calls may stand alone as statements",
+            ),
         }
     }
 
@@ -30,12 +33,23 @@ impl Lowerer {
         let v = match &e.kind {
             ExprKind::Int(v) => Operand::Imm(self.int_lit(*v, e.span)?, DType::I32),
             ExprKind::Bool(b) => Operand::Imm(*b as i32, DType::Bool),
-            ExprKind::Str(_) => return self.err(e.span, "a string is only accepted as a `sem`/`scope`/`order` name"),
-            ExprKind::Path(p) => self.path_value(p, e.span)?,
-            ExprKind::Array(_) => {
-                return self.err(e.span, "a list `[...]` is only accepted where a shape or a coordinate list is expected")
+            ExprKind::Str(_) => {
+                return self.err(
+                    e.span,
+                    "a string is only accepted as a `sem`/`scope`/`order` name",
+                )
             }
-            ExprKind::Tuple(_) => return self.err(e.span, "a tuple is only accepted as the `indices` of an indexed atomic"),
+            ExprKind::Path(p) => self.path_value(p, e.span)?,
+            ExprKind::Array(_) => return self.err(
+                e.span,
+                "a list `[...]` is only accepted where a shape or a coordinate list is expected",
+            ),
+            ExprKind::Tuple(_) => {
+                return self.err(
+                    e.span,
+                    "a tuple is only accepted as the `indices` of an indexed atomic",
+                )
+            }
             ExprKind::Binary { op, lhs, rhs } => {
                 let a = self.expr(lhs)?;
                 let b = self.expr(rhs)?;
@@ -52,7 +66,12 @@ impl Lowerer {
             ExprKind::Cast { x, ty, ty_span } => {
                 let a = self.expr(x)?;
                 let Some(d) = super::dtype_by_name(ty) else {
-                    return self.err(*ty_span, format!("cannot cast to `{ty}`: supported element types are `i32` and `bool`"));
+                    return self.err(
+                        *ty_span,
+                        format!(
+                            "cannot cast to `{ty}`: supported element types are `i32` and `bool`"
+                        ),
+                    );
                 };
                 self.cast(a, d, e.span)?
             }
@@ -62,10 +81,20 @@ impl Lowerer {
                 let b = self.expr(els)?;
                 self.select(c, a, b, e.span)?
             }
-            ExprKind::Call { path, path_span, generics, args } => {
+            ExprKind::Call {
+                path,
+                path_span,
+                generics,
+                args,
+            } => {
                 return self.call(path, *path_span, generics, args, e.span);
             }
-            ExprKind::Method { receiver, method, method_span, args } => {
+            ExprKind::Method {
+                receiver,
+                method,
+                method_span,
+                args,
+            } => {
                 return self.method(receiver, method, *method_span, args, e.span);
             }
         };
@@ -73,7 +102,8 @@ impl Lowerer {
     }
 
     pub(crate) fn int_lit(&mut self, v: i128, span: Span) -> LResult<i32> {
-        i32::try_from(v).or_else(|_| self.err(span, format!("integer literal `{v}` does not fit in `i32`")))
+        i32::try_from(v)
+            .or_else(|_| self.err(span, format!("integer literal `{v}` does not fit in `i32`")))
     }
 
     fn path_value(&mut self, p: &[String], span: Span) -> LResult<Operand> {
@@ -88,18 +118,30 @@ impl Lowerer {
             let v = if p[1] == "MIN" { i32::MIN } else { i32::MAX };
             return Ok(Operand::Imm(v, DType::I32));
         }
-        self.err(span, format!("cannot find value `{}` in this kernel", p.join("::")))
+        self.err(
+            span,
+            format!("cannot find value `{}` in this kernel", p.join("::")),
+        )
     }
 
     /// Make two operands shape-compatible (numpy broadcasting); scalars stay scalars.
-    pub(crate) fn broadcast_pair(&mut self, a: Operand, b: Operand, span: Span) -> LResult<(Operand, Operand)> {
+    pub(crate) fn broadcast_pair(
+        &mut self,
+        a: Operand,
+        b: Operand,
+        span: Span,
+    ) -> LResult<(Operand, Operand)> {
         let (ta, tb) = (self.ty(a), self.ty(b));
         match (ta.tile_shape(), tb.tile_shape()) {
             (Some(sa), Some(sb)) if sa != sb => {
                 let Some(shape) = broadcast_shapes(sa, sb) else {
                     return self.err(
                         span,
-                        format!("shape mismatch: {} and {} do not broadcast", shape_str(sa), shape_str(sb)),
+                        format!(
+                            "shape mismatch: {} and {} do not broadcast",
+                            shape_str(sa),
+                            shape_str(sb)
+                        ),
                     );
                 };
                 let a = self.broadcast_to(a, &shape, span)?;
@@ -111,7 +153,12 @@ impl Lowerer {
     }
 
     /// Broadcast a tile (or keep a scalar) to `shape`.
-    pub(crate) fn broadcast_to(&mut self, x: Operand, shape: &[usize], span: Span) -> LResult<Operand> {
+    pub(crate) fn broadcast_to(
+        &mut self,
+        x: Operand,
+        shape: &[usize],
+        span: Span,
+    ) -> LResult<Operand> {
         let ty = self.ty(x);
         let Ty::Tile { dtype, shape: s } = ty else {
             return Ok(x);
@@ -120,7 +167,14 @@ impl Lowerer {
             return Ok(x);
         }
         if broadcast_shapes(&s, shape).as_deref() != Some(shape) {
-            return self.err(span, format!("shape mismatch: {} cannot be broadcast to {}", shape_str(&s), shape_str(shape)));
+            return self.err(
+                span,
+                format!(
+                    "shape mismatch: {} cannot be broadcast to {}",
+                    shape_str(&s),
+                    shape_str(shape)
+                ),
+            );
         }
         let mut x = x;
         let mut s = s;
@@ -128,29 +182,64 @@ impl Lowerer {
             let mut padded = vec![1; shape.len() - s.len()];
             padded.extend_from_slice(&s);
             let v = x.var().expect("tiles are variables");
-            x = self.emit(Inst::Reshape { x: v, shape: padded.clone() }, Ty::Tile { dtype, shape: padded.clone() }, span);
+            x = self.emit(
+                Inst::Reshape {
+                    x: v,
+                    shape: padded.clone(),
+                },
+                Ty::Tile {
+                    dtype,
+                    shape: padded.clone(),
+                },
+                span,
+            );
             s = padded;
         }
         if s == shape {
             return Ok(x);
         }
         let v = x.var().expect("tiles are variables");
-        Ok(self.emit(Inst::Broadcast { x: v, shape: shape.to_vec() }, Ty::Tile { dtype, shape: shape.to_vec() }, span))
+        Ok(self.emit(
+            Inst::Broadcast {
+                x: v,
+                shape: shape.to_vec(),
+            },
+            Ty::Tile {
+                dtype,
+                shape: shape.to_vec(),
+            },
+            span,
+        ))
     }
 
     /// The shape of the result of an element-wise op on `a` and `b` (None = scalar).
     fn result_shape(&self, a: Operand, b: Operand) -> Option<Vec<usize>> {
-        self.ty(a).tile_shape().or(self.ty(b).tile_shape()).map(|s| s.to_vec())
+        self.ty(a)
+            .tile_shape()
+            .or(self.ty(b).tile_shape())
+            .map(|s| s.to_vec())
     }
 
-    pub(crate) fn binary(&mut self, op: ast::BinOp, a: Operand, b: Operand, span: Span) -> LResult<Operand> {
+    pub(crate) fn binary(
+        &mut self,
+        op: ast::BinOp,
+        a: Operand,
+        b: Operand,
+        span: Span,
+    ) -> LResult<Operand> {
         use ast::BinOp as A;
         let (ta, tb) = (self.ty(a), self.ty(b));
         for t in [&ta, &tb] {
             if matches!(t, Ty::Global { .. } | Ty::Shared { .. }) {
                 return Err(self.error(
-                    Diagnostic::new(span, format!("operator applied to {}: tensors in memory must be loaded first", ty_name(t)))
-                        .help("use `load_global(...)` / `load_shared(...)` to get a register tile"),
+                    Diagnostic::new(
+                        span,
+                        format!(
+                            "operator applied to {}: tensors in memory must be loaded first",
+                            ty_name(t)
+                        ),
+                    )
+                    .help("use `load_global(...)` / `load_shared(...)` to get a register tile"),
                 ));
             }
         }
@@ -158,7 +247,12 @@ impl Lowerer {
         if da != db {
             return self.err(
                 span,
-                format!("mismatched types: {} and {} (convert with `as i32` / `as bool`)", ty_name(&ta), ty_name(&tb)),
+                format!(
+                    "mismatched types for `{}`: {} and {} (convert with `as i32` / `as bool`)",
+                    binop_str(op),
+                    ty_name(&ta),
+                    ty_name(&tb)
+                ),
             );
         }
         let (ir_op, out_dtype) = match (op, da) {
@@ -181,14 +275,28 @@ impl Lowerer {
             (A::Gt, DType::I32) => (BinOp::Gt, DType::Bool),
             (A::Ge, DType::I32) => (BinOp::Ge, DType::Bool),
             (op, d) => {
-                return self.err(span, format!("operator `{}` is not defined on `{}` values", binop_str(op), d.name()))
+                return self.err(
+                    span,
+                    format!(
+                        "operator `{}` is not defined on `{}` values",
+                        binop_str(op),
+                        d.name()
+                    ),
+                )
             }
         };
         self.binop_ir(ir_op, a, b, out_dtype, span)
     }
 
     /// Emit a binary IR op with broadcasting; `out` is the result dtype.
-    pub(crate) fn binop_ir(&mut self, op: BinOp, a: Operand, b: Operand, out: DType, span: Span) -> LResult<Operand> {
+    pub(crate) fn binop_ir(
+        &mut self,
+        op: BinOp,
+        a: Operand,
+        b: Operand,
+        out: DType,
+        span: Span,
+    ) -> LResult<Operand> {
         let (a, b) = self.broadcast_pair(a, b, span)?;
         let ty = match self.result_shape(a, b) {
             Some(shape) => Ty::Tile { dtype: out, shape },
@@ -200,12 +308,17 @@ impl Lowerer {
     fn unary(&mut self, op: ast::UnOp, a: Operand, span: Span) -> LResult<Operand> {
         let t = self.ty(a);
         if matches!(t, Ty::Global { .. } | Ty::Shared { .. }) {
-            return self.err(span, format!("operator applied to {}: load it first", ty_name(&t)));
+            return self.err(
+                span,
+                format!("operator applied to {}: load it first", ty_name(&t)),
+            );
         }
         let ir_op = match (op, t.dtype()) {
             (ast::UnOp::Neg, DType::I32) => UnOp::Neg,
             (ast::UnOp::Not, _) => UnOp::Not,
-            (ast::UnOp::Neg, d) => return self.err(span, format!("cannot negate `{}` values", d.name())),
+            (ast::UnOp::Neg, d) => {
+                return self.err(span, format!("cannot negate `{}` values", d.name()))
+            }
         };
         Ok(self.emit(Inst::Unary { op: ir_op, x: a }, t, span))
     }
@@ -214,7 +327,10 @@ impl Lowerer {
         let t = self.ty(a);
         let out = match &t {
             Ty::Scalar(_) => Ty::Scalar(d),
-            Ty::Tile { shape, .. } => Ty::Tile { dtype: d, shape: shape.clone() },
+            Ty::Tile { shape, .. } => Ty::Tile {
+                dtype: d,
+                shape: shape.clone(),
+            },
             other => return self.err(span, format!("cannot cast {}", ty_name(other))),
         };
         if t.dtype() == d {
@@ -223,20 +339,37 @@ impl Lowerer {
         Ok(self.emit(Inst::Cast { x: a, dtype: d }, out, span))
     }
 
-    pub(crate) fn select(&mut self, c: Operand, a: Operand, b: Operand, span: Span) -> LResult<Operand> {
+    pub(crate) fn select(
+        &mut self,
+        c: Operand,
+        a: Operand,
+        b: Operand,
+        span: Span,
+    ) -> LResult<Operand> {
         let tc = self.ty(c);
         if tc.dtype() != DType::Bool || matches!(tc, Ty::Global { .. } | Ty::Shared { .. }) {
-            return self.err(span, format!("the condition of `select` must be `bool`, found {}", ty_name(&tc)));
+            return self.err(
+                span,
+                format!(
+                    "the condition of `select` must be `bool`, found {}",
+                    ty_name(&tc)
+                ),
+            );
         }
         let (ta, tb) = (self.ty(a), self.ty(b));
         if ta.dtype() != tb.dtype() {
-            return self.err(span, format!("mismatched types: {} and {}", ty_name(&ta), ty_name(&tb)));
+            return self.err(
+                span,
+                format!("mismatched types: {} and {}", ty_name(&ta), ty_name(&tb)),
+            );
         }
         let (a, b) = self.broadcast_pair(a, b, span)?;
         let (c, a) = self.broadcast_pair(c, a, span)?;
         let (c, b) = self.broadcast_pair(c, b, span)?;
         let (a, b) = self.broadcast_pair(a, b, span)?;
-        let shape = self.result_shape(a, b).or(self.ty(c).tile_shape().map(|s| s.to_vec()));
+        let shape = self
+            .result_shape(a, b)
+            .or(self.ty(c).tile_shape().map(|s| s.to_vec()));
         let dtype = ta.dtype();
         let ty = match shape {
             Some(shape) => Ty::Tile { dtype, shape },
@@ -258,7 +391,13 @@ impl Lowerer {
         let ty = self.ty(recv);
         let expect_args = |cx: &mut Lowerer, n: usize| -> LResult<()> {
             if args.len() != n {
-                return cx.err(span, format!("`.{method}()` takes {n} argument(s) but {} were supplied", args.len()));
+                return cx.err(
+                    span,
+                    format!(
+                        "`.{method}()` takes {n} argument(s) but {} were supplied",
+                        args.len()
+                    ),
+                );
             }
             Ok(())
         };
@@ -266,16 +405,27 @@ impl Lowerer {
             (Ty::Global { .. }, "len") => {
                 expect_args(self, 0)?;
                 let v = recv.var().expect("tensor");
-                Ok(Some(self.emit(Inst::Dim { tensor: v, axis: 0 }, Ty::Scalar(DType::I32), span)))
+                Ok(Some(self.emit(
+                    Inst::Dim { tensor: v, axis: 0 },
+                    Ty::Scalar(DType::I32),
+                    span,
+                )))
             }
             (Ty::Global { rank, .. }, "dim") => {
                 expect_args(self, 1)?;
                 let axis = self.const_usize(&args[0].value, "an axis")?;
                 if axis >= *rank {
-                    return self.err(args[0].value.span, format!("axis {axis} is out of range for a rank-{rank} tensor"));
+                    return self.err(
+                        args[0].value.span,
+                        format!("axis {axis} is out of range for a rank-{rank} tensor"),
+                    );
                 }
                 let v = recv.var().expect("tensor");
-                Ok(Some(self.emit(Inst::Dim { tensor: v, axis }, Ty::Scalar(DType::I32), span)))
+                Ok(Some(self.emit(
+                    Inst::Dim { tensor: v, axis },
+                    Ty::Scalar(DType::I32),
+                    span,
+                )))
             }
             (Ty::Global { .. }, "view") => Ok(Some(self.view(recv, args, span)?)),
             (Ty::Tile { dtype, shape }, "reshape") => {
@@ -284,11 +434,26 @@ impl Lowerer {
                 if crate::ir::numel(&new) != crate::ir::numel(shape) {
                     return self.err(
                         args[0].value.span,
-                        format!("cannot reshape {} ({} elements) to {}", shape_str(shape), crate::ir::numel(shape), shape_str(&new)),
+                        format!(
+                            "cannot reshape {} ({} elements) to {}",
+                            shape_str(shape),
+                            crate::ir::numel(shape),
+                            shape_str(&new)
+                        ),
                     );
                 }
                 let v = recv.var().expect("tile");
-                Ok(Some(self.emit(Inst::Reshape { x: v, shape: new.clone() }, Ty::Tile { dtype: *dtype, shape: new }, span)))
+                Ok(Some(self.emit(
+                    Inst::Reshape {
+                        x: v,
+                        shape: new.clone(),
+                    },
+                    Ty::Tile {
+                        dtype: *dtype,
+                        shape: new,
+                    },
+                    span,
+                )))
             }
             (Ty::Tile { .. }, "broadcast_to") => {
                 expect_args(self, 1)?;
@@ -307,7 +472,10 @@ impl Lowerer {
                         if crate::ir::numel(shape) != 1 {
                             return self.err(
                                 method_span,
-                                format!("`.item()` needs a tile of exactly one element, found shape {}", shape_str(shape)),
+                                format!(
+                                    "`.item()` needs a tile of exactly one element, found shape {}",
+                                    shape_str(shape)
+                                ),
                             );
                         }
                         if *dtype == DType::Bool {
@@ -316,24 +484,43 @@ impl Lowerer {
                             ReduceOp::Sum
                         }
                     }
-                    (m, d) => return self.err(method_span, format!("`.{m}()` is not defined on `{}` tiles", d.name())),
+                    (m, d) => {
+                        return self.err(
+                            method_span,
+                            format!("`.{m}()` is not defined on `{}` tiles", d.name()),
+                        )
+                    }
                 };
                 let v = recv.var().expect("tile");
-                Ok(Some(self.emit(Inst::Reduce { op, x: v }, Ty::Scalar(*dtype), span)))
+                Ok(Some(self.emit(
+                    Inst::Reduce { op, x: v },
+                    Ty::Scalar(*dtype),
+                    span,
+                )))
             }
             (Ty::Scalar(DType::I32), "min" | "max") => {
                 expect_args(self, 1)?;
                 let other = self.expr(&args[0].value)?;
-                let op = if method == "min" { BinOp::Min } else { BinOp::Max };
+                let op = if method == "min" {
+                    BinOp::Min
+                } else {
+                    BinOp::Max
+                };
                 let t2 = self.ty(other);
                 if t2.dtype() != DType::I32 {
-                    return self.err(args[0].value.span, format!("expected `i32`, found {}", ty_name(&t2)));
+                    return self.err(
+                        args[0].value.span,
+                        format!("expected `i32`, found {}", ty_name(&t2)),
+                    );
                 }
                 Ok(Some(self.binop_ir(op, recv, other, DType::I32, span)?))
             }
             _ => Err(self.error(
-                Diagnostic::new(method_span, format!("no method `{method}` on {}", ty_name(&ty)))
-                    .note(method_help(&ty)),
+                Diagnostic::new(
+                    method_span,
+                    format!("no method `{method}` on {}", ty_name(&ty)),
+                )
+                .note(method_help(&ty)),
             )),
         }
     }
@@ -342,7 +529,10 @@ impl Lowerer {
     pub(crate) fn const_usize(&mut self, e: &Expr, what: &str) -> LResult<usize> {
         match &e.kind {
             ExprKind::Int(v) if *v >= 0 && *v <= u32::MAX as i128 => Ok(*v as usize),
-            _ => self.err(e.span, format!("{what} must be a non-negative integer literal")),
+            _ => self.err(
+                e.span,
+                format!("{what} must be a non-negative integer literal"),
+            ),
         }
     }
 
@@ -358,7 +548,10 @@ impl Lowerer {
             }
         };
         if items.is_empty() || items.len() > MAX_RANK {
-            return self.err(e.span, format!("a tile shape must have 1 to {MAX_RANK} dimensions"));
+            return self.err(
+                e.span,
+                format!("a tile shape must have 1 to {MAX_RANK} dimensions"),
+            );
         }
         let mut shape = Vec::new();
         for it in items {
@@ -377,7 +570,10 @@ impl Lowerer {
         if n > super::MAX_TILE_ELEMENTS {
             return self.err(
                 e.span,
-                format!("a tile of {n} elements is too large (at most {} per tile)", super::MAX_TILE_ELEMENTS),
+                format!(
+                    "a tile of {n} elements is too large (at most {} per tile)",
+                    super::MAX_TILE_ELEMENTS
+                ),
             );
         }
         Ok(shape)
@@ -389,8 +585,16 @@ pub(crate) fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
     let r = a.len().max(b.len());
     let mut out = vec![0; r];
     for i in 0..r {
-        let da = if i + a.len() >= r { a[i + a.len() - r] } else { 1 };
-        let db = if i + b.len() >= r { b[i + b.len() - r] } else { 1 };
+        let da = if i + a.len() >= r {
+            a[i + a.len() - r]
+        } else {
+            1
+        };
+        let db = if i + b.len() >= r {
+            b[i + b.len() - r]
+        } else {
+            1
+        };
         out[i] = match (da, db) {
             (x, y) if x == y => x,
             (1, y) => y,

@@ -53,7 +53,10 @@ pub(crate) type LResult<T> = Result<T, Reported>;
 /// What a source name is bound to.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Binding {
-    Var { var: VarId, mutable: bool },
+    Var {
+        var: VarId,
+        mutable: bool,
+    },
     /// The binding's initialiser had an error: uses are silently errors too.
     Poisoned,
 }
@@ -105,7 +108,7 @@ impl Lowerer {
             sync_uses: Vec::new(),
         };
         let threads = def.options.threads;
-        if threads == 0 || threads % 32 != 0 || threads > 1024 {
+        if threads == 0 || !threads.is_multiple_of(32) || threads > 1024 {
             cx.error(Diagnostic::new(
                 def.options.threads_span,
                 format!("`threads = {threads}` is not a valid block size: it must be a multiple of 32 between 32 and 1024"),
@@ -135,21 +138,32 @@ impl Lowerer {
         let mut seen = HashMap::new();
         for p in &def.params {
             if seen.insert(p.name.clone(), ()).is_some() {
-                self.error(Diagnostic::new(p.span, format!("parameter `{}` is declared twice", p.name)));
+                self.error(Diagnostic::new(
+                    p.span,
+                    format!("parameter `{}` is declared twice", p.name),
+                ));
             }
             let (kind, ty) = match &p.ty {
-                ast::ParamTy::GlobalTensor { elem } => match dtype_by_name(elem) {
-                    Some(d) if crate::table::access_type(d).is_some() => {
-                        (ir::ParamKind::Tensor(d), Ty::Global { dtype: d, rank: 1 })
-                    }
-                    _ => {
-                        self.error(Diagnostic::new(
+                ast::ParamTy::GlobalTensor { elem } => {
+                    match dtype_by_name(elem) {
+                        Some(d) if crate::table::access_type(d).is_some() => {
+                            (ir::ParamKind::Tensor(d), Ty::Global { dtype: d, rank: 1 })
+                        }
+                        _ => {
+                            self.error(Diagnostic::new(
                             p.ty_span,
                             format!("`GlobalTensor<{elem}>` is not supported: element types are `i32`"),
                         ));
-                        (ir::ParamKind::Tensor(DType::I32), Ty::Global { dtype: DType::I32, rank: 1 })
+                            (
+                                ir::ParamKind::Tensor(DType::I32),
+                                Ty::Global {
+                                    dtype: DType::I32,
+                                    rank: 1,
+                                },
+                            )
+                        }
                     }
-                },
+                }
                 ast::ParamTy::Scalar(name) => match dtype_by_name(name) {
                     Some(DType::I32) => (ir::ParamKind::Scalar(DType::I32), Ty::Scalar(DType::I32)),
                     _ => {
@@ -162,8 +176,17 @@ impl Lowerer {
                 },
             };
             let var = self.new_var(&p.name, ty);
-            self.params.push(ir::Param { name: p.name.clone(), kind });
-            self.bind(&p.name, Binding::Var { var, mutable: false });
+            self.params.push(ir::Param {
+                name: p.name.clone(),
+                kind,
+            });
+            self.bind(
+                &p.name,
+                Binding::Var {
+                    var,
+                    mutable: false,
+                },
+            );
         }
     }
 
@@ -179,7 +202,8 @@ impl Lowerer {
         let uses = self.sync_uses.clone();
         for (i, a) in uses.iter().enumerate() {
             for b in &uses[..i] {
-                let pair = (a.sem.has_acquire() && b.sem.has_release()) || (a.sem.has_release() && b.sem.has_acquire());
+                let pair = (a.sem.has_acquire() && b.sem.has_release())
+                    || (a.sem.has_release() && b.sem.has_acquire());
                 if a.base == b.base && pair && a.scope != b.scope {
                     let name = self.vars[a.base as usize].name.clone();
                     self.error(
@@ -203,7 +227,10 @@ impl Lowerer {
     }
 
     pub(crate) fn new_var(&mut self, name: &str, ty: Ty) -> VarId {
-        self.vars.push(ir::Var { name: name.to_string(), ty });
+        self.vars.push(ir::Var {
+            name: name.to_string(),
+            ty,
+        });
         (self.vars.len() - 1) as VarId
     }
 
@@ -227,17 +254,28 @@ impl Lowerer {
     /// Emit `tmp = inst` with a fresh temporary of type `ty`.
     pub(crate) fn emit(&mut self, inst: ir::Inst, ty: Ty, span: Span) -> Operand {
         let dst = self.temp(ty);
-        self.push(Stmt::Inst { dst: Some(dst), inst, span });
+        self.push(Stmt::Inst {
+            dst: Some(dst),
+            inst,
+            span,
+        });
         Operand::Var(dst)
     }
 
     /// Emit an instruction without a result.
     pub(crate) fn emit_void(&mut self, inst: ir::Inst, span: Span) {
-        self.push(Stmt::Inst { dst: None, inst, span });
+        self.push(Stmt::Inst {
+            dst: None,
+            inst,
+            span,
+        });
     }
 
     fn bind(&mut self, name: &str, b: Binding) {
-        self.scopes.last_mut().expect("a scope is open").insert(name.to_string(), b);
+        self.scopes
+            .last_mut()
+            .expect("a scope is open")
+            .insert(name.to_string(), b);
     }
 
     pub(crate) fn lookup(&self, name: &str) -> Option<Binding> {
@@ -262,7 +300,13 @@ impl Lowerer {
 
     fn stmt(&mut self, s: &ast::Stmt) -> LResult<()> {
         match s {
-            ast::Stmt::Let { name, mutable, init, name_span, .. } => {
+            ast::Stmt::Let {
+                name,
+                mutable,
+                init,
+                name_span,
+                ..
+            } => {
                 let value = match self.expr(init) {
                     Ok(v) => v,
                     Err(r) => {
@@ -278,29 +322,55 @@ impl Lowerer {
                 // a copy, so that a `mut` variable owns the registers it is overwritten in.
                 let var = match value {
                     Operand::Var(v) if matches!(ty, Ty::Global { .. } | Ty::Shared { .. }) => v,
-                    Operand::Var(v) if !*mutable && self.vars[v as usize].name.starts_with("_t") => {
+                    Operand::Var(v)
+                        if !*mutable && self.vars[v as usize].name.starts_with("_t") =>
+                    {
                         self.vars[v as usize].name = name.clone();
                         v
                     }
                     _ => {
                         let var = self.new_var(name, ty);
-                        self.push(Stmt::Inst { dst: Some(var), inst: ir::Inst::Mov(value), span: *name_span });
+                        self.push(Stmt::Inst {
+                            dst: Some(var),
+                            inst: ir::Inst::Mov(value),
+                            span: *name_span,
+                        });
                         var
                     }
                 };
-                self.bind(name, Binding::Var { var, mutable: *mutable });
+                self.bind(
+                    name,
+                    Binding::Var {
+                        var,
+                        mutable: *mutable,
+                    },
+                );
                 Ok(())
             }
-            ast::Stmt::Assign { name, name_span, op, value, span } => {
+            ast::Stmt::Assign {
+                name,
+                name_span,
+                op,
+                value,
+                span,
+            } => {
                 let (var, mutable) = match self.lookup(name) {
                     Some(Binding::Var { var, mutable }) => (var, mutable),
                     Some(Binding::Poisoned) => return Err(Reported),
-                    None => return self.err(*name_span, format!("cannot find value `{name}` in this kernel")),
+                    None => {
+                        return self.err(
+                            *name_span,
+                            format!("cannot find value `{name}` in this kernel"),
+                        )
+                    }
                 };
                 if !mutable {
                     return Err(self.error(
-                        Diagnostic::new(*name_span, format!("cannot assign twice to immutable variable `{name}`"))
-                            .help(format!("declare it with `let mut {name}`")),
+                        Diagnostic::new(
+                            *name_span,
+                            format!("cannot assign twice to immutable variable `{name}`"),
+                        )
+                        .help(format!("declare it with `let mut {name}`")),
                     ));
                 }
                 let rhs = match op {
@@ -314,22 +384,42 @@ impl Lowerer {
                 let want = self.vars[var as usize].ty.clone();
                 let got = self.ty(rhs);
                 let rhs = self.coerce_assign(rhs, &want, &got, value.span, name)?;
-                self.push(Stmt::Inst { dst: Some(var), inst: ir::Inst::Mov(rhs), span: *span });
+                self.push(Stmt::Inst {
+                    dst: Some(var),
+                    inst: ir::Inst::Mov(rhs),
+                    span: *span,
+                });
                 Ok(())
             }
             ast::Stmt::Expr(e) => {
                 self.expr_stmt(e)?;
                 Ok(())
             }
-            ast::Stmt::If { cond, then, els, span } => {
+            ast::Stmt::If {
+                cond,
+                then,
+                els,
+                span,
+            } => {
                 let c = self.expr(cond)?;
                 let c = self.uniform_bool(c, cond.span, "an `if` condition")?;
                 let then = self.block(then);
                 let els = els.as_ref().map(|b| self.block(b)).unwrap_or_default();
-                self.push(Stmt::If { cond: c, then, els, span: *span });
+                self.push(Stmt::If {
+                    cond: c,
+                    then,
+                    els,
+                    span: *span,
+                });
                 Ok(())
             }
-            ast::Stmt::For { var, var_span, range, body, span } => {
+            ast::Stmt::For {
+                var,
+                var_span,
+                range,
+                body,
+                span,
+            } => {
                 let start = self.expr(&range.start)?;
                 let start = self.uniform_i32(start, range.start.span, "a loop bound")?;
                 let end = self.expr(&range.end)?;
@@ -340,7 +430,10 @@ impl Lowerer {
                         let st = self.uniform_i32(st, s.span, "a loop step")?;
                         if let Operand::Imm(v, _) = st {
                             if v <= 0 {
-                                return self.err(s.span, format!("`step_by({v})`: the step must be positive"));
+                                return self.err(
+                                    s.span,
+                                    format!("`step_by({v})`: the step must be positive"),
+                                );
                             }
                         }
                         st
@@ -349,32 +442,57 @@ impl Lowerer {
                 };
                 let lv = self.new_var(var, Ty::Scalar(DType::I32));
                 self.scopes.push(HashMap::new());
-                self.bind(var, Binding::Var { var: lv, mutable: false });
+                self.bind(
+                    var,
+                    Binding::Var {
+                        var: lv,
+                        mutable: false,
+                    },
+                );
                 self.loop_depth += 1;
                 let body = self.block(body);
                 self.loop_depth -= 1;
                 self.scopes.pop();
                 let _ = var_span;
-                self.push(Stmt::For { var: lv, start, end, step, body, span: *span });
+                self.push(Stmt::For {
+                    var: lv,
+                    start,
+                    end,
+                    step,
+                    body,
+                    span: *span,
+                });
                 Ok(())
             }
             ast::Stmt::While { cond, body, span } => {
                 // The condition is re-evaluated before every iteration: lower it into its own block.
                 self.blocks.push(Vec::new());
-                let c = self.expr(cond).and_then(|c| self.uniform_bool(c, cond.span, "a `while` condition"));
+                let c = self
+                    .expr(cond)
+                    .and_then(|c| self.uniform_bool(c, cond.span, "a `while` condition"));
                 let cond_block = self.blocks.pop().expect("pushed above");
                 let c = c?;
                 self.loop_depth += 1;
                 let body = self.block(body);
                 self.loop_depth -= 1;
-                self.push(Stmt::While { cond_block, cond: c, body, span: *span });
+                self.push(Stmt::While {
+                    cond_block,
+                    cond: c,
+                    body,
+                    span: *span,
+                });
                 Ok(())
             }
             ast::Stmt::Loop { body, span } => {
                 self.loop_depth += 1;
                 let body = self.block(body);
                 self.loop_depth -= 1;
-                self.push(Stmt::While { cond_block: Vec::new(), cond: Operand::Imm(1, DType::Bool), body, span: *span });
+                self.push(Stmt::While {
+                    cond_block: Vec::new(),
+                    cond: Operand::Imm(1, DType::Bool),
+                    body,
+                    span: *span,
+                });
                 Ok(())
             }
             ast::Stmt::Break { span } => {
@@ -388,16 +506,37 @@ impl Lowerer {
     }
 
     /// Check that an assigned value fits the variable's type (a scalar may fill a tile variable).
-    fn coerce_assign(&mut self, rhs: Operand, want: &Ty, got: &Ty, span: Span, name: &str) -> LResult<Operand> {
+    fn coerce_assign(
+        &mut self,
+        rhs: Operand,
+        want: &Ty,
+        got: &Ty,
+        span: Span,
+        name: &str,
+    ) -> LResult<Operand> {
         if want == got {
             return Ok(rhs);
         }
         if let (Ty::Tile { dtype, shape }, Ty::Scalar(d)) = (want, got) {
             if d == dtype {
-                return Ok(self.emit(ir::Inst::Full { shape: shape.clone(), value: rhs }, want.clone(), span));
+                return Ok(self.emit(
+                    ir::Inst::Full {
+                        shape: shape.clone(),
+                        value: rhs,
+                    },
+                    want.clone(),
+                    span,
+                ));
             }
         }
-        self.err(span, format!("mismatched types: `{name}` is {} but the assigned value is {}", ty_name(want), ty_name(got)))
+        self.err(
+            span,
+            format!(
+                "mismatched types: `{name}` is {} but the assigned value is {}",
+                ty_name(want),
+                ty_name(got)
+            ),
+        )
     }
 
     pub(crate) fn uniform_bool(&mut self, c: Operand, span: Span, what: &str) -> LResult<Operand> {
@@ -414,7 +553,10 @@ impl Lowerer {
     pub(crate) fn uniform_i32(&mut self, c: Operand, span: Span, what: &str) -> LResult<Operand> {
         match self.ty(c) {
             Ty::Scalar(DType::I32) => Ok(c),
-            t => self.err(span, format!("{what} must be a scalar `i32`, found {}", ty_name(&t))),
+            t => self.err(
+                span,
+                format!("{what} must be a scalar `i32`, found {}", ty_name(&t)),
+            ),
         }
     }
 }
@@ -431,12 +573,28 @@ pub(crate) fn dtype_by_name(name: &str) -> Option<DType> {
 pub(crate) fn ty_name(t: &Ty) -> String {
     match t {
         Ty::Scalar(d) => format!("a scalar `{}`", d.name()),
-        Ty::Tile { dtype, shape } => format!("a `{}` tile of shape {}", dtype.name(), shape_str(shape)),
+        Ty::Tile {
+            dtype: DType::I32,
+            shape,
+        } => format!("an `i32` tile of shape {}", shape_str(shape)),
+        Ty::Tile { dtype, shape } => {
+            format!("a `{}` tile of shape {}", dtype.name(), shape_str(shape))
+        }
         Ty::Global { dtype, rank } => format!("a rank-{rank} global tensor of `{}`", dtype.name()),
-        Ty::Shared { dtype, shape } => format!("a shared tensor of `{}` with shape {}", dtype.name(), shape_str(shape)),
+        Ty::Shared { dtype, shape } => format!(
+            "a shared tensor of `{}` with shape {}",
+            dtype.name(),
+            shape_str(shape)
+        ),
     }
 }
 
 pub(crate) fn shape_str(s: &[usize]) -> String {
-    format!("[{}]", s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "))
+    format!(
+        "[{}]",
+        s.iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
