@@ -12,7 +12,11 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn new(span: Span, message: impl Into<String>) -> Self {
-        Diagnostic { span, message: message.into(), notes: Vec::new() }
+        Diagnostic {
+            span,
+            message: message.into(),
+            notes: Vec::new(),
+        }
     }
     pub fn note(mut self, note: impl Into<String>) -> Self {
         self.notes.push(format!("note: {}", note.into()));

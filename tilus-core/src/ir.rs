@@ -149,15 +149,36 @@ pub type Block = Vec<Stmt>;
 pub enum Stmt {
     /// `dst = inst` (dst is `None` for instructions without a result, or whose result was
     /// removed by dead-code elimination).
-    Inst { dst: Option<VarId>, inst: Inst, span: Span },
+    Inst {
+        dst: Option<VarId>,
+        inst: Inst,
+        span: Span,
+    },
     /// `for var in start..end` stepping by `step` (scalars; `step > 0` checked at compile time when
     /// it is an immediate; a non-positive runtime step runs zero iterations).
-    For { var: VarId, start: Operand, end: Operand, step: Operand, body: Block, span: Span },
+    For {
+        var: VarId,
+        start: Operand,
+        end: Operand,
+        step: Operand,
+        body: Block,
+        span: Span,
+    },
     /// `while cond_block; cond { body }`: `cond_block` is evaluated before each test of `cond`
     /// (a scalar bool variable it computes).
-    While { cond_block: Block, cond: Operand, body: Block, span: Span },
+    While {
+        cond_block: Block,
+        cond: Operand,
+        body: Block,
+        span: Span,
+    },
     /// `if cond { then } else { els }` on a scalar bool.
-    If { cond: Operand, then: Block, els: Block, span: Span },
+    If {
+        cond: Operand,
+        then: Block,
+        els: Block,
+        span: Span,
+    },
     /// Leave the innermost enclosing loop.
     Break { span: Span },
 }
@@ -207,7 +228,10 @@ pub enum BinOp {
 
 impl BinOp {
     pub fn is_comparison(self) -> bool {
-        matches!(self, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
     }
 }
 
@@ -381,45 +405,102 @@ pub enum Inst {
     /// `gridDim.x` as i32 scalar.
     GridDim,
     /// Runtime size of axis `axis` of a global view (i32 scalar).
-    Dim { tensor: VarId, axis: usize },
+    Dim {
+        tensor: VarId,
+        axis: usize,
+    },
     /// A view of a global tensor (or of a view): element offset `offset` (scalar, relative to the
     /// source's start) and new dims (scalars), row-major contiguous. Result `Ty::Global` of
     /// rank `shape.len()`. Bounds checks of accesses through a view check the view's dims and
     /// the base tensor's `len`.
-    View { src: VarId, offset: Operand, shape: Vec<Operand> },
+    View {
+        src: VarId,
+        offset: Operand,
+        shape: Vec<Operand>,
+    },
     /// `[0, 1, ..., n-1]` as an i32 tile of shape `[n]`.
-    Arange { n: usize },
+    Arange {
+        n: usize,
+    },
     /// A tile of `shape` filled with the scalar `value`.
-    Full { shape: Vec<usize>, value: Operand },
-    Binary { op: BinOp, lhs: Operand, rhs: Operand },
-    Unary { op: UnOp, x: Operand },
+    Full {
+        shape: Vec<usize>,
+        value: Operand,
+    },
+    Binary {
+        op: BinOp,
+        lhs: Operand,
+        rhs: Operand,
+    },
+    Unary {
+        op: UnOp,
+        x: Operand,
+    },
     /// `cond ? a : b` element-wise (cond bool scalar or tile; a, b of one dtype).
-    Select { cond: Operand, a: Operand, b: Operand },
+    Select {
+        cond: Operand,
+        a: Operand,
+        b: Operand,
+    },
     /// Convert to another dtype (bool -> i32 gives 0/1; i32 -> bool is `!= 0`).
-    Cast { x: Operand, dtype: DType },
+    Cast {
+        x: Operand,
+        dtype: DType,
+    },
     /// Same elements in row-major order, new shape (same element count).
-    Reshape { x: VarId, shape: Vec<usize> },
+    Reshape {
+        x: VarId,
+        shape: Vec<usize>,
+    },
     /// Numpy-style broadcast of a tile to `shape` (same rank; each source axis is 1 or equal).
-    Broadcast { x: VarId, shape: Vec<usize> },
+    Broadcast {
+        x: VarId,
+        shape: Vec<usize>,
+    },
     /// Reduce all elements of a tile to a block-uniform scalar.
-    Reduce { op: ReduceOp, x: VarId },
+    Reduce {
+        op: ReduceOp,
+        x: VarId,
+    },
     /// Allocate a shared-memory tensor at byte `offset` of the block's shared window.
-    AllocShared { dtype: DType, shape: Vec<usize>, offset: usize },
+    AllocShared {
+        dtype: DType,
+        shape: Vec<usize>,
+        offset: usize,
+    },
     /// Block-wide barrier (`bar.sync 0`); also orders shared- and global-memory accesses of the
     /// block's threads (CTA scope).
     Sync,
     /// Memory fence with the given order and scope (`fence.{sem}.{scope}`; relaxed is not
     /// allowed; acquire/release fences are emitted as `acq_rel`).
-    Fence { sem: Sem, scope: Scope },
+    Fence {
+        sem: Sem,
+        scope: Scope,
+    },
     /// Weak (non-atomic) gather/load: tile of `access.shape`; inactive elements read `other`.
-    Load { access: Access, other: Operand },
+    Load {
+        access: Access,
+        other: Operand,
+    },
     /// Weak (non-atomic) scatter/store of `value` (a tile of `access.shape` or a scalar).
     /// Under duplicate addresses the winner is unspecified.
-    Store { access: Access, value: Operand },
+    Store {
+        access: Access,
+        value: Operand,
+    },
     /// Atomic load `ld.{sem}.{scope}` (sem is relaxed or acquire).
-    AtomicLoad { access: Access, sem: Sem, scope: Scope },
+    AtomicLoad {
+        access: Access,
+        sem: Sem,
+        scope: Scope,
+    },
     /// Atomic store `st.{sem}.{scope}` (sem is relaxed or release).
-    AtomicStore { access: Access, value: Operand, sem: Sem, scope: Scope },
+    AtomicStore {
+        access: Access,
+        value: Operand,
+        sem: Sem,
+        scope: Scope,
+    },
     /// Atomic read-modify-write of each active element; the result (when `Stmt::Inst::dst` is
     /// `Some`) is the tile of pre-RMW values. `compare` is present exactly for `Cas`.
     /// Tile-level ordering: with a release component the block synchronises before the RMW,
@@ -491,7 +572,12 @@ impl Inst {
                 access_ops(access, &mut out);
                 out.push(*value);
             }
-            Inst::AtomicRmw { access, values, compare, .. } => {
+            Inst::AtomicRmw {
+                access,
+                values,
+                compare,
+                ..
+            } => {
                 access_ops(access, &mut out);
                 out.push(*values);
                 if let Some(c) = compare {

@@ -39,6 +39,11 @@ pub struct Compiled {
 pub fn compile(def: &ast::KernelDef) -> Result<Compiled, Vec<diag::Diagnostic>> {
     let mut ir = lower::lower(def)?;
     passes::run_all(&mut ir);
-    let module = ptx::generate(&ir).map_err(|e| vec![diag::Diagnostic::new(ir::Span::NONE, e.to_string())])?;
-    Ok(Compiled { ir, ptx: module.text, shared_bytes: module.shared_bytes })
+    let module = ptx::generate(&ir)
+        .map_err(|e| vec![diag::Diagnostic::new(ir::Span::NONE, e.to_string())])?;
+    Ok(Compiled {
+        ir,
+        ptx: module.text,
+        shared_bytes: module.shared_bytes,
+    })
 }

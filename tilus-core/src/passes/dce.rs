@@ -39,16 +39,29 @@ fn collect(block: &Block, used: &mut HashSet<VarId>) {
     for s in block {
         match s {
             Stmt::Inst { inst, .. } => inst.operands().into_iter().for_each(|o| add(o, used)),
-            Stmt::For { start, end, step, body, .. } => {
+            Stmt::For {
+                start,
+                end,
+                step,
+                body,
+                ..
+            } => {
                 [*start, *end, *step].into_iter().for_each(|o| add(o, used));
                 collect(body, used);
             }
-            Stmt::While { cond_block, cond, body, .. } => {
+            Stmt::While {
+                cond_block,
+                cond,
+                body,
+                ..
+            } => {
                 collect(cond_block, used);
                 add(*cond, used);
                 collect(body, used);
             }
-            Stmt::If { cond, then, els, .. } => {
+            Stmt::If {
+                cond, then, els, ..
+            } => {
                 add(*cond, used);
                 collect(then, used);
                 collect(els, used);
@@ -62,10 +75,21 @@ fn collect(block: &Block, used: &mut HashSet<VarId>) {
 fn sweep(block: &mut Block, used: &HashSet<VarId>) -> bool {
     let mut changed = false;
     block.retain_mut(|s| match s {
-        Stmt::Inst { dst: Some(d), inst, .. } if !used.contains(d) => {
+        Stmt::Inst {
+            dst: Some(d), inst, ..
+        } if !used.contains(d) => {
             if matches!(inst, Inst::AtomicRmw { .. }) {
-                *s = match std::mem::replace(s, Stmt::Break { span: Default::default() }) {
-                    Stmt::Inst { inst, span, .. } => Stmt::Inst { dst: None, inst, span },
+                *s = match std::mem::replace(
+                    s,
+                    Stmt::Break {
+                        span: Default::default(),
+                    },
+                ) {
+                    Stmt::Inst { inst, span, .. } => Stmt::Inst {
+                        dst: None,
+                        inst,
+                        span,
+                    },
                     _ => unreachable!("matched an instruction above"),
                 };
                 changed = true;
@@ -81,7 +105,9 @@ fn sweep(block: &mut Block, used: &HashSet<VarId>) -> bool {
             changed |= sweep(body, used);
             true
         }
-        Stmt::While { cond_block, body, .. } => {
+        Stmt::While {
+            cond_block, body, ..
+        } => {
             changed |= sweep(cond_block, used);
             changed |= sweep(body, used);
             true
@@ -106,8 +132,18 @@ mod tests {
             name: "k".into(),
             threads: 128,
             target: Target::DEFAULT,
-            params: vec![Param { name: "x".into(), kind: ParamKind::Tensor(DType::I32) }],
-            vars: vars.into_iter().enumerate().map(|(i, ty)| Var { name: format!("v{i}"), ty }).collect(),
+            params: vec![Param {
+                name: "x".into(),
+                kind: ParamKind::Tensor(DType::I32),
+            }],
+            vars: vars
+                .into_iter()
+                .enumerate()
+                .map(|(i, ty)| Var {
+                    name: format!("v{i}"),
+                    ty,
+                })
+                .collect(),
             shared_bytes: 0,
             body,
         }
@@ -119,7 +155,10 @@ mod tests {
             access: Access {
                 mem: 0,
                 shape: vec![4],
-                coords: vec![Coord::Pos { axis: 0, offset: Operand::Imm(0, DType::I32) }],
+                coords: vec![Coord::Pos {
+                    axis: 0,
+                    offset: Operand::Imm(0, DType::I32),
+                }],
                 mask: None,
                 check_bounds: true,
             },
@@ -132,31 +171,77 @@ mod tests {
     }
 
     fn tile() -> Ty {
-        Ty::Tile { dtype: DType::I32, shape: vec![4] }
+        Ty::Tile {
+            dtype: DType::I32,
+            shape: vec![4],
+        }
     }
 
     #[test]
     fn unused_rmw_output_is_dropped_used_one_kept() {
         let body = vec![
-            Stmt::Inst { dst: Some(1), inst: rmw(RmwOp::Add, Sem::Relaxed), span: Span(0) },
-            Stmt::Inst { dst: Some(2), inst: rmw(RmwOp::Cas, Sem::Acquire), span: Span(1) },
+            Stmt::Inst {
+                dst: Some(1),
+                inst: rmw(RmwOp::Add, Sem::Relaxed),
+                span: Span(0),
+            },
+            Stmt::Inst {
+                dst: Some(2),
+                inst: rmw(RmwOp::Cas, Sem::Acquire),
+                span: Span(1),
+            },
             Stmt::Inst {
                 dst: Some(3),
-                inst: Inst::Binary { op: BinOp::Add, lhs: Operand::Var(2), rhs: Operand::Imm(1, DType::I32) },
+                inst: Inst::Binary {
+                    op: BinOp::Add,
+                    lhs: Operand::Var(2),
+                    rhs: Operand::Imm(1, DType::I32),
+                },
                 span: Span(2),
             },
             Stmt::Inst {
                 dst: None,
                 inst: Inst::Store {
-                    access: Access { mem: 0, shape: vec![4], coords: vec![Coord::Pos { axis: 0, offset: Operand::Imm(0, DType::I32) }], mask: None, check_bounds: true },
+                    access: Access {
+                        mem: 0,
+                        shape: vec![4],
+                        coords: vec![Coord::Pos {
+                            axis: 0,
+                            offset: Operand::Imm(0, DType::I32),
+                        }],
+                        mask: None,
+                        check_bounds: true,
+                    },
                     value: Operand::Var(3),
                 },
                 span: Span(3),
             },
         ];
-        let mut k = kernel(body, vec![Ty::Global { dtype: DType::I32, rank: 1 }, tile(), tile(), tile()]);
+        let mut k = kernel(
+            body,
+            vec![
+                Ty::Global {
+                    dtype: DType::I32,
+                    rank: 1,
+                },
+                tile(),
+                tile(),
+                tile(),
+            ],
+        );
         run(&mut k);
-        assert!(matches!(k.body[0], Stmt::Inst { dst: None, inst: Inst::AtomicRmw { .. }, .. }), "{:?}", k.body[0]);
+        assert!(
+            matches!(
+                k.body[0],
+                Stmt::Inst {
+                    dst: None,
+                    inst: Inst::AtomicRmw { .. },
+                    ..
+                }
+            ),
+            "{:?}",
+            k.body[0]
+        );
         assert!(matches!(k.body[1], Stmt::Inst { dst: Some(2), .. }));
         assert_eq!(k.body.len(), 4);
     }
@@ -164,10 +249,18 @@ mod tests {
     #[test]
     fn dead_chains_are_removed_to_a_fixed_point() {
         let body = vec![
-            Stmt::Inst { dst: Some(1), inst: Inst::Arange { n: 4 }, span: Span(0) },
+            Stmt::Inst {
+                dst: Some(1),
+                inst: Inst::Arange { n: 4 },
+                span: Span(0),
+            },
             Stmt::Inst {
                 dst: Some(2),
-                inst: Inst::Binary { op: BinOp::Mul, lhs: Operand::Var(1), rhs: Operand::Imm(2, DType::I32) },
+                inst: Inst::Binary {
+                    op: BinOp::Mul,
+                    lhs: Operand::Var(1),
+                    rhs: Operand::Imm(2, DType::I32),
+                },
                 span: Span(1),
             },
             Stmt::For {
@@ -175,11 +268,27 @@ mod tests {
                 start: Operand::Imm(0, DType::I32),
                 end: Operand::Imm(4, DType::I32),
                 step: Operand::Imm(1, DType::I32),
-                body: vec![Stmt::Inst { dst: Some(4), inst: Inst::Mov(Operand::Var(2)), span: Span(2) }],
+                body: vec![Stmt::Inst {
+                    dst: Some(4),
+                    inst: Inst::Mov(Operand::Var(2)),
+                    span: Span(2),
+                }],
                 span: Span(3),
             },
         ];
-        let mut k = kernel(body, vec![Ty::Global { dtype: DType::I32, rank: 1 }, tile(), tile(), Ty::Scalar(DType::I32), tile()]);
+        let mut k = kernel(
+            body,
+            vec![
+                Ty::Global {
+                    dtype: DType::I32,
+                    rank: 1,
+                },
+                tile(),
+                tile(),
+                Ty::Scalar(DType::I32),
+                tile(),
+            ],
+        );
         run(&mut k);
         assert_eq!(k.body.len(), 1, "{:#?}", k.body);
         assert!(matches!(&k.body[0], Stmt::For { body, .. } if body.is_empty()));
@@ -187,9 +296,35 @@ mod tests {
 
     #[test]
     fn atomic_loads_are_kept_even_when_unused() {
-        let access = Access { mem: 0, shape: vec![1], coords: vec![Coord::Index(Operand::Imm(0, DType::I32))], mask: None, check_bounds: true };
-        let body = vec![Stmt::Inst { dst: Some(1), inst: Inst::AtomicLoad { access, sem: Sem::Acquire, scope: Scope::Gpu }, span: Span(0) }];
-        let mut k = kernel(body, vec![Ty::Global { dtype: DType::I32, rank: 1 }, Ty::Tile { dtype: DType::I32, shape: vec![1] }]);
+        let access = Access {
+            mem: 0,
+            shape: vec![1],
+            coords: vec![Coord::Index(Operand::Imm(0, DType::I32))],
+            mask: None,
+            check_bounds: true,
+        };
+        let body = vec![Stmt::Inst {
+            dst: Some(1),
+            inst: Inst::AtomicLoad {
+                access,
+                sem: Sem::Acquire,
+                scope: Scope::Gpu,
+            },
+            span: Span(0),
+        }];
+        let mut k = kernel(
+            body,
+            vec![
+                Ty::Global {
+                    dtype: DType::I32,
+                    rank: 1,
+                },
+                Ty::Tile {
+                    dtype: DType::I32,
+                    shape: vec![1],
+                },
+            ],
+        );
         run(&mut k);
         assert_eq!(k.body.len(), 1);
     }
