@@ -472,7 +472,9 @@ pub enum Inst {
     /// block's threads (CTA scope).
     Sync,
     /// Memory fence with the given order and scope (`fence.{sem}.{scope}`; relaxed is not
-    /// allowed; acquire/release fences are emitted as `acq_rel`).
+    /// allowed; acquire/release fences are emitted as `acq_rel`). Tile-level: the block
+    /// synchronises before and after it, so it orders every thread's accesses before the fence
+    /// against every thread's accesses after it.
     Fence {
         sem: Sem,
         scope: Scope,

@@ -93,7 +93,12 @@ impl Emitter<'_> {
             Inst::Fence { sem, scope } => {
                 let text = crate::table::check_fence(*sem, *scope, Some(self.k.target))
                     .map_err(|e| super::CodegenError::Internal(e.message))?;
+                // Tile-level fence: the barriers make it order the whole block's accesses (the
+                // writes of every thread before it, the reads of every thread after it), not
+                // only each thread's own, like the tile-level release/acquire atomics.
+                self.line("bar.sync \t0;");
                 self.line(format!("{text};"));
+                self.line("bar.sync \t0;");
                 return Ok(());
             }
             Inst::AllocShared { shape, offset, .. } => {
