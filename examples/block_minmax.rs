@@ -11,7 +11,13 @@ use tilus::prelude::*;
 /// `per_block[2b], per_block[2b+1]` = its min and max; `global = [min, max]` over all of `x`;
 /// `cols_min[j]` / `cols_max[j]` = min / max of `x[b*1024 + j]` over blocks.
 #[tile_kernel(threads = 256)]
-fn block_minmax(x: GlobalTensor<i32>, per_block: GlobalTensor<i32>, global: GlobalTensor<i32>, cols_min: GlobalTensor<i32>, cols_max: GlobalTensor<i32>) {
+fn block_minmax(
+    x: GlobalTensor<i32>,
+    per_block: GlobalTensor<i32>,
+    global: GlobalTensor<i32>,
+    cols_min: GlobalTensor<i32>,
+    cols_max: GlobalTensor<i32>,
+) {
     let b = block_idx();
     let o = b * 1024;
     let m = arange(1024) + o < x.len();
@@ -30,7 +36,11 @@ fn main() -> Result<(), tilus::Error> {
     let dev = tilus::Device::default()?;
     println!("device: {}", dev.name());
     let n: usize = 1024 * 300 + 517; // not a multiple of the tile
-    let mut seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1) | 1;
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+        | 1;
     let data: Vec<i32> = (0..n)
         .map(|_| {
             seed ^= seed << 13;
@@ -46,8 +56,21 @@ fn main() -> Result<(), tilus::Error> {
     let cols_min = dev.full(1024, i32::MAX)?;
     let cols_max = dev.full(1024, i32::MIN)?;
     let t = std::time::Instant::now();
-    block_minmax::launch(&dev, blocks as u32, &x, &per_block, &global, &cols_min, &cols_max)?;
-    let (pb, g, cmin, cmax) = (per_block.download()?, global.download()?, cols_min.download()?, cols_max.download()?);
+    block_minmax::launch(
+        &dev,
+        blocks as u32,
+        &x,
+        &per_block,
+        &global,
+        &cols_min,
+        &cols_max,
+    )?;
+    let (pb, g, cmin, cmax) = (
+        per_block.download()?,
+        global.download()?,
+        cols_min.download()?,
+        cols_max.download()?,
+    );
     let elapsed = t.elapsed();
     let mut want_pb = Vec::new();
     for c in data.chunks(1024) {
@@ -62,10 +85,22 @@ fn main() -> Result<(), tilus::Error> {
         want_cmax[i % 1024] = want_cmax[i % 1024].max(v);
     }
     let mut ok = true;
-    for (what, got, want) in [("per-block", &pb, &want_pb), ("global", &g, &want_g), ("column min", &cmin, &want_cmin), ("column max", &cmax, &want_cmax)] {
+    for (what, got, want) in [
+        ("per-block", &pb, &want_pb),
+        ("global", &g, &want_g),
+        ("column min", &cmin, &want_cmin),
+        ("column max", &cmax, &want_cmax),
+    ] {
         if got != want {
-            let bad = got.iter().zip(want.iter()).position(|(a, b)| a != b).unwrap_or(0);
-            eprintln!("MISMATCH in {what} at {bad}: got {}, expected {}", got[bad], want[bad]);
+            let bad = got
+                .iter()
+                .zip(want.iter())
+                .position(|(a, b)| a != b)
+                .unwrap_or(0);
+            eprintln!(
+                "MISMATCH in {what} at {bad}: got {}, expected {}",
+                got[bad], want[bad]
+            );
             ok = false;
         }
     }

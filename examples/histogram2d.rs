@@ -29,7 +29,11 @@ fn main() -> Result<(), tilus::Error> {
     let dev = tilus::Device::default()?;
     println!("device: {}", dev.name());
     let cols = 100_003usize; // not a multiple of the tile
-    let mut seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1) | 1;
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+        | 1;
     let mut data = vec![0i32; 8 * cols];
     for (i, x) in data.iter_mut().enumerate() {
         seed ^= seed << 13;
@@ -54,7 +58,13 @@ fn main() -> Result<(), tilus::Error> {
     let elapsed = t.elapsed();
     if got != want {
         let bad = got.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(0);
-        eprintln!("MISMATCH at row {} bin {}: got {}, expected {}", bad / 64, bad % 64, got[bad], want[bad]);
+        eprintln!(
+            "MISMATCH at row {} bin {}: got {}, expected {}",
+            bad / 64,
+            bad % 64,
+            got[bad],
+            want[bad]
+        );
         std::process::exit(1);
     }
     for r in 0..8 {

@@ -17,7 +17,13 @@ fn locked_increment(lock: GlobalTensor<i32>, data: GlobalTensor<i32>, reps: i32)
         let mut spins = 0;
         while !got && spins < 10000000 {
             // One lane tries 0 -> 1; acquire orders the block's later accesses after it.
-            let old = atomic::global_cas(lock, compare = zeros([1]), values = ones([1]), sem = acquire).item();
+            let old = atomic::global_cas(
+                lock,
+                compare = zeros([1]),
+                values = ones([1]),
+                sem = acquire,
+            )
+            .item();
             got = old == 0;
             spins += 1;
         }
@@ -53,6 +59,9 @@ fn main() -> Result<(), tilus::Error> {
         );
         std::process::exit(1);
     }
-    println!("{blocks} blocks x {reps} critical sections: all 128 counters = {} ({elapsed:.2?})", want[0]);
+    println!(
+        "{blocks} blocks x {reps} critical sections: all 128 counters = {} ({elapsed:.2?})",
+        want[0]
+    );
     Ok(())
 }

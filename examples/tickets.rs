@@ -10,7 +10,11 @@ use tilus::prelude::*;
 /// `ticket_of[block] = t` and `block_at[t] = block`, where `t` is the counter before this
 /// block's increment.
 #[tile_kernel(threads = 256)]
-fn draw_ticket(counter: GlobalTensor<i32>, ticket_of: GlobalTensor<i32>, block_at: GlobalTensor<i32>) {
+fn draw_ticket(
+    counter: GlobalTensor<i32>,
+    ticket_of: GlobalTensor<i32>,
+    block_at: GlobalTensor<i32>,
+) {
     let b = block_idx();
     let t = atomic::global_add(counter, ones([1])).item();
     store_global(ticket_of, full([1], t), offsets = [b]);
@@ -30,7 +34,10 @@ fn main() -> Result<(), tilus::Error> {
         let mut sorted = tickets.clone();
         sorted.sort_unstable();
         let all: Vec<i32> = (0..grid as i32).collect();
-        let consistent = tickets.iter().enumerate().all(|(b, &t)| t >= 0 && blocks[t as usize] == b as i32);
+        let consistent = tickets
+            .iter()
+            .enumerate()
+            .all(|(b, &t)| t >= 0 && blocks[t as usize] == b as i32);
         if sorted != all || !consistent || counter.download()? != [grid as i32] {
             let missing = all.iter().find(|t| sorted.binary_search(t).is_err());
             eprintln!("MISMATCH for grid {grid}: tickets are not a permutation of 0..{grid} (first missing: {missing:?})");

@@ -52,7 +52,12 @@ enum Form {
     Scatter2(usize),
 }
 
-const FORMS: [Form; 4] = [Form::Elementwise, Form::Scatter1, Form::Scatter2(0), Form::Scatter2(1)];
+const FORMS: [Form; 4] = [
+    Form::Elementwise,
+    Form::Scatter1,
+    Form::Scatter2(0),
+    Form::Scatter2(1),
+];
 
 #[derive(Debug, Clone, Copy)]
 struct Combo {
@@ -81,29 +86,61 @@ fn shape(dims: &[usize]) -> Expr {
     arr(dims.iter().map(|&d| int(d as i128)).collect())
 }
 fn pos(v: Expr) -> Arg {
-    Arg { name: None, value: v, span: S }
+    Arg {
+        name: None,
+        value: v,
+        span: S,
+    }
 }
 fn kw(name: &str, v: Expr) -> Arg {
-    Arg { name: Some((name.to_string(), S)), value: v, span: S }
+    Arg {
+        name: Some((name.to_string(), S)),
+        value: v,
+        span: S,
+    }
 }
 fn call(p: &str, args: Vec<Arg>) -> Expr {
-    e(ExprKind::Call { path: p.split("::").map(str::to_string).collect(), path_span: S, generics: vec![], args })
+    e(ExprKind::Call {
+        path: p.split("::").map(str::to_string).collect(),
+        path_span: S,
+        generics: vec![],
+        args,
+    })
 }
 fn method(recv: Expr, m: &str, args: Vec<Arg>) -> Expr {
-    e(ExprKind::Method { receiver: Box::new(recv), method: m.to_string(), method_span: S, args })
+    e(ExprKind::Method {
+        receiver: Box::new(recv),
+        method: m.to_string(),
+        method_span: S,
+        args,
+    })
 }
 fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
-    e(ExprKind::Binary { op, lhs: Box::new(a), rhs: Box::new(b) })
+    e(ExprKind::Binary {
+        op,
+        lhs: Box::new(a),
+        rhs: Box::new(b),
+    })
 }
 fn let_(name: &str, init: Expr) -> Stmt {
-    Stmt::Let { name: name.to_string(), name_span: S, mutable: false, init, span: S }
+    Stmt::Let {
+        name: name.to_string(),
+        name_span: S,
+        mutable: false,
+        init,
+        span: S,
+    }
 }
 
 /// `let v = arange(N) % m;` reshaped to `shape` (i32 tile with many duplicates when used as
 /// indices).
 fn tile_of(shape_: &[usize], m: i128) -> Expr {
     let n: usize = shape_.iter().product();
-    let a = bin(BinOp::Rem, call("arange", vec![pos(int(n as i128))]), int(m));
+    let a = bin(
+        BinOp::Rem,
+        call("arange", vec![pos(int(n as i128))]),
+        int(m),
+    );
     if shape_.len() == 1 {
         a
     } else {
@@ -126,19 +163,40 @@ fn kernel(c: &Combo, target: Option<u32>) -> KernelDef {
         Form::Scatter2(0) => (vec![12, 16], vec![8, 16]),
         Form::Scatter2(_) => (vec![16, 12], vec![16, 8]),
     };
-    let dst_shape = if c.form == Form::Elementwise { tile.clone() } else { dst_shape };
+    let dst_shape = if c.form == Form::Elementwise {
+        tile.clone()
+    } else {
+        dst_shape
+    };
     let mut body = Vec::new();
     let dst = if c.space == "shared" {
-        body.push(let_("dst", call("shared_tensor", vec![pos(path("i32")), pos(shape(&dst_shape))])));
+        body.push(let_(
+            "dst",
+            call(
+                "shared_tensor",
+                vec![pos(path("i32")), pos(shape(&dst_shape))],
+            ),
+        ));
         path("dst")
     } else if tile.len() == 2 {
-        method(path("x"), "view", vec![pos(int(0)), pos(arr(dst_shape.iter().map(|&d| int(d as i128)).collect()))])
+        method(
+            path("x"),
+            "view",
+            vec![
+                pos(int(0)),
+                pos(arr(dst_shape.iter().map(|&d| int(d as i128)).collect())),
+            ],
+        )
     } else {
         path("x")
     };
     body.push(let_("v", tile_of(&tile, 11)));
     let scatter = c.form != Form::Elementwise;
-    let name = if scatter { format!("atomic::{}_scatter_{}", c.space, c.op) } else { format!("atomic::{}_{}", c.space, c.op) };
+    let name = if scatter {
+        format!("atomic::{}_scatter_{}", c.space, c.op)
+    } else {
+        format!("atomic::{}_{}", c.space, c.op)
+    };
     let mut args = vec![pos(dst)];
     if scatter {
         let dim = match c.form {
@@ -166,11 +224,23 @@ fn kernel(c: &Combo, target: Option<u32>) -> KernelDef {
     if c.used {
         let n: usize = tile.iter().product();
         let flat = method(path("old"), "reshape", vec![pos(shape(&[n]))]);
-        body.push(Stmt::Expr(call("store_global", vec![pos(path("out")), pos(flat), kw("offsets", arr(vec![int(0)]))])));
+        body.push(Stmt::Expr(call(
+            "store_global",
+            vec![
+                pos(path("out")),
+                pos(flat),
+                kw("offsets", arr(vec![int(0)])),
+            ],
+        )));
     }
     let params = ["x", "out"]
         .iter()
-        .map(|n| ParamDef { name: n.to_string(), span: S, ty: ParamTy::GlobalTensor { elem: "i32".into() }, ty_span: S })
+        .map(|n| ParamDef {
+            name: n.to_string(),
+            span: S,
+            ty: ParamTy::GlobalTensor { elem: "i32".into() },
+            ty_span: S,
+        })
         .collect();
     KernelDef {
         name: format!(
@@ -190,7 +260,12 @@ fn kernel(c: &Combo, target: Option<u32>) -> KernelDef {
         name_span: S,
         params,
         body,
-        options: KernelOptions { threads: 128, threads_span: S, target, target_span: S },
+        options: KernelOptions {
+            threads: 128,
+            threads_span: S,
+            target,
+            target_span: S,
+        },
     }
 }
 
@@ -204,7 +279,15 @@ fn all_combos() -> Vec<Combo> {
                     for scope in SCOPES {
                         for used in [false, true] {
                             // Masks alternate so both kinds appear in every (op, space, form).
-                            v.push(Combo { op, space, form, sem, scope, used, masked: i % 2 == 1 });
+                            v.push(Combo {
+                                op,
+                                space,
+                                form,
+                                sem,
+                                scope,
+                                used,
+                                masked: i % 2 == 1,
+                            });
                             i += 1;
                         }
                     }
@@ -222,7 +305,9 @@ fn legal(c: &Combo) -> bool {
 
 /// The oracle: which instruction must appear.
 fn expect_red(c: &Combo) -> bool {
-    !c.used && matches!(c.op, "add" | "sub" | "min" | "max") && matches!(c.sem, "relaxed" | "release")
+    !c.used
+        && matches!(c.op, "add" | "sub" | "min" | "max")
+        && matches!(c.sem, "relaxed" | "release")
 }
 
 fn ptx_op(op: &str) -> &str {
@@ -240,7 +325,10 @@ fn rmw_instrs(ptx: &str) -> Vec<String> {
         .filter_map(|l| {
             let mut t = l.trim();
             if t.starts_with('@') {
-                t = t.split_once(char::is_whitespace).map(|(_, r)| r.trim()).unwrap_or("");
+                t = t
+                    .split_once(char::is_whitespace)
+                    .map(|(_, r)| r.trim())
+                    .unwrap_or("");
             }
             let first = t.split_whitespace().next()?;
             (first.starts_with("atom.") || first.starts_with("red.")).then(|| first.to_string())
@@ -254,16 +342,28 @@ fn check_instrs(c: &Combo, ptx: &str) -> Result<(), String> {
         return Err("no atom./red. instruction in the PTX".into());
     }
     let red = expect_red(c);
-    let prefix = format!("{}.{}.{}.{}.{}.", if red { "red" } else { "atom" }, c.sem, c.scope, c.space, ptx_op(c.op));
+    let prefix = format!(
+        "{}.{}.{}.{}.{}.",
+        if red { "red" } else { "atom" },
+        c.sem,
+        c.scope,
+        c.space,
+        ptx_op(c.op)
+    );
     let types: &[&str] = match c.op {
         "exch" | "cas" => &["b32"],
         "min" | "max" => &["s32"],
         _ => &["s32", "u32", "b32"],
     };
     for i in &instrs {
-        let ok = i.strip_prefix(&prefix).is_some_and(|ty| types.contains(&ty));
+        let ok = i
+            .strip_prefix(&prefix)
+            .is_some_and(|ty| types.contains(&ty));
         if !ok {
-            return Err(format!("expected every RMW to be `{prefix}{{{}}}`, found `{i}` (all: {instrs:?})", types.join("|")));
+            return Err(format!(
+                "expected every RMW to be `{prefix}{{{}}}`, found `{i}` (all: {instrs:?})",
+                types.join("|")
+            ));
         }
     }
     Ok(())
@@ -281,7 +381,10 @@ fn atomic_matrix_legality_red_atom_and_ptxas() {
     let next = AtomicUsize::new(0);
     // (combo, target, PTX) of every accepted kernel, assembled in batches below.
     let built = Mutex::new(Vec::<(Combo, u32, String)>::new());
-    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).clamp(2, 8);
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .clamp(2, 8);
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| loop {
@@ -294,36 +397,53 @@ fn atomic_matrix_legality_red_atom_and_ptxas() {
                     (false, Err(_)) => {
                         rejected.fetch_add(1, Ordering::Relaxed);
                     }
-                    (true, Err(d)) => {
-                        fail(format!("legal combination rejected: {}", d.iter().map(|d| d.render()).collect::<Vec<_>>().join("; ")))
-                    }
+                    (true, Err(d)) => fail(format!(
+                        "legal combination rejected: {}",
+                        d.iter().map(|d| d.render()).collect::<Vec<_>>().join("; ")
+                    )),
                     (true, Ok(k)) => {
                         accepted.fetch_add(1, Ordering::Relaxed);
                         if c.scope == "cluster" && k.ir.target.0 < 90 {
-                            fail(format!("cluster scope must raise the target to sm_90, got sm_{}", k.ir.target.0));
+                            fail(format!(
+                                "cluster scope must raise the target to sm_90, got sm_{}",
+                                k.ir.target.0
+                            ));
                         }
                         if c.scope != "cluster" && k.ir.target.0 != 70 {
-                            fail(format!("target should stay at the default sm_70, got sm_{}", k.ir.target.0));
+                            fail(format!(
+                                "target should stay at the default sm_70, got sm_{}",
+                                k.ir.target.0
+                            ));
                         }
                         if !k.ptx.contains(&format!(".target sm_{}", k.ir.target.0)) {
-                            fail(format!("PTX does not declare `.target sm_{}`", k.ir.target.0));
+                            fail(format!(
+                                "PTX does not declare `.target sm_{}`",
+                                k.ir.target.0
+                            ));
                         }
                         if let Err(m) = check_instrs(c, &k.ptx) {
                             fail(m);
                         }
-                        built.lock().unwrap().push((c.clone(), k.ir.target.0, k.ptx));
+                        built
+                            .lock()
+                            .unwrap()
+                            .push((c.clone(), k.ir.target.0, k.ptx));
                     }
                 }
                 // Cluster with an explicit older target must fail; other scopes accept it.
                 if legal(c) {
                     let r80 = tilus::core::compile(&kernel(c, Some(80)));
                     match (c.scope == "cluster", r80) {
-                        (true, Ok(_)) => fail("scope cluster with `target = 80` was accepted".into()),
+                        (true, Ok(_)) => {
+                            fail("scope cluster with `target = 80` was accepted".into())
+                        }
                         (false, Err(d)) => fail(format!(
                             "`target = 80` rejected: {}",
                             d.iter().map(|d| d.render()).collect::<Vec<_>>().join("; ")
                         )),
-                        (false, Ok(k)) if k.ir.target.0 != 80 => fail(format!("explicit target 80 became sm_{}", k.ir.target.0)),
+                        (false, Ok(k)) if k.ir.target.0 != 80 => {
+                            fail(format!("explicit target 80 became sm_{}", k.ir.target.0))
+                        }
                         _ => {}
                     }
                 }
@@ -351,7 +471,9 @@ fn atomic_matrix_legality_red_atom_and_ptxas() {
         for _ in 0..workers {
             s.spawn(|| loop {
                 let j = next.fetch_add(1, Ordering::Relaxed);
-                let Some((sm, chunk)) = jobs.get(j) else { break };
+                let Some((sm, chunk)) = jobs.get(j) else {
+                    break;
+                };
                 let module = merge(chunk.iter().map(|&i| built[i].2.as_str()));
                 match assemble(&module, *sm) {
                     Ok(AssembleOutcome::Assembled { .. }) => {
@@ -364,7 +486,10 @@ fn atomic_matrix_legality_red_atom_and_ptxas() {
                         for &i in chunk {
                             let (c, _, ptx) = &built[i];
                             if let Err(e) = assemble(ptx, *sm) {
-                                failures.lock().unwrap().push(format!("{c:?}: ptxas sm_{sm}: {e}\n--- PTX ---\n{ptx}"));
+                                failures
+                                    .lock()
+                                    .unwrap()
+                                    .push(format!("{c:?}: ptxas sm_{sm}: {e}\n--- PTX ---\n{ptx}"));
                             }
                         }
                     }
@@ -386,7 +511,10 @@ fn atomic_matrix_legality_red_atom_and_ptxas() {
     if !failures.is_empty() {
         let n = failures.len();
         let shown: Vec<_> = failures.into_iter().take(8).collect();
-        panic!("{n} failing combinations; first ones:\n{}", shown.join("\n\n"));
+        panic!(
+            "{n} failing combinations; first ones:\n{}",
+            shown.join("\n\n")
+        );
     }
 }
 
@@ -394,21 +522,43 @@ fn atomic_matrix_legality_red_atom_and_ptxas() {
 #[test]
 fn atomic_matrix_is_complete() {
     let combos = all_combos();
-    assert_eq!(combos.len(), OPS.len() * SPACES.len() * FORMS.len() * SEMS.len() * SCOPES.len() * 2);
+    assert_eq!(
+        combos.len(),
+        OPS.len() * SPACES.len() * FORMS.len() * SEMS.len() * SCOPES.len() * 2
+    );
     let legal_n = combos.iter().filter(|c| legal(c)).count();
     // element-wise: 6 ops; scatter (3 forms): 4 ops.
-    assert_eq!(legal_n, (6 + 3 * 4) * SPACES.len() * SEMS.len() * SCOPES.len() * 2);
+    assert_eq!(
+        legal_n,
+        (6 + 3 * 4) * SPACES.len() * SEMS.len() * SCOPES.len() * 2
+    );
     assert!(combos.iter().any(|c| c.masked) && combos.iter().any(|c| !c.masked));
 }
 
 /// A few hand-written diagnostics of illegal combinations: the message names the problem.
 #[test]
 fn atomic_matrix_error_messages() {
-    let c = Combo { op: "exch", space: "shared", form: Form::Scatter1, sem: "relaxed", scope: "cta", used: false, masked: false };
+    let c = Combo {
+        op: "exch",
+        space: "shared",
+        form: Form::Scatter1,
+        sem: "relaxed",
+        scope: "cta",
+        used: false,
+        masked: false,
+    };
     let err = tilus::core::compile(&kernel(&c, None)).unwrap_err();
     let text: String = err.iter().map(|d| d.render()).collect();
     assert!(text.contains("exch"), "{text}");
-    let c = Combo { op: "add", space: "global", form: Form::Elementwise, sem: "relaxed", scope: "cluster", used: true, masked: false };
+    let c = Combo {
+        op: "add",
+        space: "global",
+        form: Form::Elementwise,
+        sem: "relaxed",
+        scope: "cluster",
+        used: true,
+        masked: false,
+    };
     let err = tilus::core::compile(&kernel(&c, Some(80))).unwrap_err();
     let text: String = err.iter().map(|d| d.render()).collect();
     assert!(text.contains("cluster") && text.contains("90"), "{text}");

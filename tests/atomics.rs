@@ -23,7 +23,12 @@ use tilus::prelude::*;
 /// Element-wise global `add`: every block hits the same 256-wide window of `dst` (shorter than
 /// the tile, so the tail is out of bounds), storing the pre-RMW values.
 #[tile_kernel(threads = 128)]
-fn gew_add(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i32>, olds: GlobalTensor<i32>) {
+fn gew_add(
+    cmp: GlobalTensor<i32>,
+    vals: GlobalTensor<i32>,
+    dst: GlobalTensor<i32>,
+    olds: GlobalTensor<i32>,
+) {
     let o = block_idx() * 256;
     let c = load_global(cmp, offsets = [o], shape = [256]);
     let v = load_global(vals, offsets = [o], shape = [256]);
@@ -34,7 +39,12 @@ fn gew_add(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i3
 /// Element-wise global `sub`: every block hits the same 256-wide window of `dst` (shorter than
 /// the tile, so the tail is out of bounds), storing the pre-RMW values.
 #[tile_kernel(threads = 128)]
-fn gew_sub(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i32>, olds: GlobalTensor<i32>) {
+fn gew_sub(
+    cmp: GlobalTensor<i32>,
+    vals: GlobalTensor<i32>,
+    dst: GlobalTensor<i32>,
+    olds: GlobalTensor<i32>,
+) {
     let o = block_idx() * 256;
     let c = load_global(cmp, offsets = [o], shape = [256]);
     let v = load_global(vals, offsets = [o], shape = [256]);
@@ -45,7 +55,12 @@ fn gew_sub(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i3
 /// Element-wise global `min`: every block hits the same 256-wide window of `dst` (shorter than
 /// the tile, so the tail is out of bounds), storing the pre-RMW values.
 #[tile_kernel(threads = 128)]
-fn gew_min(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i32>, olds: GlobalTensor<i32>) {
+fn gew_min(
+    cmp: GlobalTensor<i32>,
+    vals: GlobalTensor<i32>,
+    dst: GlobalTensor<i32>,
+    olds: GlobalTensor<i32>,
+) {
     let o = block_idx() * 256;
     let c = load_global(cmp, offsets = [o], shape = [256]);
     let v = load_global(vals, offsets = [o], shape = [256]);
@@ -56,7 +71,12 @@ fn gew_min(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i3
 /// Element-wise global `max`: every block hits the same 256-wide window of `dst` (shorter than
 /// the tile, so the tail is out of bounds), storing the pre-RMW values.
 #[tile_kernel(threads = 128)]
-fn gew_max(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i32>, olds: GlobalTensor<i32>) {
+fn gew_max(
+    cmp: GlobalTensor<i32>,
+    vals: GlobalTensor<i32>,
+    dst: GlobalTensor<i32>,
+    olds: GlobalTensor<i32>,
+) {
     let o = block_idx() * 256;
     let c = load_global(cmp, offsets = [o], shape = [256]);
     let v = load_global(vals, offsets = [o], shape = [256]);
@@ -67,7 +87,12 @@ fn gew_max(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i3
 /// Element-wise global `exch`: every block hits the same 256-wide window of `dst` (shorter than
 /// the tile, so the tail is out of bounds), storing the pre-RMW values.
 #[tile_kernel(threads = 128)]
-fn gew_exch(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i32>, olds: GlobalTensor<i32>) {
+fn gew_exch(
+    cmp: GlobalTensor<i32>,
+    vals: GlobalTensor<i32>,
+    dst: GlobalTensor<i32>,
+    olds: GlobalTensor<i32>,
+) {
     let o = block_idx() * 256;
     let c = load_global(cmp, offsets = [o], shape = [256]);
     let v = load_global(vals, offsets = [o], shape = [256]);
@@ -78,7 +103,12 @@ fn gew_exch(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i
 /// Element-wise global `cas`: every block hits the same 256-wide window of `dst` (shorter than
 /// the tile, so the tail is out of bounds), storing the pre-RMW values.
 #[tile_kernel(threads = 128)]
-fn gew_cas(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i32>, olds: GlobalTensor<i32>) {
+fn gew_cas(
+    cmp: GlobalTensor<i32>,
+    vals: GlobalTensor<i32>,
+    dst: GlobalTensor<i32>,
+    olds: GlobalTensor<i32>,
+) {
     let o = block_idx() * 256;
     let c = load_global(cmp, offsets = [o], shape = [256]);
     let v = load_global(vals, offsets = [o], shape = [256]);
@@ -89,7 +119,12 @@ fn gew_cas(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i3
 /// Element-wise shared `add`: `ROUNDS` masked rounds per block on a shared copy of the block's
 /// slice of `dst`, pre-RMW values to `olds`, the final shared tile back to `dst`.
 #[tile_kernel(threads = 128)]
-fn sew_add(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i32>, olds: GlobalTensor<i32>) {
+fn sew_add(
+    cmp: GlobalTensor<i32>,
+    vals: GlobalTensor<i32>,
+    dst: GlobalTensor<i32>,
+    olds: GlobalTensor<i32>,
+) {
     let s = shared_tensor(i32, [256]);
     let b = block_idx();
     store_shared(s, load_global(dst, offsets = [b * 256], shape = [256]));
@@ -109,7 +144,12 @@ fn sew_add(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i3
 /// Element-wise shared `sub`: `ROUNDS` masked rounds per block on a shared copy of the block's
 /// slice of `dst`, pre-RMW values to `olds`, the final shared tile back to `dst`.
 #[tile_kernel(threads = 128)]
-fn sew_sub(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i32>, olds: GlobalTensor<i32>) {
+fn sew_sub(
+    cmp: GlobalTensor<i32>,
+    vals: GlobalTensor<i32>,
+    dst: GlobalTensor<i32>,
+    olds: GlobalTensor<i32>,
+) {
     let s = shared_tensor(i32, [256]);
     let b = block_idx();
     store_shared(s, load_global(dst, offsets = [b * 256], shape = [256]));
@@ -129,7 +169,12 @@ fn sew_sub(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i3
 /// Element-wise shared `min`: `ROUNDS` masked rounds per block on a shared copy of the block's
 /// slice of `dst`, pre-RMW values to `olds`, the final shared tile back to `dst`.
 #[tile_kernel(threads = 128)]
-fn sew_min(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i32>, olds: GlobalTensor<i32>) {
+fn sew_min(
+    cmp: GlobalTensor<i32>,
+    vals: GlobalTensor<i32>,
+    dst: GlobalTensor<i32>,
+    olds: GlobalTensor<i32>,
+) {
     let s = shared_tensor(i32, [256]);
     let b = block_idx();
     store_shared(s, load_global(dst, offsets = [b * 256], shape = [256]));
@@ -149,7 +194,12 @@ fn sew_min(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i3
 /// Element-wise shared `max`: `ROUNDS` masked rounds per block on a shared copy of the block's
 /// slice of `dst`, pre-RMW values to `olds`, the final shared tile back to `dst`.
 #[tile_kernel(threads = 128)]
-fn sew_max(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i32>, olds: GlobalTensor<i32>) {
+fn sew_max(
+    cmp: GlobalTensor<i32>,
+    vals: GlobalTensor<i32>,
+    dst: GlobalTensor<i32>,
+    olds: GlobalTensor<i32>,
+) {
     let s = shared_tensor(i32, [256]);
     let b = block_idx();
     store_shared(s, load_global(dst, offsets = [b * 256], shape = [256]));
@@ -169,7 +219,12 @@ fn sew_max(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i3
 /// Element-wise shared `exch`: `ROUNDS` masked rounds per block on a shared copy of the block's
 /// slice of `dst`, pre-RMW values to `olds`, the final shared tile back to `dst`.
 #[tile_kernel(threads = 128)]
-fn sew_exch(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i32>, olds: GlobalTensor<i32>) {
+fn sew_exch(
+    cmp: GlobalTensor<i32>,
+    vals: GlobalTensor<i32>,
+    dst: GlobalTensor<i32>,
+    olds: GlobalTensor<i32>,
+) {
     let s = shared_tensor(i32, [256]);
     let b = block_idx();
     store_shared(s, load_global(dst, offsets = [b * 256], shape = [256]));
@@ -189,7 +244,12 @@ fn sew_exch(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i
 /// Element-wise shared `cas`: `ROUNDS` masked rounds per block on a shared copy of the block's
 /// slice of `dst`, pre-RMW values to `olds`, the final shared tile back to `dst`.
 #[tile_kernel(threads = 128)]
-fn sew_cas(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i32>, olds: GlobalTensor<i32>) {
+fn sew_cas(
+    cmp: GlobalTensor<i32>,
+    vals: GlobalTensor<i32>,
+    dst: GlobalTensor<i32>,
+    olds: GlobalTensor<i32>,
+) {
     let s = shared_tensor(i32, [256]);
     let b = block_idx();
     store_shared(s, load_global(dst, offsets = [b * 256], shape = [256]));
@@ -209,7 +269,12 @@ fn sew_cas(cmp: GlobalTensor<i32>, vals: GlobalTensor<i32>, dst: GlobalTensor<i3
 /// Shared 1-D scatter `add` into 61 bins, 3 rounds per block; indices include out-of-range ones
 /// and the tail past `n` (read as -1); lanes whose value is a multiple of 3 are masked off.
 #[tile_kernel(threads = 128)]
-fn ssc_add(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTensor<i32>, olds: GlobalTensor<i32>) {
+fn ssc_add(
+    idx: GlobalTensor<i32>,
+    vals: GlobalTensor<i32>,
+    out: GlobalTensor<i32>,
+    olds: GlobalTensor<i32>,
+) {
     let s = shared_tensor(i32, [61]);
     let b = block_idx();
     store_shared(s, load_global(out, offsets = [b * 61], shape = [61]));
@@ -218,7 +283,8 @@ fn ssc_add(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTensor<i3
         let o = (b * 3 + r) * 256;
         let i = load_global(idx, offsets = [o], shape = [256], other = -1);
         let v = load_global(vals, offsets = [o], shape = [256], other = 1);
-        let old = atomic::shared_scatter_add(s, dim = 0, indices = i, values = v, mask = v % 3 != 0);
+        let old =
+            atomic::shared_scatter_add(s, dim = 0, indices = i, values = v, mask = v % 3 != 0);
         store_global(olds, old, offsets = [o]);
     }
     sync();
@@ -227,7 +293,12 @@ fn ssc_add(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTensor<i3
 
 /// Global 1-D scatter `add` into one 37-bin array shared by all blocks (full contention).
 #[tile_kernel(threads = 128)]
-fn gsc_add(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTensor<i32>, olds: GlobalTensor<i32>) {
+fn gsc_add(
+    idx: GlobalTensor<i32>,
+    vals: GlobalTensor<i32>,
+    out: GlobalTensor<i32>,
+    olds: GlobalTensor<i32>,
+) {
     let o = block_idx() * 256;
     let i = load_global(idx, offsets = [o], shape = [256], other = -1);
     let v = load_global(vals, offsets = [o], shape = [256], other = 1);
@@ -238,7 +309,12 @@ fn gsc_add(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTensor<i3
 /// Shared 1-D scatter `sub` into 61 bins, 3 rounds per block; indices include out-of-range ones
 /// and the tail past `n` (read as -1); lanes whose value is a multiple of 3 are masked off.
 #[tile_kernel(threads = 128)]
-fn ssc_sub(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTensor<i32>, olds: GlobalTensor<i32>) {
+fn ssc_sub(
+    idx: GlobalTensor<i32>,
+    vals: GlobalTensor<i32>,
+    out: GlobalTensor<i32>,
+    olds: GlobalTensor<i32>,
+) {
     let s = shared_tensor(i32, [61]);
     let b = block_idx();
     store_shared(s, load_global(out, offsets = [b * 61], shape = [61]));
@@ -247,7 +323,8 @@ fn ssc_sub(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTensor<i3
         let o = (b * 3 + r) * 256;
         let i = load_global(idx, offsets = [o], shape = [256], other = -1);
         let v = load_global(vals, offsets = [o], shape = [256], other = 1);
-        let old = atomic::shared_scatter_sub(s, dim = 0, indices = i, values = v, mask = v % 3 != 0);
+        let old =
+            atomic::shared_scatter_sub(s, dim = 0, indices = i, values = v, mask = v % 3 != 0);
         store_global(olds, old, offsets = [o]);
     }
     sync();
@@ -256,7 +333,12 @@ fn ssc_sub(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTensor<i3
 
 /// Global 1-D scatter `sub` into one 37-bin array shared by all blocks (full contention).
 #[tile_kernel(threads = 128)]
-fn gsc_sub(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTensor<i32>, olds: GlobalTensor<i32>) {
+fn gsc_sub(
+    idx: GlobalTensor<i32>,
+    vals: GlobalTensor<i32>,
+    out: GlobalTensor<i32>,
+    olds: GlobalTensor<i32>,
+) {
     let o = block_idx() * 256;
     let i = load_global(idx, offsets = [o], shape = [256], other = -1);
     let v = load_global(vals, offsets = [o], shape = [256], other = 1);
@@ -267,7 +349,12 @@ fn gsc_sub(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTensor<i3
 /// Shared 1-D scatter `min` into 61 bins, 3 rounds per block; indices include out-of-range ones
 /// and the tail past `n` (read as -1); lanes whose value is a multiple of 3 are masked off.
 #[tile_kernel(threads = 128)]
-fn ssc_min(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTensor<i32>, olds: GlobalTensor<i32>) {
+fn ssc_min(
+    idx: GlobalTensor<i32>,
+    vals: GlobalTensor<i32>,
+    out: GlobalTensor<i32>,
+    olds: GlobalTensor<i32>,
+) {
     let s = shared_tensor(i32, [61]);
     let b = block_idx();
     store_shared(s, load_global(out, offsets = [b * 61], shape = [61]));
@@ -276,7 +363,8 @@ fn ssc_min(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTensor<i3
         let o = (b * 3 + r) * 256;
         let i = load_global(idx, offsets = [o], shape = [256], other = -1);
         let v = load_global(vals, offsets = [o], shape = [256], other = 1);
-        let old = atomic::shared_scatter_min(s, dim = 0, indices = i, values = v, mask = v % 3 != 0);
+        let old =
+            atomic::shared_scatter_min(s, dim = 0, indices = i, values = v, mask = v % 3 != 0);
         store_global(olds, old, offsets = [o]);
     }
     sync();
@@ -285,7 +373,12 @@ fn ssc_min(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTensor<i3
 
 /// Global 1-D scatter `min` into one 37-bin array shared by all blocks (full contention).
 #[tile_kernel(threads = 128)]
-fn gsc_min(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTensor<i32>, olds: GlobalTensor<i32>) {
+fn gsc_min(
+    idx: GlobalTensor<i32>,
+    vals: GlobalTensor<i32>,
+    out: GlobalTensor<i32>,
+    olds: GlobalTensor<i32>,
+) {
     let o = block_idx() * 256;
     let i = load_global(idx, offsets = [o], shape = [256], other = -1);
     let v = load_global(vals, offsets = [o], shape = [256], other = 1);
@@ -296,7 +389,12 @@ fn gsc_min(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTensor<i3
 /// Shared 1-D scatter `max` into 61 bins, 3 rounds per block; indices include out-of-range ones
 /// and the tail past `n` (read as -1); lanes whose value is a multiple of 3 are masked off.
 #[tile_kernel(threads = 128)]
-fn ssc_max(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTensor<i32>, olds: GlobalTensor<i32>) {
+fn ssc_max(
+    idx: GlobalTensor<i32>,
+    vals: GlobalTensor<i32>,
+    out: GlobalTensor<i32>,
+    olds: GlobalTensor<i32>,
+) {
     let s = shared_tensor(i32, [61]);
     let b = block_idx();
     store_shared(s, load_global(out, offsets = [b * 61], shape = [61]));
@@ -305,7 +403,8 @@ fn ssc_max(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTensor<i3
         let o = (b * 3 + r) * 256;
         let i = load_global(idx, offsets = [o], shape = [256], other = -1);
         let v = load_global(vals, offsets = [o], shape = [256], other = 1);
-        let old = atomic::shared_scatter_max(s, dim = 0, indices = i, values = v, mask = v % 3 != 0);
+        let old =
+            atomic::shared_scatter_max(s, dim = 0, indices = i, values = v, mask = v % 3 != 0);
         store_global(olds, old, offsets = [o]);
     }
     sync();
@@ -314,7 +413,12 @@ fn ssc_max(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTensor<i3
 
 /// Global 1-D scatter `max` into one 37-bin array shared by all blocks (full contention).
 #[tile_kernel(threads = 128)]
-fn gsc_max(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTensor<i32>, olds: GlobalTensor<i32>) {
+fn gsc_max(
+    idx: GlobalTensor<i32>,
+    vals: GlobalTensor<i32>,
+    out: GlobalTensor<i32>,
+    olds: GlobalTensor<i32>,
+) {
     let o = block_idx() * 256;
     let i = load_global(idx, offsets = [o], shape = [256], other = -1);
     let v = load_global(vals, offsets = [o], shape = [256], other = 1);
@@ -322,23 +426,44 @@ fn gsc_max(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTensor<i3
     store_global(olds, old, offsets = [o]);
 }
 
-
 /// Global 2-D scatter add along `dim = 0` into a `[9, 16]` view of `out` (longer than the view).
 #[tile_kernel(threads = 128)]
 fn g2d_add_dim0(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTensor<i32>) {
     let o = block_idx() * 512;
-    let i = load_global(idx.view(o, [32, 16]), offsets = [0, 0], shape = [32, 16], other = -1);
+    let i = load_global(
+        idx.view(o, [32, 16]),
+        offsets = [0, 0],
+        shape = [32, 16],
+        other = -1,
+    );
     let v = load_global(vals.view(o, [32, 16]), offsets = [0, 0], shape = [32, 16]);
-    atomic::global_scatter_add(out.view(0, [9, 16]), dim = 0, indices = i, values = v, mask = v != 5);
+    atomic::global_scatter_add(
+        out.view(0, [9, 16]),
+        dim = 0,
+        indices = i,
+        values = v,
+        mask = v != 5,
+    );
 }
 
 /// Global 2-D scatter add along `dim = 1` into a `[16, 11]` view of `out`.
 #[tile_kernel(threads = 128)]
 fn g2d_add_dim1(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTensor<i32>) {
     let o = block_idx() * 512;
-    let i = load_global(idx.view(o, [16, 32]), offsets = [0, 0], shape = [16, 32], other = -1);
+    let i = load_global(
+        idx.view(o, [16, 32]),
+        offsets = [0, 0],
+        shape = [16, 32],
+        other = -1,
+    );
     let v = load_global(vals.view(o, [16, 32]), offsets = [0, 0], shape = [16, 32]);
-    atomic::global_scatter_add(out.view(0, [16, 11]), dim = 1, indices = i, values = v, mask = v != 5);
+    atomic::global_scatter_add(
+        out.view(0, [16, 11]),
+        dim = 1,
+        indices = i,
+        values = v,
+        mask = v != 5,
+    );
 }
 
 /// Shared 2-D scatter max along `dim = 0` (`[7, 16]` bins per block).
@@ -348,11 +473,20 @@ fn s2d_max_dim0(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTens
     store_shared(s, full([7, 16], -1000));
     sync();
     let o = block_idx() * 512;
-    let i = load_global(idx.view(o, [32, 16]), offsets = [0, 0], shape = [32, 16], other = -1);
+    let i = load_global(
+        idx.view(o, [32, 16]),
+        offsets = [0, 0],
+        shape = [32, 16],
+        other = -1,
+    );
     let v = load_global(vals.view(o, [32, 16]), offsets = [0, 0], shape = [32, 16]);
     atomic::shared_scatter_max(s, dim = 0, indices = i, values = v);
     sync();
-    store_global(out.view(block_idx() * 112, [7, 16]), load_shared(s), offsets = [0, 0]);
+    store_global(
+        out.view(block_idx() * 112, [7, 16]),
+        load_shared(s),
+        offsets = [0, 0],
+    );
 }
 
 /// Shared 2-D scatter min along `dim = 1` (`[16, 5]` bins per block).
@@ -362,11 +496,20 @@ fn s2d_min_dim1(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: GlobalTens
     store_shared(s, full([16, 5], 1000));
     sync();
     let o = block_idx() * 512;
-    let i = load_global(idx.view(o, [16, 32]), offsets = [0, 0], shape = [16, 32], other = -1);
+    let i = load_global(
+        idx.view(o, [16, 32]),
+        offsets = [0, 0],
+        shape = [16, 32],
+        other = -1,
+    );
     let v = load_global(vals.view(o, [16, 32]), offsets = [0, 0], shape = [16, 32]);
     atomic::shared_scatter_min(s, dim = 1, indices = i, values = v);
     sync();
-    store_global(out.view(block_idx() * 80, [16, 5]), load_shared(s), offsets = [0, 0]);
+    store_global(
+        out.view(block_idx() * 80, [16, 5]),
+        load_shared(s),
+        offsets = [0, 0],
+    );
 }
 
 /// `[1]` tiles from a 256-thread block: each call is one RMW, not one per thread.
@@ -390,8 +533,18 @@ fn hot_counter(counter: GlobalTensor<i32>, reps: i32) {
     for _r in 0..reps {
         atomic::global_scatter_add(counter, dim = 0, indices = zeros([512]), values = 1);
         atomic::global_scatter_sub(counter, dim = 0, indices = ones([512]), values = 2);
-        atomic::global_scatter_max(counter, dim = 0, indices = full([512], 2), values = arange(512) + block_idx() * 512);
-        atomic::global_scatter_min(counter, dim = 0, indices = full([512], 3), values = 0 - arange(512) - block_idx());
+        atomic::global_scatter_max(
+            counter,
+            dim = 0,
+            indices = full([512], 2),
+            values = arange(512) + block_idx() * 512,
+        );
+        atomic::global_scatter_min(
+            counter,
+            dim = 0,
+            indices = full([512], 3),
+            values = 0 - arange(512) - block_idx(),
+        );
     }
 }
 
@@ -419,7 +572,13 @@ fn scatter_store_global(idx: GlobalTensor<i32>, vals: GlobalTensor<i32>, out: Gl
     let o = block_idx() * 256;
     let i = load_global(idx, offsets = [o], shape = [256], other = -1);
     let v = load_global(vals, offsets = [o], shape = [256]);
-    store_global_scatter(out.view(o, [256]), dim = 0, indices = i, values = v, mask = v >= 0);
+    store_global_scatter(
+        out.view(o, [256]),
+        dim = 0,
+        indices = i,
+        values = v,
+        mask = v >= 0,
+    );
 }
 
 /// Non-atomic shared scatter store, then the shared tile to `out`.
@@ -478,7 +637,11 @@ impl Op {
 /// data the tests generate: add/sub with positive values (outputs strictly monotone), min/max
 /// (greedy), exch with distinct values (a chain), cas with `value = compare + 1` (monotone).
 fn check_serial(op: Op, init: i32, ops: &[(i32, i32, i32)], fin: i32) -> Result<(), String> {
-    let err = |m: &str| Err(format!("{op:?}: {m}; init {init}, final {fin}, ops (cmp, val, old) {ops:?}"));
+    let err = |m: &str| {
+        Err(format!(
+            "{op:?}: {m}; init {init}, final {fin}, ops (cmp, val, old) {ops:?}"
+        ))
+    };
     let mut cur = init;
     match op {
         Op::Add | Op::Sub => {
@@ -487,7 +650,9 @@ fn check_serial(op: Op, init: i32, ops: &[(i32, i32, i32)], fin: i32) -> Result<
             v.sort_by_key(|o| if op == Op::Add { o.2 } else { -o.2 });
             for &(c, val, old) in &v {
                 if old != cur {
-                    return err(&format!("no serial order: expected an output {cur}, found {old}"));
+                    return err(&format!(
+                        "no serial order: expected an output {cur}, found {old}"
+                    ));
                 }
                 cur = op.apply(cur, c, val);
             }
@@ -504,11 +669,18 @@ fn check_serial(op: Op, init: i32, ops: &[(i32, i32, i32)], fin: i32) -> Result<
                         let (c, v, _) = rem.remove(movers[0]);
                         cur = op.apply(cur, c, v);
                     }
-                    _ => return err(&format!("{} RMWs changed the cell from {cur}", movers.len())),
+                    _ => {
+                        return err(&format!(
+                            "{} RMWs changed the cell from {cur}",
+                            movers.len()
+                        ))
+                    }
                 }
             }
             if !rem.is_empty() {
-                return err(&format!("outputs not explained by any serial order: {rem:?}"));
+                return err(&format!(
+                    "outputs not explained by any serial order: {rem:?}"
+                ));
             }
         }
     }
@@ -519,7 +691,12 @@ fn check_serial(op: Op, init: i32, ops: &[(i32, i32, i32)], fin: i32) -> Result<
 }
 
 /// Group lanes by cell and run [`check_serial`] on each.
-fn check_cells(op: Op, init: &[i32], fin: &[i32], lanes: impl IntoIterator<Item = (usize, (i32, i32, i32))>) {
+fn check_cells(
+    op: Op,
+    init: &[i32],
+    fin: &[i32],
+    lanes: impl IntoIterator<Item = (usize, (i32, i32, i32))>,
+) {
     let mut by_cell: HashMap<usize, Vec<(i32, i32, i32)>> = HashMap::new();
     for (cell, l) in lanes {
         by_cell.entry(cell).or_default().push(l);
@@ -534,15 +711,27 @@ fn check_cells(op: Op, init: &[i32], fin: &[i32], lanes: impl IntoIterator<Item 
 /// Random operands for `op` with many repeats: (initial cell values, compares, values).
 fn operands(rng: &mut Rng, op: Op, cells: usize, lanes: usize) -> (Vec<i32>, Vec<i32>, Vec<i32>) {
     match op {
-        Op::Add | Op::Sub => (rng.vec(cells, -100, 100), vec![0; lanes], rng.vec(lanes, 1, 20)),
-        Op::Min | Op::Max => (rng.vec(cells, -60, 60), vec![0; lanes], rng.vec(lanes, -50, 50)),
+        Op::Add | Op::Sub => (
+            rng.vec(cells, -100, 100),
+            vec![0; lanes],
+            rng.vec(lanes, 1, 20),
+        ),
+        Op::Min | Op::Max => (
+            rng.vec(cells, -60, 60),
+            vec![0; lanes],
+            rng.vec(lanes, -50, 50),
+        ),
         Op::Exch => {
             // Distinct values (a random order of lane numbers), distinct from the initial ones.
             let mut perm: Vec<i32> = (0..lanes as i32).collect();
             for i in (1..perm.len()).rev() {
                 perm.swap(i, rng.range(0, i as i32 + 1) as usize);
             }
-            (rng.vec(cells, -100, 0), vec![0; lanes], perm.iter().map(|p| 1000 + p).collect())
+            (
+                rng.vec(cells, -100, 0),
+                vec![0; lanes],
+                perm.iter().map(|p| 1000 + p).collect(),
+            )
         }
         Op::Cas => {
             let c = rng.vec(lanes, 0, 4);
@@ -554,47 +743,172 @@ fn operands(rng: &mut Rng, op: Op, cells: usize, lanes: usize) -> (Vec<i32>, Vec
 
 fn gew_kernels() -> [(Op, Launch4, &'static str, &'static str, u32); 6] {
     [
-        (Op::Add, gew_add::launch, gew_add::NAME, gew_add::PTX, gew_add::TARGET),
-        (Op::Sub, gew_sub::launch, gew_sub::NAME, gew_sub::PTX, gew_sub::TARGET),
-        (Op::Min, gew_min::launch, gew_min::NAME, gew_min::PTX, gew_min::TARGET),
-        (Op::Max, gew_max::launch, gew_max::NAME, gew_max::PTX, gew_max::TARGET),
-        (Op::Exch, gew_exch::launch, gew_exch::NAME, gew_exch::PTX, gew_exch::TARGET),
-        (Op::Cas, gew_cas::launch, gew_cas::NAME, gew_cas::PTX, gew_cas::TARGET),
+        (
+            Op::Add,
+            gew_add::launch,
+            gew_add::NAME,
+            gew_add::PTX,
+            gew_add::TARGET,
+        ),
+        (
+            Op::Sub,
+            gew_sub::launch,
+            gew_sub::NAME,
+            gew_sub::PTX,
+            gew_sub::TARGET,
+        ),
+        (
+            Op::Min,
+            gew_min::launch,
+            gew_min::NAME,
+            gew_min::PTX,
+            gew_min::TARGET,
+        ),
+        (
+            Op::Max,
+            gew_max::launch,
+            gew_max::NAME,
+            gew_max::PTX,
+            gew_max::TARGET,
+        ),
+        (
+            Op::Exch,
+            gew_exch::launch,
+            gew_exch::NAME,
+            gew_exch::PTX,
+            gew_exch::TARGET,
+        ),
+        (
+            Op::Cas,
+            gew_cas::launch,
+            gew_cas::NAME,
+            gew_cas::PTX,
+            gew_cas::TARGET,
+        ),
     ]
 }
 
 fn sew_kernels() -> [(Op, Launch4, &'static str, &'static str, u32); 6] {
     [
-        (Op::Add, sew_add::launch, sew_add::NAME, sew_add::PTX, sew_add::TARGET),
-        (Op::Sub, sew_sub::launch, sew_sub::NAME, sew_sub::PTX, sew_sub::TARGET),
-        (Op::Min, sew_min::launch, sew_min::NAME, sew_min::PTX, sew_min::TARGET),
-        (Op::Max, sew_max::launch, sew_max::NAME, sew_max::PTX, sew_max::TARGET),
-        (Op::Exch, sew_exch::launch, sew_exch::NAME, sew_exch::PTX, sew_exch::TARGET),
-        (Op::Cas, sew_cas::launch, sew_cas::NAME, sew_cas::PTX, sew_cas::TARGET),
+        (
+            Op::Add,
+            sew_add::launch,
+            sew_add::NAME,
+            sew_add::PTX,
+            sew_add::TARGET,
+        ),
+        (
+            Op::Sub,
+            sew_sub::launch,
+            sew_sub::NAME,
+            sew_sub::PTX,
+            sew_sub::TARGET,
+        ),
+        (
+            Op::Min,
+            sew_min::launch,
+            sew_min::NAME,
+            sew_min::PTX,
+            sew_min::TARGET,
+        ),
+        (
+            Op::Max,
+            sew_max::launch,
+            sew_max::NAME,
+            sew_max::PTX,
+            sew_max::TARGET,
+        ),
+        (
+            Op::Exch,
+            sew_exch::launch,
+            sew_exch::NAME,
+            sew_exch::PTX,
+            sew_exch::TARGET,
+        ),
+        (
+            Op::Cas,
+            sew_cas::launch,
+            sew_cas::NAME,
+            sew_cas::PTX,
+            sew_cas::TARGET,
+        ),
     ]
 }
 
 fn ssc_kernels() -> [(Op, Launch4, &'static str, &'static str, u32); 4] {
     [
-        (Op::Add, ssc_add::launch, ssc_add::NAME, ssc_add::PTX, ssc_add::TARGET),
-        (Op::Sub, ssc_sub::launch, ssc_sub::NAME, ssc_sub::PTX, ssc_sub::TARGET),
-        (Op::Min, ssc_min::launch, ssc_min::NAME, ssc_min::PTX, ssc_min::TARGET),
-        (Op::Max, ssc_max::launch, ssc_max::NAME, ssc_max::PTX, ssc_max::TARGET),
+        (
+            Op::Add,
+            ssc_add::launch,
+            ssc_add::NAME,
+            ssc_add::PTX,
+            ssc_add::TARGET,
+        ),
+        (
+            Op::Sub,
+            ssc_sub::launch,
+            ssc_sub::NAME,
+            ssc_sub::PTX,
+            ssc_sub::TARGET,
+        ),
+        (
+            Op::Min,
+            ssc_min::launch,
+            ssc_min::NAME,
+            ssc_min::PTX,
+            ssc_min::TARGET,
+        ),
+        (
+            Op::Max,
+            ssc_max::launch,
+            ssc_max::NAME,
+            ssc_max::PTX,
+            ssc_max::TARGET,
+        ),
     ]
 }
 
 fn gsc_kernels() -> [(Op, Launch4, &'static str, &'static str, u32); 4] {
     [
-        (Op::Add, gsc_add::launch, gsc_add::NAME, gsc_add::PTX, gsc_add::TARGET),
-        (Op::Sub, gsc_sub::launch, gsc_sub::NAME, gsc_sub::PTX, gsc_sub::TARGET),
-        (Op::Min, gsc_min::launch, gsc_min::NAME, gsc_min::PTX, gsc_min::TARGET),
-        (Op::Max, gsc_max::launch, gsc_max::NAME, gsc_max::PTX, gsc_max::TARGET),
+        (
+            Op::Add,
+            gsc_add::launch,
+            gsc_add::NAME,
+            gsc_add::PTX,
+            gsc_add::TARGET,
+        ),
+        (
+            Op::Sub,
+            gsc_sub::launch,
+            gsc_sub::NAME,
+            gsc_sub::PTX,
+            gsc_sub::TARGET,
+        ),
+        (
+            Op::Min,
+            gsc_min::launch,
+            gsc_min::NAME,
+            gsc_min::PTX,
+            gsc_min::TARGET,
+        ),
+        (
+            Op::Max,
+            gsc_max::launch,
+            gsc_max::NAME,
+            gsc_max::PTX,
+            gsc_max::TARGET,
+        ),
     ]
 }
 
 #[test]
 fn every_kernel_assembles() {
-    for (_, _, name, ptx, target) in gew_kernels().into_iter().chain(sew_kernels()).chain(ssc_kernels()).chain(gsc_kernels()) {
+    for (_, _, name, ptx, target) in gew_kernels()
+        .into_iter()
+        .chain(sew_kernels())
+        .chain(ssc_kernels())
+        .chain(gsc_kernels())
+    {
         common::assemble_all(name, ptx, target);
     }
     for (name, ptx, target) in [
@@ -606,14 +920,28 @@ fn every_kernel_assembles() {
         (hot_counter::NAME, hot_counter::PTX, hot_counter::TARGET),
         (take_tickets::NAME, take_tickets::PTX, take_tickets::TARGET),
         (view_dst::NAME, view_dst::PTX, view_dst::TARGET),
-        (scatter_store_global::NAME, scatter_store_global::PTX, scatter_store_global::TARGET),
-        (scatter_store_shared::NAME, scatter_store_shared::PTX, scatter_store_shared::TARGET),
+        (
+            scatter_store_global::NAME,
+            scatter_store_global::PTX,
+            scatter_store_global::TARGET,
+        ),
+        (
+            scatter_store_shared::NAME,
+            scatter_store_shared::PTX,
+            scatter_store_shared::TARGET,
+        ),
     ] {
         common::assemble_all(name, ptx, target);
     }
     // Unused outputs of add/sub/min/max lower to `red`; exch/cas and used outputs to `atom`.
-    assert!(hot_counter::PTX.contains("red.relaxed.gpu.global.add") && !hot_counter::PTX.contains("atom."));
-    assert!(hot_counter::PTX.contains("red.relaxed.gpu.global.min") && hot_counter::PTX.contains("red.relaxed.gpu.global.max"));
+    assert!(
+        hot_counter::PTX.contains("red.relaxed.gpu.global.add")
+            && !hot_counter::PTX.contains("atom.")
+    );
+    assert!(
+        hot_counter::PTX.contains("red.relaxed.gpu.global.min")
+            && hot_counter::PTX.contains("red.relaxed.gpu.global.max")
+    );
     assert!(gew_exch::PTX.contains("atom.relaxed.gpu.global.exch.b32"));
     assert!(gew_cas::PTX.contains("atom.relaxed.gpu.global.cas.b32"));
     assert!(sew_min::PTX.contains("atom.relaxed.cta.shared.min.s32"));
@@ -630,14 +958,24 @@ fn elementwise_global_all_ops() {
         for (op, launch, name, _, _) in gew_kernels() {
             let lanes = G * 256;
             let (init, cmp, vals) = operands(&mut rng, op, CELLS, lanes);
-            let (c, v, d, o) = (dev.upload(&cmp).unwrap(), dev.upload(&vals).unwrap(), dev.upload(&init).unwrap(), dev.zeros::<i32>(lanes).unwrap());
+            let (c, v, d, o) = (
+                dev.upload(&cmp).unwrap(),
+                dev.upload(&vals).unwrap(),
+                dev.upload(&init).unwrap(),
+                dev.zeros::<i32>(lanes).unwrap(),
+            );
             launch(&dev, G as u32, &c, &v, &d, &o).unwrap();
             let fin = d.download().unwrap();
             let olds = o.download().unwrap();
             // Inactive (out-of-bounds) lanes give 0.
             for b in 0..G {
                 for j in CELLS..256 {
-                    assert_eq!(olds[b * 256 + j], 0, "{name} on {}: inactive lane output", dev.name());
+                    assert_eq!(
+                        olds[b * 256 + j],
+                        0,
+                        "{name} on {}: inactive lane output",
+                        dev.name()
+                    );
                 }
             }
             // Order-independent results are exact.
@@ -654,7 +992,9 @@ fn elementwise_global_all_ops() {
                 op,
                 &init,
                 &fin,
-                (0..G).flat_map(|b| (0..CELLS).map(move |j| (j, b * 256 + j))).map(|(j, l)| (j, (cmp[l], vals[l], olds[l]))),
+                (0..G)
+                    .flat_map(|b| (0..CELLS).map(move |j| (j, b * 256 + j)))
+                    .map(|(j, l)| (j, (cmp[l], vals[l], olds[l]))),
             );
         }
     }
@@ -669,7 +1009,12 @@ fn elementwise_shared_all_ops() {
         for (op, launch, name, _, _) in sew_kernels() {
             let lanes = B * 4 * 256;
             let (init, cmp, vals) = operands(&mut rng, op, B * 256, lanes);
-            let (c, v, d, o) = (dev.upload(&cmp).unwrap(), dev.upload(&vals).unwrap(), dev.upload(&init).unwrap(), dev.full(lanes, 77).unwrap());
+            let (c, v, d, o) = (
+                dev.upload(&cmp).unwrap(),
+                dev.upload(&vals).unwrap(),
+                dev.upload(&init).unwrap(),
+                dev.full(lanes, 77).unwrap(),
+            );
             launch(&dev, B as u32, &c, &v, &d, &o).unwrap();
             let mut want = init.clone();
             let mut want_olds = vec![0; lanes];
@@ -685,7 +1030,12 @@ fn elementwise_shared_all_ops() {
                     }
                 }
             }
-            assert_eq!(o.download().unwrap(), want_olds, "{name} outputs on {}", dev.name());
+            assert_eq!(
+                o.download().unwrap(),
+                want_olds,
+                "{name} outputs on {}",
+                dev.name()
+            );
             assert_eq!(d.download().unwrap(), want, "{name} on {}", dev.name());
         }
     }
@@ -693,7 +1043,15 @@ fn elementwise_shared_all_ops() {
 
 /// Random bins with heavy repeats, out-of-range ones, a masked third, a tail past `n`.
 fn scatter_data(rng: &mut Rng, n: usize, bins: i32) -> (Vec<i32>, Vec<i32>) {
-    let idx = (0..n).map(|_| if rng.range(0, 10) == 0 { rng.range(-3, 0).max(-3) + if rng.range(0, 2) == 0 { 0 } else { bins + 3 } } else { rng.range(0, bins) }).collect();
+    let idx = (0..n)
+        .map(|_| {
+            if rng.range(0, 10) == 0 {
+                rng.range(-3, 0).max(-3) + if rng.range(0, 2) == 0 { 0 } else { bins + 3 }
+            } else {
+                rng.range(0, bins)
+            }
+        })
+        .collect();
     (idx, rng.vec(n, 1, 50))
 }
 
@@ -712,7 +1070,12 @@ fn scatter_shared_1d_all_ops() {
             let n = B * 3 * 256 - 100;
             let (idx, vals) = scatter_data(&mut rng, n, BINS as i32);
             let init = rng.vec(B * BINS, -50, 50);
-            let (i, v, out, olds) = (dev.upload(&idx).unwrap(), dev.upload(&vals).unwrap(), dev.upload(&init).unwrap(), dev.full(n, 77).unwrap());
+            let (i, v, out, olds) = (
+                dev.upload(&idx).unwrap(),
+                dev.upload(&vals).unwrap(),
+                dev.upload(&init).unwrap(),
+                dev.full(n, 77).unwrap(),
+            );
             launch(&dev, B as u32, &i, &v, &out, &olds).unwrap();
             let fin = out.download().unwrap();
             let olds = olds.download().unwrap();
@@ -723,7 +1086,12 @@ fn scatter_shared_1d_all_ops() {
                     let cell = &mut want[b * BINS + idx[l] as usize];
                     *cell = op.apply(*cell, 0, vals[l]);
                 } else {
-                    assert_eq!(olds[l], 0, "{name} on {}: inactive lane {l} output", dev.name());
+                    assert_eq!(
+                        olds[l],
+                        0,
+                        "{name} on {}: inactive lane {l} output",
+                        dev.name()
+                    );
                 }
             }
             assert_eq!(fin, want, "{name} on {}", dev.name());
@@ -731,7 +1099,9 @@ fn scatter_shared_1d_all_ops() {
                 op,
                 &init,
                 &fin,
-                (0..n).filter(|&l| active(idx[l], vals[l], BINS as i32)).map(|l| (l / 768 * BINS + idx[l] as usize, (0, vals[l], olds[l]))),
+                (0..n)
+                    .filter(|&l| active(idx[l], vals[l], BINS as i32))
+                    .map(|l| (l / 768 * BINS + idx[l] as usize, (0, vals[l], olds[l]))),
             );
         }
     }
@@ -748,7 +1118,12 @@ fn scatter_global_1d_all_ops() {
             let n = G * 256 - 77;
             let (idx, vals) = scatter_data(&mut rng, n, BINS as i32);
             let init = rng.vec(BINS, -50, 50);
-            let (i, v, out, olds) = (dev.upload(&idx).unwrap(), dev.upload(&vals).unwrap(), dev.upload(&init).unwrap(), dev.full(n, 77).unwrap());
+            let (i, v, out, olds) = (
+                dev.upload(&idx).unwrap(),
+                dev.upload(&vals).unwrap(),
+                dev.upload(&init).unwrap(),
+                dev.full(n, 77).unwrap(),
+            );
             launch(&dev, G as u32, &i, &v, &out, &olds).unwrap();
             let fin = out.download().unwrap();
             let olds = olds.download().unwrap();
@@ -757,11 +1132,23 @@ fn scatter_global_1d_all_ops() {
                 if active(idx[l], vals[l], BINS as i32) {
                     want[idx[l] as usize] = op.apply(want[idx[l] as usize], 0, vals[l]);
                 } else {
-                    assert_eq!(olds[l], 0, "{name} on {}: inactive lane {l} output", dev.name());
+                    assert_eq!(
+                        olds[l],
+                        0,
+                        "{name} on {}: inactive lane {l} output",
+                        dev.name()
+                    );
                 }
             }
             assert_eq!(fin, want, "{name} on {}", dev.name());
-            check_cells(op, &init, &fin, (0..n).filter(|&l| active(idx[l], vals[l], BINS as i32)).map(|l| (idx[l] as usize, (0, vals[l], olds[l]))));
+            check_cells(
+                op,
+                &init,
+                &fin,
+                (0..n)
+                    .filter(|&l| active(idx[l], vals[l], BINS as i32))
+                    .map(|l| (idx[l] as usize, (0, vals[l], olds[l]))),
+            );
         }
     }
 }
@@ -774,11 +1161,61 @@ fn scatter_2d_dim0_dim1() {
         let mut rng = Rng::new();
         let n = G * 512 - 123;
         // (launch, tile [rows, cols], dim, bins along dim, out view [rows, cols], out len, per block, op, init)
-        let cases: [(Launch3, &str, [usize; 2], usize, [usize; 2], usize, bool, Op, i32); 4] = [
-            (g2d_add_dim0::launch, "g2d_add_dim0", [32, 16], 0, [9, 16], 150, false, Op::Add, 0),
-            (g2d_add_dim1::launch, "g2d_add_dim1", [16, 32], 1, [16, 11], 180, false, Op::Add, 0),
-            (s2d_max_dim0::launch, "s2d_max_dim0", [32, 16], 0, [7, 16], 112, true, Op::Max, -1000),
-            (s2d_min_dim1::launch, "s2d_min_dim1", [16, 32], 1, [16, 5], 80, true, Op::Min, 1000),
+        let cases: [(
+            Launch3,
+            &str,
+            [usize; 2],
+            usize,
+            [usize; 2],
+            usize,
+            bool,
+            Op,
+            i32,
+        ); 4] = [
+            (
+                g2d_add_dim0::launch,
+                "g2d_add_dim0",
+                [32, 16],
+                0,
+                [9, 16],
+                150,
+                false,
+                Op::Add,
+                0,
+            ),
+            (
+                g2d_add_dim1::launch,
+                "g2d_add_dim1",
+                [16, 32],
+                1,
+                [16, 11],
+                180,
+                false,
+                Op::Add,
+                0,
+            ),
+            (
+                s2d_max_dim0::launch,
+                "s2d_max_dim0",
+                [32, 16],
+                0,
+                [7, 16],
+                112,
+                true,
+                Op::Max,
+                -1000,
+            ),
+            (
+                s2d_min_dim1::launch,
+                "s2d_min_dim1",
+                [16, 32],
+                1,
+                [16, 5],
+                80,
+                true,
+                Op::Min,
+                1000,
+            ),
         ];
         for (launch, name, tile, dim, view, out_len, per_block, op, init) in cases {
             let bins = view[dim] as i32;
@@ -786,10 +1223,22 @@ fn scatter_2d_dim0_dim1() {
             let vals = rng.vec(n, -20, 20);
             let total = if per_block { G * out_len } else { out_len };
             // Global cases start from random counts (cells past the view must keep them).
-            let start = if per_block { vec![0; total] } else { rng.vec(total, -5, 5) };
-            let (i, v, out) = (dev.upload(&idx).unwrap(), dev.upload(&vals).unwrap(), dev.upload(&start).unwrap());
+            let start = if per_block {
+                vec![0; total]
+            } else {
+                rng.vec(total, -5, 5)
+            };
+            let (i, v, out) = (
+                dev.upload(&idx).unwrap(),
+                dev.upload(&vals).unwrap(),
+                dev.upload(&start).unwrap(),
+            );
             launch(&dev, G as u32, &i, &v, &out).unwrap();
-            let mut want = if per_block { vec![init; total] } else { start.clone() };
+            let mut want = if per_block {
+                vec![init; total]
+            } else {
+                start.clone()
+            };
             for b in 0..G {
                 for r in 0..tile[0] {
                     for c in 0..tile[1] {
@@ -801,7 +1250,11 @@ fn scatter_2d_dim0_dim1() {
                         if !(0..bins).contains(&ix) || (!per_block && val == 5) {
                             continue;
                         }
-                        let (row, col) = if dim == 0 { (ix as usize, c) } else { (r, ix as usize) };
+                        let (row, col) = if dim == 0 {
+                            (ix as usize, c)
+                        } else {
+                            (r, ix as usize)
+                        };
                         let cell = if per_block { b * out_len } else { 0 } + row * view[1] + col;
                         want[cell] = op.apply(want[cell], 0, val);
                     }
@@ -822,13 +1275,23 @@ fn counters_under_contention() {
         one_cell::launch(&dev, g, &c, reps).unwrap();
         let got = c.download().unwrap();
         let n = g as i32 * reps;
-        assert_eq!(got, vec![n, n, -3 * n], "[1]-tile RMWs on {}: expected one RMW per call per block", dev.name());
+        assert_eq!(
+            got,
+            vec![n, n, -3 * n],
+            "[1]-tile RMWs on {}: expected one RMW per call per block",
+            dev.name()
+        );
 
         let c = dev.zeros::<i32>(4).unwrap();
         hot_counter::launch(&dev, g, &c, reps).unwrap();
         let got = c.download().unwrap();
         let n = g as i32 * 512 * reps;
-        assert_eq!(got, vec![n, -2 * n, g as i32 * 512 - 1, -(511 + g as i32 - 1)], "hot counters on {}", dev.name());
+        assert_eq!(
+            got,
+            vec![n, -2 * n, g as i32 * 512 - 1, -(511 + g as i32 - 1)],
+            "hot counters on {}",
+            dev.name()
+        );
     }
 }
 
@@ -842,7 +1305,12 @@ fn tickets_are_a_permutation() {
         take_tickets::launch(&dev, g, &counter, &out, reps).unwrap();
         let mut t = out.download().unwrap();
         t.sort();
-        assert_eq!(t, (0..g as i32 * reps).collect::<Vec<_>>(), "tickets on {}", dev.name());
+        assert_eq!(
+            t,
+            (0..g as i32 * reps).collect::<Vec<_>>(),
+            "tickets on {}",
+            dev.name()
+        );
         assert_eq!(counter.download().unwrap(), vec![g as i32 * reps]);
         // Within one block, tickets increase with the round.
         let out = out.download().unwrap();
@@ -861,7 +1329,11 @@ fn views_as_destinations() {
         let mut rng = Rng::new();
         let vals = rng.vec(G * 32, -100, 100);
         let init = rng.vec(80, -100, 0);
-        let (v, d, o) = (dev.upload(&vals).unwrap(), dev.upload(&init).unwrap(), dev.full(G * 32, 77).unwrap());
+        let (v, d, o) = (
+            dev.upload(&vals).unwrap(),
+            dev.upload(&init).unwrap(),
+            dev.full(G * 32, 77).unwrap(),
+        );
         view_dst::launch(&dev, G as u32, &v, &d, &o).unwrap();
         let fin = d.download().unwrap();
         let olds = o.download().unwrap();
@@ -914,7 +1386,10 @@ fn scatter_stores() {
         }
         let vals: Vec<i32> = (0..n).map(|_| rng.range(-10, 1000)).collect();
         let (i, v) = (dev.upload(&idx).unwrap(), dev.upload(&vals).unwrap());
-        for (shared, launch) in [(false, scatter_store_global::launch as Launch3), (true, scatter_store_shared::launch)] {
+        for (shared, launch) in [
+            (false, scatter_store_global::launch as Launch3),
+            (true, scatter_store_shared::launch),
+        ] {
             let out = dev.full(G * 256, -7).unwrap();
             launch(&dev, G as u32, &i, &v, &out).unwrap();
             let mut want = vec![-7; G * 256];
@@ -924,7 +1399,12 @@ fn scatter_stores() {
                     want[b * 256 + idx[l] as usize] = vals[l];
                 }
             }
-            assert_eq!(out.download().unwrap(), want, "scatter store (shared: {shared}) on {}", dev.name());
+            assert_eq!(
+                out.download().unwrap(),
+                want,
+                "scatter store (shared: {shared}) on {}",
+                dev.name()
+            );
         }
         if !dev.is_gpu() {
             // Two active lanes of block 0 on one index: the strict emulator reports it.
@@ -935,7 +1415,10 @@ fn scatter_stores() {
             dup_vals[0] = 1;
             dup_vals[1] = 2;
             let (i, v) = (dev.upload(&dup).unwrap(), dev.upload(&dup_vals).unwrap());
-            for launch in [scatter_store_global::launch as Launch3, scatter_store_shared::launch] {
+            for launch in [
+                scatter_store_global::launch as Launch3,
+                scatter_store_shared::launch,
+            ] {
                 let out = dev.full(G * 256, -7).unwrap();
                 let r = launch(&dev, G as u32, &i, &v, &out);
                 assert!(r.is_err(), "duplicate indices in a non-atomic scatter must be an error on the strict emulator");
