@@ -94,9 +94,10 @@
 //! wrote before it, and after an acquire load the *whole block* sees what was published; no
 //! `sync()` is needed around them. (A relaxed atomic adds no barrier.)
 //!
-//! A `fence` is not a tile operation and adds no barrier: pair it with `sync()` yourself
-//! (`sync(); fence(release)` before a relaxed flag store, `fence(acquire); sync()` after a relaxed
-//! flag load), as the second kernel of the first example does.
+//! A `fence` is a tile operation too: the block synchronises before and after it, so it orders
+//! every thread's accesses before it against every thread's accesses after it, and a relaxed flag
+//! store after a release fence (or a relaxed flag load before an acquire fence) works as a
+//! release store (an acquire load) would, as the second kernel of the first example shows.
 //!
 //! # Pattern: producer and consumer across blocks
 //!
@@ -130,16 +131,14 @@
 //!     let pair = block_idx() / 2;
 //!     if block_idx() % 2 == 0 {
 //!         store_global(data, arange(256) + pair * 1000, offsets = [pair * 256]);
-//!         sync(); // every thread's stores are done ...
-//!         fence(sem = release, scope = gpu); // ... and ordered before the flag
+//!         fence(sem = release, scope = gpu); // the block's stores are ordered before the flag
 //!         atomic_store(flag, pair, 1, order = relaxed, scope = gpu);
 //!     } else {
 //!         let mut ready = 0;
 //!         while ready == 0 {
 //!             ready = atomic_load(flag, pair, order = relaxed, scope = gpu);
 //!         }
-//!         fence(sem = acquire, scope = gpu);
-//!         sync(); // the whole block waits for the fence
+//!         fence(sem = acquire, scope = gpu); // the block's loads are ordered after the flag
 //!         let v = load_global(data, offsets = [pair * 256], shape = [256]);
 //!         store_global(out, v * 2, offsets = [pair * 256]);
 //!     }
@@ -467,11 +466,10 @@
 //!
 //! * a hand-off uses **no release at all**: a plain `store_global` of the flag, or a `Relaxed`
 //!   `atomic_store` with no fence, compiles and usually works, and then fails on another GPU or
-//!   under load. Every flag that publishes data needs a release (or `sync(); fence(release)`) on
-//!   the writer and an acquire (or `fence(acquire); sync()`) on the reader;
+//!   under load. Every flag that publishes data needs a release (or a release `fence` before it) on
+//!   the writer and an acquire (or an acquire `fence` after it) on the reader;
 //! * the data is read **before** the acquire (or written after the release);
 //! * the two sides use mismatched scopes in **different kernels** (the scope check sees one kernel
 //!   at a time), or `Block` scope for a hand-off between blocks on both sides;
-//! * a `fence` lacks the `sync()` that makes it cover the whole block;
 //! * a consumer spins on a block that cannot run yet (see the first pattern);
 //! * non-atomic scatters collide (the emulator's strict mode reports it).
