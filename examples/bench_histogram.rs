@@ -56,7 +56,8 @@ fn hist_w512(values: GlobalTensor<i32>, hist: GlobalTensor<i32>) {
     atomic::global_add(hist, c, mask = c != 0);
 }
 
-type Launch = fn(&tilus::Device, u32, &GlobalTensor<i32>, &GlobalTensor<i32>) -> Result<(), tilus::Error>;
+type Launch =
+    fn(&tilus::Device, u32, &GlobalTensor<i32>, &GlobalTensor<i32>) -> Result<(), tilus::Error>;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -66,10 +67,17 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn main() -> Result<(), tilus::Error> {
     let dev = tilus::Device::default()?;
     let default_log2 = if dev.is_gpu() { 28 } else { 22 };
-    let log2: u32 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(default_log2);
+    let log2: u32 = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default_log2);
     let n = 1usize << log2;
     let reps = if dev.is_gpu() { 30 } else { 3 };
-    println!("# device: {}, n = 2^{log2} int32 ({} MB), median of {reps} runs", dev.name(), n * 4 >> 20);
+    println!(
+        "# device: {}, n = 2^{log2} int32 ({} MB), median of {reps} runs",
+        dev.name(),
+        n * 4 >> 20
+    );
 
     let mut seed = 0x9e3779b97f4a7c15u64;
     let uniform: Vec<i32> = (0..n)
@@ -88,12 +96,24 @@ fn main() -> Result<(), tilus::Error> {
     dev.copy(&src, &dst)?;
     let copy_ms = median(dev.time_ms(reps, || dev.copy(&src, &dst))?);
     let copy_gbs = 2.0 * (n * 4) as f64 / (copy_ms * 1e-3) / 1e9;
-    println!("{:<34} {:>10.1} us {:>9.1} GB/s", "device copy (read+write)", copy_ms * 1e3, copy_gbs);
+    println!(
+        "{:<34} {:>10.1} us {:>9.1} GB/s",
+        "device copy (read+write)",
+        copy_ms * 1e3,
+        copy_gbs
+    );
     drop(dst);
 
-    let kernels: [(&str, Launch); 3] =
-        [("tile 4096, 256 thr", hist_t4096::launch), ("tile 8192, 256 thr", hist_t8192::launch), ("tile 4096, 512 thr", hist_w512::launch)];
-    let grids: &[u32] = if dev.is_gpu() { &[132, 264, 528, 1056, 2112] } else { &[64] };
+    let kernels: [(&str, Launch); 3] = [
+        ("tile 4096, 256 thr", hist_t4096::launch),
+        ("tile 8192, 256 thr", hist_t8192::launch),
+        ("tile 4096, 512 thr", hist_w512::launch),
+    ];
+    let grids: &[u32] = if dev.is_gpu() {
+        &[132, 264, 528, 1056, 2112]
+    } else {
+        &[64]
+    };
     let mut best = Vec::new();
     for (label, data) in [("uniform", &uniform), ("one bin", &onebin)] {
         let values = dev.upload(data)?;
@@ -124,7 +144,10 @@ fn main() -> Result<(), tilus::Error> {
     }
     println!("# summary (GB/s of input read; ratio to the copy rate {copy_gbs:.1} GB/s):");
     for (label, (gbs, which)) in best {
-        println!("#   {label:<8} best {gbs:>8.1} GB/s  ratio {:.3}  ({which})", gbs / copy_gbs);
+        println!(
+            "#   {label:<8} best {gbs:>8.1} GB/s  ratio {:.3}  ({which})",
+            gbs / copy_gbs
+        );
     }
     Ok(())
 }

@@ -50,7 +50,11 @@ fn main() -> Result<(), tilus::Error> {
     let dev = tilus::Device::default()?;
     println!("device: {}", dev.name());
     let n = (1 << 22) + 12345; // not a multiple of the tile
-    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1) | 1;
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+        | 1;
     for (label, data) in [("uniform", random_values(n, seed)), ("one bin", vec![7; n])] {
         let values = dev.upload(&data)?;
         let hist = dev.zeros::<i32>(256)?;
@@ -61,11 +65,20 @@ fn main() -> Result<(), tilus::Error> {
         let elapsed = t.elapsed();
         let expected = cpu_histogram(&data);
         if counts != expected {
-            let bad = counts.iter().zip(&expected).position(|(a, b)| a != b).unwrap_or(0);
-            eprintln!("{label}: MISMATCH at bin {bad}: got {}, expected {}", counts[bad], expected[bad]);
+            let bad = counts
+                .iter()
+                .zip(&expected)
+                .position(|(a, b)| a != b)
+                .unwrap_or(0);
+            eprintln!(
+                "{label}: MISMATCH at bin {bad}: got {}, expected {}",
+                counts[bad], expected[bad]
+            );
             std::process::exit(1);
         }
-        println!("{label}: {n} values, {blocks} blocks, histogram matches the CPU count ({elapsed:.2?})");
+        println!(
+            "{label}: {n} values, {blocks} blocks, histogram matches the CPU count ({elapsed:.2?})"
+        );
     }
     Ok(())
 }

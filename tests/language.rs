@@ -18,7 +18,12 @@ fn affine(x: GlobalTensor<i32>, y: GlobalTensor<i32>) {
     for start in (block_idx() * 1024..n).step_by(grid_dim() * 1024) {
         let a = load_global(x, offsets = [start], shape = [1024]);
         // y may be longer than x: only the lanes that loaded a real element store.
-        store_global(y, a * 3 - 7, offsets = [start], mask = arange(1024) + start < n);
+        store_global(
+            y,
+            a * 3 - 7,
+            offsets = [start],
+            mask = arange(1024) + start < n,
+        );
     }
 }
 
@@ -69,7 +74,11 @@ fn elementwise_ops_match_rust() {
         let x = dev.upload(&data).unwrap();
         let out = dev.full::<i32>(n, POISON).unwrap();
         elementwise::launch(&dev, n.div_ceil(300) as u32, &x, &out, k).unwrap();
-        let want: Vec<i32> = data.iter().enumerate().map(|(i, &a)| elementwise_ref(a, i as i32, k)).collect();
+        let want: Vec<i32> = data
+            .iter()
+            .enumerate()
+            .map(|(i, &a)| elementwise_ref(a, i as i32, k))
+            .collect();
         assert_eq!(out.download().unwrap(), want, "{}", dev.name());
     }
 }
@@ -108,10 +117,20 @@ fn two_d_views_shared_round_trip_and_broadcast() {
         let got = out.download().unwrap();
         for r in 0..rows {
             for c in 0..cols {
-                assert_eq!(got[r * cols + c], data[r * cols + c] + 1000 * (r % 16) as i32 + (c % 32) as i32, "{} at ({r}, {c})", dev.name());
+                assert_eq!(
+                    got[r * cols + c],
+                    data[r * cols + c] + 1000 * (r % 16) as i32 + (c % 32) as i32,
+                    "{} at ({r}, {c})",
+                    dev.name()
+                );
             }
         }
-        assert_eq!(&got[rows * cols..], &[POISON; 3], "{}: wrote past the view", dev.name());
+        assert_eq!(
+            &got[rows * cols..],
+            &[POISON; 3],
+            "{}: wrote past the view",
+            dev.name()
+        );
     }
 }
 
@@ -148,8 +167,15 @@ fn reductions(x: GlobalTensor<i32>, out: GlobalTensor<i32>) {
     if all_valid {
         flags = flags | 4;
     }
-    let res = select(arange(8) == 0, s, select(arange(8) == 1, lo, select(arange(8) == 2, hi, 0)));
-    let res = res + select(arange(8) == 3, steps, 0) + select(arange(8) == 4, k, 0) + select(arange(8) == 5, flags, 0);
+    let res = select(
+        arange(8) == 0,
+        s,
+        select(arange(8) == 1, lo, select(arange(8) == 2, hi, 0)),
+    );
+    let res = res
+        + select(arange(8) == 3, steps, 0)
+        + select(arange(8) == 4, k, 0)
+        + select(arange(8) == 5, flags, 0);
     store_global(out, res, offsets = [block_idx() * 8]);
 }
 
@@ -176,8 +202,14 @@ fn reductions_and_control_flow() {
                 v -= (hi - lo + 3) / 4;
                 steps += 1;
             }
-            let flags = if chunk.iter().any(|&v| v < 0) { 1 } else { 2 } | if chunk.len() == 700 { 4 } else { 0 };
-            assert_eq!(&got[b * 8..b * 8 + 8], &[s, lo, hi, steps, 5, flags, 0, 0], "{} block {b}", dev.name());
+            let flags = if chunk.iter().any(|&v| v < 0) { 1 } else { 2 }
+                | if chunk.len() == 700 { 4 } else { 0 };
+            assert_eq!(
+                &got[b * 8..b * 8 + 8],
+                &[s, lo, hi, steps, 5, flags, 0, 0],
+                "{} block {b}",
+                dev.name()
+            );
         }
     }
 }
@@ -199,9 +231,16 @@ fn tiles_smaller_than_the_block_are_not_replicated() {
         let out = dev.full::<i32>(41, POISON).unwrap();
         let counter = dev.zeros::<i32>(1).unwrap();
         small_tiles::launch(&dev, 7, &out, &counter).unwrap();
-        assert_eq!(counter.download().unwrap(), vec![7], "{}: one RMW per block", dev.name());
+        assert_eq!(
+            counter.download().unwrap(),
+            vec![7],
+            "{}: one RMW per block",
+            dev.name()
+        );
         let got = out.download().unwrap();
-        let want: Vec<i32> = (0..41).map(|i| if i < 30 { 2 * i } else { POISON }).collect();
+        let want: Vec<i32> = (0..41)
+            .map(|i| if i < 30 { 2 * i } else { POISON })
+            .collect();
         assert_eq!(got, want, "{}", dev.name());
     }
 }

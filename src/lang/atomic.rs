@@ -130,7 +130,6 @@
 //! [`global_scatter_add`](global_scatter_add#example) (a 2-D scatter across blocks) and
 //! [`store_shared_scatter`](store_shared_scatter#example) (permutations).
 
-
 /// Element-wise atomic `add` on shared memory: adds `values` to the destination (wrapping).
 ///
 /// ```text

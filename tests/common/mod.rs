@@ -8,7 +8,11 @@ use tilus::Device;
 /// The strict emulator used by tests: duplicate indices in a non-atomic scatter are errors and a
 /// spin that never ends fails (after 2^24 loop iterations) instead of hanging.
 pub fn emulator() -> Device {
-    Device::emulator_with(EmuOptions { strict_scatter: true, max_loop_iterations: Some(1 << 24), ..EmuOptions::default() })
+    Device::emulator_with(EmuOptions {
+        strict_scatter: true,
+        max_loop_iterations: Some(1 << 24),
+        ..EmuOptions::default()
+    })
 }
 
 /// The GPU, when built with `--features cuda` and one is present. With `TILUS_REQUIRE_GPU=1`
@@ -25,7 +29,10 @@ pub fn gpu() -> Option<Device> {
     }
     #[allow(unreachable_code)]
     {
-        assert!(!required, "TILUS_REQUIRE_GPU=1 but this test binary was built without `--features cuda`");
+        assert!(
+            !required,
+            "TILUS_REQUIRE_GPU=1 but this test binary was built without `--features cuda`"
+        );
         None
     }
 }
@@ -46,7 +53,9 @@ pub fn assemble_all(name: &str, ptx: &str, target: u32) {
         }
         match tilus::core::ptx::assemble::assemble(ptx, sm) {
             Ok(_) => {}
-            Err(e) => panic!("ptxas rejected kernel `{name}` for sm_{sm}:\n{e}\n--- PTX ---\n{ptx}"),
+            Err(e) => {
+                panic!("ptxas rejected kernel `{name}` for sm_{sm}:\n{e}\n--- PTX ---\n{ptx}")
+            }
         }
     }
 }
@@ -56,9 +65,15 @@ pub struct Rng(u64);
 
 impl Rng {
     pub fn new() -> Rng {
-        let seed = std::env::var("TILUS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(7)
-        });
+        let seed = std::env::var("TILUS_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos() as u64)
+                    .unwrap_or(7)
+            });
         eprintln!("random seed: TILUS_SEED={seed}");
         Rng(seed | 1)
     }
