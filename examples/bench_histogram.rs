@@ -76,7 +76,7 @@ fn main() -> Result<(), tilus::Error> {
     println!(
         "# device: {}, n = 2^{log2} int32 ({} MB), median of {reps} runs",
         dev.name(),
-        n * 4 >> 20
+        (n * 4) >> 20
     );
 
     let mut seed = 0x9e3779b97f4a7c15u64;

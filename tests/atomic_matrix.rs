@@ -11,6 +11,8 @@
 //!   `atom.{sem}.{scope}.{space}.{op}`, never both; `sub` prints as `add`;
 //! * ptxas assembles the PTX for every architecture among sm_70/80/90 at or above the target.
 
+#![allow(clippy::needless_range_loop, clippy::type_complexity)] // test tables and index loops mirror the kernels
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use tilus::core::ast::*;
@@ -424,10 +426,7 @@ fn atomic_matrix_legality_red_atom_and_ptxas() {
                         if let Err(m) = check_instrs(c, &k.ptx) {
                             fail(m);
                         }
-                        built
-                            .lock()
-                            .unwrap()
-                            .push((c.clone(), k.ir.target.0, k.ptx));
+                        built.lock().unwrap().push((*c, k.ir.target.0, k.ptx));
                     }
                 }
                 // Cluster with an explicit older target must fail; other scopes accept it.

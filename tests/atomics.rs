@@ -14,6 +14,8 @@
 //!
 //! Every kernel's PTX is also assembled with ptxas (`common::assemble_all`).
 
+#![allow(clippy::needless_range_loop, clippy::type_complexity)] // test tables and index loops mirror the kernels
+
 mod common;
 
 use common::{backends, Rng};

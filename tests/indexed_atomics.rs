@@ -4,6 +4,8 @@
 //! bounds checking on and off. Every test runs on every backend of `common::backends()` (the
 //! strict emulator, plus the GPU when built with `--features cuda`) and assembles its PTX.
 
+#![allow(clippy::needless_range_loop, clippy::type_complexity)] // test tables and index loops mirror the kernels
+
 mod common;
 
 use common::{assemble_all, backends, Rng};

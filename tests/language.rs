@@ -4,6 +4,8 @@
 //! its tile, against a CPU reference, on the strict emulator and (with `--features cuda`) the GPU,
 //! and its PTX is assembled by ptxas.
 
+#![allow(clippy::needless_range_loop, clippy::type_complexity)] // test tables and index loops mirror the kernels
+
 mod common;
 
 use common::{assemble_all, backends, Rng};

@@ -15,6 +15,8 @@
 //!   `gpu`, ...) give identical PTX;
 //! * the document's "common mistakes" 2 (scope mismatch) and 3 (RMW with acquire) are errors.
 
+#![allow(clippy::needless_range_loop, clippy::type_complexity)] // test tables and index loops mirror the kernels
+
 use tilus::core::ast::{Arg, Expr, ExprKind, KernelDef, KernelOptions, ParamDef, ParamTy, Stmt};
 use tilus::core::ir::{Scope, Sem, Span};
 

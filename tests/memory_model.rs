@@ -16,6 +16,8 @@
 //! Spins are bounded: a consumer that gives up records it, so a broken ordering fails the test
 //! instead of hanging it. Grids are small (at most 64 blocks) so every block is resident.
 
+#![allow(clippy::needless_range_loop, clippy::type_complexity)] // test tables and index loops mirror the kernels
+
 mod common;
 
 use common::{assemble_all, backends, Rng};

@@ -3,6 +3,8 @@
 //!
 //! Regenerate the expectations with `TRYBUILD=overwrite cargo test --test ui`, then read them.
 
+#![allow(clippy::needless_range_loop, clippy::type_complexity)] // test tables and index loops mirror the kernels
+
 #[test]
 fn ui() {
     let t = trybuild::TestCases::new();
