@@ -5,8 +5,10 @@
 //! recorded as poisoned so later uses do not report again), so one mistake gives one diagnostic.
 
 mod args;
+mod atomics;
 mod builtins;
 mod expr;
+mod memory;
 
 use crate::ast;
 use crate::diag::Diagnostic;

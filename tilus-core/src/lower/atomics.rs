@@ -1,0 +1,464 @@
+//! The atomic builtins: qualifiers (`sem`, `scope`, `check_bounds`), tilus element-wise and
+//! scatter read-modify-writes, and the cuTile indexed atomics, atomic loads and stores.
+
+use super::args::Bound;
+use super::memory::identity_coords;
+use super::{shape_str, ty_name, LResult, Lowerer};
+use crate::ast::{Expr, ExprKind};
+use crate::diag::Diagnostic;
+use crate::ir::{
+    Access, Coord, DType, InactiveResult, Inst, Operand, RmwOp, Scope, Sem, Space, Span, Ty, VarId,
+};
+use crate::table::{self, RmwForm};
+
+impl Lowerer {
+    /// Where a rejected order/scope combination is reported: at `scope = ..` when the scope is
+    /// the problem (cluster below sm_90), else at the order argument, else at the call.
+    pub(super) fn qualifier_span(&self, bound: &Bound<'_>, scope: Scope, call: Span) -> Span {
+        let scope_bad = self
+            .explicit_target
+            .is_some_and(|t| t < table::scope_min_target(scope));
+        let pick = if scope_bad {
+            bound.get("scope")
+        } else {
+            bound.get("sem")
+        };
+        pick.map(|e| e.span).unwrap_or(call)
+    }
+
+    pub(super) fn illegal(&mut self, span: Span, e: table::Illegal) -> super::Reported {
+        let mut d = Diagnostic::new(span, e.message);
+        if let Some(h) = e.help {
+            d = d.help(h);
+        }
+        self.error(d)
+    }
+
+    pub(super) fn sem_arg(&mut self, e: Option<&Expr>, default: Sem) -> LResult<Sem> {
+        let Some(e) = e else { return Ok(default) };
+        let name = name_of(e);
+        match name.as_deref().and_then(table::sem_by_name) {
+            Some(s) => Ok(s),
+            None => Err(self.error(
+                Diagnostic::new(e.span, format!("unknown memory order `{}`", name.unwrap_or_else(|| "?".into())))
+                    .note("orders: relaxed, acquire, release, acq_rel (or MemoryOrder::{Relaxed, Acquire, Release, AcqRel})"),
+            )),
+        }
+    }
+
+    pub(super) fn scope_arg(&mut self, e: Option<&Expr>, default: Scope) -> LResult<Scope> {
+        let Some(e) = e else { return Ok(default) };
+        let name = name_of(e);
+        match name.as_deref().and_then(table::scope_by_name) {
+            Some(s) => Ok(s),
+            None => Err(self.error(
+                Diagnostic::new(e.span, format!("unknown memory scope `{}`", name.unwrap_or_else(|| "?".into())))
+                    .note("scopes: cta, cluster, gpu, sys (or MemoryScope::{Block, Cluster, Device, Sys})"),
+            )),
+        }
+    }
+
+    pub(super) fn bool_const(
+        &mut self,
+        e: Option<&Expr>,
+        default: bool,
+        what: &str,
+    ) -> LResult<bool> {
+        match e.map(|e| (&e.kind, e.span)) {
+            None => Ok(default),
+            Some((ExprKind::Bool(b), _)) => Ok(*b),
+            Some((_, span)) => self.err(span, format!("{what} must be `true` or `false`")),
+        }
+    }
+
+    /// Validate and record an RMW's qualifiers; returns (sem, scope).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn rmw_qualifiers(
+        &mut self,
+        bound: &Bound<'_>,
+        op: RmwOp,
+        dtype: DType,
+        form: RmwForm,
+        space: Space,
+        default_sem: Sem,
+        default_scope: Scope,
+        span: Span,
+    ) -> LResult<(Sem, Scope)> {
+        let sem = self.sem_arg(bound.get("sem"), default_sem)?;
+        let scope = self.scope_arg(bound.get("scope"), default_scope)?;
+        if let Err(e) = table::check_rmw(op, dtype, form, scope, self.explicit_target) {
+            let at = if scope == Scope::Cluster {
+                self.qualifier_span(bound, scope, span)
+            } else {
+                span
+            };
+            return Err(self.illegal(at, e));
+        }
+        self.require_target(table::scope_min_target(scope));
+        let _ = space;
+        Ok((sem, scope))
+    }
+
+    pub(super) fn elementwise_rmw(
+        &mut self,
+        bound: &Bound<'_>,
+        space: Space,
+        op: RmwOp,
+        span: Span,
+    ) -> LResult<Operand> {
+        let de = bound.req("dst");
+        let (m, dtype, shape, coords, check_bounds) = match space {
+            Space::Shared => {
+                let (m, dtype, shape) = self.shared_arg(de)?;
+                let coords = identity_coords(shape.len());
+                (m, dtype, shape, coords, false)
+            }
+            Space::Global => {
+                let (m, dtype, rank) = self.global_arg(de)?;
+                // The tile shape comes from `values` (the view's dims are runtime values; elements
+                // past them are skipped by the bounds check).
+                let ve = bound.req("values");
+                let v = self.expr(ve)?;
+                let Ty::Tile { shape, .. } = self.ty(v) else {
+                    return self.err(ve.span, format!("`values` of a global element-wise atomic must be a tile (its shape is the window's shape), found {}", ty_name(&self.ty(v))));
+                };
+                if shape.len() != rank {
+                    return self.err(ve.span, format!("shape mismatch: `values` has rank {} but the destination has rank {rank}", shape.len()));
+                }
+                let coords = match bound.get("offsets") {
+                    Some(e) => self.offsets_arg(e, rank)?,
+                    None => identity_coords(rank),
+                };
+                (m, dtype, shape, coords, true)
+            }
+        };
+        let (sem, scope) = self.rmw_qualifiers(
+            bound,
+            op,
+            dtype,
+            RmwForm::Elementwise,
+            space,
+            Sem::Relaxed,
+            table::default_scope(space),
+            span,
+        )?;
+        let values = self.value_of_shape(bound.req("values"), dtype, &shape, "`values`")?;
+        let compare = match op {
+            RmwOp::Cas => {
+                Some(self.value_of_shape(bound.req("compare"), dtype, &shape, "`compare`")?)
+            }
+            _ => None,
+        };
+        let mask = self.mask_arg(bound.get("mask"), &shape)?;
+        let access = Access {
+            mem: m,
+            shape: shape.clone(),
+            coords,
+            mask,
+            check_bounds,
+        };
+        let inst = Inst::AtomicRmw {
+            op,
+            access,
+            values,
+            compare,
+            sem,
+            scope,
+            inactive: InactiveResult::Zero,
+        };
+        self.note_sync(m, sem, scope, span);
+        Ok(self.emit(inst, Ty::Tile { dtype, shape }, span))
+    }
+
+    pub(super) fn scatter_rmw(
+        &mut self,
+        bound: &Bound<'_>,
+        space: Space,
+        op: RmwOp,
+        span: Span,
+    ) -> LResult<Operand> {
+        let (m, dtype, dst_shape) = self.mem_arg(bound.req("dst"), space)?;
+        let (sem, scope) = self.rmw_qualifiers(
+            bound,
+            op,
+            dtype,
+            RmwForm::Scatter,
+            space,
+            Sem::Relaxed,
+            table::default_scope(space),
+            span,
+        )?;
+        let (access, shape) = self.scatter_access(bound, m, &dst_shape)?;
+        let values = self.value_of_shape(bound.req("values"), dtype, &shape, "`values`")?;
+        self.note_sync(m, sem, scope, span);
+        let inst = Inst::AtomicRmw {
+            op,
+            access,
+            values,
+            compare: None,
+            sem,
+            scope,
+            inactive: InactiveResult::Zero,
+        };
+        Ok(self.emit(inst, Ty::Tile { dtype, shape }, span))
+    }
+
+    /// cuTile indices: one integer tile or scalar per array axis (a bare one for rank 1),
+    /// broadcast to a common shape. Returns (coords, shape, all_scalar).
+    pub(super) fn indices_arg(
+        &mut self,
+        e: &Expr,
+        rank: usize,
+    ) -> LResult<(Vec<Operand>, Vec<usize>, bool)> {
+        let items: Vec<&Expr> = match &e.kind {
+            ExprKind::Tuple(items) | ExprKind::Array(items) => items.iter().collect(),
+            _ => vec![e],
+        };
+        if items.len() != rank {
+            return self.err(
+                e.span,
+                format!(
+                    "`indices` needs one index per array dimension: {rank} expected, {} given",
+                    items.len()
+                ),
+            );
+        }
+        let mut ops = Vec::new();
+        let mut shape: Option<Vec<usize>> = None;
+        for it in &items {
+            let o = self.expr(it)?;
+            let t = self.ty(o);
+            if t.dtype() != DType::I32 || matches!(t, Ty::Global { .. } | Ty::Shared { .. }) {
+                return self.err(
+                    it.span,
+                    format!(
+                        "an index must be an `i32` tile or scalar, found {}",
+                        ty_name(&t)
+                    ),
+                );
+            }
+            if let Some(s) = t.tile_shape() {
+                shape = Some(match shape {
+                    None => s.to_vec(),
+                    Some(cur) => match super::expr::broadcast_shapes(&cur, s) {
+                        Some(b) if b.len() <= super::MAX_RANK => b,
+                        _ => {
+                            return self.err(
+                                it.span,
+                                format!(
+                                    "shape mismatch: index shapes {} and {} do not broadcast",
+                                    shape_str(&cur),
+                                    shape_str(s)
+                                ),
+                            )
+                        }
+                    },
+                });
+            }
+            ops.push((o, it.span));
+        }
+        let all_scalar = shape.is_none();
+        let shape = shape.unwrap_or_else(|| vec![1]);
+        let mut out = Vec::new();
+        for (o, sp) in ops {
+            out.push(self.broadcast_to(o, &shape, sp)?);
+        }
+        Ok((out, shape, all_scalar))
+    }
+
+    /// An operand broadcast to the indices' shape (cuTile's rule: it must broadcast *to* it).
+    pub(super) fn value_to_shape(
+        &mut self,
+        e: &Expr,
+        dtype: DType,
+        shape: &[usize],
+        what: &str,
+    ) -> LResult<Operand> {
+        let v = self.expr(e)?;
+        let t = self.ty(v);
+        if t.dtype() != dtype || matches!(t, Ty::Global { .. } | Ty::Shared { .. }) {
+            return self.err(
+                e.span,
+                format!(
+                    "mismatched types: {what} must be `{}`, found {}",
+                    dtype.name(),
+                    ty_name(&t)
+                ),
+            );
+        }
+        if let Some(s) = t.tile_shape() {
+            if super::expr::broadcast_shapes(s, shape).as_deref() != Some(shape) {
+                return self.err(
+                    e.span,
+                    format!("shape mismatch: {what} has shape {} which does not broadcast to the indices' shape {}", shape_str(s), shape_str(shape)),
+                );
+            }
+        }
+        self.broadcast_to(v, shape, e.span)
+    }
+
+    pub(super) fn indexed_access(
+        &mut self,
+        bound: &Bound<'_>,
+    ) -> LResult<(VarId, DType, Space, Access, bool)> {
+        let (m, dtype, space, rank) = self.any_mem_arg(bound.req("array"))?;
+        let (idx, shape, all_scalar) = self.indices_arg(bound.req("indices"), rank)?;
+        let check_bounds = self.bool_const(bound.get("check_bounds"), true, "`check_bounds`")?;
+        let coords = idx.into_iter().map(Coord::Index).collect();
+        Ok((
+            m,
+            dtype,
+            space,
+            Access {
+                mem: m,
+                shape,
+                coords,
+                mask: None,
+                check_bounds,
+            },
+            all_scalar,
+        ))
+    }
+
+    /// Turn a `[1]`-tile result of an all-scalar indexed op into a block-uniform scalar.
+    pub(super) fn maybe_scalar(
+        &mut self,
+        r: Operand,
+        dtype: DType,
+        all_scalar: bool,
+        span: Span,
+    ) -> Operand {
+        if !all_scalar {
+            return r;
+        }
+        let v = r.var().expect("tile result");
+        self.emit(
+            Inst::Reduce {
+                op: crate::ir::ReduceOp::Sum,
+                x: v,
+            },
+            Ty::Scalar(dtype),
+            span,
+        )
+    }
+
+    pub(super) fn indexed_rmw(
+        &mut self,
+        bound: &Bound<'_>,
+        op: RmwOp,
+        span: Span,
+    ) -> LResult<Operand> {
+        let (m, dtype, space, access, all_scalar) = self.indexed_access(bound)?;
+        let shape = access.shape.clone();
+        // cuTile's defaults: AcqRel at Device scope (Block for shared memory, where it is the widest that means anything).
+        let (sem, scope) = self.rmw_qualifiers(
+            bound,
+            op,
+            dtype,
+            RmwForm::Indexed,
+            space,
+            Sem::AcqRel,
+            table::default_scope(space),
+            span,
+        )?;
+        // cuTile's rule ("common mistake 3"): a read-modify-write that synchronises is acq_rel.
+        if matches!(sem, Sem::Acquire | Sem::Release) {
+            let at = bound.get("sem").map(|e| e.span).unwrap_or(span);
+            return Err(self.error(
+                Diagnostic::new(at, format!("a read-modify-write with `{}` order only half-synchronises", sem.ptx()))
+                    .note("an atomic RMW both reads and writes: with Acquire its write publishes nothing, with Release its read acquires nothing")
+                    .help("use `MemoryOrder::AcqRel` (the default), or `Relaxed` if it synchronises nothing; the tilus form `atomic::global_cas(.., sem = acquire)` is there for lock acquisition"),
+            ));
+        }
+        let (values, compare, inactive) = if op == RmwOp::Cas {
+            let desired = self.value_to_shape(bound.req("desired"), dtype, &shape, "`desired`")?;
+            let expected =
+                self.value_to_shape(bound.req("expected"), dtype, &shape, "`expected`")?;
+            (desired, Some(expected), InactiveResult::Compare)
+        } else {
+            (
+                self.value_to_shape(bound.req("update"), dtype, &shape, "`update`")?,
+                None,
+                InactiveResult::Zero,
+            )
+        };
+        self.note_sync(m, sem, scope, span);
+        let inst = Inst::AtomicRmw {
+            op,
+            access,
+            values,
+            compare,
+            sem,
+            scope,
+            inactive,
+        };
+        let r = self.emit(inst, Ty::Tile { dtype, shape }, span);
+        Ok(self.maybe_scalar(r, dtype, all_scalar, span))
+    }
+
+    pub(super) fn indexed_load(&mut self, bound: &Bound<'_>, span: Span) -> LResult<Operand> {
+        let (m, dtype, space, access, all_scalar) = self.indexed_access(bound)?;
+        let sem = self.sem_arg(bound.get("sem"), Sem::Acquire)?;
+        let scope = self.scope_arg(bound.get("scope"), table::default_scope(space))?;
+        if let Err(e) = table::check_atomic_load(dtype, sem, scope, self.explicit_target) {
+            let at = self.qualifier_span(bound, scope, span);
+            return Err(self.illegal(at, e));
+        }
+        self.require_target(table::scope_min_target(scope));
+        self.note_sync(m, sem, scope, span);
+        let shape = access.shape.clone();
+        let r = self.emit(
+            Inst::AtomicLoad { access, sem, scope },
+            Ty::Tile { dtype, shape },
+            span,
+        );
+        Ok(self.maybe_scalar(r, dtype, all_scalar, span))
+    }
+
+    pub(super) fn indexed_store(&mut self, bound: &Bound<'_>, span: Span) -> LResult<()> {
+        let (m, dtype, space, access, _) = self.indexed_access(bound)?;
+        let sem = self.sem_arg(bound.get("sem"), Sem::Release)?;
+        let scope = self.scope_arg(bound.get("scope"), table::default_scope(space))?;
+        if let Err(e) = table::check_atomic_store(dtype, sem, scope, self.explicit_target) {
+            let at = self.qualifier_span(bound, scope, span);
+            return Err(self.illegal(at, e));
+        }
+        self.require_target(table::scope_min_target(scope));
+        let shape = access.shape.clone();
+        let value = self.value_to_shape(bound.req("value"), dtype, &shape, "`value`")?;
+        self.note_sync(m, sem, scope, span);
+        self.emit_void(
+            Inst::AtomicStore {
+                access,
+                value,
+                sem,
+                scope,
+            },
+            span,
+        );
+        Ok(())
+    }
+
+    /// Record a synchronising access (for the scope-mismatch check in `finish`).
+    pub(super) fn note_sync(&mut self, mem: VarId, sem: Sem, scope: Scope, span: Span) {
+        if sem == Sem::Relaxed {
+            return;
+        }
+        let base = self.base_of(mem);
+        self.sync_uses.push(super::SyncUse {
+            base,
+            sem,
+            scope,
+            span,
+        });
+    }
+}
+
+/// The name in `sem = acquire`, `sem = "acquire"`, `order = MemoryOrder::Acquire`.
+fn name_of(e: &Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::Path(p) => p.last().cloned(),
+        ExprKind::Str(s) => Some(s.clone()),
+        _ => None,
+    }
+}

@@ -1,0 +1,281 @@
+//! Memory arguments and addressing: tensors, shapes of values, offsets, masks, scatter
+//! coordinates and views, shared by the load/store and atomic builtins.
+
+use super::args::{req, Bound, P};
+use super::{shape_str, ty_name, LResult, Lowerer};
+use crate::ast::{Arg, Expr, ExprKind};
+use crate::ir::{Access, Coord, DType, Inst, Operand, Space, Span, Ty, VarId};
+
+impl Lowerer {
+    /// A shared tensor argument: (var, dtype, shape).
+    pub(super) fn shared_arg(&mut self, e: &Expr) -> LResult<(VarId, DType, Vec<usize>)> {
+        let o = self.expr(e)?;
+        match (o, self.ty(o)) {
+            (Operand::Var(v), Ty::Shared { dtype, shape }) => Ok((v, dtype, shape)),
+            (_, t) => self.err(
+                e.span,
+                format!(
+                    "expected a shared tensor (from `shared_tensor`), found {}",
+                    ty_name(&t)
+                ),
+            ),
+        }
+    }
+
+    /// A global tensor argument: (var, dtype, rank).
+    pub(super) fn global_arg(&mut self, e: &Expr) -> LResult<(VarId, DType, usize)> {
+        let o = self.expr(e)?;
+        match (o, self.ty(o)) {
+            (Operand::Var(v), Ty::Global { dtype, rank }) => Ok((v, dtype, rank)),
+            (_, t) => self.err(e.span, format!("expected a global tensor (a `GlobalTensor` parameter or a view of one), found {}", ty_name(&t))),
+        }
+    }
+
+    /// A memory argument of the given space; for global tensors the "shape" has `usize::MAX`
+    /// for runtime dims.
+    pub(super) fn mem_arg(
+        &mut self,
+        e: &Expr,
+        space: Space,
+    ) -> LResult<(VarId, DType, Vec<usize>)> {
+        match space {
+            Space::Shared => self.shared_arg(e),
+            Space::Global => {
+                let (v, d, rank) = self.global_arg(e)?;
+                Ok((v, d, vec![usize::MAX; rank]))
+            }
+        }
+    }
+
+    /// Either kind of memory, for the cuTile-style indexed operations.
+    pub(super) fn any_mem_arg(&mut self, e: &Expr) -> LResult<(VarId, DType, Space, usize)> {
+        let o = self.expr(e)?;
+        match (o, self.ty(o)) {
+            (Operand::Var(v), Ty::Global { dtype, rank }) => Ok((v, dtype, Space::Global, rank)),
+            (Operand::Var(v), Ty::Shared { dtype, shape }) => {
+                Ok((v, dtype, Space::Shared, shape.len()))
+            }
+            (_, t) => self.err(
+                e.span,
+                format!("expected a global or shared tensor, found {}", ty_name(&t)),
+            ),
+        }
+    }
+
+    /// A value that must be a tile of exactly `shape` (or a scalar, broadcast to it).
+    pub(super) fn value_of_shape(
+        &mut self,
+        e: &Expr,
+        dtype: DType,
+        shape: &[usize],
+        what: &str,
+    ) -> LResult<Operand> {
+        let v = self.expr(e)?;
+        let t = self.ty(v);
+        match &t {
+            Ty::Scalar(d) if *d == dtype => Ok(v),
+            Ty::Tile { dtype: d, shape: s } if *d == dtype && s == shape => Ok(v),
+            Ty::Tile { dtype: d, shape: s } if *d == dtype => self.err(
+                e.span,
+                format!("shape mismatch: {what} has shape {} but the destination needs {}", shape_str(s), shape_str(shape)),
+            ),
+            _ => self.err(e.span, format!("mismatched types: {what} must be `{}` (a tile of shape {} or a scalar), found {}", dtype.name(), shape_str(shape), ty_name(&t))),
+        }
+    }
+
+    /// `offsets = [o0, o1]` (scalars; a bare scalar for rank 1) → Pos coordinates.
+    pub(super) fn offsets_arg(&mut self, e: &Expr, rank: usize) -> LResult<Vec<Coord>> {
+        let items: Vec<&Expr> = match &e.kind {
+            ExprKind::Array(items) => items.iter().collect(),
+            _ => vec![e],
+        };
+        if items.len() != rank {
+            return self.err(
+                e.span,
+                format!(
+                    "expected {rank} offset(s), one per tensor dimension, found {}",
+                    items.len()
+                ),
+            );
+        }
+        let mut coords = Vec::new();
+        for (axis, it) in items.into_iter().enumerate() {
+            let o = self.expr(it)?;
+            let o = self.uniform_i32(o, it.span, "an offset")?;
+            coords.push(Coord::Pos { axis, offset: o });
+        }
+        Ok(coords)
+    }
+
+    pub(super) fn mask_arg(
+        &mut self,
+        e: Option<&Expr>,
+        shape: &[usize],
+    ) -> LResult<Option<Operand>> {
+        let Some(e) = e else { return Ok(None) };
+        let m = self.expr(e)?;
+        match self.ty(m) {
+            Ty::Scalar(DType::Bool) => Ok(Some(m)),
+            Ty::Tile {
+                dtype: DType::Bool,
+                shape: s,
+            } if s == shape => Ok(Some(m)),
+            Ty::Tile {
+                dtype: DType::Bool,
+                shape: s,
+            } => self.err(
+                e.span,
+                format!(
+                    "shape mismatch: the mask has shape {} but the operation has {}",
+                    shape_str(&s),
+                    shape_str(shape)
+                ),
+            ),
+            t => self.err(
+                e.span,
+                format!("a mask must be `bool`, found {}", ty_name(&t)),
+            ),
+        }
+    }
+
+    /// The scatter addressing shared by scatter stores and scatter atomics.
+    pub(super) fn scatter_access(
+        &mut self,
+        bound: &Bound<'_>,
+        m: VarId,
+        dst_shape: &[usize],
+    ) -> LResult<(Access, Vec<usize>)> {
+        let rank = dst_shape.len();
+        let de = bound.req("dim");
+        let dim = self.const_usize(de, "`dim`")?;
+        if dim >= rank {
+            return self.err(de.span, format!("`dim = {dim}` is out of range for a rank-{rank} destination (valid: 0..{rank})"));
+        }
+        let ie = bound.req("indices");
+        let idx = self.expr(ie)?;
+        let Ty::Tile { dtype, shape } = self.ty(idx) else {
+            return self.err(
+                ie.span,
+                format!(
+                    "`indices` must be an integer tile, found {}",
+                    ty_name(&self.ty(idx))
+                ),
+            );
+        };
+        if dtype != DType::I32 {
+            return self.err(
+                ie.span,
+                format!(
+                    "`indices` must be an integer tile, found a `{}` tile",
+                    dtype.name()
+                ),
+            );
+        }
+        if shape.len() != rank {
+            return self.err(
+                ie.span,
+                format!(
+                    "`indices` has rank {} but the destination has rank {rank}",
+                    shape.len()
+                ),
+            );
+        }
+        for k in 0..rank {
+            if k != dim && dst_shape[k] != usize::MAX && dst_shape[k] != shape[k] {
+                return self.err(
+                    ie.span,
+                    format!(
+                        "shape mismatch on non-scatter axis {k}: `indices` has {} but the destination has {} (only axis `dim = {dim}` may differ)",
+                        shape[k], dst_shape[k]
+                    ),
+                );
+            }
+        }
+        let coords = (0..rank)
+            .map(|k| {
+                if k == dim {
+                    Coord::Index(idx)
+                } else {
+                    Coord::Pos {
+                        axis: k,
+                        offset: Operand::Imm(0, DType::I32),
+                    }
+                }
+            })
+            .collect();
+        let mask = self.mask_arg(bound.get("mask"), &shape)?;
+        Ok((
+            Access {
+                mem: m,
+                shape: shape.clone(),
+                coords,
+                mask,
+                check_bounds: true,
+            },
+            shape,
+        ))
+    }
+}
+
+pub(super) fn identity_coords(rank: usize) -> Vec<Coord> {
+    (0..rank)
+        .map(|axis| Coord::Pos {
+            axis,
+            offset: Operand::Imm(0, DType::I32),
+        })
+        .collect()
+}
+
+pub(super) fn whole(m: VarId, shape: &[usize]) -> Access {
+    Access {
+        mem: m,
+        shape: shape.to_vec(),
+        coords: identity_coords(shape.len()),
+        mask: None,
+        check_bounds: false,
+    }
+}
+
+impl Lowerer {
+    /// `tensor.view(offset, [d0, d1, ...])`: a row-major window with runtime dims.
+    pub(crate) fn view(&mut self, recv: Operand, args: &[Arg], span: Span) -> LResult<Operand> {
+        const SIG: &[P] = &[req("offset"), req("shape")];
+        let bound = self.bind_args("view", SIG, args, span)?;
+        let oe = bound.req("offset");
+        let offset = self.expr(oe)?;
+        let offset = self.uniform_i32(offset, oe.span, "a view offset")?;
+        let se = bound.req("shape");
+        let ExprKind::Array(items) = &se.kind else {
+            return self.err(
+                se.span,
+                "the shape of a view is a list of dimensions, e.g. `[rows, cols]`",
+            );
+        };
+        if items.is_empty() || items.len() > super::MAX_RANK {
+            return self.err(
+                se.span,
+                format!("a view must have 1 to {} dimensions", super::MAX_RANK),
+            );
+        }
+        let mut dims = Vec::new();
+        for it in items {
+            let d = self.expr(it)?;
+            dims.push(self.uniform_i32(d, it.span, "a view dimension")?);
+        }
+        let src = recv.var().expect("tensor");
+        let dtype = self.ty(recv).dtype();
+        let rank = dims.len();
+        let out = self.emit(
+            Inst::View {
+                src,
+                offset,
+                shape: dims,
+            },
+            Ty::Global { dtype, rank },
+            span,
+        );
+        let base = self.base_of(src);
+        self.view_base.insert(out.var().expect("var"), base);
+        Ok(out)
+    }
+}
