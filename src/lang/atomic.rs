@@ -229,6 +229,12 @@ pub mod shared_add {}
 ///
 /// # Example
 ///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::shared_sub(acc, v); // `let old =` is optional
+/// ```
+///
 /// See the example under [`shared_add`](crate::lang::atomic::shared_add#example), which uses all six element-wise ops on one shared tensor.
 pub mod shared_sub {}
 
@@ -252,6 +258,12 @@ pub mod shared_sub {}
 /// PTX: `atom.{sem}.{scope}.shared.min.s32` when the result is used or `sem` has an acquire half, `red.{sem}.{scope}.shared.min.s32` otherwise.
 ///
 /// # Example
+///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::shared_min(acc, v); // `let old =` is optional
+/// ```
 ///
 /// See the example under [`shared_add`](crate::lang::atomic::shared_add#example), which uses all six element-wise ops on one shared tensor.
 pub mod shared_min {}
@@ -277,6 +289,12 @@ pub mod shared_min {}
 ///
 /// # Example
 ///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::shared_max(acc, v); // `let old =` is optional
+/// ```
+///
 /// See the example under [`shared_add`](crate::lang::atomic::shared_add#example), which uses all six element-wise ops on one shared tensor.
 pub mod shared_max {}
 
@@ -300,6 +318,12 @@ pub mod shared_max {}
 /// PTX: `atom.{sem}.{scope}.shared.exch.b32`, whether or not the result is used (there is no `red` form).
 ///
 /// # Example
+///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::shared_exch(acc, v); // `let old =` is optional
+/// ```
 ///
 /// See the example under [`shared_add`](crate::lang::atomic::shared_add#example), which uses all six element-wise ops on one shared tensor.
 pub mod shared_exch {}
@@ -325,6 +349,12 @@ pub mod shared_exch {}
 /// PTX: `atom.{sem}.{scope}.shared.cas.b32`, whether or not the result is used (there is no `red` form).
 ///
 /// # Example
+///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::shared_cas(lock, compare = expected, values = desired, sem = acquire);
+/// ```
 ///
 /// See the example under [`shared_add`](crate::lang::atomic::shared_add#example), which uses all six element-wise ops on one shared tensor.
 pub mod shared_cas {}
@@ -413,6 +443,12 @@ pub mod global_add {}
 ///
 /// # Example
 ///
+/// Inside a kernel body:
+///
+/// ```text
+/// atomic::global_sub(out, v, offsets = [row0, col0], mask = keep);
+/// ```
+///
 /// See the example under [`global_add`](crate::lang::atomic::global_add#example), which merges tiles with `global_add`, `global_sub`, `global_min` and `global_max`.
 pub mod global_sub {}
 
@@ -437,6 +473,12 @@ pub mod global_sub {}
 /// PTX: `atom.{sem}.{scope}.global.min.s32` when the result is used or `sem` has an acquire half, `red.{sem}.{scope}.global.min.s32` otherwise.
 ///
 /// # Example
+///
+/// Inside a kernel body:
+///
+/// ```text
+/// atomic::global_min(out, v, offsets = [row0, col0], mask = keep);
+/// ```
 ///
 /// See the example under [`global_add`](crate::lang::atomic::global_add#example), which merges tiles with `global_add`, `global_sub`, `global_min` and `global_max`.
 pub mod global_min {}
@@ -463,6 +505,12 @@ pub mod global_min {}
 ///
 /// # Example
 ///
+/// Inside a kernel body:
+///
+/// ```text
+/// atomic::global_max(out, v, offsets = [row0, col0], mask = keep);
+/// ```
+///
 /// See the example under [`global_add`](crate::lang::atomic::global_add#example), which merges tiles with `global_add`, `global_sub`, `global_min` and `global_max`.
 pub mod global_max {}
 
@@ -487,6 +535,12 @@ pub mod global_max {}
 /// PTX: `atom.{sem}.{scope}.global.exch.b32`, whether or not the result is used (there is no `red` form).
 ///
 /// # Example
+///
+/// Inside a kernel body:
+///
+/// ```text
+/// atomic::global_exch(out, v, offsets = [row0, col0], mask = keep);
+/// ```
 ///
 /// See the example under [`global_cas`](crate::lang::atomic::global_cas#example), which races blocks with `global_cas` and `global_exch`.
 pub mod global_exch {}
@@ -662,6 +716,12 @@ pub mod shared_scatter_add {}
 ///
 /// # Example
 ///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::shared_scatter_sub(bins, dim = 0, indices = idx, values = v); // `let old =` is optional
+/// ```
+///
 /// See the example under [`shared_scatter_add`](crate::lang::atomic::shared_scatter_add#example), which keeps per-bin counts, sums, minima and maxima with all four shared scatter ops.
 pub mod shared_scatter_sub {}
 
@@ -688,6 +748,12 @@ pub mod shared_scatter_sub {}
 ///
 /// # Example
 ///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::shared_scatter_min(bins, dim = 0, indices = idx, values = v); // `let old =` is optional
+/// ```
+///
 /// See the example under [`shared_scatter_add`](crate::lang::atomic::shared_scatter_add#example), which keeps per-bin counts, sums, minima and maxima with all four shared scatter ops.
 pub mod shared_scatter_min {}
 
@@ -713,6 +779,12 @@ pub mod shared_scatter_min {}
 /// PTX: `red.{sem}.{scope}.shared.max.s32` when the result is unused and `sem` is `relaxed` or `release`, `atom.{sem}.{scope}.shared.max.s32` otherwise.
 ///
 /// # Example
+///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::shared_scatter_max(bins, dim = 0, indices = idx, values = v); // `let old =` is optional
+/// ```
 ///
 /// See the example under [`shared_scatter_add`](crate::lang::atomic::shared_scatter_add#example), which keeps per-bin counts, sums, minima and maxima with all four shared scatter ops.
 pub mod shared_scatter_max {}
@@ -808,6 +880,12 @@ pub mod global_scatter_add {}
 ///
 /// # Example
 ///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::global_scatter_sub(bins, dim = 0, indices = idx, values = v); // `let old =` is optional
+/// ```
+///
 /// See the example under [`global_scatter_add`](crate::lang::atomic::global_scatter_add#example), which scatters a 2-D tile with all four global scatter ops.
 pub mod global_scatter_sub {}
 
@@ -834,6 +912,12 @@ pub mod global_scatter_sub {}
 ///
 /// # Example
 ///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::global_scatter_min(bins, dim = 0, indices = idx, values = v); // `let old =` is optional
+/// ```
+///
 /// See the example under [`global_scatter_add`](crate::lang::atomic::global_scatter_add#example), which scatters a 2-D tile with all four global scatter ops.
 pub mod global_scatter_min {}
 
@@ -859,6 +943,12 @@ pub mod global_scatter_min {}
 /// PTX: `red.{sem}.{scope}.global.max.s32` when the result is unused and `sem` is `relaxed` or `release`, `atom.{sem}.{scope}.global.max.s32` otherwise.
 ///
 /// # Example
+///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::global_scatter_max(bins, dim = 0, indices = idx, values = v); // `let old =` is optional
+/// ```
 ///
 /// See the example under [`global_scatter_add`](crate::lang::atomic::global_scatter_add#example), which scatters a 2-D tile with all four global scatter ops.
 pub mod global_scatter_max {}
@@ -932,6 +1022,12 @@ pub mod store_shared_scatter {}
 /// For every active element at position `p` of `indices`, `dst[a] = values[p]`, where `a` is `p` with its coordinate on axis `dim` replaced by `indices[p]`; elements whose `a` is outside `dst` are skipped. These are plain (weak) stores: when two active elements address the same location, one of their values remains and which one is unspecified. Use them for collision-free patterns (permutations, compaction into distinct slots) and the atomic scatter forms otherwise.
 ///
 /// # Example
+///
+/// Inside a kernel body:
+///
+/// ```text
+/// store_global_scatter(out, dim = 0, indices = perm, values = v, mask = keep);
+/// ```
 ///
 /// See the example under [`store_shared_scatter`](crate::lang::atomic::store_shared_scatter#example), which uses both scatter stores.
 pub mod store_global_scatter {}
