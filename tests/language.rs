@@ -264,8 +264,57 @@ fn bad_launches_are_errors_not_panics() {
     }
 }
 
+/// The README's histogram (shared-memory scatter counts, then one global add per bin).
+#[tile_kernel(threads = 256)]
+fn histogram(values: GlobalTensor<i32>, hist: GlobalTensor<i32>) {
+    let counts = shared_tensor(i32, [256]);
+    store_shared(counts, zeros([256]));
+    sync();
+    let n = values.len();
+    for start in (block_idx() * 4096..n).step_by(grid_dim() * 4096) {
+        let bins = load_global(values, offsets = [start], shape = [4096], other = -1);
+        atomic::shared_scatter_add(counts, dim = 0, indices = bins, values = 1);
+    }
+    sync();
+    let c = load_shared(counts);
+    atomic::global_add(hist, c, mask = c != 0);
+}
+
+#[test]
+fn histogram_counts_with_out_of_range_values_and_tails() {
+    assemble_all(histogram::NAME, histogram::PTX, histogram::TARGET);
+    // The hot loop: 16-byte loads and warp-aggregatable shared reductions, no `atom`.
+    assert!(histogram::PTX.contains("ld.global.v4.s32"));
+    assert!(histogram::PTX.contains("red.relaxed.cta.shared.add.u32"));
+    assert!(histogram::PTX.contains("red.relaxed.gpu.global.add.u32"));
+    assert!(!histogram::PTX.contains("atom."));
+    let mut rng = Rng::new();
+    for dev in backends() {
+        for (n, grid) in [(1, 1), (4095, 3), (4097, 1), (100_003, 7), (300_001, 64)] {
+            // Values outside 0..256 (about 1 in 10) must be ignored.
+            let data = rng.vec(n, -30, 280);
+            let values = dev.upload(&data).unwrap();
+            let hist = dev.full::<i32>(257, 0).unwrap(); // one extra bin must stay 0
+            histogram::launch(&dev, grid, &values, &hist).unwrap();
+            let mut want = vec![0; 257];
+            for &v in &data {
+                if (0..256).contains(&v) {
+                    want[v as usize] += 1;
+                }
+            }
+            assert_eq!(
+                hist.download().unwrap(),
+                want,
+                "{} n={n} grid={grid}",
+                dev.name()
+            );
+        }
+    }
+}
+
 #[test]
 fn ptx_is_deterministic_and_snapshotted() {
+    insta::assert_snapshot!("histogram", histogram::PTX);
     insta::assert_snapshot!("affine", affine::PTX);
     insta::assert_snapshot!("small_tiles", small_tiles::PTX);
     assert_eq!(affine::PTX, affine::spec().ptx());
