@@ -28,9 +28,10 @@ impl Diagnostic {
     }
     /// The message with its notes, one per line, as the macro reports it.
     pub fn render(&self) -> String {
+        // rustc-style trailing lines: `= note: ...` / `= help: ...`.
         let mut s = self.message.clone();
         for n in &self.notes {
-            s.push_str("\n\n");
+            s.push_str("\n= ");
             s.push_str(n);
         }
         s

@@ -41,6 +41,22 @@ pub fn compile(def: &ast::KernelDef) -> Result<Compiled, Vec<diag::Diagnostic>> 
     passes::run_all(&mut ir);
     let module = ptx::generate(&ir)
         .map_err(|e| vec![diag::Diagnostic::new(ir::Span::NONE, e.to_string())])?;
+    // The front end checked the user's allocations; the back end adds scratch for broadcasts
+    // and reductions, so the total is checked again here (an error now, not at every launch).
+    if module.shared_bytes > lower::MAX_SHARED_BYTES {
+        let d = diag::Diagnostic::new(
+            ir::Span::NONE,
+            format!(
+                "kernel `{}` needs {} bytes of shared memory per block ({} allocated with `shared_tensor`, the rest scratch for `broadcast_to`/reductions), over the {}-byte limit",
+                ir.name,
+                module.shared_bytes,
+                ir.shared_bytes,
+                lower::MAX_SHARED_BYTES
+            ),
+        )
+        .help("use smaller shared tensors, or broadcast smaller tiles");
+        return Err(vec![d]);
+    }
     Ok(Compiled {
         ir,
         ptx: module.text,

@@ -5,6 +5,7 @@ use crate::attr;
 use crate::parse::Parser;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use tilus_core::ast;
 
@@ -41,8 +42,16 @@ pub fn tile_kernel(attr_tokens: TokenStream, item: TokenStream) -> TokenStream {
         }
     }
 
+    // The PTX entry point: `r#loop` is entry `loop`; PTX identifiers are ASCII.
+    let entry = func.sig.ident.unraw().to_string();
+    if !entry.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        errors.push(syn::Error::new(
+            func.sig.ident.span(),
+            "a tile kernel's name must be ASCII letters, digits and `_`: it becomes the PTX entry point",
+        ));
+    }
     let def = ast::KernelDef {
-        name: func.sig.ident.to_string(),
+        name: entry,
         name_span,
         params,
         body,
@@ -115,7 +124,7 @@ fn emit(
 ) -> TokenStream {
     let vis = &func.vis;
     let name = &func.sig.ident;
-    let name_str = name.to_string();
+    let name_str = name.unraw().to_string();
     let docs: Vec<&syn::Attribute> = func
         .attrs
         .iter()
@@ -177,7 +186,9 @@ fn emit(
                 /// Everything the runtime needs to launch the kernel on either backend.
                 pub fn spec() -> &'static ::tilus::KernelSpec {
                     static SPEC: ::tilus::KernelSpec =
-                        ::tilus::KernelSpec::new(#name_str, #ptx, #ir, #threads, #shared, &[#(#specs),*]);
+                        // SAFETY: PTX, IR and parameter list are all generated from one
+                        // checked IR; every access in the PTX is bounds-checked or proven.
+                        unsafe { ::tilus::KernelSpec::new(#name_str, #ptx, #ir, #threads, #shared, &[#(#specs),*]) };
                     &SPEC
                 }
             };

@@ -79,10 +79,13 @@ pub(crate) fn describe_kind(kind: &ParamKind) -> String {
 ///
 /// ```
 /// use tilus_runtime::{DType, KernelSpec, ParamSpec};
-/// static SPEC: KernelSpec = KernelSpec::new(
-///     "fill", "// ptx", "{}", 256, 0,
-///     &[ParamSpec::tensor("out", DType::I32), ParamSpec::scalar("value", DType::I32)],
-/// );
+/// // SAFETY: the spec is only inspected here, never launched.
+/// static SPEC: KernelSpec = unsafe {
+///     KernelSpec::new(
+///         "fill", "// ptx", "{}", 256, 0,
+///         &[ParamSpec::tensor("out", DType::I32), ParamSpec::scalar("value", DType::I32)],
+///     )
+/// };
 /// assert_eq!(SPEC.name(), "fill");
 /// assert_eq!(SPEC.params().len(), 2);
 /// ```
@@ -100,7 +103,15 @@ pub struct KernelSpec {
 impl KernelSpec {
     /// Describe a kernel. `name` must be the PTX entry's name; `shared_bytes` is the dynamic
     /// shared memory requested per block at launch.
-    pub const fn new(
+    ///
+    /// # Safety
+    ///
+    /// Launching runs `ptx` on the GPU with the arguments laid out from `params` (a `u64`
+    /// pointer and a `u32` length per tensor, an `i32` per scalar). The caller promises that the
+    /// PTX entry `name` takes exactly those parameters and accesses each tensor only within
+    /// `0..len`, and that `ir_json` is the IR of the same kernel. `#[tile_kernel]` upholds this
+    /// by construction (it generates all of them from one checked IR); hand-written specs must.
+    pub const unsafe fn new(
         name: &'static str,
         ptx: &'static str,
         ir_json: &'static str,

@@ -131,26 +131,30 @@ fn leak(s: String) -> &'static str {
 fn fill_spec() -> &'static KernelSpec {
     static SPEC: std::sync::OnceLock<&'static KernelSpec> = std::sync::OnceLock::new();
     SPEC.get_or_init(|| {
-        Box::leak(Box::new(KernelSpec::new(
-            "fill_gpu",
-            leak(format!("{HEADER}{FILL_PTX}")),
-            "{}",
-            256,
-            0,
-            FILL_PARAMS,
-        )))
+        Box::leak(Box::new(unsafe {
+            KernelSpec::new(
+                "fill_gpu",
+                leak(format!("{HEADER}{FILL_PTX}")),
+                "{}",
+                256,
+                0,
+                FILL_PARAMS,
+            )
+        }))
     })
 }
 
 fn smem_spec(shared: usize) -> &'static KernelSpec {
-    Box::leak(Box::new(KernelSpec::new(
-        "smem_rot",
-        leak(format!("{HEADER}{SMEM_PTX}")),
-        "{}",
-        256,
-        shared,
-        SMEM_PARAMS,
-    )))
+    Box::leak(Box::new(unsafe {
+        KernelSpec::new(
+            "smem_rot",
+            leak(format!("{HEADER}{SMEM_PTX}")),
+            "{}",
+            256,
+            shared,
+            SMEM_PARAMS,
+        )
+    }))
 }
 
 #[test]
@@ -220,14 +224,16 @@ fn launch_fill_and_abi_with_two_tensors() {
 
     static ADD: std::sync::OnceLock<&'static KernelSpec> = std::sync::OnceLock::new();
     let add = *ADD.get_or_init(|| {
-        Box::leak(Box::new(KernelSpec::new(
-            "add_k",
-            leak(format!("{HEADER}{ADD_PTX}")),
-            "{}",
-            128,
-            0,
-            ADD_PARAMS,
-        )))
+        Box::leak(Box::new(unsafe {
+            KernelSpec::new(
+                "add_k",
+                leak(format!("{HEADER}{ADD_PTX}")),
+                "{}",
+                128,
+                0,
+                ADD_PARAMS,
+            )
+        }))
     });
     let a: Vec<i32> = (0..1000).collect();
     let a = dev.upload(&a).unwrap();
@@ -294,27 +300,31 @@ fn validation_on_gpu() {
         Err(Error::WrongDevice { .. })
     ));
     // Bad PTX: a CUDA error carrying the JIT log, not a crash; the context stays usable.
-    let bad: &'static KernelSpec = Box::leak(Box::new(KernelSpec::new(
-        "fill_gpu",
-        leak(format!(
-            "{HEADER}.visible .entry fill_gpu() {{ bogus.instruction; }}"
-        )),
-        "{}",
-        32,
-        0,
-        &[],
-    )));
+    let bad: &'static KernelSpec = Box::leak(Box::new(unsafe {
+        KernelSpec::new(
+            "fill_gpu",
+            leak(format!(
+                "{HEADER}.visible .entry fill_gpu() {{ bogus.instruction; }}"
+            )),
+            "{}",
+            32,
+            0,
+            &[],
+        )
+    }));
     let err = dev.launch(bad, 1, &[]).unwrap_err();
     eprintln!("bad PTX: {err}");
     assert!(matches!(err, Error::Cuda { .. }), "{err}");
-    let missing: &'static KernelSpec = Box::leak(Box::new(KernelSpec::new(
-        "no_such_entry",
-        leak(format!("{HEADER}{FILL_PTX}")),
-        "{}",
-        32,
-        0,
-        &[],
-    )));
+    let missing: &'static KernelSpec = Box::leak(Box::new(unsafe {
+        KernelSpec::new(
+            "no_such_entry",
+            leak(format!("{HEADER}{FILL_PTX}")),
+            "{}",
+            32,
+            0,
+            &[],
+        )
+    }));
     let err = dev.launch(missing, 1, &[]).unwrap_err();
     eprintln!("missing entry: {err}");
     dev.launch(fill_spec(), 1, &[KernelArg::from(&out), 5.into()])

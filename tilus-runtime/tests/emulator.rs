@@ -176,14 +176,16 @@ fn launch_rejects_wrong_kind() {
         e => panic!("{e}"),
     }
     // A launcher declaring a bool tensor: an i32 tensor does not fit.
-    static BOOL_SPEC: KernelSpec = KernelSpec::new(
-        "flags",
-        "",
-        "{}",
-        32,
-        0,
-        &[ParamSpec::tensor("f", DType::Bool)],
-    );
+    static BOOL_SPEC: KernelSpec = unsafe {
+        KernelSpec::new(
+            "flags",
+            "",
+            "{}",
+            32,
+            0,
+            &[ParamSpec::tensor("f", DType::Bool)],
+        )
+    };
     let err = dev
         .launch(&BOOL_SPEC, 1, &[KernelArg::from(&t)])
         .unwrap_err();
@@ -247,7 +249,7 @@ fn launch_rejects_too_much_shared_memory() {
 #[test]
 fn launch_rejects_too_many_threads() {
     let dev = Device::emulator();
-    static SPEC: KernelSpec = KernelSpec::new("wide", "", "{}", 2048, 0, &[]);
+    static SPEC: KernelSpec = unsafe { KernelSpec::new("wide", "", "{}", 2048, 0, &[]) };
     let err = dev.launch(&SPEC, 1, &[]).unwrap_err();
     assert!(
         matches!(
@@ -260,7 +262,7 @@ fn launch_rejects_too_many_threads() {
         ),
         "{err}"
     );
-    static ZERO: KernelSpec = KernelSpec::new("none", "", "{}", 0, 0, &[]);
+    static ZERO: KernelSpec = unsafe { KernelSpec::new("none", "", "{}", 0, 0, &[]) };
     assert!(matches!(
         dev.launch(&ZERO, 1, &[]),
         Err(Error::Threads { threads: 0, .. })
@@ -289,7 +291,7 @@ fn launch_rejects_tensor_of_another_device() {
 #[test]
 fn launch_rejects_invalid_ir() {
     let dev = Device::emulator();
-    static BAD: KernelSpec = KernelSpec::new("bad", "", "not json", 32, 0, &[]);
+    static BAD: KernelSpec = unsafe { KernelSpec::new("bad", "", "not json", 32, 0, &[]) };
     let err = dev.launch(&BAD, 1, &[]).unwrap_err();
     assert!(
         matches!(&err, Error::InvalidSpec { kernel, .. } if kernel == "bad"),
@@ -304,14 +306,16 @@ fn launch_rejects_invalid_ir() {
     // IR whose parameters disagree with the launcher's.
     let k = empty_kernel("mismatch", 32, &[("x", ParamKind::Scalar(DType::I32))]);
     let json: &'static str = Box::leak(k.to_json().into_boxed_str());
-    let spec: &'static KernelSpec = Box::leak(Box::new(KernelSpec::new(
-        "mismatch",
-        "",
-        json,
-        32,
-        0,
-        Box::leak(Box::new([ParamSpec::scalar("y", DType::I32)])),
-    )));
+    let spec: &'static KernelSpec = Box::leak(Box::new(unsafe {
+        KernelSpec::new(
+            "mismatch",
+            "",
+            json,
+            32,
+            0,
+            Box::leak(Box::new([ParamSpec::scalar("y", DType::I32)])),
+        )
+    }));
     let err = dev.launch(spec, 1, &[KernelArg::from(1)]).unwrap_err();
     assert!(err.to_string().contains("parameter 0 is `x`"), "{err}");
 }

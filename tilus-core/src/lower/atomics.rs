@@ -157,6 +157,7 @@ impl Lowerer {
             mask,
             check_bounds,
         };
+        self.note_sync(&access, sem, scope, span);
         let inst = Inst::AtomicRmw {
             op,
             access,
@@ -166,7 +167,6 @@ impl Lowerer {
             scope,
             inactive: InactiveResult::Zero,
         };
-        self.note_sync(m, sem, scope, span);
         Ok(self.emit(inst, Ty::Tile { dtype, shape }, span))
     }
 
@@ -190,7 +190,7 @@ impl Lowerer {
         )?;
         let (access, shape) = self.scatter_access(bound, m, &dst_shape)?;
         let values = self.value_of_shape(bound.req("values"), dtype, &shape, "`values`")?;
-        self.note_sync(m, sem, scope, span);
+        self.note_sync(&access, sem, scope, span);
         let inst = Inst::AtomicRmw {
             op,
             access,
@@ -348,7 +348,7 @@ impl Lowerer {
         op: RmwOp,
         span: Span,
     ) -> LResult<Operand> {
-        let (m, dtype, space, access, all_scalar) = self.indexed_access(bound)?;
+        let (_, dtype, space, access, all_scalar) = self.indexed_access(bound)?;
         let shape = access.shape.clone();
         // cuTile's defaults: AcqRel at Device scope (Block for shared memory, where it is the widest that means anything).
         let (sem, scope) = self.rmw_qualifiers(
@@ -382,7 +382,7 @@ impl Lowerer {
                 InactiveResult::Zero,
             )
         };
-        self.note_sync(m, sem, scope, span);
+        self.note_sync(&access, sem, scope, span);
         let inst = Inst::AtomicRmw {
             op,
             access,
@@ -397,7 +397,7 @@ impl Lowerer {
     }
 
     pub(super) fn indexed_load(&mut self, bound: &Bound<'_>, span: Span) -> LResult<Operand> {
-        let (m, dtype, space, access, all_scalar) = self.indexed_access(bound)?;
+        let (_, dtype, space, access, all_scalar) = self.indexed_access(bound)?;
         let sem = self.sem_arg(bound.get("sem"), Sem::Acquire)?;
         let scope = self.scope_arg(bound.get("scope"), table::default_scope(space))?;
         if let Err(e) = table::check_atomic_load(dtype, sem, scope, self.explicit_target) {
@@ -405,7 +405,7 @@ impl Lowerer {
             return Err(self.illegal(at, e));
         }
         self.require_target(table::scope_min_target(scope));
-        self.note_sync(m, sem, scope, span);
+        self.note_sync(&access, sem, scope, span);
         let shape = access.shape.clone();
         let r = self.emit(
             Inst::AtomicLoad { access, sem, scope },
@@ -416,7 +416,7 @@ impl Lowerer {
     }
 
     pub(super) fn indexed_store(&mut self, bound: &Bound<'_>, span: Span) -> LResult<()> {
-        let (m, dtype, space, access, _) = self.indexed_access(bound)?;
+        let (_, dtype, space, access, _) = self.indexed_access(bound)?;
         let sem = self.sem_arg(bound.get("sem"), Sem::Release)?;
         let scope = self.scope_arg(bound.get("scope"), table::default_scope(space))?;
         if let Err(e) = table::check_atomic_store(dtype, sem, scope, self.explicit_target) {
@@ -426,7 +426,7 @@ impl Lowerer {
         self.require_target(table::scope_min_target(scope));
         let shape = access.shape.clone();
         let value = self.value_to_shape(bound.req("value"), dtype, &shape, "`value`")?;
-        self.note_sync(m, sem, scope, span);
+        self.note_sync(&access, sem, scope, span);
         self.emit_void(
             Inst::AtomicStore {
                 access,
@@ -440,17 +440,38 @@ impl Lowerer {
     }
 
     /// Record a synchronising access (for the scope-mismatch check in `finish`).
-    pub(super) fn note_sync(&mut self, mem: VarId, sem: Sem, scope: Scope, span: Span) {
+    pub(super) fn note_sync(&mut self, access: &Access, sem: Sem, scope: Scope, span: Span) {
         if sem == Sem::Relaxed {
             return;
         }
-        let base = self.base_of(mem);
+        let base = self.base_of(access.mem);
+        let range = self.const_range(access);
         self.sync_uses.push(super::SyncUse {
             base,
+            range,
             sem,
             scope,
             span,
         });
+    }
+
+    /// The element range `[start, end)` of the base tensor a rank-1 access can touch, when it
+    /// is known at compile time (immediate view offsets and coordinates); `None` = anywhere.
+    fn const_range(&self, access: &Access) -> Option<(i64, i64)> {
+        let origin = self.const_offset(access.mem)?;
+        match access.coords.as_slice() {
+            [Coord::Index(Operand::Imm(i, _))] => {
+                Some((origin + *i as i64, origin + *i as i64 + 1))
+            }
+            [Coord::Pos {
+                axis,
+                offset: Operand::Imm(o, _),
+            }] => {
+                let start = origin + *o as i64;
+                Some((start, start + access.shape[*axis] as i64))
+            }
+            _ => None,
+        }
     }
 }
 

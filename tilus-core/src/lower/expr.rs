@@ -51,9 +51,18 @@ impl Lowerer {
                 )
             }
             ExprKind::Binary { op, lhs, rhs } => {
-                let a = self.expr(lhs)?;
-                let b = self.expr(rhs)?;
-                self.binary(*op, a, b, e.span)?
+                if matches!(op, ast::BinOp::And | ast::BinOp::Or) {
+                    // Tile code has no short circuit: both operands run, so neither may have
+                    // effects that Rust readers would expect `&&`/`||` to skip.
+                    let what = "an operand of `&&` / `||`";
+                    let a = self.pure_expr(lhs, what)?;
+                    let b = self.pure_expr(rhs, what)?;
+                    self.binary(*op, a, b, e.span)?
+                } else {
+                    let a = self.expr(lhs)?;
+                    let b = self.expr(rhs)?;
+                    self.binary(*op, a, b, e.span)?
+                }
             }
             ExprKind::Unary { op, x } => {
                 // `-literal` folds so that `i32::MIN` can be written.
@@ -76,9 +85,11 @@ impl Lowerer {
                 self.cast(a, d, e.span)?
             }
             ExprKind::IfElse { cond, then, els } => {
+                // A value-`if` is an element-wise select: both arms are evaluated, so an arm
+                // must not have effects (an atomic in one arm would run regardless of `cond`).
                 let c = self.expr(cond)?;
-                let a = self.expr(then)?;
-                let b = self.expr(els)?;
+                let a = self.pure_expr(then, "an arm of an `if` expression")?;
+                let b = self.pure_expr(els, "an arm of an `if` expression")?;
                 self.select(c, a, b, e.span)?
             }
             ExprKind::Call {
@@ -99,6 +110,24 @@ impl Lowerer {
             }
         };
         Ok(Some(v))
+    }
+
+    /// Lower an expression that must not have side effects (it is evaluated unconditionally
+    /// where Rust would evaluate it conditionally).
+    fn pure_expr(&mut self, e: &Expr, what: &str) -> LResult<Operand> {
+        let mark = self.blocks.last().map_or(0, Vec::len);
+        let v = self.expr(e)?;
+        let effect = self.blocks.last().is_some_and(|b| {
+            b[mark..].iter().any(|s| matches!(s, crate::ir::Stmt::Inst { inst, .. } if inst.has_side_effects() && !matches!(inst, Inst::AllocShared { .. })))
+        });
+        if effect {
+            return Err(self.error(
+                Diagnostic::new(e.span, format!("{what} cannot perform memory writes, atomics or barriers"))
+                    .note("tile code evaluates both sides unconditionally (it selects per element), so the effect would happen whatever the condition")
+                    .help("use an `if` statement: `let mut x = 0; if cond { x = ...; }`"),
+            ));
+        }
+        Ok(v)
     }
 
     pub(crate) fn int_lit(&mut self, v: i128, span: Span) -> LResult<i32> {
@@ -557,7 +586,18 @@ impl Lowerer {
         for it in items {
             match &it.kind {
                 ExprKind::Int(v) if *v > 0 && *v <= (1 << 20) => shape.push(*v as usize),
-                ExprKind::Int(v) => return self.err(it.span, format!("dimension `{v}` must be positive")),
+                ExprKind::Int(v) if *v <= 0 => {
+                    return self.err(it.span, format!("dimension `{v}` must be positive"))
+                }
+                ExprKind::Int(v) => {
+                    return self.err(
+                        it.span,
+                        format!(
+                            "dimension `{v}` is too large: a tile has at most {} elements",
+                            super::MAX_TILE_ELEMENTS
+                        ),
+                    )
+                }
                 _ => {
                     return Err(self.error(
                         Diagnostic::new(it.span, "a tile dimension must be an integer literal")

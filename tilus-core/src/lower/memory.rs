@@ -275,7 +275,13 @@ impl Lowerer {
             span,
         );
         let base = self.base_of(src);
-        self.view_base.insert(out.var().expect("var"), base);
+        let out_var = out.var().expect("var");
+        self.view_base.insert(out_var, base);
+        let constant = match offset {
+            Operand::Imm(o, _) => self.const_offset(src).map(|s| s + o as i64),
+            Operand::Var(_) => None,
+        };
+        self.view_offset.insert(out_var, constant);
         Ok(out)
     }
 }

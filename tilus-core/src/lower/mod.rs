@@ -80,6 +80,8 @@ pub(crate) struct Lowerer {
     temp_counter: usize,
     /// View variable → the kernel parameter it views.
     pub(crate) view_base: HashMap<VarId, VarId>,
+    /// View variable → its element offset into the base, when all offsets are immediates.
+    pub(crate) view_offset: HashMap<VarId, Option<i64>>,
     /// Synchronising (non-relaxed) atomic accesses, for the scope-mismatch check.
     pub(crate) sync_uses: Vec<SyncUse>,
 }
@@ -88,6 +90,8 @@ pub(crate) struct Lowerer {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SyncUse {
     pub base: VarId,
+    /// The elements of `base` it can touch, when known at compile time.
+    pub range: Option<(i64, i64)>,
     pub sem: ir::Sem,
     pub scope: ir::Scope,
     pub span: Span,
@@ -107,6 +111,7 @@ impl Lowerer {
             loop_depth: 0,
             temp_counter: 0,
             view_base: HashMap::new(),
+            view_offset: HashMap::new(),
             sync_uses: Vec::new(),
         };
         let threads = def.options.threads;
@@ -197,6 +202,14 @@ impl Lowerer {
         self.view_base.get(&v).copied().unwrap_or(v)
     }
 
+    /// A tensor handle's constant element offset into its base (0 for the base itself).
+    pub(crate) fn const_offset(&self, v: VarId) -> Option<i64> {
+        match self.view_offset.get(&v) {
+            Some(o) => *o,
+            None => Some(0),
+        }
+    }
+
     /// cuTile's "common mistake 2": a release and an acquire on the same memory that disagree on
     /// scope do not synchronise with each other (e.g. a flag released at Device scope and
     /// acquired at Block scope by another block).
@@ -206,7 +219,11 @@ impl Lowerer {
             for b in &uses[..i] {
                 let pair = (a.sem.has_acquire() && b.sem.has_release())
                     || (a.sem.has_release() && b.sem.has_acquire());
-                if a.base == b.base && pair && a.scope != b.scope {
+                let overlap = match (a.range, b.range) {
+                    (Some((s1, e1)), Some((s2, e2))) => s1 < e2 && s2 < e1,
+                    _ => true,
+                };
+                if a.base == b.base && overlap && pair && a.scope != b.scope {
                     let name = self.vars[a.base as usize].name.clone();
                     self.error(
                         Diagnostic::new(

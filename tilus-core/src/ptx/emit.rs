@@ -138,7 +138,18 @@ impl<'k> Emitter<'k> {
         self.body.push(format!("\t{}", s.as_ref()));
     }
     pub fn comment(&mut self, s: impl AsRef<str>) {
-        let s = s.as_ref().replace(['\n', '\r'], " ");
+        // ptxas rejects non-ASCII anywhere in the file, comments included (`let größe = ..`).
+        let s: String = s
+            .as_ref()
+            .chars()
+            .map(|c| {
+                if c.is_ascii() && !c.is_ascii_control() {
+                    c
+                } else {
+                    '?'
+                }
+            })
+            .collect();
         self.body.push(format!("\t// {s}"));
     }
     fn label(&mut self, l: &str) {

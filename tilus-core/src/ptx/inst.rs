@@ -48,8 +48,21 @@ fn fold_bin(op: BinOp, a: i32, b: i32) -> Option<i32> {
         BinOp::Add => a.wrapping_add(b),
         BinOp::Sub => a.wrapping_sub(b),
         BinOp::Mul => a.wrapping_mul(b),
-        BinOp::Div => a.checked_div(b).unwrap_or(0),
-        BinOp::Rem => a.checked_rem(b).unwrap_or(0),
+        // As the emulator defines them (ir.rs): x / 0 = x % 0 = 0, i32::MIN / -1 wraps.
+        BinOp::Div => {
+            if b == 0 {
+                0
+            } else {
+                a.wrapping_div(b)
+            }
+        }
+        BinOp::Rem => {
+            if b == 0 {
+                0
+            } else {
+                a.wrapping_rem(b)
+            }
+        }
         BinOp::And => a & b,
         BinOp::Or => a | b,
         BinOp::Xor => a ^ b,

@@ -19,14 +19,16 @@ pub fn leak_spec(kernel: &Kernel, ptx: &str, shared_bytes: usize) -> &'static Ke
             }
         })
         .collect();
-    Box::leak(Box::new(KernelSpec::new(
-        Box::leak(kernel.name.clone().into_boxed_str()),
-        Box::leak(ptx.to_string().into_boxed_str()),
-        Box::leak(kernel.to_json().into_boxed_str()),
-        kernel.threads,
-        shared_bytes,
-        Box::leak(params.into_boxed_slice()),
-    )))
+    Box::leak(Box::new(unsafe {
+        KernelSpec::new(
+            Box::leak(kernel.name.clone().into_boxed_str()),
+            Box::leak(ptx.to_string().into_boxed_str()),
+            Box::leak(kernel.to_json().into_boxed_str()),
+            kernel.threads,
+            shared_bytes,
+            Box::leak(params.into_boxed_slice()),
+        )
+    }))
 }
 
 fn param_var(p: &Param) -> Var {
