@@ -247,6 +247,41 @@ fn tiles_smaller_than_the_block_are_not_replicated() {
     }
 }
 
+/// Views whose flat index leaves the i32 range: every backend must treat the elements as out of
+/// bounds (reading `other`), never wrap around to valid memory.
+#[tile_kernel(threads = 32)]
+fn huge_views(x: GlobalTensor<i32>, out: GlobalTensor<i32>, rows: i32, r: i32, big: i32) {
+    // rows * 3 overflows i32: row r starts at 3r, which wraps to 2 in 32-bit arithmetic.
+    let v = x.view(0, [rows, 3]);
+    let a = load_global(v, offsets = [r, 0], shape = [1, 3], other = -7).reshape([3]);
+    store_global(out, a, offsets = [0]);
+    // A view of a view whose offsets add past i32::MAX.
+    let w = x.view(big, [8]).view(big, [8]);
+    let b = load_global(w, offsets = [0], shape = [8], other = -9);
+    store_global(out, b, offsets = [3]);
+    // A 2-D scatter to row r of the overflowing view: nothing may be written.
+    atomic::global_scatter_add(v, dim = 0, indices = full([1, 3], r), values = 100);
+}
+
+#[test]
+fn address_arithmetic_never_wraps_into_valid_memory() {
+    assemble_all(huge_views::NAME, huge_views::PTX, huge_views::TARGET);
+    for dev in backends() {
+        let x = dev.upload(&(0..16).collect::<Vec<i32>>()).unwrap();
+        let out = dev.full::<i32>(11, POISON).unwrap();
+        huge_views::launch(&dev, 1, &x, &out, i32::MAX, 1_431_655_766, i32::MAX).unwrap();
+        let mut want = vec![-7; 3];
+        want.extend([-9; 8]);
+        assert_eq!(out.download().unwrap(), want, "{}", dev.name());
+        assert_eq!(
+            x.download().unwrap(),
+            (0..16).collect::<Vec<i32>>(),
+            "{}: wrote through a wrapped index",
+            dev.name()
+        );
+    }
+}
+
 #[test]
 fn bad_launches_are_errors_not_panics() {
     for dev in backends() {

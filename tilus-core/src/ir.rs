@@ -412,7 +412,9 @@ pub enum Inst {
     /// A view of a global tensor (or of a view): element offset `offset` (scalar, relative to the
     /// source's start) and new dims (scalars), row-major contiguous. Result `Ty::Global` of
     /// rank `shape.len()`. Bounds checks of accesses through a view check the view's dims and
-    /// the base tensor's `len`.
+    /// the base tensor's `len`. The view's offset from the base is the exact sum of the offsets
+    /// clamped to the i32 range (so a huge offset stays out of bounds rather than wrapping), and
+    /// flat indices `offset + sum(coord_k * stride_k)` are computed exactly (no i32 wrapping).
     View {
         src: VarId,
         offset: Operand,

@@ -81,6 +81,15 @@ struct Plan<'a> {
     /// General path: per-axis limits (clamped dims) and row-major strides.
     dims: Vec<Val>,
     strides: Vec<Val>,
+    /// General path on a global tensor of rank >= 2: the flat index is computed in 64 bits (a
+    /// product of runtime dims can exceed i32, and a wrapped index could pass the bounds check
+    /// and address the wrong element). Strides (`None` = 1) and the base length, widened.
+    wide: Option<Wide>,
+}
+
+struct Wide {
+    strides: Vec<Option<Reg>>,
+    len: Reg,
 }
 
 /// What to do at each active element.
@@ -302,6 +311,7 @@ impl Emitter<'_> {
             range: None,
             dims: Vec::new(),
             strides: Vec::new(),
+            wide: None,
         };
         if let ([Coord::Pos { axis: 0, offset }], 1) =
             (access.coords.as_slice(), access.shape.len())
@@ -355,11 +365,26 @@ impl Emitter<'_> {
                         plan.dims.push(c);
                     }
                 }
-                let mut strides = vec![Val::Imm(1); rank];
-                for k in (0..rank.saturating_sub(1)).rev() {
-                    strides[k] = self.vmul(strides[k + 1], Val::Reg(g.dims[k + 1]));
+                if rank >= 2 {
+                    let mut strides: Vec<Option<Reg>> = vec![None; rank];
+                    for k in (0..rank - 1).rev() {
+                        let dim = self.r64();
+                        self.line(format!("cvt.s64.s32 \t{dim}, {};", g.dims[k + 1]));
+                        strides[k] = Some(match strides[k + 1] {
+                            None => dim,
+                            Some(next) => {
+                                let st = self.r64();
+                                self.line(format!("mul.lo.s64 \t{st}, {next}, {dim};"));
+                                st
+                            }
+                        });
+                    }
+                    let len = self.r64();
+                    self.line(format!("cvt.u64.u32 \t{len}, {};", g.len));
+                    plan.wide = Some(Wide { strides, len });
+                } else {
+                    plan.strides = vec![Val::Imm(1)];
                 }
-                plan.strides = strides;
             }
             Mem::Shared { shape, .. } => {
                 plan.dims = shape.iter().map(|&d| Val::Imm(d as i32)).collect();
@@ -455,6 +480,7 @@ impl Emitter<'_> {
         let shape = plan.access.shape.clone();
         let mut pos: Vec<Option<Val>> = vec![None; shape.len()];
         let mut m = Val::Imm(0);
+        let mut coords64: Vec<(Val, Option<Reg>)> = Vec::new();
         for (k, coord) in plan.access.coords.iter().enumerate() {
             let c = match coord {
                 Coord::Pos { axis, offset } => {
@@ -493,8 +519,36 @@ impl Emitter<'_> {
                 let ok = self.vsetp("lt", "u32", c, plan.dims[k]);
                 act = self.pand(act, ok);
             }
+            if let Some(w) = &plan.wide {
+                coords64.push((c, w.strides[k]));
+                continue;
+            }
             let t = self.vmul(c, plan.strides[k]);
             m = self.vadd(m, t);
+        }
+        if let (Some(w), Mem::Global(g)) = (&plan.wide, &plan.mem) {
+            // m = off + sum(c_k * stride_k), exactly, in 64 bits.
+            let acc = self.r64();
+            self.line(format!("cvt.s64.s32 \t{acc}, {};", g.off));
+            for (c, stride) in coords64 {
+                let c = self.in_reg(c);
+                let c64 = self.r64();
+                self.line(format!("cvt.s64.s32 \t{c64}, {c};"));
+                match stride {
+                    None => self.line(format!("add.s64 \t{acc}, {acc}, {c64};")),
+                    Some(st) => self.line(format!("mad.lo.s64 \t{acc}, {c64}, {st}, {acc};")),
+                }
+            }
+            if plan.access.check_bounds {
+                let ok = self.pred();
+                self.line(format!("setp.lt.u64 \t{ok}, {acc}, {};", w.len));
+                act = self.pand(act, PVal::Reg(ok));
+            }
+            let t = self.r64();
+            let a = self.r64();
+            self.line(format!("shl.b64 \t{t}, {acc}, 2;"));
+            self.line(format!("add.s64 \t{a}, {}, {t};", g.ptr));
+            return Ok((act, Addr { base: a, imm: 0 }));
         }
         if let Mem::Global(g) = &plan.mem {
             let g = g.clone();

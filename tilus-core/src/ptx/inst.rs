@@ -278,7 +278,21 @@ impl Emitter<'_> {
             return internal("view rank does not match its type");
         }
         // Offset first: when `d` is `src` the remaining reads are of other registers.
-        self.line(format!("add.s32 \t{}, {}, {off};", g.off, s.off));
+        // Saturating: a view offset beyond the i32 range clamps (ir.rs), so an access through
+        // it is out of bounds instead of wrapping around to valid elements.
+        let wide = self.r64();
+        self.line(format!("cvt.s64.s32 \t{wide}, {};", s.off));
+        match off {
+            Val::Imm(c) => self.line(format!("add.s64 \t{wide}, {wide}, {c};")),
+            Val::Reg(r) => {
+                let w2 = self.r64();
+                self.line(format!("cvt.s64.s32 \t{w2}, {r};"));
+                self.line(format!("add.s64 \t{wide}, {wide}, {w2};"));
+            }
+        }
+        self.line(format!("min.s64 \t{wide}, {wide}, 2147483647;"));
+        self.line(format!("max.s64 \t{wide}, {wide}, -2147483648;"));
+        self.line(format!("cvt.s32.s64 \t{}, {wide};", g.off));
         if g.ptr != s.ptr {
             self.line(format!("mov.b64 \t{}, {};", g.ptr, s.ptr));
             self.line(format!("mov.b32 \t{}, {};", g.len, s.len));
