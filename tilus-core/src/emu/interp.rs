@@ -5,6 +5,7 @@
 //! `Sync` has nothing to wait for. Memory instructions live in `mem.rs`.
 
 use super::ops;
+use super::race::Shadow;
 use super::value::{
     next_pos, numel_checked, operand, scalar, Elems, GlobalView, SharedView, Tile, Value,
 };
@@ -66,6 +67,8 @@ pub(crate) struct Interp<'c, 'k, 'a> {
     pub scratch: Vec<i64>,
     pub block: u32,
     iterations: u64,
+    /// Race-checking shadow of the shared window (only under `check_races`).
+    pub race: Option<Shadow>,
 }
 
 impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
@@ -80,6 +83,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             scratch: Vec::new(),
             block: 0,
             iterations: 0,
+            race: ctx.opts.check_races.then(|| Shadow::new(ctx.kernel)),
         }
     }
 
@@ -88,6 +92,8 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         self.block = block;
         self.iterations = 0;
         self.shared.fill(SHARED_POISON);
+        // A fresh epoch: nothing recorded by the previous block can conflict.
+        self.barrier();
         for i in 0..self.vars.len() {
             let old = std::mem::take(&mut self.vars[i]);
             self.recycle(old);
@@ -110,6 +116,14 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         match self.exec(&k.body)? {
             Flow::Next => Ok(()),
             Flow::Break => Err(self.malformed("`break` outside a loop".into())),
+        }
+    }
+
+    /// A block-wide barrier (`bar.sync`) of the PTX: starts a new race-checking epoch.
+    #[inline]
+    pub fn barrier(&mut self) {
+        if let Some(r) = &mut self.race {
+            r.barrier();
         }
     }
 
@@ -301,7 +315,11 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     ..
                 } => self.rmw(None, *op, access, *values, *compare, *sem, *inactive),
                 Inst::Fence { sem, .. } => {
-                    super::mem::fence(*sem);
+                    self.fence(*sem);
+                    Ok(())
+                }
+                Inst::Sync => {
+                    self.barrier();
                     Ok(())
                 }
                 _ => Ok(()),
@@ -456,6 +474,13 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 let mut out = self.take_buf();
                 let src = self.operand(Operand::Var(*x))?;
                 broadcast(src, shape, n, &mut out).map_err(|m| self.malformed(m))?;
+                // The PTX replicates a tile through shared scratch between two barriers (a
+                // scalar source or an equal element count is a register move).
+                if let Some(Ty::Tile { shape: s, .. }) = self.ty(*x) {
+                    if crate::ir::numel(s) != n {
+                        self.barrier();
+                    }
+                }
                 self.set_tile(d, shape.clone(), out)
             }
             Inst::Reduce { op, x } => {
@@ -464,6 +489,11 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     Elems::Scalar(v) => ops::reduce(*op, dt, &[v]),
                     Elems::Tile(_, xs) => ops::reduce(*op, dt, xs),
                 };
+                // The PTX combines the warps' partials of a tile through shared scratch, between
+                // two barriers (one warp needs no barrier).
+                if self.ctx.kernel.threads > 32 && matches!(self.ty(*x), Some(Ty::Tile { .. })) {
+                    self.barrier();
+                }
                 self.set(d, Value::Scalar(v))
             }
             Inst::AllocShared { shape, offset, .. } => {
@@ -485,9 +515,12 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     }),
                 )
             }
-            Inst::Sync => Ok(()),
+            Inst::Sync => {
+                self.barrier();
+                Ok(())
+            }
             Inst::Fence { sem, .. } => {
-                super::mem::fence(*sem);
+                self.fence(*sem);
                 Ok(())
             }
             Inst::Load { access, other } => self.load(d, access, *other),
@@ -512,8 +545,13 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         numel_checked(shape).ok_or_else(|| self.malformed(format!("shape {shape:?} is too large")))
     }
 
+    /// `Fence`: the PTX brackets the fence with barriers.
+    fn fence(&mut self, sem: crate::ir::Sem) {
+        self.barrier();
+        super::mem::fence(sem);
+    }
+
     /// The declared type of a variable (for diagnostics and scalar/tile decisions).
-    #[allow(dead_code)]
     pub fn ty(&self, v: VarId) -> Option<&'k Ty> {
         self.ctx.kernel.vars.get(v as usize).map(|v| &v.ty)
     }

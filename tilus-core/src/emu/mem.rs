@@ -11,6 +11,7 @@
 
 use super::access::{self, AccessFault, Region, Resolved, INACTIVE};
 use super::interp::{Fault, Interp, R};
+use super::race::{Kind, Target};
 use super::value::{operand, Elems, Value};
 use super::{EmuArg, EmuError};
 use crate::ir::{Access, InactiveResult, Operand, RmwOp, Sem, VarId};
@@ -139,6 +140,61 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         })
     }
 
+    /// Race checking (under `check_races`): check and record the active elements of a resolved
+    /// shared access. `uniform`: a scalar destination, so every thread performs the access.
+    fn check_race(&mut self, a: &Access, r: &Resolved, kind: Kind, uniform: bool) -> R<()> {
+        if r.region != Region::Shared {
+            return Ok(());
+        }
+        let Some(shadow) = self.race.as_mut() else {
+            return Ok(());
+        };
+        let Some(Value::Shared(view)) = self.vars.get(a.mem as usize) else {
+            return Ok(());
+        };
+        let kernel = self.ctx.kernel;
+        let target = Target {
+            name: kernel
+                .vars
+                .get(a.mem as usize)
+                .map_or("?", |v| v.name.as_str()),
+            word: view.word,
+            shape: &view.shape,
+        };
+        shadow
+            .access(kind, &self.addrs, uniform, &target)
+            .map_err(|race| {
+                Fault::Error(EmuError::SharedRace {
+                    kernel: kernel.name.clone(),
+                    block: self.block,
+                    detail: race.detail,
+                })
+            })
+    }
+
+    /// Whether a one-element result goes to a variable declared scalar, which every thread
+    /// computes (the PTX's uniform access).
+    fn uniform(&self, dst: Option<VarId>, n: usize) -> bool {
+        n == 1
+            && dst.is_some_and(
+                |d| matches!(self.ctx.kernel.vars.get(d as usize), Some(v) if v.ty.is_scalar()),
+            )
+    }
+
+    /// The barrier the PTX places before a release atomic.
+    fn before(&mut self, sem: Sem) {
+        if sem.has_release() {
+            self.barrier();
+        }
+    }
+
+    /// The barrier the PTX places after an acquire atomic.
+    fn after(&mut self, sem: Sem) {
+        if sem.has_acquire() {
+            self.barrier();
+        }
+    }
+
     /// The memory of tensor parameter `param`.
     fn global(&self, param: usize) -> R<&'a [AtomicI32]> {
         match self.ctx.args.get(param) {
@@ -149,6 +205,10 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
 
     pub(crate) fn load(&mut self, dst: VarId, a: &Access, other: Operand) -> R<()> {
         let r = self.resolve(a)?;
+        if self.race.is_some() {
+            let uniform = self.uniform(Some(dst), r.n);
+            self.check_race(a, &r, Kind::Read, uniform)?;
+        }
         let mut out = self.take_buf();
         let other = elems(&self.vars, other, r.n).map_err(|m| self.malformed(m))?;
         match r.region {
@@ -178,6 +238,12 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
 
     pub(crate) fn atomic_load(&mut self, dst: Option<VarId>, a: &Access, sem: Sem) -> R<()> {
         let r = self.resolve(a)?;
+        if self.race.is_some() {
+            self.before(sem);
+            let uniform = self.uniform(dst, r.n);
+            self.check_race(a, &r, Kind::AtomicRead, uniform)?;
+            self.after(sem);
+        }
         let mut out = self.take_buf();
         // An atomic load has no `other`: inactive elements read 0.
         match r.region {
@@ -211,11 +277,19 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         if self.ctx.opts.strict_scatter {
             self.check_duplicates(&r)?;
         }
+        if self.race.is_some() {
+            self.check_race(a, &r, Kind::Write, false)?;
+        }
         self.write(&r, value, Ordering::Relaxed)
     }
 
     pub(crate) fn atomic_store(&mut self, a: &Access, value: Operand, sem: Sem) -> R<()> {
         let r = self.resolve(a)?;
+        if self.race.is_some() {
+            self.before(sem);
+            self.check_race(a, &r, Kind::AtomicWrite, false)?;
+            self.after(sem);
+        }
         self.write(&r, value, store_order(sem))
     }
 
@@ -279,6 +353,12 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         let r = self.resolve(a)?;
         if op == RmwOp::Cas && compare.is_none() {
             return Err(self.malformed("`cas` without a compare operand".into()));
+        }
+        if self.race.is_some() {
+            self.before(sem);
+            let uniform = self.uniform(dst, r.n);
+            self.check_race(a, &r, Kind::AtomicWrite, uniform)?;
+            self.after(sem);
         }
         let mut out = self.take_buf();
         let v = elems(&self.vars, values, r.n).map_err(|m| self.malformed(m))?;

@@ -13,7 +13,8 @@
 //! Where the GPU's behaviour is undefined the emulator reports an error instead of guessing:
 //! an out-of-bounds element of an unchecked access ([`EmuError::OutOfBounds`]), duplicate
 //! addresses in a weak scatter under [`EmuOptions::strict_scatter`], a runaway loop under
-//! [`EmuOptions::max_loop_iterations`]. Where it is merely unspecified it picks one legal
+//! [`EmuOptions::max_loop_iterations`], a shared-memory race (a missing `sync()`) under
+//! [`EmuOptions::check_races`] (`race.rs`). Where it is merely unspecified it picks one legal
 //! outcome (division by zero gives 0; elements of one operation are performed in row-major
 //! order, so the last of several weak stores to one address wins).
 
@@ -21,6 +22,7 @@ mod access;
 mod interp;
 mod mem;
 mod ops;
+mod race;
 mod value;
 
 #[cfg(test)]
@@ -54,6 +56,12 @@ pub struct EmuOptions {
     /// Abort with [`EmuError::StepLimit`] after this many loop iterations in one block
     /// (a spin that never ends fails instead of hanging). `None` = unlimited.
     pub max_loop_iterations: Option<u64>,
+    /// Check shared memory for races the GPU would have: each tile element is performed by the
+    /// thread that owns it in the PTX layout, and two accesses of one shared word by different
+    /// threads (at least one a write, not both atomic) with no block-wide barrier between them
+    /// are reported as [`EmuError::SharedRace`] (a missing `sync()`). Costs a shadow of the
+    /// shared window per worker and a pass over each shared access (on in tests).
+    pub check_races: bool,
 }
 
 /// Most host threads a launch uses when [`EmuOptions::workers`] is 0.
@@ -97,6 +105,15 @@ pub enum EmuError {
         block: u32,
         space: String,
         element: usize,
+        detail: String,
+    },
+    /// Two threads of the block access one shared word with no barrier in between (at least one
+    /// writes, not both atomically): correct here only because the emulator runs each tile
+    /// operation to completion, a race on the GPU. Reported under [`EmuOptions::check_races`].
+    #[error("kernel `{kernel}`, block {block}: {detail}")]
+    SharedRace {
+        kernel: String,
+        block: u32,
         detail: String,
     },
     /// The IR breaks an invariant the front end guarantees (a compiler bug, or hand-built IR).

@@ -1472,3 +1472,616 @@ fn checked_gather_skips_negative_and_large_indices_and_uses_tile_other() {
     .unwrap();
     assert_eq!(read(&o), vec![0, -1, 0, 30, 60, 90, -6, -7]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Shared-memory race checking (`EmuOptions::check_races`).
+
+fn races() -> EmuOptions {
+    EmuOptions {
+        check_races: true,
+        ..strict()
+    }
+}
+
+/// Run a one-output kernel (`out` of `len` words) on one block.
+fn run_out(kernel: &Kernel, len: usize, opts: &EmuOptions) -> Result<Vec<i32>, EmuError> {
+    let o = mem(&vec![0; len]);
+    launch(kernel, 1, &[EmuArg::Tensor(&o)], opts)?;
+    Ok(read(&o))
+}
+
+/// The race message, asserting it is one.
+fn race_detail(r: Result<Vec<i32>, EmuError>) -> String {
+    match r {
+        Err(EmuError::SharedRace {
+            kernel,
+            block,
+            detail,
+        }) => {
+            assert_eq!((kernel.as_str(), block), ("test_kernel", 0));
+            assert!(
+                detail.contains("add `sync()` between the two accesses"),
+                "{detail}"
+            );
+            detail
+        }
+        other => panic!("expected a shared race, got {other:?}"),
+    }
+}
+
+fn sh_load(dst: VarId, sh: VarId, shape: &[usize], coords: Vec<Coord>) -> Stmt {
+    inst(
+        dst,
+        Inst::Load {
+            access: acc(sh, shape, coords, None, false),
+            other: imm(0),
+        },
+    )
+}
+fn sh_store(sh: VarId, shape: &[usize], coords: Vec<Coord>, value: Operand) -> Stmt {
+    eff(Inst::Store {
+        access: acc(sh, shape, coords, None, false),
+        value,
+    })
+}
+
+/// `buf[0..256] = arange(256)` (v = 2 on 128 threads: thread t writes 2t, 2t+1), optionally
+/// `sync()`, then `out = buf[0..len]` read as a `[len]` tile.
+fn store_then_load(sync: bool, len: usize) -> Kernel {
+    let mut k = Kb::new();
+    let out = k.tensor("out");
+    let (sh, alloc) = k.shared(&[256]);
+    k.vars[sh as usize].name = "buf".into();
+    let (a, y) = (k.t(&[256]), k.t(&[len]));
+    let mut body = vec![
+        alloc,
+        inst(a, Inst::Arange { n: 256 }),
+        sh_store(sh, &[256], vec![pos(0, imm(0))], v(a)),
+    ];
+    if sync {
+        body.push(eff(Inst::Sync));
+    }
+    body.push(sh_load(y, sh, &[len], vec![pos(0, imm(0))]));
+    body.push(put(out, 0, len, v(y)));
+    k.finish(body)
+}
+
+#[test]
+fn race_store_then_load_with_another_layout_needs_a_sync() {
+    let want: Vec<i32> = (0..128).collect();
+    // Without race checking the emulator computes the "right" answer...
+    assert_eq!(
+        run_out(&store_then_load(false, 128), 128, &strict()).unwrap(),
+        want
+    );
+    // ...but element 1 is written by thread 0 and read by thread 1.
+    let d = race_detail(run_out(&store_then_load(false, 128), 128, &races()));
+    assert!(
+        d.starts_with(
+            "read-after-write race on shared tensor `buf` (shape [256], allocated at byte 0"
+        ),
+        "{d}"
+    );
+    assert!(
+        d.contains("thread 1 reads it after thread 0 wrote it"),
+        "{d}"
+    );
+    assert!(
+        d.contains("element [1], byte offset 4 of the window"),
+        "{d}"
+    );
+    let e = EmuError::SharedRace {
+        kernel: "k".into(),
+        block: 3,
+        detail: d,
+    };
+    assert!(e
+        .to_string()
+        .starts_with("kernel `k`, block 3: read-after-write"));
+    // With the sync it passes.
+    assert_eq!(
+        run_out(&store_then_load(true, 128), 128, &races()).unwrap(),
+        want
+    );
+    // Reading back with the same layout: every thread reads its own writes, no sync needed.
+    let want: Vec<i32> = (0..256).collect();
+    assert_eq!(
+        run_out(&store_then_load(false, 256), 256, &races()).unwrap(),
+        want
+    );
+}
+
+/// Thread t stores `buf[t]`, then (optionally after a sync) a second op of kind `second` by
+/// thread t touches `buf[127 - t]` (written by thread 127 - t).
+fn reversed_second(sync: bool, second: &str) -> Kernel {
+    let mut k = Kb::new();
+    let out = k.tensor("out");
+    let (sh, alloc) = k.shared(&[128]);
+    k.vars[sh as usize].name = "buf".into();
+    let (a, rev, y) = (k.t(&[128]), k.t(&[128]), k.t(&[128]));
+    let mut body = vec![
+        alloc,
+        inst(a, Inst::Arange { n: 128 }),
+        bin(rev, BinOp::Sub, imm(127), v(a)),
+        sh_store(sh, &[128], vec![pos(0, imm(0))], v(a)),
+    ];
+    if sync {
+        body.push(eff(Inst::Sync));
+    }
+    let at_rev = || acc(sh, &[128], vec![Coord::Index(v(rev))], None, false);
+    body.push(match second {
+        "store" => eff(Inst::Store {
+            access: at_rev(),
+            value: imm(7),
+        }),
+        "rmw" => eff(rmw(RmwOp::Add, at_rev(), imm(1000), None, Sem::Relaxed)),
+        "atomic_store" => eff(Inst::AtomicStore {
+            access: at_rev(),
+            value: imm(7),
+            sem: Sem::Relaxed,
+            scope: Scope::Cta,
+        }),
+        "atomic_load" => inst(
+            y,
+            Inst::AtomicLoad {
+                access: at_rev(),
+                sem: Sem::Relaxed,
+                scope: Scope::Cta,
+            },
+        ),
+        "load" => inst(
+            y,
+            Inst::Load {
+                access: at_rev(),
+                other: imm(0),
+            },
+        ),
+        _ => unreachable!(),
+    });
+    body.push(eff(Inst::Sync));
+    if second == "load" || second == "atomic_load" {
+        body.push(put(out, 0, 128, v(y)));
+    } else {
+        body.push(sh_load(y, sh, &[128], vec![pos(0, imm(0))]));
+        body.push(put(out, 0, 128, v(y)));
+    }
+    k.finish(body)
+}
+
+#[test]
+fn race_write_after_write_between_scatters_of_different_threads() {
+    let d = race_detail(run_out(&reversed_second(false, "store"), 128, &races()));
+    assert!(d.starts_with("write-after-write race"), "{d}");
+    assert!(
+        d.contains("thread 0 writes it after thread 127 wrote it"),
+        "{d}"
+    );
+    assert_eq!(
+        run_out(&reversed_second(true, "store"), 128, &races()).unwrap(),
+        vec![7; 128]
+    );
+}
+
+#[test]
+fn race_atomic_against_plain_accesses() {
+    let plus: Vec<i32> = (0..128).map(|i| i + 1000).collect();
+    for second in ["rmw", "atomic_store", "atomic_load", "load"] {
+        let d = race_detail(run_out(&reversed_second(false, second), 128, &races()));
+        let kind = if second.contains("load") {
+            "read-after-write"
+        } else {
+            "write-after-write"
+        };
+        assert!(d.starts_with(kind), "{second}: {d}");
+        let fine = run_out(&reversed_second(true, second), 128, &races()).unwrap();
+        let want: Vec<i32> = match second {
+            "rmw" => plus.clone(),
+            "atomic_store" => vec![7; 128],
+            _ => (0..128).rev().collect(),
+        };
+        assert_eq!(fine, want, "{second}");
+    }
+
+    // Atomics of different threads on one word need no barrier among themselves, but a plain
+    // read or write after them does.
+    let atomics_then = |then: Option<&str>| {
+        let mut k = Kb::new();
+        let out = k.tensor("out");
+        let (sh, alloc) = k.shared(&[128]);
+        let (a, rev, y) = (k.t(&[128]), k.t(&[128]), k.t(&[128]));
+        let at = |i| acc(sh, &[128], vec![Coord::Index(v(i))], None, false);
+        let mut body = vec![
+            alloc,
+            inst(a, Inst::Arange { n: 128 }),
+            bin(rev, BinOp::Sub, imm(127), v(a)),
+            sh_store(sh, &[128], vec![pos(0, imm(0))], imm(0)),
+            eff(Inst::Sync),
+            eff(rmw(RmwOp::Add, at(a), imm(1), None, Sem::Relaxed)),
+            eff(rmw(RmwOp::Add, at(rev), imm(2), None, Sem::Relaxed)),
+            inst(
+                y,
+                Inst::AtomicLoad {
+                    access: at(rev),
+                    sem: Sem::Relaxed,
+                    scope: Scope::Cta,
+                },
+            ),
+            eff(rmw(RmwOp::Add, at(a), imm(4), None, Sem::Relaxed)),
+        ];
+        match then {
+            Some("load") => body.push(sh_load(y, sh, &[128], vec![Coord::Index(v(rev))])),
+            Some("store") => body.push(sh_store(sh, &[128], vec![Coord::Index(v(rev))], imm(9))),
+            _ => {}
+        }
+        body.push(eff(Inst::Sync));
+        body.push(sh_load(y, sh, &[128], vec![pos(0, imm(0))]));
+        body.push(put(out, 0, 128, v(y)));
+        k.finish(body)
+    };
+    assert_eq!(
+        run_out(&atomics_then(None), 128, &races()).unwrap(),
+        vec![7; 128]
+    );
+    let d = race_detail(run_out(&atomics_then(Some("load")), 128, &races()));
+    assert!(d.starts_with("read-after-write"), "{d}");
+    let d = race_detail(run_out(&atomics_then(Some("store")), 128, &races()));
+    assert!(d.starts_with("write-after-write"), "{d}");
+}
+
+#[test]
+fn race_write_after_read() {
+    // Thread t reads buf[127 - t], then writes buf[t] (which thread 127 - t read).
+    let mut k = Kb::new();
+    let out = k.tensor("out");
+    let (sh, alloc) = k.shared(&[128]);
+    let (a, rev, y) = (k.t(&[128]), k.t(&[128]), k.t(&[128]));
+    let build = |k: &Kb, sync: bool, atomic_write: bool| {
+        let mut body = vec![
+            alloc.clone(),
+            inst(a, Inst::Arange { n: 128 }),
+            bin(rev, BinOp::Sub, imm(127), v(a)),
+            sh_store(sh, &[128], vec![pos(0, imm(0))], v(a)),
+            eff(Inst::Sync),
+            sh_load(y, sh, &[128], vec![Coord::Index(v(rev))]),
+        ];
+        if sync {
+            body.push(eff(Inst::Sync));
+        }
+        let own = acc(sh, &[128], vec![pos(0, imm(0))], None, false);
+        body.push(if atomic_write {
+            eff(rmw(RmwOp::Exch, own, imm(5), None, Sem::Relaxed))
+        } else {
+            eff(Inst::Store {
+                access: own,
+                value: imm(5),
+            })
+        });
+        body.push(put(out, 0, 128, v(y)));
+        Kb {
+            params: k.params.clone(),
+            vars: k.vars.clone(),
+            shared_bytes: k.shared_bytes,
+        }
+        .finish(body)
+    };
+    for atomic_write in [false, true] {
+        let d = race_detail(run_out(&build(&k, false, atomic_write), 128, &races()));
+        assert!(d.starts_with("write-after-read"), "{d}");
+        assert!(
+            d.contains("thread 0 ") && d.contains("after thread 127 read it"),
+            "{d}"
+        );
+        let want: Vec<i32> = (0..128).rev().collect();
+        assert_eq!(
+            run_out(&build(&k, true, atomic_write), 128, &races()).unwrap(),
+            want
+        );
+    }
+}
+
+/// A one-element tile lives on thread 0, which reads its own write back without a barrier; a
+/// scalar (block-uniform) load is done by every thread, so it needs one.
+#[test]
+fn race_single_element_tile_and_scalar_loads() {
+    let build = |sync: bool, scalar: bool| {
+        let mut k = Kb::new();
+        let out = k.tensor("out");
+        let (sh, alloc) = k.shared(&[4]);
+        let y = if scalar { k.s() } else { k.t(&[1]) };
+        let mut body = vec![alloc, sh_store(sh, &[1], vec![pos(0, imm(2))], imm(42))];
+        if sync {
+            body.push(eff(Inst::Sync));
+        }
+        body.push(sh_load(y, sh, &[1], vec![pos(0, imm(2))]));
+        body.push(put(out, 0, 1, v(y)));
+        k.finish(body)
+    };
+    assert_eq!(
+        run_out(&build(false, false), 1, &races()).unwrap(),
+        vec![42]
+    );
+    assert_eq!(run_out(&build(true, true), 1, &races()).unwrap(), vec![42]);
+    let d = race_detail(run_out(&build(false, true), 1, &races()));
+    assert!(
+        d.contains("every thread (a block-uniform scalar access"),
+        "{d}"
+    );
+    assert!(d.contains("after thread 0 wrote it"), "{d}");
+}
+
+/// A `Reduce` over more than one warp contains barriers; over one warp it does not.
+#[test]
+fn race_reduce_barrier_orders_accesses_on_more_than_one_warp() {
+    let build = |threads: u32| {
+        let mut k = Kb::new();
+        let out = k.tensor("out");
+        let (sh, alloc) = k.shared(&[128]);
+        let (a, rev, y, s) = (k.t(&[128]), k.t(&[128]), k.t(&[128]), k.s());
+        let body = vec![
+            alloc,
+            inst(a, Inst::Arange { n: 128 }),
+            bin(rev, BinOp::Sub, imm(127), v(a)),
+            sh_store(sh, &[128], vec![pos(0, imm(0))], v(a)),
+            inst(
+                s,
+                Inst::Reduce {
+                    op: ReduceOp::Sum,
+                    x: a,
+                },
+            ),
+            sh_load(y, sh, &[128], vec![Coord::Index(v(rev))]),
+            bin(y, BinOp::Add, v(y), v(s)),
+            put(out, 0, 128, v(y)),
+        ];
+        let mut kernel = k.finish(body);
+        kernel.threads = threads;
+        kernel
+    };
+    let want: Vec<i32> = (0..128).rev().map(|i| i + 8128).collect();
+    assert_eq!(run_out(&build(128), 128, &races()).unwrap(), want);
+    let d = race_detail(run_out(&build(32), 128, &races()));
+    assert!(d.starts_with("read-after-write"), "{d}");
+}
+
+/// Release atomics have a barrier before them, acquire atomics one after (tile-level ordering),
+/// and a fence is bracketed by barriers.
+#[test]
+fn race_release_acquire_atomics_and_fences_are_barriers() {
+    let build = |between: Option<Inst>| {
+        let mut k = Kb::new();
+        let out = k.tensor("out");
+        let (sh, alloc) = k.shared(&[128]);
+        let (a, rev, y) = (k.t(&[128]), k.t(&[128]), k.t(&[128]));
+        let mut body = vec![
+            alloc,
+            inst(a, Inst::Arange { n: 128 }),
+            bin(rev, BinOp::Sub, imm(127), v(a)),
+            sh_store(sh, &[128], vec![pos(0, imm(0))], v(a)),
+        ];
+        if let Some(i) = between {
+            body.push(eff(i));
+        }
+        body.push(sh_load(y, sh, &[128], vec![Coord::Index(v(rev))]));
+        body.push(put(out, 0, 128, v(y)));
+        (k.finish(body), out)
+    };
+    let flag = |sem: Sem| Inst::AtomicRmw {
+        op: RmwOp::Add,
+        access: acc(0, &[1], vec![pos(0, imm(200))], None, true),
+        values: imm(1),
+        compare: None,
+        sem,
+        scope: Scope::Gpu,
+        inactive: InactiveResult::Zero,
+    };
+    let want: Vec<i32> = (0..128).rev().collect();
+    for (between, ok) in [
+        (None, false),
+        (Some(flag(Sem::Relaxed)), false),
+        (Some(flag(Sem::Release)), true),
+        (Some(flag(Sem::Acquire)), true),
+        (Some(flag(Sem::AcqRel)), true),
+        (
+            Some(Inst::AtomicStore {
+                access: acc(0, &[1], vec![pos(0, imm(200))], None, true),
+                value: imm(1),
+                sem: Sem::Release,
+                scope: Scope::Gpu,
+            }),
+            true,
+        ),
+        (
+            Some(Inst::Fence {
+                sem: Sem::AcqRel,
+                scope: Scope::Cta,
+            }),
+            true,
+        ),
+    ] {
+        let (kernel, _) = build(between.clone());
+        let r = run_out(&kernel, 128, &races());
+        if ok {
+            assert_eq!(r.unwrap(), want, "{between:?}");
+        } else {
+            race_detail(r);
+        }
+    }
+}
+
+#[test]
+fn race_histogram_pattern() {
+    // atomics into a zeroed shared histogram, sync, load: fine.
+    run_histogram(4099, 256, 64, 7, &races());
+    run_histogram(
+        4099,
+        256,
+        64,
+        3,
+        &EmuOptions {
+            workers: 1,
+            ..races()
+        },
+    );
+    // Without the sync between the atomics and the load, or between the zeroing and the
+    // atomics: a race.
+    for which in [0, 1] {
+        let mut kernel = histogram_kernel(256, 64);
+        let syncs: Vec<usize> = kernel
+            .body
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| {
+                matches!(
+                    s,
+                    Stmt::Inst {
+                        inst: Inst::Sync,
+                        ..
+                    }
+                )
+            })
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(syncs.len(), 2);
+        kernel.body.remove(syncs[which]);
+        let mut rng = XorShift(5);
+        let data: Vec<i32> = (0..4099).map(|_| (rng.next() % 64) as i32).collect();
+        let (d, h) = (mem(&data), mem(&[0; 64]));
+        let r = launch(
+            &kernel,
+            3,
+            &[EmuArg::Tensor(&d), EmuArg::I32(4099), EmuArg::Tensor(&h)],
+            &races(),
+        );
+        let Err(EmuError::SharedRace { detail, .. }) = r else {
+            panic!("expected a race without sync {which}, got {r:?}");
+        };
+        let (kind, how) = [
+            ("write-after-write", "atomically writes it after thread"),
+            ("read-after-write", "reads it after"),
+        ][which];
+        assert!(detail.starts_with(kind), "{detail}");
+        assert!(detail.contains(how), "{detail}");
+        if which == 1 {
+            assert!(detail.contains("atomically wrote it"), "{detail}");
+        }
+    }
+}
+
+/// Nothing recorded in one block conflicts with the next block the same worker runs.
+#[test]
+fn race_state_does_not_leak_between_blocks() {
+    let mut k = Kb::new();
+    let out = k.tensor("out");
+    let (sh, alloc) = k.shared(&[128]);
+    let (a, rev) = (k.t(&[128]), k.t(&[128]));
+    let body = vec![
+        alloc,
+        inst(a, Inst::Arange { n: 128 }),
+        bin(rev, BinOp::Sub, imm(127), v(a)),
+        // Block b: thread t writes word 127 - t; the previous block's thread 127 - t wrote it.
+        sh_store(sh, &[128], vec![Coord::Index(v(rev))], v(a)),
+        eff(Inst::Sync),
+        sh_load(a, sh, &[128], vec![pos(0, imm(0))]),
+        put(out, 0, 128, v(a)),
+    ];
+    let kernel = k.finish(body);
+    let o = mem(&[0; 128]);
+    let opts = EmuOptions {
+        workers: 1,
+        ..races()
+    };
+    launch(&kernel, 5, &[EmuArg::Tensor(&o)], &opts).unwrap();
+    assert_eq!(read(&o), (0..128).rev().collect::<Vec<_>>());
+}
+
+/// The race checker's owner of each tile element is the thread whose slot holds it in the PTX
+/// layout (enumerated the way the PTX back end does: `tid * v + slot_const(s)`).
+#[test]
+fn race_owners_match_the_ptx_slots() {
+    use crate::ptx::Layout;
+    for n in [
+        1usize, 2, 3, 6, 16, 100, 128, 256, 257, 300, 1024, 4096, 4100,
+    ] {
+        for threads in [32usize, 96, 128, 256, 1024] {
+            let l = Layout::new(n, threads);
+            let mut want = vec![usize::MAX; n];
+            for t in 0..threads {
+                for s in 0..l.slots() {
+                    let f = t * l.v + l.slot_const(s);
+                    if f < n {
+                        want[f] = t;
+                    }
+                }
+            }
+            let got: Vec<usize> = super::race::owners(l).take(n).collect();
+            assert_eq!(got, want, "n={n} threads={threads}");
+        }
+    }
+}
+
+/// Tiles smaller than the block and partial last chunks: ownership follows the PTX layout.
+#[test]
+fn race_ownership_follows_the_ptx_layout() {
+    use crate::ptx::Layout;
+    // For several sizes: store a tile of n, read it back with the same shape (own elements: no
+    // race), and through a layout of another size (a race exactly when some element changes
+    // owner).
+    for (n, m) in [
+        (6usize, 6usize),
+        (6, 3),
+        (100, 100),
+        (300, 150),
+        (512, 1024),
+        (1030, 515),
+    ] {
+        let mut k = Kb::new();
+        let out = k.tensor("out");
+        let (sh, alloc) = k.shared(&[n.max(m)]);
+        let (a, y) = (k.t(&[n]), k.t(&[m]));
+        let body = vec![
+            alloc,
+            inst(a, Inst::Arange { n }),
+            sh_store(sh, &[n], vec![pos(0, imm(0))], v(a)),
+            inst(
+                y,
+                Inst::Load {
+                    access: acc(sh, &[m], vec![pos(0, imm(0))], None, true),
+                    other: imm(-1),
+                },
+            ),
+            put(out, 0, m, v(y)),
+        ];
+        let kernel = k.finish(body);
+        let (ln, lm) = (Layout::new(n, 128), Layout::new(m, 128));
+        let owner = |l: &Layout, f: usize| (f % l.chunk()) / l.v;
+        let changes = (0..n.min(m)).any(|f| owner(&ln, f) != owner(&lm, f));
+        let r = run_out(&kernel, m, &races());
+        if changes {
+            race_detail(r);
+        } else {
+            // (Words past n were never written: the poison.)
+            let want: Vec<i32> = (0..m as i32)
+                .map(|i| if i < n as i32 { i } else { SHARED_POISON })
+                .collect();
+            assert!(r.unwrap() == want, "n={n} m={m}");
+        }
+    }
+}
+
+/// Run with `cargo test --release -p tilus-core race_check_overhead -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn race_check_overhead() {
+    for check_races in [false, true] {
+        let opts = EmuOptions {
+            workers: 1,
+            check_races,
+            ..Default::default()
+        };
+        let mut best = f64::MAX;
+        for _ in 0..3 {
+            best = best.min(run_histogram(1 << 22, 1024, 256, 64, &opts));
+        }
+        println!("histogram 4M elements, 1 worker, check_races={check_races}: {best:.3}s");
+    }
+}
