@@ -282,6 +282,49 @@ fn address_arithmetic_never_wraps_into_valid_memory() {
     }
 }
 
+/// Reverses a tile through shared memory. Without the `sync()` thread t would read what thread
+/// 127 - t wrote, a race on the GPU: the emulator reports it instead of hiding it.
+#[tile_kernel(threads = 128)]
+fn reverse(x: GlobalTensor<i32>, out: GlobalTensor<i32>, with_sync: i32) {
+    let buf = shared_tensor(i32, [128]);
+    let t = load_global(x, offsets = [0], shape = [128]);
+    store_shared_scatter(buf, dim = 0, indices = 127 - arange(128), values = t);
+    if with_sync != 0 {
+        sync();
+    }
+    store_global(out, load_shared(buf), offsets = [0]);
+}
+
+#[test]
+fn a_missing_sync_is_an_error_on_the_emulator() {
+    let dev = common::emulator();
+    let x = dev.upload(&(0..128).collect::<Vec<i32>>()).unwrap();
+    let out = dev.zeros::<i32>(128).unwrap();
+    reverse::launch(&dev, 1, &x, &out, 1).unwrap();
+    assert_eq!(
+        out.download().unwrap(),
+        (0..128).rev().collect::<Vec<i32>>()
+    );
+    let e = reverse::launch(&dev, 1, &x, &out, 0)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("race") && e.contains("`buf`") && e.contains("sync()"),
+        "{e}"
+    );
+    for dev in backends() {
+        let x = dev.upload(&(0..128).collect::<Vec<i32>>()).unwrap();
+        let out = dev.zeros::<i32>(128).unwrap();
+        reverse::launch(&dev, 1, &x, &out, 1).unwrap();
+        assert_eq!(
+            out.download().unwrap(),
+            (0..128).rev().collect::<Vec<i32>>(),
+            "{}",
+            dev.name()
+        );
+    }
+}
+
 #[test]
 fn bad_launches_are_errors_not_panics() {
     for dev in backends() {

@@ -5,11 +5,13 @@
 use tilus::core::emu::EmuOptions;
 use tilus::Device;
 
-/// The strict emulator used by tests: duplicate indices in a non-atomic scatter are errors and a
-/// spin that never ends fails (after 2^24 loop iterations) instead of hanging.
+/// The strict emulator used by tests: duplicate indices in a non-atomic scatter are errors,
+/// shared-memory races (a missing `sync()`) are errors, and a spin that never ends fails (after
+/// 2^24 loop iterations) instead of hanging.
 pub fn emulator() -> Device {
     Device::emulator_with(EmuOptions {
         strict_scatter: true,
+        check_races: true,
         max_loop_iterations: Some(1 << 24),
         ..EmuOptions::default()
     })

@@ -369,7 +369,9 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     )));
                 };
                 let (param, base) = (g.param, g.offset);
-                let offset = base.saturating_add(self.scalar(*offset)? as i64);
+                // Clamped to the i32 range like the PTX (ir.rs: a huge offset stays out of bounds).
+                let offset =
+                    (base + self.scalar(*offset)? as i64).clamp(i32::MIN as i64, i32::MAX as i64);
                 let dims = shape
                     .iter()
                     .map(|o| self.scalar(*o).map(|v| v as i64))

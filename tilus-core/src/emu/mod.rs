@@ -44,8 +44,9 @@ pub enum EmuArg<'a> {
     I32(i32),
 }
 
-/// The default: lenient scatter, one worker per block up to 256, no step limit.
-#[derive(Debug, Clone, Default)]
+/// The default: lenient scatter, one worker per block up to 256, no step limit, shared-memory
+/// race checking on (a race is a bug on the GPU whatever the emulator computes).
+#[derive(Debug, Clone)]
 pub struct EmuOptions {
     /// Report duplicate addresses among the active elements of one non-atomic scatter store as
     /// an error (on in tests).
@@ -62,6 +63,17 @@ pub struct EmuOptions {
     /// are reported as [`EmuError::SharedRace`] (a missing `sync()`). Costs a shadow of the
     /// shared window per worker and a pass over each shared access (on in tests).
     pub check_races: bool,
+}
+
+impl Default for EmuOptions {
+    fn default() -> Self {
+        EmuOptions {
+            strict_scatter: false,
+            workers: 0,
+            max_loop_iterations: None,
+            check_races: true,
+        }
+    }
 }
 
 /// Most host threads a launch uses when [`EmuOptions::workers`] is 0.

@@ -340,7 +340,14 @@ impl Lowerer {
                 // Tensor handles are aliased; values are bound by renaming a fresh temporary or by
                 // a copy, so that a `mut` variable owns the registers it is overwritten in.
                 let var = match value {
-                    Operand::Var(v) if matches!(ty, Ty::Global { .. } | Ty::Shared { .. }) => v,
+                    Operand::Var(v) if matches!(ty, Ty::Global { .. } | Ty::Shared { .. }) => {
+                        // Name a fresh handle after its binding (diagnostics and the emulator's
+                        // race reports say `buf`, not `_t3`).
+                        if self.vars[v as usize].name.starts_with("_t") {
+                            self.vars[v as usize].name = name.clone();
+                        }
+                        v
+                    }
                     Operand::Var(v)
                         if !*mutable && self.vars[v as usize].name.starts_with("_t") =>
                     {
