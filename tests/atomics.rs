@@ -22,69 +22,30 @@ use common::{backends, Rng};
 use std::collections::HashMap;
 use tilus::prelude::*;
 
-/// Element-wise global `add`: every block hits the same 256-wide window of `dst` (shorter than
-/// the tile, so the tail is out of bounds), storing the pre-RMW values.
-#[tile_kernel(threads = 128)]
-fn gew_add(
-    cmp: GlobalTensor<i32>,
-    vals: GlobalTensor<i32>,
-    dst: GlobalTensor<i32>,
-    olds: GlobalTensor<i32>,
-) {
-    let o = block_idx() * 256;
-    let c = load_global(cmp, offsets = [o], shape = [256]);
-    let v = load_global(vals, offsets = [o], shape = [256]);
-    let old = atomic::global_add(dst, v, offsets = [0]);
-    store_global(olds, old, offsets = [o]);
+/// Defines `gew_{op}` kernels that differ only in the atomic op (kernels have no generics).
+macro_rules! global_kernel_elementwise {
+    ($name:ident, $op:ident) => {
+        #[doc = concat!("Element-wise global `", stringify!($op), "`: every block hits the same 256-wide window of `dst` (shorter than the tile, so the tail is out of bounds), storing the pre-RMW values.")]
+        #[tile_kernel(threads = 128)]
+        fn $name(
+            cmp: GlobalTensor<i32>,
+            vals: GlobalTensor<i32>,
+            dst: GlobalTensor<i32>,
+            olds: GlobalTensor<i32>,
+        ) {
+            let o = block_idx() * 256;
+            let c = load_global(cmp, offsets = [o], shape = [256]);
+            let v = load_global(vals, offsets = [o], shape = [256]);
+            let old = atomic::$op(dst, v, offsets = [0]);
+            store_global(olds, old, offsets = [o]);
+        }
+    };
 }
 
-/// Element-wise global `sub`: every block hits the same 256-wide window of `dst` (shorter than
-/// the tile, so the tail is out of bounds), storing the pre-RMW values.
-#[tile_kernel(threads = 128)]
-fn gew_sub(
-    cmp: GlobalTensor<i32>,
-    vals: GlobalTensor<i32>,
-    dst: GlobalTensor<i32>,
-    olds: GlobalTensor<i32>,
-) {
-    let o = block_idx() * 256;
-    let c = load_global(cmp, offsets = [o], shape = [256]);
-    let v = load_global(vals, offsets = [o], shape = [256]);
-    let old = atomic::global_sub(dst, v, offsets = [0]);
-    store_global(olds, old, offsets = [o]);
-}
-
-/// Element-wise global `min`: every block hits the same 256-wide window of `dst` (shorter than
-/// the tile, so the tail is out of bounds), storing the pre-RMW values.
-#[tile_kernel(threads = 128)]
-fn gew_min(
-    cmp: GlobalTensor<i32>,
-    vals: GlobalTensor<i32>,
-    dst: GlobalTensor<i32>,
-    olds: GlobalTensor<i32>,
-) {
-    let o = block_idx() * 256;
-    let c = load_global(cmp, offsets = [o], shape = [256]);
-    let v = load_global(vals, offsets = [o], shape = [256]);
-    let old = atomic::global_min(dst, v, offsets = [0]);
-    store_global(olds, old, offsets = [o]);
-}
-
-/// Element-wise global `max`: every block hits the same 256-wide window of `dst` (shorter than
-/// the tile, so the tail is out of bounds), storing the pre-RMW values.
-#[tile_kernel(threads = 128)]
-fn gew_max(
-    cmp: GlobalTensor<i32>,
-    vals: GlobalTensor<i32>,
-    dst: GlobalTensor<i32>,
-    olds: GlobalTensor<i32>,
-) {
-    let o = block_idx() * 256;
-    let c = load_global(cmp, offsets = [o], shape = [256]);
-    let v = load_global(vals, offsets = [o], shape = [256]);
-    let old = atomic::global_max(dst, v, offsets = [0]);
-    store_global(olds, old, offsets = [o]);
-}
+global_kernel_elementwise!(gew_add, global_add);
+global_kernel_elementwise!(gew_sub, global_sub);
+global_kernel_elementwise!(gew_min, global_min);
+global_kernel_elementwise!(gew_max, global_max);
 
 /// Element-wise global `exch`: every block hits the same 256-wide window of `dst` (shorter than
 /// the tile, so the tail is out of bounds), storing the pre-RMW values.
@@ -118,105 +79,39 @@ fn gew_cas(
     store_global(olds, old, offsets = [o]);
 }
 
-/// Element-wise shared `add`: `ROUNDS` masked rounds per block on a shared copy of the block's
-/// slice of `dst`, pre-RMW values to `olds`, the final shared tile back to `dst`.
-#[tile_kernel(threads = 128)]
-fn sew_add(
-    cmp: GlobalTensor<i32>,
-    vals: GlobalTensor<i32>,
-    dst: GlobalTensor<i32>,
-    olds: GlobalTensor<i32>,
-) {
-    let s = shared_tensor(i32, [256]);
-    let b = block_idx();
-    store_shared(s, load_global(dst, offsets = [b * 256], shape = [256]));
-    sync();
-    for r in 0..4 {
-        let o = (b * 4 + r) * 256;
-        let c = load_global(cmp, offsets = [o], shape = [256]);
-        let v = load_global(vals, offsets = [o], shape = [256]);
-        let m = (arange(256) + r) % 5 != 0;
-        let old = atomic::shared_add(s, v, mask = m);
-        store_global(olds, old, offsets = [o]);
-        sync();
-    }
-    store_global(dst, load_shared(s), offsets = [b * 256]);
+/// Defines `sew_{op}` kernels that differ only in the atomic op (kernels have no generics).
+macro_rules! shared_kernel_elementwise {
+    ($name:ident, $op:ident) => {
+        #[doc = concat!("Element-wise shared `", stringify!($op), "`: `ROUNDS` masked rounds per block on a shared copy of the block's slice of `dst`, pre-RMW values to `olds`, the final shared tile back to `dst`.")]
+        #[tile_kernel(threads = 128)]
+        fn $name(
+            cmp: GlobalTensor<i32>,
+            vals: GlobalTensor<i32>,
+            dst: GlobalTensor<i32>,
+            olds: GlobalTensor<i32>,
+        ) {
+            let s = shared_tensor(i32, [256]);
+            let b = block_idx();
+            store_shared(s, load_global(dst, offsets = [b * 256], shape = [256]));
+            sync();
+            for r in 0..4 {
+                let o = (b * 4 + r) * 256;
+                let c = load_global(cmp, offsets = [o], shape = [256]);
+                let v = load_global(vals, offsets = [o], shape = [256]);
+                let m = (arange(256) + r) % 5 != 0;
+                let old = atomic::$op(s, v, mask = m);
+                store_global(olds, old, offsets = [o]);
+                sync();
+            }
+            store_global(dst, load_shared(s), offsets = [b * 256]);
+        }
+    };
 }
 
-/// Element-wise shared `sub`: `ROUNDS` masked rounds per block on a shared copy of the block's
-/// slice of `dst`, pre-RMW values to `olds`, the final shared tile back to `dst`.
-#[tile_kernel(threads = 128)]
-fn sew_sub(
-    cmp: GlobalTensor<i32>,
-    vals: GlobalTensor<i32>,
-    dst: GlobalTensor<i32>,
-    olds: GlobalTensor<i32>,
-) {
-    let s = shared_tensor(i32, [256]);
-    let b = block_idx();
-    store_shared(s, load_global(dst, offsets = [b * 256], shape = [256]));
-    sync();
-    for r in 0..4 {
-        let o = (b * 4 + r) * 256;
-        let c = load_global(cmp, offsets = [o], shape = [256]);
-        let v = load_global(vals, offsets = [o], shape = [256]);
-        let m = (arange(256) + r) % 5 != 0;
-        let old = atomic::shared_sub(s, v, mask = m);
-        store_global(olds, old, offsets = [o]);
-        sync();
-    }
-    store_global(dst, load_shared(s), offsets = [b * 256]);
-}
-
-/// Element-wise shared `min`: `ROUNDS` masked rounds per block on a shared copy of the block's
-/// slice of `dst`, pre-RMW values to `olds`, the final shared tile back to `dst`.
-#[tile_kernel(threads = 128)]
-fn sew_min(
-    cmp: GlobalTensor<i32>,
-    vals: GlobalTensor<i32>,
-    dst: GlobalTensor<i32>,
-    olds: GlobalTensor<i32>,
-) {
-    let s = shared_tensor(i32, [256]);
-    let b = block_idx();
-    store_shared(s, load_global(dst, offsets = [b * 256], shape = [256]));
-    sync();
-    for r in 0..4 {
-        let o = (b * 4 + r) * 256;
-        let c = load_global(cmp, offsets = [o], shape = [256]);
-        let v = load_global(vals, offsets = [o], shape = [256]);
-        let m = (arange(256) + r) % 5 != 0;
-        let old = atomic::shared_min(s, v, mask = m);
-        store_global(olds, old, offsets = [o]);
-        sync();
-    }
-    store_global(dst, load_shared(s), offsets = [b * 256]);
-}
-
-/// Element-wise shared `max`: `ROUNDS` masked rounds per block on a shared copy of the block's
-/// slice of `dst`, pre-RMW values to `olds`, the final shared tile back to `dst`.
-#[tile_kernel(threads = 128)]
-fn sew_max(
-    cmp: GlobalTensor<i32>,
-    vals: GlobalTensor<i32>,
-    dst: GlobalTensor<i32>,
-    olds: GlobalTensor<i32>,
-) {
-    let s = shared_tensor(i32, [256]);
-    let b = block_idx();
-    store_shared(s, load_global(dst, offsets = [b * 256], shape = [256]));
-    sync();
-    for r in 0..4 {
-        let o = (b * 4 + r) * 256;
-        let c = load_global(cmp, offsets = [o], shape = [256]);
-        let v = load_global(vals, offsets = [o], shape = [256]);
-        let m = (arange(256) + r) % 5 != 0;
-        let old = atomic::shared_max(s, v, mask = m);
-        store_global(olds, old, offsets = [o]);
-        sync();
-    }
-    store_global(dst, load_shared(s), offsets = [b * 256]);
-}
+shared_kernel_elementwise!(sew_add, shared_add);
+shared_kernel_elementwise!(sew_sub, shared_sub);
+shared_kernel_elementwise!(sew_min, shared_min);
+shared_kernel_elementwise!(sew_max, shared_max);
 
 /// Element-wise shared `exch`: `ROUNDS` masked rounds per block on a shared copy of the block's
 /// slice of `dst`, pre-RMW values to `olds`, the final shared tile back to `dst`.
@@ -268,165 +163,63 @@ fn sew_cas(
     store_global(dst, load_shared(s), offsets = [b * 256]);
 }
 
-/// Shared 1-D scatter `add` into 61 bins, 3 rounds per block; indices include out-of-range ones
-/// and the tail past `n` (read as -1); lanes whose value is a multiple of 3 are masked off.
-#[tile_kernel(threads = 128)]
-fn ssc_add(
-    idx: GlobalTensor<i32>,
-    vals: GlobalTensor<i32>,
-    out: GlobalTensor<i32>,
-    olds: GlobalTensor<i32>,
-) {
-    let s = shared_tensor(i32, [61]);
-    let b = block_idx();
-    store_shared(s, load_global(out, offsets = [b * 61], shape = [61]));
-    sync();
-    for r in 0..3 {
-        let o = (b * 3 + r) * 256;
-        let i = load_global(idx, offsets = [o], shape = [256], other = -1);
-        let v = load_global(vals, offsets = [o], shape = [256], other = 1);
-        let old =
-            atomic::shared_scatter_add(s, dim = 0, indices = i, values = v, mask = v % 3 != 0);
-        store_global(olds, old, offsets = [o]);
-    }
-    sync();
-    store_global(out, load_shared(s), offsets = [b * 61]);
+/// Defines `ssc_{op}` kernels that differ only in the atomic op (kernels have no generics).
+macro_rules! shared_kernel_scatter {
+    ($name:ident, $op:ident) => {
+        #[doc = concat!("Shared 1-D scatter `", stringify!($op), "` into 61 bins, 3 rounds per block; indices include out-of-range ones and the tail past `n` (read as -1); lanes whose value is a multiple of 3 are masked off.")]
+        #[tile_kernel(threads = 128)]
+        fn $name(
+            idx: GlobalTensor<i32>,
+            vals: GlobalTensor<i32>,
+            out: GlobalTensor<i32>,
+            olds: GlobalTensor<i32>,
+        ) {
+            let s = shared_tensor(i32, [61]);
+            let b = block_idx();
+            store_shared(s, load_global(out, offsets = [b * 61], shape = [61]));
+            sync();
+            for r in 0..3 {
+                let o = (b * 3 + r) * 256;
+                let i = load_global(idx, offsets = [o], shape = [256], other = -1);
+                let v = load_global(vals, offsets = [o], shape = [256], other = 1);
+                let old = atomic::$op(s, dim = 0, indices = i, values = v, mask = v % 3 != 0);
+                store_global(olds, old, offsets = [o]);
+            }
+            sync();
+            store_global(out, load_shared(s), offsets = [b * 61]);
+        }
+    };
 }
 
-/// Global 1-D scatter `add` into one 37-bin array shared by all blocks (full contention).
-#[tile_kernel(threads = 128)]
-fn gsc_add(
-    idx: GlobalTensor<i32>,
-    vals: GlobalTensor<i32>,
-    out: GlobalTensor<i32>,
-    olds: GlobalTensor<i32>,
-) {
-    let o = block_idx() * 256;
-    let i = load_global(idx, offsets = [o], shape = [256], other = -1);
-    let v = load_global(vals, offsets = [o], shape = [256], other = 1);
-    let old = atomic::global_scatter_add(out, dim = 0, indices = i, values = v, mask = v % 3 != 0);
-    store_global(olds, old, offsets = [o]);
+shared_kernel_scatter!(ssc_add, shared_scatter_add);
+shared_kernel_scatter!(ssc_sub, shared_scatter_sub);
+shared_kernel_scatter!(ssc_min, shared_scatter_min);
+shared_kernel_scatter!(ssc_max, shared_scatter_max);
+
+/// Defines `gsc_{op}` kernels that differ only in the atomic op (kernels have no generics).
+macro_rules! global_kernel_scatter {
+    ($name:ident, $op:ident) => {
+        #[doc = concat!("Global 1-D scatter `", stringify!($op), "` into one 37-bin array shared by all blocks (full contention).")]
+        #[tile_kernel(threads = 128)]
+        fn $name(
+            idx: GlobalTensor<i32>,
+            vals: GlobalTensor<i32>,
+            out: GlobalTensor<i32>,
+            olds: GlobalTensor<i32>,
+        ) {
+            let o = block_idx() * 256;
+            let i = load_global(idx, offsets = [o], shape = [256], other = -1);
+            let v = load_global(vals, offsets = [o], shape = [256], other = 1);
+            let old = atomic::$op(out, dim = 0, indices = i, values = v, mask = v % 3 != 0);
+            store_global(olds, old, offsets = [o]);
+        }
+    };
 }
 
-/// Shared 1-D scatter `sub` into 61 bins, 3 rounds per block; indices include out-of-range ones
-/// and the tail past `n` (read as -1); lanes whose value is a multiple of 3 are masked off.
-#[tile_kernel(threads = 128)]
-fn ssc_sub(
-    idx: GlobalTensor<i32>,
-    vals: GlobalTensor<i32>,
-    out: GlobalTensor<i32>,
-    olds: GlobalTensor<i32>,
-) {
-    let s = shared_tensor(i32, [61]);
-    let b = block_idx();
-    store_shared(s, load_global(out, offsets = [b * 61], shape = [61]));
-    sync();
-    for r in 0..3 {
-        let o = (b * 3 + r) * 256;
-        let i = load_global(idx, offsets = [o], shape = [256], other = -1);
-        let v = load_global(vals, offsets = [o], shape = [256], other = 1);
-        let old =
-            atomic::shared_scatter_sub(s, dim = 0, indices = i, values = v, mask = v % 3 != 0);
-        store_global(olds, old, offsets = [o]);
-    }
-    sync();
-    store_global(out, load_shared(s), offsets = [b * 61]);
-}
-
-/// Global 1-D scatter `sub` into one 37-bin array shared by all blocks (full contention).
-#[tile_kernel(threads = 128)]
-fn gsc_sub(
-    idx: GlobalTensor<i32>,
-    vals: GlobalTensor<i32>,
-    out: GlobalTensor<i32>,
-    olds: GlobalTensor<i32>,
-) {
-    let o = block_idx() * 256;
-    let i = load_global(idx, offsets = [o], shape = [256], other = -1);
-    let v = load_global(vals, offsets = [o], shape = [256], other = 1);
-    let old = atomic::global_scatter_sub(out, dim = 0, indices = i, values = v, mask = v % 3 != 0);
-    store_global(olds, old, offsets = [o]);
-}
-
-/// Shared 1-D scatter `min` into 61 bins, 3 rounds per block; indices include out-of-range ones
-/// and the tail past `n` (read as -1); lanes whose value is a multiple of 3 are masked off.
-#[tile_kernel(threads = 128)]
-fn ssc_min(
-    idx: GlobalTensor<i32>,
-    vals: GlobalTensor<i32>,
-    out: GlobalTensor<i32>,
-    olds: GlobalTensor<i32>,
-) {
-    let s = shared_tensor(i32, [61]);
-    let b = block_idx();
-    store_shared(s, load_global(out, offsets = [b * 61], shape = [61]));
-    sync();
-    for r in 0..3 {
-        let o = (b * 3 + r) * 256;
-        let i = load_global(idx, offsets = [o], shape = [256], other = -1);
-        let v = load_global(vals, offsets = [o], shape = [256], other = 1);
-        let old =
-            atomic::shared_scatter_min(s, dim = 0, indices = i, values = v, mask = v % 3 != 0);
-        store_global(olds, old, offsets = [o]);
-    }
-    sync();
-    store_global(out, load_shared(s), offsets = [b * 61]);
-}
-
-/// Global 1-D scatter `min` into one 37-bin array shared by all blocks (full contention).
-#[tile_kernel(threads = 128)]
-fn gsc_min(
-    idx: GlobalTensor<i32>,
-    vals: GlobalTensor<i32>,
-    out: GlobalTensor<i32>,
-    olds: GlobalTensor<i32>,
-) {
-    let o = block_idx() * 256;
-    let i = load_global(idx, offsets = [o], shape = [256], other = -1);
-    let v = load_global(vals, offsets = [o], shape = [256], other = 1);
-    let old = atomic::global_scatter_min(out, dim = 0, indices = i, values = v, mask = v % 3 != 0);
-    store_global(olds, old, offsets = [o]);
-}
-
-/// Shared 1-D scatter `max` into 61 bins, 3 rounds per block; indices include out-of-range ones
-/// and the tail past `n` (read as -1); lanes whose value is a multiple of 3 are masked off.
-#[tile_kernel(threads = 128)]
-fn ssc_max(
-    idx: GlobalTensor<i32>,
-    vals: GlobalTensor<i32>,
-    out: GlobalTensor<i32>,
-    olds: GlobalTensor<i32>,
-) {
-    let s = shared_tensor(i32, [61]);
-    let b = block_idx();
-    store_shared(s, load_global(out, offsets = [b * 61], shape = [61]));
-    sync();
-    for r in 0..3 {
-        let o = (b * 3 + r) * 256;
-        let i = load_global(idx, offsets = [o], shape = [256], other = -1);
-        let v = load_global(vals, offsets = [o], shape = [256], other = 1);
-        let old =
-            atomic::shared_scatter_max(s, dim = 0, indices = i, values = v, mask = v % 3 != 0);
-        store_global(olds, old, offsets = [o]);
-    }
-    sync();
-    store_global(out, load_shared(s), offsets = [b * 61]);
-}
-
-/// Global 1-D scatter `max` into one 37-bin array shared by all blocks (full contention).
-#[tile_kernel(threads = 128)]
-fn gsc_max(
-    idx: GlobalTensor<i32>,
-    vals: GlobalTensor<i32>,
-    out: GlobalTensor<i32>,
-    olds: GlobalTensor<i32>,
-) {
-    let o = block_idx() * 256;
-    let i = load_global(idx, offsets = [o], shape = [256], other = -1);
-    let v = load_global(vals, offsets = [o], shape = [256], other = 1);
-    let old = atomic::global_scatter_max(out, dim = 0, indices = i, values = v, mask = v % 3 != 0);
-    store_global(olds, old, offsets = [o]);
-}
+global_kernel_scatter!(gsc_add, global_scatter_add);
+global_kernel_scatter!(gsc_sub, global_scatter_sub);
+global_kernel_scatter!(gsc_min, global_scatter_min);
+global_kernel_scatter!(gsc_max, global_scatter_max);
 
 /// Global 2-D scatter add along `dim = 0` into a `[9, 16]` view of `out` (longer than the view).
 #[tile_kernel(threads = 128)]
