@@ -38,6 +38,11 @@ pub use tilus_core as core;
 
 pub mod lang;
 
+/// The README's Rust example, compiled and run as a doctest so the README stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 /// `use tilus::prelude::*;` brings the attribute and the host-side types kernels are declared
 /// and launched with.
 pub mod prelude {
