@@ -117,11 +117,13 @@
 //!   dividend, as in Rust; division by zero gives an unspecified value, never a trap), `<< >>`
 //!   (arithmetic shift right), unary `-`.
 //! * Bitwise `& | ^` on `i32`, logical on `bool`; `!` is bitwise not on `i32`, logical not on
-//!   `bool`; `&&` and `||` on `bool` (both sides are evaluated).
+//!   `bool`; `&&` and `||` on `bool` (both sides are evaluated, so an operand with an effect, such
+//!   as an atomic, is a compile error).
 //! * Comparisons `== != < <= > >=` give `bool` of the operands' shape.
 //! * Casts: `x as i32` (`true` is 1) and `x as bool` (non-zero is `true`).
 //! * `if c { a } else { b }` as an *expression* is an element-wise select: both arms are
-//!   evaluated.
+//!   evaluated, so an arm with an effect (an atomic, a store, a barrier) is a compile error; use an
+//!   `if` statement for conditional effects.
 //! * Methods on global tensors: `x.len()` (element count of a parameter, the first dim of a
 //!   view), `x.dim(axis)`, `x.view(offset, [d0, d1, ..])` (a row-major window starting `offset`
 //!   elements in, with runtime dims; accesses through it are bounds-checked against its dims and
