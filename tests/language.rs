@@ -325,6 +325,39 @@ fn a_missing_sync_is_an_error_on_the_emulator() {
     }
 }
 
+/// Edge cases of i32 arithmetic on constants: the PTX back end folds them at build time with the
+/// emulator's definition (ir.rs: wrapping, x / 0 = x % 0 = 0, PTX shift clamping).
+#[tile_kernel(threads = 32)]
+fn folded(out: GlobalTensor<i32>) {
+    let a = full([1], i32::MIN / -1);
+    let b = full([1], 7 % 0);
+    let c = full([1], 1 << 40);
+    let d = full([1], -8 >> 40);
+    let e = full([1], i32::MAX + 1);
+    let f = full([1], i32::MIN % -1);
+    store_global(out, a, offsets = [0]);
+    store_global(out, b, offsets = [1]);
+    store_global(out, c, offsets = [2]);
+    store_global(out, d, offsets = [3]);
+    store_global(out, e, offsets = [4]);
+    store_global(out, f, offsets = [5]);
+}
+
+#[test]
+fn constant_folding_agrees_with_the_emulator() {
+    assemble_all(folded::NAME, folded::PTX, folded::TARGET);
+    for dev in backends() {
+        let out = dev.full::<i32>(6, POISON).unwrap();
+        folded::launch(&dev, 1, &out).unwrap();
+        assert_eq!(
+            out.download().unwrap(),
+            vec![i32::MIN, 0, 0, -1, i32::MIN, 0],
+            "{}",
+            dev.name()
+        );
+    }
+}
+
 #[test]
 fn bad_launches_are_errors_not_panics() {
     for dev in backends() {

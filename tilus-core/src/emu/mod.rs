@@ -21,7 +21,8 @@
 mod access;
 mod interp;
 mod mem;
-mod ops;
+/// Element semantics of arithmetic, shared with the PTX constant folder.
+pub(crate) mod ops;
 mod race;
 mod value;
 

@@ -43,42 +43,11 @@ fn inst_kind(inst: &Inst) -> String {
     }
 }
 
+/// Constant folding of an arithmetic op: the emulator's definition of the element semantics
+/// (`emu::ops`), so folded and emulated values can never disagree (comparisons are folded by the
+/// caller into predicates).
 fn fold_bin(op: BinOp, a: i32, b: i32) -> Option<i32> {
-    Some(match op {
-        BinOp::Add => a.wrapping_add(b),
-        BinOp::Sub => a.wrapping_sub(b),
-        BinOp::Mul => a.wrapping_mul(b),
-        // As the emulator defines them (ir.rs): x / 0 = x % 0 = 0, i32::MIN / -1 wraps.
-        BinOp::Div => {
-            if b == 0 {
-                0
-            } else {
-                a.wrapping_div(b)
-            }
-        }
-        BinOp::Rem => {
-            if b == 0 {
-                0
-            } else {
-                a.wrapping_rem(b)
-            }
-        }
-        BinOp::And => a & b,
-        BinOp::Or => a | b,
-        BinOp::Xor => a ^ b,
-        // PTX clamps shift amounts: >= 32 shifts everything out.
-        BinOp::Shl => {
-            if (b as u32) >= 32 {
-                0
-            } else {
-                a << b
-            }
-        }
-        BinOp::Shr => a >> (b as u32).min(31),
-        BinOp::Min => a.min(b),
-        BinOp::Max => a.max(b),
-        _ => return None,
-    })
+    (!op.is_comparison()).then(|| crate::emu::ops::binary(op, a, b))
 }
 
 fn cmp_name(op: BinOp) -> &'static str {
