@@ -8,53 +8,47 @@
 
 use tilus::prelude::*;
 
-/// The shipped example's kernel: [4096] tiles (16 values per thread, 4 × 16-byte loads).
-#[tile_kernel(threads = 256)]
-fn hist_t4096(values: GlobalTensor<i32>, hist: GlobalTensor<i32>) {
-    let counts = shared_tensor(i32, [256]);
-    store_shared(counts, zeros([256]));
-    sync();
-    let n = values.len();
-    for start in (block_idx() * 4096..n).step_by(grid_dim() * 4096) {
-        let bins = load_global(values, offsets = [start], shape = [4096], other = -1);
-        atomic::shared_scatter_add(counts, dim = 0, indices = bins, values = 1);
-    }
-    sync();
-    let c = load_shared(counts);
-    atomic::global_add(hist, c, mask = c != 0);
+/// One histogram kernel per (threads, tile) variant: the body of `examples/histogram.rs` with
+/// the block size and the tile length as parameters (kernels take literal shapes, so a
+/// `macro_rules!` template instantiates them).
+macro_rules! histogram_kernel {
+    ($name:ident, threads = $threads:literal, tile = $tile:literal, $doc:literal) => {
+        #[doc = $doc]
+        #[tile_kernel(threads = $threads)]
+        fn $name(values: GlobalTensor<i32>, hist: GlobalTensor<i32>) {
+            let counts = shared_tensor(i32, [256]);
+            store_shared(counts, zeros([256]));
+            sync();
+            let n = values.len();
+            for start in (block_idx() * $tile..n).step_by(grid_dim() * $tile) {
+                let bins = load_global(values, offsets = [start], shape = [$tile], other = -1);
+                atomic::shared_scatter_add(counts, dim = 0, indices = bins, values = 1);
+            }
+            sync();
+            let c = load_shared(counts);
+            atomic::global_add(hist, c, mask = c != 0);
+        }
+    };
 }
 
-/// Larger tiles: [8192] per iteration (32 values per thread in flight).
-#[tile_kernel(threads = 256)]
-fn hist_t8192(values: GlobalTensor<i32>, hist: GlobalTensor<i32>) {
-    let counts = shared_tensor(i32, [256]);
-    store_shared(counts, zeros([256]));
-    sync();
-    let n = values.len();
-    for start in (block_idx() * 8192..n).step_by(grid_dim() * 8192) {
-        let bins = load_global(values, offsets = [start], shape = [8192], other = -1);
-        atomic::shared_scatter_add(counts, dim = 0, indices = bins, values = 1);
-    }
-    sync();
-    let c = load_shared(counts);
-    atomic::global_add(hist, c, mask = c != 0);
-}
-
-/// 512 threads, [4096] tiles (8 values per thread).
-#[tile_kernel(threads = 512)]
-fn hist_w512(values: GlobalTensor<i32>, hist: GlobalTensor<i32>) {
-    let counts = shared_tensor(i32, [256]);
-    store_shared(counts, zeros([256]));
-    sync();
-    let n = values.len();
-    for start in (block_idx() * 4096..n).step_by(grid_dim() * 4096) {
-        let bins = load_global(values, offsets = [start], shape = [4096], other = -1);
-        atomic::shared_scatter_add(counts, dim = 0, indices = bins, values = 1);
-    }
-    sync();
-    let c = load_shared(counts);
-    atomic::global_add(hist, c, mask = c != 0);
-}
+histogram_kernel!(
+    hist_t4096,
+    threads = 256,
+    tile = 4096,
+    "The shipped example's kernel: 16 values per thread, 4 × 16-byte loads."
+);
+histogram_kernel!(
+    hist_t8192,
+    threads = 256,
+    tile = 8192,
+    "Larger tiles: 32 values per thread in flight."
+);
+histogram_kernel!(
+    hist_w512,
+    threads = 512,
+    tile = 4096,
+    "512 threads: 8 values per thread."
+);
 
 type Launch =
     fn(&tilus::Device, u32, &GlobalTensor<i32>, &GlobalTensor<i32>) -> Result<(), tilus::Error>;
