@@ -302,17 +302,6 @@ pub const SCOPE_NAMES: &[(&str, Scope)] = &[
     ("SYS", Scope::Sys),
 ];
 
-pub fn sem_by_name(name: &str) -> Option<Sem> {
-    SEM_NAMES.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
-}
-
-pub fn scope_by_name(name: &str) -> Option<Scope> {
-    SCOPE_NAMES
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, s)| *s)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

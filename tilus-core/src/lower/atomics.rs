@@ -35,25 +35,45 @@ impl Lowerer {
     }
 
     pub(super) fn sem_arg(&mut self, e: Option<&Expr>, default: Sem) -> LResult<Sem> {
-        let Some(e) = e else { return Ok(default) };
-        let name = name_of(e);
-        match name.as_deref().and_then(table::sem_by_name) {
-            Some(s) => Ok(s),
-            None => Err(self.error(
-                Diagnostic::new(e.span, format!("unknown memory order `{}`", name.unwrap_or_else(|| "?".into())))
-                    .note("orders: relaxed, acquire, release, acq_rel (or MemoryOrder::{Relaxed, Acquire, Release, AcqRel})"),
-            )),
-        }
+        self.named_arg(
+            e,
+            default,
+            table::SEM_NAMES,
+            "memory order",
+            "orders: relaxed, acquire, release, acq_rel (or MemoryOrder::{Relaxed, Acquire, Release, AcqRel})",
+        )
     }
 
     pub(super) fn scope_arg(&mut self, e: Option<&Expr>, default: Scope) -> LResult<Scope> {
+        self.named_arg(
+            e,
+            default,
+            table::SCOPE_NAMES,
+            "memory scope",
+            "scopes: cta, cluster, gpu, sys (or MemoryScope::{Block, Cluster, Device, Sys})",
+        )
+    }
+
+    /// A qualifier given by name (`acquire`, `"acquire"`, `MemoryOrder::Acquire`), looked up
+    /// in one of the legality table's name lists.
+    fn named_arg<T: Copy>(
+        &mut self,
+        e: Option<&Expr>,
+        default: T,
+        names: &[(&str, T)],
+        what: &str,
+        note: &str,
+    ) -> LResult<T> {
         let Some(e) = e else { return Ok(default) };
         let name = name_of(e);
-        match name.as_deref().and_then(table::scope_by_name) {
-            Some(s) => Ok(s),
+        match names.iter().find(|(n, _)| Some(*n) == name.as_deref()) {
+            Some((_, v)) => Ok(*v),
             None => Err(self.error(
-                Diagnostic::new(e.span, format!("unknown memory scope `{}`", name.unwrap_or_else(|| "?".into())))
-                    .note("scopes: cta, cluster, gpu, sys (or MemoryScope::{Block, Cluster, Device, Sys})"),
+                Diagnostic::new(
+                    e.span,
+                    format!("unknown {what} `{}`", name.unwrap_or_else(|| "?".into())),
+                )
+                .note(note),
             )),
         }
     }
