@@ -200,7 +200,8 @@
 //!         }
 //!     }
 //!     // What the build produced.
-//!     assert!(decorate::PTX.contains(".visible .entry decorate("));
+//!     assert!(decorate::PTX.contains(".visible .entry tk_decorate("));
+//!     assert_eq!(decorate::ENTRY, "tk_decorate");
 //!     assert_eq!(decorate::NAME, "decorate");
 //!     assert_eq!(decorate::THREADS, 128);
 //!     assert_eq!(decorate::TARGET, 70);

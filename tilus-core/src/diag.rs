@@ -18,6 +18,11 @@ impl Diagnostic {
             notes: Vec::new(),
         }
     }
+    /// A compiler bug found while compiling the user's code at `span`: reported, never a panic.
+    pub fn internal(span: Span, what: &str) -> Self {
+        Diagnostic::new(span, format!("internal compiler error: {what}"))
+            .note("this is a bug in tilus-rs, not in your kernel; please report it with the kernel's source")
+    }
     pub fn note(mut self, note: impl Into<String>) -> Self {
         self.notes.push(format!("note: {}", note.into()));
         self

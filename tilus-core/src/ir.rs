@@ -96,9 +96,24 @@ pub fn numel(shape: &[usize]) -> usize {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Var {
-    /// Source name (for readability of dumps and PTX comments); temporaries are named `_tN`.
+    /// Source name (for readability of dumps and PTX comments); temporaries are named `_tN`,
+    /// which a user's variable may be named too: [`Var::temp`] is what tells them apart.
     pub name: String,
     pub ty: Ty,
+    /// A value the compiler introduced (an intermediate result), not a name of the source.
+    #[serde(default)]
+    pub temp: bool,
+}
+
+impl Var {
+    /// A variable named in the source (a parameter or a `let` binding).
+    pub fn new(name: impl Into<String>, ty: Ty) -> Var {
+        Var {
+            name: name.into(),
+            ty,
+            temp: false,
+        }
+    }
 }
 
 /// A kernel parameter. Parameter `i` is variable `i` of [`Kernel::vars`].

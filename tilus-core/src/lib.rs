@@ -36,25 +36,38 @@ pub struct Compiled {
 }
 
 /// Compile a kernel definition: lower and validate, run the passes, generate PTX.
+///
+/// Every error is a [`diag::Diagnostic`] with the span of the source it is about; a failure of
+/// the back end on a kernel the front end accepted is a compiler bug, reported as an internal
+/// compiler error at the statement being generated.
 pub fn compile(def: &ast::KernelDef) -> Result<Compiled, Vec<diag::Diagnostic>> {
     let mut ir = lower::lower(def)?;
     passes::run_all(&mut ir);
-    let module = ptx::generate(&ir)
-        .map_err(|e| vec![diag::Diagnostic::new(ir::Span::NONE, e.to_string())])?;
+    let module = ptx::generate(&ir).map_err(|e| {
+        let span = if e.span == ir::Span::NONE {
+            def.name_span
+        } else {
+            e.span
+        };
+        vec![diag::Diagnostic::internal(span, &e.message)]
+    })?;
     // The front end checked the user's allocations; the back end adds scratch for broadcasts
-    // and reductions, so the total is checked again here (an error now, not at every launch).
+    // and reductions, so the total is checked again here (an error now, not at every launch),
+    // at the statement that needs the scratch.
     if module.shared_bytes > lower::MAX_SHARED_BYTES {
+        let span = module.scratch_span.unwrap_or(def.name_span);
+        let scratch = module.shared_bytes - ir.shared_bytes.next_multiple_of(16);
         let d = diag::Diagnostic::new(
-            ir::Span::NONE,
+            span,
             format!(
-                "kernel `{}` needs {} bytes of shared memory per block ({} allocated with `shared_tensor`, the rest scratch for `broadcast_to`/reductions), over the {}-byte limit",
-                ir.name,
-                module.shared_bytes,
+                "shared memory overflow: this operation needs {scratch} bytes of scratch space after the kernel's {} bytes of `shared_tensor` allocations, {} bytes in all, over the {}-byte limit of a block",
                 ir.shared_bytes,
+                module.shared_bytes,
                 lower::MAX_SHARED_BYTES
             ),
         )
-        .help("use smaller shared tensors, or broadcast smaller tiles");
+        .note("`broadcast_to`, numpy broadcasting and reductions of tiles exchange elements between threads through shared memory")
+        .help("use smaller shared tensors, or broadcast or reduce smaller tiles");
         return Err(vec![d]);
     }
     Ok(Compiled {

@@ -60,7 +60,22 @@ pub fn tile_kernel(attr_tokens: TokenStream, item: TokenStream) -> TokenStream {
     if !errors.is_empty() {
         return emit(&func, None, errors);
     }
-    match tilus_core::compile(&def) {
+    // A panic in the compiler is a bug; it is reported as an error at the kernel, never as a
+    // crash of the macro (which rustc would print as an unhelpful "proc macro panicked").
+    let result =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tilus_core::compile(&def)))
+            .unwrap_or_else(|payload| {
+                let what = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic".into());
+                Err(vec![tilus_core::diag::Diagnostic::internal(
+                    def.name_span,
+                    &format!("the compiler panicked: {what}"),
+                )])
+            });
+    match result {
         Ok(compiled) => {
             dump_ptx(&def.name, &compiled.ptx);
             emit(&func, Some(&compiled), Vec::new())
@@ -172,9 +187,13 @@ fn emit(
             let threads = c.ir.threads;
             let shared = c.shared_bytes;
             let target = c.ir.target.0;
+            let entry = tilus_core::ptx::entry_name(&c.ir.name);
             let consts = quote! {
-                /// The kernel's name (the PTX entry point).
+                /// The kernel's name.
                 pub const NAME: &'static str = #name_str;
+                /// The PTX entry point (the name behind a prefix that keeps it clear of PTX's
+                /// reserved words).
+                pub const ENTRY: &'static str = #entry;
                 /// The PTX module, generated at build time.
                 pub const PTX: &'static str = #ptx;
                 /// Threads per block.

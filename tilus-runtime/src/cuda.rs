@@ -320,10 +320,11 @@ impl CudaDevice {
             kernel: kernel.into(),
             message: "the PTX text contains a NUL byte".into(),
         })?;
-        let fname = CString::new(kernel).map_err(|_| Error::InvalidSpec {
-            kernel: kernel.into(),
-            message: "the name contains a NUL byte".into(),
-        })?;
+        let fname =
+            CString::new(tilus_core::ptx::entry_name(kernel)).map_err(|_| Error::InvalidSpec {
+                kernel: kernel.into(),
+                message: "the name contains a NUL byte".into(),
+            })?;
 
         // Load with an error log buffer so that PTX errors come with the JIT's explanation.
         let mut log = vec![0u8; 16 * 1024];

@@ -101,14 +101,15 @@ pub struct KernelSpec {
 }
 
 impl KernelSpec {
-    /// Describe a kernel. `name` must be the PTX entry's name; `shared_bytes` is the dynamic
+    /// Describe a kernel. `name` is the kernel's name: its PTX entry is
+    /// [`tilus_core::ptx::entry_name`]`(name)`; `shared_bytes` is the dynamic
     /// shared memory requested per block at launch.
     ///
     /// # Safety
     ///
     /// Launching runs `ptx` on the GPU with the arguments laid out from `params` (a `u64`
     /// pointer and a `u32` length per tensor, an `i32` per scalar). The caller promises that the
-    /// PTX entry `name` takes exactly those parameters and accesses each tensor only within
+    /// PTX entry `entry_name(name)` takes exactly those parameters and accesses each tensor only within
     /// `0..len`, and that `ir_json` is the IR of the same kernel. `#[tile_kernel]` upholds this
     /// by construction (it generates all of them from one checked IR); hand-written specs must.
     pub const unsafe fn new(
@@ -130,7 +131,7 @@ impl KernelSpec {
         }
     }
 
-    /// The kernel's (and PTX entry's) name.
+    /// The kernel's name (its PTX entry is [`tilus_core::ptx::entry_name`] of it).
     pub fn name(&self) -> &'static str {
         self.name
     }

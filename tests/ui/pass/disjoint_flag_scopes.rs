@@ -18,5 +18,5 @@ fn r#loop(x: GlobalTensor<i32>) {
 }
 
 fn main() {
-    assert!(r#loop::PTX.contains(".entry loop("));
+    assert!(r#loop::PTX.contains(".entry tk_loop("));
 }

@@ -153,11 +153,10 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             return Ok(());
         };
         let kernel = self.ctx.kernel;
+        let var = kernel.vars.get(a.mem as usize);
         let target = Target {
-            name: kernel
-                .vars
-                .get(a.mem as usize)
-                .map_or("?", |v| v.name.as_str()),
+            name: var.map_or("?", |v| v.name.as_str()),
+            temp: var.is_none_or(|v| v.temp),
             word: view.word,
             shape: &view.shape,
         };

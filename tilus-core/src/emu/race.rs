@@ -92,6 +92,8 @@ pub(crate) struct Race {
 pub(crate) struct Target<'a> {
     /// Name of the shared tensor variable.
     pub name: &'a str,
+    /// Whether that variable is a compiler temporary (its name means nothing to the user).
+    pub temp: bool,
     /// Its first word in the window.
     pub word: usize,
     pub shape: &'a [usize],
@@ -215,7 +217,7 @@ impl Shadow {
         let coords: Vec<String> = coords.iter().map(|c| c.to_string()).collect();
         let dims: Vec<String> = target.shape.iter().map(|d| d.to_string()).collect();
         // Compiler temporaries (`_tN`) are no help to the user: name the allocation by place.
-        let alloc = if target.name.starts_with("_t") {
+        let alloc = if target.temp {
             format!(
                 "the shared tensor of shape [{}] allocated at byte {} of the window",
                 dims.join(", "),

@@ -41,10 +41,8 @@ impl Kb {
         self.param(name, ParamKind::Scalar(DType::I32), Ty::Scalar(DType::I32))
     }
     fn var(&mut self, ty: Ty) -> VarId {
-        self.vars.push(Var {
-            name: format!("_t{}", self.vars.len()),
-            ty,
-        });
+        self.vars
+            .push(Var::new(format!("_t{}", self.vars.len()), ty));
         (self.vars.len() - 1) as VarId
     }
     fn s(&mut self) -> VarId {

@@ -1,17 +1,36 @@
 //! Binding call arguments (positional, then `name = value` keywords) to a builtin's signature.
+//!
+//! Binding also *evaluates* the arguments: every value argument is lowered exactly once, in
+//! source order (as Rust evaluates call arguments), and its operand is kept in the [`Bound`]
+//! table. Handlers read the operands from there and never lower an argument expression
+//! themselves, so an argument with an effect (an atomic used as a value) happens once, in the
+//! order the user wrote it. Compile-time arguments (shapes, `dim`, orders, scopes) are
+//! [`Kind::Meta`]: they are read from the syntax, never lowered.
 
 use super::{LResult, Lowerer};
-use crate::ast::{Arg, Expr};
+use crate::ast::{Arg, Expr, ExprKind};
 use crate::diag::Diagnostic;
-use crate::ir::Span;
+use crate::ir::{Operand, Span};
 
-/// One parameter of a builtin: its name, other accepted keyword spellings, and whether it must
-/// be given.
+/// How an argument is evaluated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// One value, lowered at binding.
+    Value,
+    /// A list of values (`[a, b]`, `(a, b)`, or a single value), each lowered at binding.
+    List,
+    /// A compile-time argument read from its syntax (a shape, `dim`, an order or scope name).
+    Meta,
+}
+
+/// One parameter of a builtin: its name, other accepted keyword spellings, whether it must be
+/// given, and how it is evaluated.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct P {
     pub name: &'static str,
     pub aliases: &'static [&'static str],
     pub required: bool,
+    pub kind: Kind,
 }
 
 pub(crate) const fn req(name: &'static str) -> P {
@@ -19,6 +38,7 @@ pub(crate) const fn req(name: &'static str) -> P {
         name,
         aliases: &[],
         required: true,
+        kind: Kind::Value,
     }
 }
 pub(crate) const fn opt(name: &'static str) -> P {
@@ -26,6 +46,7 @@ pub(crate) const fn opt(name: &'static str) -> P {
         name,
         aliases: &[],
         required: false,
+        kind: Kind::Value,
     }
 }
 pub(crate) const fn req_alias(name: &'static str, aliases: &'static [&'static str]) -> P {
@@ -33,6 +54,7 @@ pub(crate) const fn req_alias(name: &'static str, aliases: &'static [&'static st
         name,
         aliases,
         required: true,
+        kind: Kind::Value,
     }
 }
 pub(crate) const fn opt_alias(name: &'static str, aliases: &'static [&'static str]) -> P {
@@ -40,28 +62,78 @@ pub(crate) const fn opt_alias(name: &'static str, aliases: &'static [&'static st
         name,
         aliases,
         required: false,
+        kind: Kind::Value,
     }
 }
 
-/// Arguments bound to parameter slots.
+impl P {
+    /// The same parameter, evaluated as a list of values.
+    pub(crate) const fn list(self) -> P {
+        P {
+            kind: Kind::List,
+            ..self
+        }
+    }
+    /// The same parameter, read at compile time.
+    pub(crate) const fn meta(self) -> P {
+        P {
+            kind: Kind::Meta,
+            ..self
+        }
+    }
+}
+
+/// A lowered value argument.
+#[derive(Debug, Clone)]
+pub(crate) enum Lowered {
+    One(Operand),
+    /// The items of a list argument with their spans (a single value is a one-item list).
+    Many(Vec<(Operand, Span)>),
+}
+
+/// Arguments bound to parameter slots, value arguments already lowered.
 pub(crate) struct Bound<'a> {
     params: &'a [P],
     slots: Vec<Option<&'a Expr>>,
+    vals: Vec<Option<Lowered>>,
 }
 
 impl<'a> Bound<'a> {
-    pub fn get(&self, name: &str) -> Option<&'a Expr> {
-        let i = self
-            .params
+    fn index(&self, name: &str) -> usize {
+        self.params
             .iter()
             .position(|p| p.name == name)
-            .expect("parameter name from the signature");
-        self.slots[i]
+            .expect("parameter name from the signature")
     }
-    /// A required parameter (binding guaranteed it is present).
+    /// The syntax of an argument (for spans and compile-time arguments).
+    pub fn get(&self, name: &str) -> Option<&'a Expr> {
+        self.slots[self.index(name)]
+    }
+    /// A required argument's syntax (binding guaranteed it is present).
     pub fn req(&self, name: &str) -> &'a Expr {
         self.get(name)
             .expect("required arguments are checked when binding")
+    }
+    /// The operand of a [`Kind::Value`] argument, if given.
+    pub fn val(&self, name: &str) -> Option<Operand> {
+        match &self.vals[self.index(name)] {
+            Some(Lowered::One(o)) => Some(*o),
+            Some(Lowered::Many(_)) => unreachable!("`{name}` is a list parameter"),
+            None => None,
+        }
+    }
+    /// The operand of a required [`Kind::Value`] argument.
+    pub fn req_val(&self, name: &str) -> Operand {
+        self.val(name)
+            .expect("required arguments are lowered when binding")
+    }
+    /// The items of a [`Kind::List`] argument, if given.
+    pub fn list(&self, name: &str) -> Option<&[(Operand, Span)]> {
+        match &self.vals[self.index(name)] {
+            Some(Lowered::Many(v)) => Some(v),
+            Some(Lowered::One(_)) => unreachable!("`{name}` is a value parameter"),
+            None => None,
+        }
     }
 }
 
@@ -79,7 +151,16 @@ pub(crate) fn signature_str(fname: &str, params: &[P]) -> String {
     format!("{fname}({})", ps.join(", "))
 }
 
+/// The items of a list argument's syntax: `[a, b]` / `(a, b)` or a single value.
+pub(crate) fn list_items(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Array(items) | ExprKind::Tuple(items) => items.iter().collect(),
+        _ => vec![e],
+    }
+}
+
 impl Lowerer {
+    /// Match `args` to `params`, then lower the value arguments in source order.
     pub(crate) fn bind_args<'a>(
         &mut self,
         fname: &str,
@@ -88,6 +169,8 @@ impl Lowerer {
         call_span: Span,
     ) -> LResult<Bound<'a>> {
         let mut slots: Vec<Option<&'a Expr>> = vec![None; params.len()];
+        // Parameter index of each argument, in source order.
+        let mut order: Vec<usize> = Vec::with_capacity(args.len());
         let mut ok = true;
         let mut positional = 0;
         let mut seen_keyword = false;
@@ -116,6 +199,7 @@ impl Lowerer {
                         return Err(self.error(d));
                     }
                     slots[positional] = Some(&a.value);
+                    order.push(positional);
                     positional += 1;
                 }
                 Some((name, nspan)) => {
@@ -131,7 +215,10 @@ impl Lowerer {
                             ));
                             ok = false;
                         }
-                        Some(i) => slots[i] = Some(&a.value),
+                        Some(i) => {
+                            slots[i] = Some(&a.value);
+                            order.push(i);
+                        }
                         None => {
                             self.error(
                                 Diagnostic::new(
@@ -158,10 +245,29 @@ impl Lowerer {
                 ok = false;
             }
         }
-        if ok {
-            Ok(Bound { params, slots })
-        } else {
-            Err(super::Reported)
+        if !ok {
+            return Err(super::Reported);
         }
+        // Evaluate: each value argument once, left to right as written.
+        let mut vals: Vec<Option<Lowered>> = vec![None; params.len()];
+        for i in order {
+            let e = slots[i].expect("bound above");
+            vals[i] = match params[i].kind {
+                Kind::Meta => None,
+                Kind::Value => Some(Lowered::One(self.expr(e)?)),
+                Kind::List => {
+                    let mut items = Vec::new();
+                    for it in list_items(e) {
+                        items.push((self.expr(it)?, it.span));
+                    }
+                    Some(Lowered::Many(items))
+                }
+            };
+        }
+        Ok(Bound {
+            params,
+            slots,
+            vals,
+        })
     }
 }

@@ -126,27 +126,27 @@ impl Lowerer {
         op: RmwOp,
         span: Span,
     ) -> LResult<Operand> {
-        let de = bound.req("dst");
+        let (dst, dst_span) = (bound.req_val("dst"), bound.req("dst").span);
         let (m, dtype, shape, coords, check_bounds) = match space {
             Space::Shared => {
-                let (m, dtype, shape) = self.shared_arg(de)?;
+                let (m, dtype, shape) = self.shared_arg(dst, dst_span)?;
                 let coords = identity_coords(shape.len());
                 (m, dtype, shape, coords, false)
             }
             Space::Global => {
-                let (m, dtype, rank) = self.global_arg(de)?;
+                let (m, dtype, rank) = self.global_arg(dst, dst_span)?;
                 // The tile shape comes from `values` (the view's dims are runtime values; elements
                 // past them are skipped by the bounds check).
                 let ve = bound.req("values");
-                let v = self.expr(ve)?;
+                let v = bound.req_val("values");
                 let Ty::Tile { shape, .. } = self.ty(v) else {
                     return self.err(ve.span, format!("`values` of a global element-wise atomic must be a tile (its shape is the window's shape), found {}", ty_name(&self.ty(v))));
                 };
                 if shape.len() != rank {
                     return self.err(ve.span, format!("shape mismatch: `values` has rank {} but the destination has rank {rank}", shape.len()));
                 }
-                let coords = match bound.get("offsets") {
-                    Some(e) => self.offsets_arg(e, rank)?,
+                let coords = match bound.list("offsets") {
+                    Some(items) => self.offsets_arg(items, bound.req("offsets").span, rank)?,
                     None => identity_coords(rank),
                 };
                 (m, dtype, shape, coords, true)
@@ -162,14 +162,12 @@ impl Lowerer {
             table::default_scope(space),
             span,
         )?;
-        let values = self.value_of_shape(bound.req("values"), dtype, &shape, "`values`")?;
+        let values = self.arg_of_shape(bound, "values", dtype, &shape, "`values`")?;
         let compare = match op {
-            RmwOp::Cas => {
-                Some(self.value_of_shape(bound.req("compare"), dtype, &shape, "`compare`")?)
-            }
+            RmwOp::Cas => Some(self.arg_of_shape(bound, "compare", dtype, &shape, "`compare`")?),
             _ => None,
         };
-        let mask = self.mask_arg(bound.get("mask"), &shape)?;
+        let mask = self.mask_arg(bound, &shape)?;
         let access = Access {
             mem: m,
             shape: shape.clone(),
@@ -197,7 +195,8 @@ impl Lowerer {
         op: RmwOp,
         span: Span,
     ) -> LResult<Operand> {
-        let (m, dtype, dst_shape) = self.mem_arg(bound.req("dst"), space)?;
+        let (m, dtype, dst_shape) =
+            self.mem_arg(bound.req_val("dst"), bound.req("dst").span, space)?;
         let (sem, scope) = self.rmw_qualifiers(
             bound,
             op,
@@ -209,7 +208,7 @@ impl Lowerer {
             span,
         )?;
         let (access, shape) = self.scatter_access(bound, m, &dst_shape)?;
-        let values = self.value_of_shape(bound.req("values"), dtype, &shape, "`values`")?;
+        let values = self.arg_of_shape(bound, "values", dtype, &shape, "`values`")?;
         self.note_sync(&access, sem, scope, span);
         let inst = Inst::AtomicRmw {
             op,
@@ -227,16 +226,13 @@ impl Lowerer {
     /// broadcast to a common shape. Returns (coords, shape, all_scalar).
     pub(super) fn indices_arg(
         &mut self,
-        e: &Expr,
+        items: &[(Operand, Span)],
+        span: Span,
         rank: usize,
     ) -> LResult<(Vec<Operand>, Vec<usize>, bool)> {
-        let items: Vec<&Expr> = match &e.kind {
-            ExprKind::Tuple(items) | ExprKind::Array(items) => items.iter().collect(),
-            _ => vec![e],
-        };
         if items.len() != rank {
             return self.err(
-                e.span,
+                span,
                 format!(
                     "`indices` needs one index per array dimension: {rank} expected, {} given",
                     items.len()
@@ -245,12 +241,11 @@ impl Lowerer {
         }
         let mut ops = Vec::new();
         let mut shape: Option<Vec<usize>> = None;
-        for it in &items {
-            let o = self.expr(it)?;
+        for &(o, it_span) in items {
             let t = self.ty(o);
             if t.dtype() != DType::I32 || matches!(t, Ty::Global { .. } | Ty::Shared { .. }) {
                 return self.err(
-                    it.span,
+                    it_span,
                     format!(
                         "an index must be an `i32` tile or scalar, found {}",
                         ty_name(&t)
@@ -264,7 +259,7 @@ impl Lowerer {
                         Some(b) if b.len() <= super::MAX_RANK => b,
                         _ => {
                             return self.err(
-                                it.span,
+                                it_span,
                                 format!(
                                     "shape mismatch: index shapes {} and {} do not broadcast",
                                     shape_str(&cur),
@@ -275,7 +270,7 @@ impl Lowerer {
                     },
                 });
             }
-            ops.push((o, it.span));
+            ops.push((o, it_span));
         }
         let all_scalar = shape.is_none();
         let shape = shape.unwrap_or_else(|| vec![1]);
@@ -289,12 +284,13 @@ impl Lowerer {
     /// An operand broadcast to the indices' shape (cuTile's rule: it must broadcast *to* it).
     pub(super) fn value_to_shape(
         &mut self,
-        e: &Expr,
+        bound: &Bound<'_>,
+        name: &str,
         dtype: DType,
         shape: &[usize],
         what: &str,
     ) -> LResult<Operand> {
-        let v = self.expr(e)?;
+        let (v, e) = (bound.req_val(name), bound.req(name));
         let t = self.ty(v);
         if t.dtype() != dtype || matches!(t, Ty::Global { .. } | Ty::Shared { .. }) {
             return self.err(
@@ -321,8 +317,13 @@ impl Lowerer {
         &mut self,
         bound: &Bound<'_>,
     ) -> LResult<(VarId, DType, Space, Access, bool)> {
-        let (m, dtype, space, rank) = self.any_mem_arg(bound.req("array"))?;
-        let (idx, shape, all_scalar) = self.indices_arg(bound.req("indices"), rank)?;
+        let (m, dtype, space, rank) =
+            self.any_mem_arg(bound.req_val("array"), bound.req("array").span)?;
+        let (idx, shape, all_scalar) = self.indices_arg(
+            bound.list("indices").expect("required"),
+            bound.req("indices").span,
+            rank,
+        )?;
         let check_bounds = self.bool_const(bound.get("check_bounds"), true, "`check_bounds`")?;
         let coords = idx.into_iter().map(Coord::Index).collect();
         Ok((
@@ -391,13 +392,12 @@ impl Lowerer {
             ));
         }
         let (values, compare, inactive) = if op == RmwOp::Cas {
-            let desired = self.value_to_shape(bound.req("desired"), dtype, &shape, "`desired`")?;
-            let expected =
-                self.value_to_shape(bound.req("expected"), dtype, &shape, "`expected`")?;
+            let desired = self.value_to_shape(bound, "desired", dtype, &shape, "`desired`")?;
+            let expected = self.value_to_shape(bound, "expected", dtype, &shape, "`expected`")?;
             (desired, Some(expected), InactiveResult::Compare)
         } else {
             (
-                self.value_to_shape(bound.req("update"), dtype, &shape, "`update`")?,
+                self.value_to_shape(bound, "update", dtype, &shape, "`update`")?,
                 None,
                 InactiveResult::Zero,
             )
@@ -445,7 +445,7 @@ impl Lowerer {
         }
         self.require_target(table::scope_min_target(scope));
         let shape = access.shape.clone();
-        let value = self.value_to_shape(bound.req("value"), dtype, &shape, "`value`")?;
+        let value = self.value_to_shape(bound, "value", dtype, &shape, "`value`")?;
         self.note_sync(&access, sem, scope, span);
         self.emit_void(
             Inst::AtomicStore {
@@ -457,6 +457,19 @@ impl Lowerer {
             span,
         );
         Ok(())
+    }
+
+    /// A value argument that must be a tile of exactly `shape` (or a scalar).
+    fn arg_of_shape(
+        &mut self,
+        bound: &Bound<'_>,
+        name: &str,
+        dtype: DType,
+        shape: &[usize],
+        what: &str,
+    ) -> LResult<Operand> {
+        let (v, span) = (bound.req_val(name), bound.req(name).span);
+        self.value_of_shape(v, span, dtype, shape, what)
     }
 
     /// Record a synchronising access (for the scope-mismatch check in `finish`).

@@ -9,8 +9,8 @@ use crate::diag::Diagnostic;
 use crate::ir::{numel, Access, DType, Inst, Operand, RmwOp, Scope, Sem, Space, Span, Ty};
 use crate::table;
 
-const SEM: P = opt_alias("sem", &["order", "memory_order"]);
-const SCOPE: P = opt_alias("scope", &["memory_scope"]);
+const SEM: P = opt_alias("sem", &["order", "memory_order"]).meta();
+const SCOPE: P = opt_alias("scope", &["memory_scope"]).meta();
 
 /// Which builtin a call path names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,31 +121,33 @@ fn resolve(path: &[String]) -> Option<Builtin> {
 fn signature(b: Builtin) -> &'static [P] {
     match b {
         Builtin::BlockIdx | Builtin::GridDim | Builtin::Sync => const { &[] },
-        Builtin::Arange => const { &[req("n")] },
-        Builtin::Zeros | Builtin::Ones => const { &[req("shape")] },
-        Builtin::Full => const { &[req("shape"), req("value")] },
+        Builtin::Arange => const { &[req("n").meta()] },
+        Builtin::Zeros | Builtin::Ones => const { &[req("shape").meta()] },
+        Builtin::Full => const { &[req("shape").meta(), req("value")] },
         Builtin::Select => const { &[req("cond"), req("a"), req("b")] },
         Builtin::Min | Builtin::Max => const { &[req("a"), req("b")] },
         Builtin::LoadGlobal => {
             const {
                 &[
                     req("src"),
-                    req("offsets"),
-                    req("shape"),
+                    req("offsets").list(),
+                    req("shape").meta(),
                     opt("other"),
                     opt("mask"),
                 ]
             }
         }
-        Builtin::StoreGlobal => const { &[req("dst"), req("value"), req("offsets"), opt("mask")] },
-        Builtin::SharedTensor => const { &[req("dtype"), req("shape")] },
+        Builtin::StoreGlobal => {
+            const { &[req("dst"), req("value"), req("offsets").list(), opt("mask")] }
+        }
+        Builtin::SharedTensor => const { &[req("dtype").meta(), req("shape").meta()] },
         Builtin::LoadShared => const { &[req("src")] },
         Builtin::StoreShared => const { &[req("dst"), req("value")] },
         Builtin::Fence => {
             const {
                 &[
-                    req_alias("sem", &["order", "memory_order"]),
-                    req_alias("scope", &["memory_scope"]),
+                    req_alias("sem", &["order", "memory_order"]).meta(),
+                    req_alias("scope", &["memory_scope"]).meta(),
                 ]
             }
         }
@@ -153,7 +155,7 @@ fn signature(b: Builtin) -> &'static [P] {
             const {
                 &[
                     req("dst"),
-                    req("dim"),
+                    req("dim").meta(),
                     req("indices"),
                     req("values"),
                     opt("mask"),
@@ -178,7 +180,7 @@ fn signature(b: Builtin) -> &'static [P] {
                     req("dst"),
                     req("compare"),
                     req("values"),
-                    opt("offsets"),
+                    opt("offsets").list(),
                     opt("mask"),
                     SEM,
                     SCOPE,
@@ -193,7 +195,7 @@ fn signature(b: Builtin) -> &'static [P] {
                 &[
                     req("dst"),
                     req("values"),
-                    opt("offsets"),
+                    opt("offsets").list(),
                     opt("mask"),
                     SEM,
                     SCOPE,
@@ -204,7 +206,7 @@ fn signature(b: Builtin) -> &'static [P] {
             const {
                 &[
                     req("dst"),
-                    req("dim"),
+                    req("dim").meta(),
                     req("indices"),
                     req("values"),
                     opt("mask"),
@@ -217,10 +219,10 @@ fn signature(b: Builtin) -> &'static [P] {
             const {
                 &[
                     req("array"),
-                    req_alias("indices", &["index"]),
+                    req_alias("indices", &["index"]).list(),
                     req("expected"),
                     req("desired"),
-                    opt("check_bounds"),
+                    opt("check_bounds").meta(),
                     SEM,
                     SCOPE,
                 ]
@@ -230,9 +232,9 @@ fn signature(b: Builtin) -> &'static [P] {
             const {
                 &[
                     req("array"),
-                    req_alias("indices", &["index"]),
+                    req_alias("indices", &["index"]).list(),
                     req_alias("update", &["value", "values"]),
-                    opt("check_bounds"),
+                    opt("check_bounds").meta(),
                     SEM,
                     SCOPE,
                 ]
@@ -242,8 +244,8 @@ fn signature(b: Builtin) -> &'static [P] {
             const {
                 &[
                     req("array"),
-                    req_alias("indices", &["index"]),
-                    opt("check_bounds"),
+                    req_alias("indices", &["index"]).list(),
+                    opt("check_bounds").meta(),
                     SEM,
                     SCOPE,
                 ]
@@ -253,9 +255,9 @@ fn signature(b: Builtin) -> &'static [P] {
             const {
                 &[
                     req("array"),
-                    req_alias("indices", &["index"]),
+                    req_alias("indices", &["index"]).list(),
                     req_alias("value", &["values", "update"]),
-                    opt("check_bounds"),
+                    opt("check_bounds").meta(),
                     SEM,
                     SCOPE,
                 ]
@@ -298,7 +300,7 @@ impl Lowerer {
             }
         }
         let sig: &'static [P] = if b == Builtin::SharedTensor && generic_dtype.is_some() {
-            const { &[req("shape")] }
+            const { &[req("shape").meta()] }
         } else {
             signature(b)
         };
@@ -354,7 +356,7 @@ impl Lowerer {
                     Builtin::Zeros => Operand::Imm(0, DType::I32),
                     Builtin::Ones => Operand::Imm(1, DType::I32),
                     _ => {
-                        let v = self.expr(bound.req("value"))?;
+                        let v = bound.req_val("value");
                         if !self.ty(v).is_scalar() {
                             return self.err(
                                 bound.req("value").span,
@@ -375,14 +377,15 @@ impl Lowerer {
                 )))
             }
             Builtin::Select => {
-                let c = self.expr(bound.req("cond"))?;
-                let a = self.expr(bound.req("a"))?;
-                let bb = self.expr(bound.req("b"))?;
+                let (c, a, bb) = (
+                    bound.req_val("cond"),
+                    bound.req_val("a"),
+                    bound.req_val("b"),
+                );
                 Ok(Some(self.select(c, a, bb, span)?))
             }
             Builtin::Min | Builtin::Max => {
-                let a = self.expr(bound.req("a"))?;
-                let bb = self.expr(bound.req("b"))?;
+                let (a, bb) = (bound.req_val("a"), bound.req_val("b"));
                 for (o, e) in [(a, bound.req("a")), (bb, bound.req("b"))] {
                     let t = self.ty(o);
                     if t.dtype() != DType::I32 || matches!(t, Ty::Global { .. } | Ty::Shared { .. })
@@ -447,7 +450,8 @@ impl Lowerer {
                 )))
             }
             Builtin::LoadShared => {
-                let (m, dtype, shape) = self.shared_arg(bound.req("src"))?;
+                let (m, dtype, shape) =
+                    self.shared_arg(bound.req_val("src"), bound.req("src").span)?;
                 let access = whole(m, &shape);
                 let other = Operand::Imm(0, dtype);
                 Ok(Some(self.emit(
@@ -457,9 +461,15 @@ impl Lowerer {
                 )))
             }
             Builtin::StoreShared => {
-                let (m, dtype, shape) = self.shared_arg(bound.req("dst"))?;
-                let value =
-                    self.value_of_shape(bound.req("value"), dtype, &shape, "the stored value")?;
+                let (m, dtype, shape) =
+                    self.shared_arg(bound.req_val("dst"), bound.req("dst").span)?;
+                let value = self.value_of_shape(
+                    bound.req_val("value"),
+                    bound.req("value").span,
+                    dtype,
+                    &shape,
+                    "the stored value",
+                )?;
                 self.emit_void(
                     Inst::Store {
                         access: whole(m, &shape),
@@ -470,7 +480,8 @@ impl Lowerer {
                 Ok(None)
             }
             Builtin::LoadGlobal => {
-                let (m, dtype, rank) = self.global_arg(bound.req("src"))?;
+                let (m, dtype, rank) =
+                    self.global_arg(bound.req_val("src"), bound.req("src").span)?;
                 let shape = self.shape_arg(bound.req("shape"))?;
                 if shape.len() != rank {
                     return self.err(
@@ -478,10 +489,14 @@ impl Lowerer {
                         format!("a tile of shape {} cannot be loaded from a rank-{rank} tensor: ranks differ (use `.view(..)` to reshape the tensor)", shape_str(&shape)),
                     );
                 }
-                let coords = self.offsets_arg(bound.req("offsets"), rank)?;
+                let coords = self.offsets_arg(
+                    bound.list("offsets").expect("required"),
+                    bound.req("offsets").span,
+                    rank,
+                )?;
                 let other = match bound.get("other") {
                     Some(e) => {
-                        let o = self.expr(e)?;
+                        let o = bound.req_val("other");
                         if self.ty(o) != Ty::Scalar(dtype) {
                             return self.err(
                                 e.span,
@@ -492,7 +507,7 @@ impl Lowerer {
                     }
                     None => Operand::Imm(0, dtype),
                 };
-                let mask = self.mask_arg(bound.get("mask"), &shape)?;
+                let mask = self.mask_arg(&bound, &shape)?;
                 let access = Access {
                     mem: m,
                     shape: shape.clone(),
@@ -507,9 +522,10 @@ impl Lowerer {
                 )))
             }
             Builtin::StoreGlobal => {
-                let (m, dtype, rank) = self.global_arg(bound.req("dst"))?;
+                let (m, dtype, rank) =
+                    self.global_arg(bound.req_val("dst"), bound.req("dst").span)?;
                 let ve = bound.req("value");
-                let v = self.expr(ve)?;
+                let v = bound.req_val("value");
                 let Ty::Tile { dtype: vd, shape } = self.ty(v) else {
                     return self.err(
                         ve.span,
@@ -538,8 +554,12 @@ impl Lowerer {
                         ),
                     );
                 }
-                let coords = self.offsets_arg(bound.req("offsets"), rank)?;
-                let mask = self.mask_arg(bound.get("mask"), &shape)?;
+                let coords = self.offsets_arg(
+                    bound.list("offsets").expect("required"),
+                    bound.req("offsets").span,
+                    rank,
+                )?;
+                let mask = self.mask_arg(&bound, &shape)?;
                 let access = Access {
                     mem: m,
                     shape,
@@ -562,9 +582,16 @@ impl Lowerer {
                 Ok(None)
             }
             Builtin::StoreScatter(space) => {
-                let (m, dtype, dst_shape) = self.mem_arg(bound.req("dst"), space)?;
+                let (m, dtype, dst_shape) =
+                    self.mem_arg(bound.req_val("dst"), bound.req("dst").span, space)?;
                 let (access, shape) = self.scatter_access(&bound, m, &dst_shape)?;
-                let value = self.value_of_shape(bound.req("values"), dtype, &shape, "`values`")?;
+                let value = self.value_of_shape(
+                    bound.req_val("values"),
+                    bound.req("values").span,
+                    dtype,
+                    &shape,
+                    "`values`",
+                )?;
                 self.emit_void(Inst::Store { access, value }, span);
                 Ok(None)
             }

@@ -386,6 +386,17 @@ impl Lowerer {
             );
         }
         let (ta, tb) = (self.ty(a), self.ty(b));
+        for t in [&ta, &tb] {
+            if matches!(t, Ty::Global { .. } | Ty::Shared { .. }) {
+                return Err(self.error(
+                    Diagnostic::new(
+                        span,
+                        format!("cannot choose between tensors in memory: found {}", ty_name(t)),
+                    )
+                    .help("`select` and value-`if` choose between values: load the tensor first (`load_global` / `load_shared`)"),
+                ));
+            }
+        }
         if ta.dtype() != tb.dtype() {
             return self.err(
                 span,
@@ -536,7 +547,7 @@ impl Lowerer {
                     BinOp::Max
                 };
                 let t2 = self.ty(other);
-                if t2.dtype() != DType::I32 {
+                if t2.dtype() != DType::I32 || matches!(t2, Ty::Global { .. } | Ty::Shared { .. }) {
                     return self.err(
                         args[0].value.span,
                         format!("expected `i32`, found {}", ty_name(&t2)),

@@ -3,17 +3,20 @@
 
 use super::args::{req, Bound, P};
 use super::{shape_str, ty_name, LResult, Lowerer};
-use crate::ast::{Arg, Expr, ExprKind};
+use crate::ast::{Arg, ExprKind};
 use crate::ir::{Access, Coord, DType, Inst, Operand, Space, Span, Ty, VarId};
 
 impl Lowerer {
     /// A shared tensor argument: (var, dtype, shape).
-    pub(super) fn shared_arg(&mut self, e: &Expr) -> LResult<(VarId, DType, Vec<usize>)> {
-        let o = self.expr(e)?;
+    pub(super) fn shared_arg(
+        &mut self,
+        o: Operand,
+        span: Span,
+    ) -> LResult<(VarId, DType, Vec<usize>)> {
         match (o, self.ty(o)) {
             (Operand::Var(v), Ty::Shared { dtype, shape }) => Ok((v, dtype, shape)),
             (_, t) => self.err(
-                e.span,
+                span,
                 format!(
                     "expected a shared tensor (from `shared_tensor`), found {}",
                     ty_name(&t)
@@ -23,11 +26,10 @@ impl Lowerer {
     }
 
     /// A global tensor argument: (var, dtype, rank).
-    pub(super) fn global_arg(&mut self, e: &Expr) -> LResult<(VarId, DType, usize)> {
-        let o = self.expr(e)?;
+    pub(super) fn global_arg(&mut self, o: Operand, span: Span) -> LResult<(VarId, DType, usize)> {
         match (o, self.ty(o)) {
             (Operand::Var(v), Ty::Global { dtype, rank }) => Ok((v, dtype, rank)),
-            (_, t) => self.err(e.span, format!("expected a global tensor (a `GlobalTensor` parameter or a view of one), found {}", ty_name(&t))),
+            (_, t) => self.err(span, format!("expected a global tensor (a `GlobalTensor` parameter or a view of one), found {}", ty_name(&t))),
         }
     }
 
@@ -35,28 +37,32 @@ impl Lowerer {
     /// for runtime dims.
     pub(super) fn mem_arg(
         &mut self,
-        e: &Expr,
+        o: Operand,
+        span: Span,
         space: Space,
     ) -> LResult<(VarId, DType, Vec<usize>)> {
         match space {
-            Space::Shared => self.shared_arg(e),
+            Space::Shared => self.shared_arg(o, span),
             Space::Global => {
-                let (v, d, rank) = self.global_arg(e)?;
+                let (v, d, rank) = self.global_arg(o, span)?;
                 Ok((v, d, vec![usize::MAX; rank]))
             }
         }
     }
 
     /// Either kind of memory, for the cuTile-style indexed operations.
-    pub(super) fn any_mem_arg(&mut self, e: &Expr) -> LResult<(VarId, DType, Space, usize)> {
-        let o = self.expr(e)?;
+    pub(super) fn any_mem_arg(
+        &mut self,
+        o: Operand,
+        span: Span,
+    ) -> LResult<(VarId, DType, Space, usize)> {
         match (o, self.ty(o)) {
             (Operand::Var(v), Ty::Global { dtype, rank }) => Ok((v, dtype, Space::Global, rank)),
             (Operand::Var(v), Ty::Shared { dtype, shape }) => {
                 Ok((v, dtype, Space::Shared, shape.len()))
             }
             (_, t) => self.err(
-                e.span,
+                span,
                 format!("expected a global or shared tensor, found {}", ty_name(&t)),
             ),
         }
@@ -65,33 +71,34 @@ impl Lowerer {
     /// A value that must be a tile of exactly `shape` (or a scalar, broadcast to it).
     pub(super) fn value_of_shape(
         &mut self,
-        e: &Expr,
+        v: Operand,
+        span: Span,
         dtype: DType,
         shape: &[usize],
         what: &str,
     ) -> LResult<Operand> {
-        let v = self.expr(e)?;
         let t = self.ty(v);
         match &t {
             Ty::Scalar(d) if *d == dtype => Ok(v),
             Ty::Tile { dtype: d, shape: s } if *d == dtype && s == shape => Ok(v),
             Ty::Tile { dtype: d, shape: s } if *d == dtype => self.err(
-                e.span,
+                span,
                 format!("shape mismatch: {what} has shape {} but the destination needs {}", shape_str(s), shape_str(shape)),
             ),
-            _ => self.err(e.span, format!("mismatched types: {what} must be `{}` (a tile of shape {} or a scalar), found {}", dtype.name(), shape_str(shape), ty_name(&t))),
+            _ => self.err(span, format!("mismatched types: {what} must be `{}` (a tile of shape {} or a scalar), found {}", dtype.name(), shape_str(shape), ty_name(&t))),
         }
     }
 
     /// `offsets = [o0, o1]` (scalars; a bare scalar for rank 1) → Pos coordinates.
-    pub(super) fn offsets_arg(&mut self, e: &Expr, rank: usize) -> LResult<Vec<Coord>> {
-        let items: Vec<&Expr> = match &e.kind {
-            ExprKind::Array(items) => items.iter().collect(),
-            _ => vec![e],
-        };
+    pub(super) fn offsets_arg(
+        &mut self,
+        items: &[(Operand, Span)],
+        span: Span,
+        rank: usize,
+    ) -> LResult<Vec<Coord>> {
         if items.len() != rank {
             return self.err(
-                e.span,
+                span,
                 format!(
                     "expected {rank} offset(s), one per tensor dimension, found {}",
                     items.len()
@@ -99,21 +106,23 @@ impl Lowerer {
             );
         }
         let mut coords = Vec::new();
-        for (axis, it) in items.into_iter().enumerate() {
-            let o = self.expr(it)?;
-            let o = self.uniform_i32(o, it.span, "an offset")?;
+        for (axis, (o, sp)) in items.iter().enumerate() {
+            let o = self.uniform_i32(*o, *sp, "an offset")?;
             coords.push(Coord::Pos { axis, offset: o });
         }
         Ok(coords)
     }
 
+    /// The `mask` argument of `bound`, checked against the operation's shape.
     pub(super) fn mask_arg(
         &mut self,
-        e: Option<&Expr>,
+        bound: &Bound<'_>,
         shape: &[usize],
     ) -> LResult<Option<Operand>> {
-        let Some(e) = e else { return Ok(None) };
-        let m = self.expr(e)?;
+        let Some(m) = bound.val("mask") else {
+            return Ok(None);
+        };
+        let e = bound.req("mask");
         match self.ty(m) {
             Ty::Scalar(DType::Bool) => Ok(Some(m)),
             Ty::Tile {
@@ -152,7 +161,7 @@ impl Lowerer {
             return self.err(de.span, format!("`dim = {dim}` is out of range for a rank-{rank} destination (valid: 0..{rank})"));
         }
         let ie = bound.req("indices");
-        let idx = self.expr(ie)?;
+        let idx = bound.req_val("indices");
         let Ty::Tile { dtype, shape } = self.ty(idx) else {
             return self.err(
                 ie.span,
@@ -203,7 +212,7 @@ impl Lowerer {
                 }
             })
             .collect();
-        let mask = self.mask_arg(bound.get("mask"), &shape)?;
+        let mask = self.mask_arg(bound, &shape)?;
         Ok((
             Access {
                 mem: m,
@@ -239,18 +248,24 @@ pub(super) fn whole(m: VarId, shape: &[usize]) -> Access {
 impl Lowerer {
     /// `tensor.view(offset, [d0, d1, ...])`: a row-major window with runtime dims.
     pub(crate) fn view(&mut self, recv: Operand, args: &[Arg], span: Span) -> LResult<Operand> {
-        const SIG: &[P] = &[req("offset"), req("shape")];
+        const SIG: &[P] = &[req("offset"), req("shape").list()];
+        let se = args
+            .iter()
+            .find(|a| a.name.as_ref().is_some_and(|(n, _)| n == "shape"))
+            .or(args.get(1));
+        if let Some(se) = se {
+            if !matches!(se.value.kind, ExprKind::Array(_)) {
+                return self.err(
+                    se.value.span,
+                    "the shape of a view is a list of dimensions, e.g. `[rows, cols]`",
+                );
+            }
+        }
         let bound = self.bind_args("view", SIG, args, span)?;
         let oe = bound.req("offset");
-        let offset = self.expr(oe)?;
-        let offset = self.uniform_i32(offset, oe.span, "a view offset")?;
+        let offset = self.uniform_i32(bound.req_val("offset"), oe.span, "a view offset")?;
         let se = bound.req("shape");
-        let ExprKind::Array(items) = &se.kind else {
-            return self.err(
-                se.span,
-                "the shape of a view is a list of dimensions, e.g. `[rows, cols]`",
-            );
-        };
+        let items = bound.list("shape").expect("required");
         if items.is_empty() || items.len() > super::MAX_RANK {
             return self.err(
                 se.span,
@@ -258,9 +273,8 @@ impl Lowerer {
             );
         }
         let mut dims = Vec::new();
-        for it in items {
-            let d = self.expr(it)?;
-            dims.push(self.uniform_i32(d, it.span, "a view dimension")?);
+        for (d, sp) in items {
+            dims.push(self.uniform_i32(*d, *sp, "a view dimension")?);
         }
         let src = recv.var().expect("tensor");
         let dtype = self.ty(recv).dtype();

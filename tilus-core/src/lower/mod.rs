@@ -21,6 +21,9 @@ pub const MAX_SHARED_BYTES: usize = 227 * 1024;
 pub const MAX_TILE_ELEMENTS: usize = 1 << 16;
 /// Maximum tile rank.
 pub const MAX_RANK: usize = 3;
+/// Bytes of `.param` space an entry may declare (PTX ISA before 8.1, which the generated
+/// modules declare; checked against ptxas).
+pub const MAX_PARAM_BYTES: usize = 4352;
 
 /// Lower a kernel definition to IR.
 pub fn lower(def: &ast::KernelDef) -> Result<Kernel, Vec<Diagnostic>> {
@@ -143,6 +146,8 @@ impl Lowerer {
 
     fn params(&mut self, def: &ast::KernelDef) {
         let mut seen = HashMap::new();
+        let mut param_bytes = 0usize;
+        let mut reported_space = false;
         for p in &def.params {
             if seen.insert(p.name.clone(), ()).is_some() {
                 self.error(Diagnostic::new(
@@ -182,6 +187,21 @@ impl Lowerer {
                     }
                 },
             };
+            param_bytes = param_space_after(param_bytes, &kind);
+            if param_bytes > MAX_PARAM_BYTES && !reported_space {
+                reported_space = true;
+                self.error(
+                    Diagnostic::new(
+                        p.span,
+                        format!(
+                            "too many kernel parameters: with `{}` they take {param_bytes} bytes, over the {MAX_PARAM_BYTES}-byte parameter space of a PTX entry",
+                            p.name
+                        ),
+                    )
+                    .note("a `GlobalTensor` takes 16 bytes (pointer and length), a scalar its size rounded up to 4")
+                    .help("pass fewer tensors, e.g. one tensor holding several arrays at offsets (`.view(offset, [len])`)"),
+                );
+            }
             let var = self.new_var(&p.name, ty);
             self.params.push(ir::Param {
                 name: p.name.clone(),
@@ -246,17 +266,20 @@ impl Lowerer {
     }
 
     pub(crate) fn new_var(&mut self, name: &str, ty: Ty) -> VarId {
-        self.vars.push(ir::Var {
-            name: name.to_string(),
-            ty,
-        });
+        self.vars.push(ir::Var::new(name, ty));
         (self.vars.len() - 1) as VarId
     }
 
+    /// A compiler temporary: an intermediate value with no source name.
     pub(crate) fn temp(&mut self, ty: Ty) -> VarId {
         self.temp_counter += 1;
         let name = format!("_t{}", self.temp_counter);
-        self.new_var(&name, ty)
+        self.vars.push(ir::Var {
+            name,
+            ty,
+            temp: true,
+        });
+        (self.vars.len() - 1) as VarId
     }
 
     pub(crate) fn ty(&self, o: Operand) -> Ty {
@@ -326,6 +349,9 @@ impl Lowerer {
                 name_span,
                 ..
             } => {
+                // Temporaries created by this initialiser (and only those) may be renamed to
+                // the binding instead of copied.
+                let fresh_from = self.vars.len() as VarId;
                 let value = match self.expr(init) {
                     Ok(v) => v,
                     Err(r) => {
@@ -334,24 +360,27 @@ impl Lowerer {
                     }
                 };
                 let ty = self.ty(value);
-                if matches!(ty, Ty::Global { .. } | Ty::Shared { .. }) && *mutable {
+                let is_memory = matches!(ty, Ty::Global { .. } | Ty::Shared { .. });
+                if is_memory && *mutable {
                     return self.err(*name_span, format!("`{name}` refers to memory and cannot be `mut`: reassigning a tensor handle is not supported"));
                 }
-                // Tensor handles are aliased; values are bound by renaming a fresh temporary or by
-                // a copy, so that a `mut` variable owns the registers it is overwritten in.
+                let fresh_temp = |cx: &Self, v: VarId| v >= fresh_from && cx.vars[v as usize].temp;
+                // Tensor handles are aliased; values are bound by renaming the initialiser's own
+                // result or by a copy, so that a `mut` variable owns the registers it is
+                // overwritten in and an immutable one never aliases a variable that changes.
                 let var = match value {
-                    Operand::Var(v) if matches!(ty, Ty::Global { .. } | Ty::Shared { .. }) => {
+                    Operand::Var(v) if is_memory => {
                         // Name a fresh handle after its binding (diagnostics and the emulator's
                         // race reports say `buf`, not `_t3`).
-                        if self.vars[v as usize].name.starts_with("_t") {
+                        if fresh_temp(self, v) {
                             self.vars[v as usize].name = name.clone();
+                            self.vars[v as usize].temp = false;
                         }
                         v
                     }
-                    Operand::Var(v)
-                        if !*mutable && self.vars[v as usize].name.starts_with("_t") =>
-                    {
+                    Operand::Var(v) if !*mutable && fresh_temp(self, v) => {
                         self.vars[v as usize].name = name.clone();
+                        self.vars[v as usize].temp = false;
                         v
                     }
                     _ => {
@@ -584,6 +613,15 @@ impl Lowerer {
                 format!("{what} must be a scalar `i32`, found {}", ty_name(&t)),
             ),
         }
+    }
+}
+
+/// The `.param` bytes used after appending a parameter of `kind` (PTX lays parameters out in
+/// order, each aligned to its size): a tensor is a `.u64` pointer and a `.u32` length.
+fn param_space_after(used: usize, kind: &ir::ParamKind) -> usize {
+    match kind {
+        ir::ParamKind::Tensor(_) => used.next_multiple_of(8) + 12,
+        ir::ParamKind::Scalar(_) => used.next_multiple_of(4) + 4,
     }
 }
 

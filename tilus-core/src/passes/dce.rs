@@ -139,10 +139,7 @@ mod tests {
             vars: vars
                 .into_iter()
                 .enumerate()
-                .map(|(i, ty)| Var {
-                    name: format!("v{i}"),
-                    ty,
-                })
+                .map(|(i, ty)| Var::new(format!("v{i}"), ty))
                 .collect(),
             shared_bytes: 0,
             body,

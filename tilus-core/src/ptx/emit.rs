@@ -7,12 +7,12 @@ use std::collections::BTreeMap;
 use super::layout::Layout;
 use super::regs::{Class, PVal, Reg, Regs, Val};
 use super::CodegenError;
-use crate::ir::{DType, Kernel, Operand, ParamKind, Stmt, Ty, VarId};
+use crate::ir::{DType, Kernel, Operand, ParamKind, Span, Stmt, Ty, VarId};
 
 pub(super) type Res<T> = Result<T, CodegenError>;
 
 pub(super) fn internal<T>(msg: impl Into<String>) -> Res<T> {
-    Err(CodegenError::Internal(msg.into()))
+    Err(CodegenError::new(msg))
 }
 
 /// A global tensor or view: base pointer and length of the parameter it came from, the element
@@ -71,6 +71,20 @@ pub(super) struct Emitter<'k> {
     pub tid: Reg,
     /// Bytes of back-end scratch needed after the user's shared allocations.
     pub scratch_bytes: usize,
+    /// The statement that asked for `scratch_bytes`.
+    pub scratch_span: Span,
+    /// The statement being generated (for errors and scratch accounting).
+    span: Span,
+}
+
+fn stmt_span(s: &Stmt) -> Span {
+    match s {
+        Stmt::Inst { span, .. }
+        | Stmt::For { span, .. }
+        | Stmt::While { span, .. }
+        | Stmt::If { span, .. }
+        | Stmt::Break { span } => *span,
+    }
 }
 
 fn count_defs(block: &[Stmt], defs: &mut [u32]) {
@@ -129,6 +143,8 @@ impl<'k> Emitter<'k> {
             loop_ends: Vec::new(),
             tid,
             scratch_bytes: 0,
+            scratch_span: Span::NONE,
+            span: Span::NONE,
         }
     }
 
@@ -215,7 +231,7 @@ impl<'k> Emitter<'k> {
     /// 32-bit shared address of the dynamic window.
     pub fn smem_base(&mut self) -> Reg {
         self.cached(Cached::SmemBase, Class::B32, |r, _| {
-            format!("\tmov.u32 \t{r}, tilus_smem;")
+            format!("\tmov.u32 \t{r}, {};", super::SMEM_SYMBOL)
         })
     }
 
@@ -240,7 +256,10 @@ impl<'k> Emitter<'k> {
     /// Reserve `bytes` of scratch (shared memory after the user's allocations); returns its
     /// 32-bit shared address register expression base and byte offset.
     pub fn scratch(&mut self, bytes: usize) -> usize {
-        self.scratch_bytes = self.scratch_bytes.max(bytes);
+        if bytes > self.scratch_bytes {
+            self.scratch_bytes = bytes;
+            self.scratch_span = self.span;
+        }
         self.scratch_offset()
     }
     pub fn scratch_offset(&self) -> usize {
@@ -490,16 +509,17 @@ impl<'k> Emitter<'k> {
     // ----- statements -----
 
     pub fn params(&mut self) -> Res<()> {
-        let name = &self.k.name;
+        let entry = super::entry_name(&self.k.name);
+        let param = |i: usize, part: &str| super::param_name(&entry, i, part);
         for (i, p) in self.k.params.iter().enumerate() {
             let v = i as VarId;
             match &p.kind {
                 ParamKind::Tensor(_) => {
                     let g = self.dst_global(v)?;
                     let raw = self.r64();
-                    self.line(format!("ld.param.u64 \t{raw}, [{name}_param_{i}_ptr];"));
+                    self.line(format!("ld.param.u64 \t{raw}, [{}];", param(i, "_ptr")));
                     self.line(format!("cvta.to.global.u64 \t{}, {raw};", g.ptr));
-                    self.line(format!("ld.param.u32 \t{}, [{name}_param_{i}_len];", g.len));
+                    self.line(format!("ld.param.u32 \t{}, [{}];", g.len, param(i, "_len")));
                     self.line(format!("mov.b32 \t{}, 0;", g.off));
                     for d in &g.dims {
                         self.line(format!("mov.b32 \t{d}, {};", g.len));
@@ -509,10 +529,10 @@ impl<'k> Emitter<'k> {
                 ParamKind::Scalar(d) => {
                     let r = self.dst_regs(v)?[0];
                     match d {
-                        DType::I32 => self.line(format!("ld.param.s32 \t{r}, [{name}_param_{i}];")),
+                        DType::I32 => self.line(format!("ld.param.s32 \t{r}, [{}];", param(i, ""))),
                         DType::Bool => {
                             let t = self.r32();
-                            self.line(format!("ld.param.s32 \t{t}, [{name}_param_{i}];"));
+                            self.line(format!("ld.param.s32 \t{t}, [{}];", param(i, "")));
                             self.line(format!("setp.ne.s32 \t{r}, {t}, 0;"));
                         }
                     }
@@ -544,6 +564,19 @@ impl<'k> Emitter<'k> {
     }
 
     fn stmt(&mut self, s: &Stmt) -> Res<()> {
+        let outer = self.span;
+        self.span = stmt_span(s);
+        let r = self.stmt_inner(s).map_err(|mut e| {
+            if e.span == Span::NONE {
+                e.span = self.span;
+            }
+            e
+        });
+        self.span = outer;
+        r
+    }
+
+    fn stmt_inner(&mut self, s: &Stmt) -> Res<()> {
         match s {
             Stmt::Inst { dst, inst, .. } => self.inst(*dst, inst),
             Stmt::For {

@@ -74,7 +74,7 @@ impl Emitter<'_> {
             }
             Inst::Fence { sem, scope } => {
                 let text = crate::table::check_fence(*sem, *scope, Some(self.k.target))
-                    .map_err(|e| super::CodegenError::Internal(e.message))?;
+                    .map_err(|e| super::CodegenError::new(e.message))?;
                 // Tile-level fence: the barriers make it order the whole block's accesses (the
                 // writes of every thread before it, the reads of every thread after it), not
                 // only each thread's own, like the tile-level release/acquire atomics.

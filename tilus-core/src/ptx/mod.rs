@@ -29,42 +29,71 @@ pub struct PtxModule {
     pub text: String,
     /// Dynamic shared memory bytes the launch must request.
     pub shared_bytes: usize,
+    /// The statement that needs the most back-end scratch (shared memory after the user's
+    /// allocations, for `broadcast_to` and reductions), when any does.
+    pub scratch_span: Option<crate::ir::Span>,
 }
 
+/// A failure of the back end on IR the front end accepted: a compiler bug, reported with the
+/// span of the statement being generated.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CodegenError {
-    #[error("internal codegen error: {0}")]
-    Internal(String),
+#[error("internal codegen error: {message}")]
+pub struct CodegenError {
+    pub span: crate::ir::Span,
+    pub message: String,
 }
 
-/// The name of the shared window symbol.
-pub const SMEM_SYMBOL: &str = "tilus_smem";
+impl CodegenError {
+    pub(crate) fn new(message: impl Into<String>) -> CodegenError {
+        CodegenError {
+            span: crate::ir::Span::NONE,
+            message: message.into(),
+        }
+    }
+}
+
+/// The name of the shared window symbol. `$` cannot appear in a Rust identifier, so no name a
+/// user chooses can collide with it (see [`entry_name`]).
+pub const SMEM_SYMBOL: &str = "tilus$smem";
+
+/// The PTX entry point of kernel `name`: the name behind a `tk_` prefix, so that no Rust
+/// identifier can collide with a PTX keyword, directive, type or special register (`WARP_SZ`,
+/// `ld`, `reg` are all valid kernel names) or with the generator's own symbols, which all
+/// contain `$`. Injective: different kernel names give different entries.
+pub fn entry_name(name: &str) -> String {
+    format!("tk_{name}")
+}
+
+/// The `.param` name of parameter `i` of `entry` (with a suffix for the parts of a tensor).
+pub(crate) fn param_name(entry: &str, i: usize, part: &str) -> String {
+    format!("{entry}$p{i}{part}")
+}
 
 pub fn generate(kernel: &Kernel) -> Result<PtxModule, CodegenError> {
     if kernel.threads == 0 || kernel.threads & 31 != 0 || kernel.threads > 1024 {
-        return Err(CodegenError::Internal(format!(
+        return Err(CodegenError::new(format!(
             "block size {} is not a multiple of 32 in 32..=1024",
             kernel.threads
         )));
     }
     if kernel.vars.len() < kernel.params.len() {
-        return Err(CodegenError::Internal(
-            "fewer variables than parameters".into(),
-        ));
+        return Err(CodegenError::new("fewer variables than parameters"));
     }
     let mut e = emit::Emitter::new(kernel);
     e.params()?;
     e.block(&kernel.body)?;
 
-    let name = &kernel.name;
+    let name = entry_name(&kernel.name);
     let mut params = Vec::new();
     for (i, p) in kernel.params.iter().enumerate() {
         match p.kind {
             ParamKind::Tensor(_) => {
-                params.push(format!("\t.param .u64 {name}_param_{i}_ptr"));
-                params.push(format!("\t.param .u32 {name}_param_{i}_len"));
+                params.push(format!("\t.param .u64 {}", param_name(&name, i, "_ptr")));
+                params.push(format!("\t.param .u32 {}", param_name(&name, i, "_len")));
             }
-            ParamKind::Scalar(_) => params.push(format!("\t.param .s32 {name}_param_{i}")),
+            ParamKind::Scalar(_) => {
+                params.push(format!("\t.param .s32 {}", param_name(&name, i, "")))
+            }
         }
     }
     let shared_bytes = if e.scratch_bytes > 0 {
@@ -104,5 +133,6 @@ pub fn generate(kernel: &Kernel) -> Result<PtxModule, CodegenError> {
     Ok(PtxModule {
         text: t,
         shared_bytes,
+        scratch_span: (e.scratch_bytes > 0).then_some(e.scratch_span),
     })
 }

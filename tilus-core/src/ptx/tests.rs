@@ -63,10 +63,7 @@ impl B {
                 ParamKind::Tensor(d) => Ty::Global { dtype: *d, rank: 1 },
                 ParamKind::Scalar(d) => Ty::Scalar(*d),
             };
-            vars.push(Var {
-                name: n.to_string(),
-                ty,
-            });
+            vars.push(Var::new(n.to_string(), ty));
         }
         let params = params
             .iter()
@@ -90,10 +87,7 @@ impl B {
         }
     }
     fn var(&mut self, name: &str, ty: Ty) -> VarId {
-        self.k.vars.push(Var {
-            name: name.into(),
-            ty,
-        });
+        self.k.vars.push(Var::new(name, ty));
         (self.k.vars.len() - 1) as VarId
     }
     fn push(&mut self, s: Stmt) {
@@ -769,7 +763,9 @@ fn numbered(s: &str) -> String {
 fn histogram_assembles_and_uses_fast_forms() {
     let k = histogram();
     let text = check_assembles(&k);
-    assert!(text.contains(".visible .entry histogram(\n\t.param .u64 histogram_param_0_ptr,\n\t.param .u32 histogram_param_0_len,"));
+    assert!(text.contains(
+        ".visible .entry tk_histogram(\n\t.param .u64 tk_histogram$p0_ptr,\n\t.param .u32 tk_histogram$p0_len,"
+    ));
     assert!(text.contains(".maxntid 256, 1, 1"));
     assert!(text.contains("red.relaxed.cta.shared.add.u32"), "{text}");
     assert!(text.contains("red.relaxed.gpu.global.add.u32"), "{text}");

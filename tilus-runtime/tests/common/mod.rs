@@ -32,13 +32,13 @@ pub fn leak_spec(kernel: &Kernel, ptx: &str, shared_bytes: usize) -> &'static Ke
 }
 
 fn param_var(p: &Param) -> Var {
-    Var {
-        name: p.name.clone(),
-        ty: match p.kind {
+    Var::new(
+        p.name.clone(),
+        match p.kind {
             ParamKind::Tensor(d) => Ty::Global { dtype: d, rank: 1 },
             ParamKind::Scalar(d) => Ty::Scalar(d),
         },
-    }
+    )
 }
 
 /// A kernel with the given parameters and an empty body.
@@ -72,14 +72,8 @@ pub fn fill_kernel() -> Kernel {
             ("value", ParamKind::Scalar(DType::I32)),
         ],
     );
-    k.vars.push(Var {
-        name: "bid".into(),
-        ty: Ty::Scalar(DType::I32),
-    }); // 2
-    k.vars.push(Var {
-        name: "base".into(),
-        ty: Ty::Scalar(DType::I32),
-    }); // 3
+    k.vars.push(Var::new("bid", Ty::Scalar(DType::I32))); // 2
+    k.vars.push(Var::new("base", Ty::Scalar(DType::I32))); // 3
     let s = |dst: Option<u32>, inst| Stmt::Inst {
         dst,
         inst,

@@ -1,0 +1,427 @@
+//! Regression tests for bugs found by fuzzing (issue 7), each on every backend: the strict
+//! emulator, and the GPU with `--features cuda`.
+//!
+//! * an argument with an effect was lowered twice (the atomic in it happened twice);
+//! * a user variable named like a compiler temporary (`_t...`) was aliased instead of copied;
+//! * kernels named like PTX reserved words, or with more parameters than the PTX parameter
+//!   space holds, were accepted and then rejected by ptxas;
+//! * a tensor where a value is expected reached the back end as an internal error.
+
+mod common;
+
+use common::{assemble_all, backends};
+use tilus::core::ast::*;
+use tilus::core::ir::Span;
+use tilus::prelude::*;
+
+#[tile_kernel(threads = 32)]
+fn nested_effect(out: GlobalTensor<i32>, counter: GlobalTensor<i32>) {
+    // The inner atomic is an argument of the outer one: it must happen exactly once.
+    atomic::global_add(out, atomic::global_add(counter, ones([1])));
+}
+
+#[test]
+fn an_effect_inside_an_argument_happens_once() {
+    for dev in backends() {
+        let out = dev.upload(&[100]).unwrap();
+        let counter = dev.upload(&[7]).unwrap();
+        nested_effect::launch(&dev, 1, &out, &counter).unwrap();
+        assert_eq!(counter.download().unwrap(), vec![8], "{dev:?}: counter");
+        // out += the counter's value before the increment.
+        assert_eq!(out.download().unwrap(), vec![107], "{dev:?}: out");
+    }
+    // One atomic per call in the PTX: two `add`s in all (the outer one is a `red`).
+    let adds = nested_effect::PTX.matches(".global.add.").count();
+    assert_eq!(adds, 2, "{}", nested_effect::PTX);
+}
+
+#[tile_kernel(threads = 32)]
+fn argument_order(log: GlobalTensor<i32>, c: GlobalTensor<i32>) {
+    // Arguments are evaluated left to right as written: the first RMW sees 0, the second 1.
+    let a = atomic_add(c, 0, 1);
+    store_global(log, full([1], a), offsets = [0]);
+    atomic::global_exch(
+        log.view(1, [1]),
+        values = atomic::global_add(c, ones([1])),
+        mask = atomic::global_add(c, full([1], 10)) == full([1], 2),
+    );
+}
+
+#[test]
+fn arguments_are_evaluated_in_source_order() {
+    for dev in backends() {
+        let log = dev.upload(&[-1, -1]).unwrap();
+        let c = dev.upload(&[0]).unwrap();
+        argument_order::launch(&dev, 1, &log, &c).unwrap();
+        // values = old 1, mask: old 2 == 2 -> the exchange happens.
+        assert_eq!(log.download().unwrap(), vec![0, 1], "{dev:?}");
+        assert_eq!(c.download().unwrap(), vec![12], "{dev:?}");
+    }
+}
+
+#[tile_kernel(threads = 32)]
+fn temp_like_names(out: GlobalTensor<i32>) {
+    let mut _total = 0;
+    let snap = _total;
+    _total += 5;
+    let mut _t1 = 3;
+    let _t2 = _t1;
+    _t1 = 9;
+    let x = arange(4);
+    let _t3 = x;
+    store_global(out, full([4], snap), offsets = [0]);
+    store_global(out, full([4], _total), offsets = [4]);
+    store_global(out, full([4], _t2), offsets = [8]);
+    store_global(out, full([4], _t1), offsets = [12]);
+    store_global(out, _t3, offsets = [16]);
+}
+
+#[test]
+fn user_names_that_look_like_temporaries_are_variables() {
+    for dev in backends() {
+        let out = dev.upload(&[-1; 20]).unwrap();
+        temp_like_names::launch(&dev, 1, &out).unwrap();
+        let got = out.download().unwrap();
+        let want: Vec<i32> = [0, 5, 3, 9]
+            .iter()
+            .flat_map(|&v| [v; 4])
+            .chain(0..4)
+            .collect();
+        assert_eq!(got, want, "{dev:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names and limits, through the compiler API.
+
+const S: Span = Span(0);
+
+fn e(kind: ExprKind) -> Expr {
+    Expr { kind, span: S }
+}
+
+fn path(n: &str) -> Expr {
+    e(ExprKind::Path(vec![n.into()]))
+}
+
+/// `store_global(out, arange(32), offsets = [0])` in a kernel called `name` with `params`.
+fn kernel(name: &str, params: Vec<ParamDef>) -> KernelDef {
+    let call = e(ExprKind::Call {
+        path: vec!["store_global".into()],
+        path_span: S,
+        generics: vec![],
+        args: vec![
+            Arg {
+                name: None,
+                value: path("out"),
+                span: S,
+            },
+            Arg {
+                name: None,
+                value: e(ExprKind::Call {
+                    path: vec!["arange".into()],
+                    path_span: S,
+                    generics: vec![],
+                    args: vec![Arg {
+                        name: None,
+                        value: e(ExprKind::Int(32)),
+                        span: S,
+                    }],
+                }),
+                span: S,
+            },
+            Arg {
+                name: Some(("offsets".into(), S)),
+                value: e(ExprKind::Array(vec![e(ExprKind::Int(0))])),
+                span: S,
+            },
+        ],
+    });
+    KernelDef {
+        name: name.into(),
+        name_span: S,
+        params,
+        body: vec![Stmt::Expr(call)],
+        options: KernelOptions {
+            threads: 32,
+            ..KernelOptions::default()
+        },
+    }
+}
+
+fn tensor_param(name: &str) -> ParamDef {
+    ParamDef {
+        name: name.into(),
+        span: Span(1),
+        ty: ParamTy::GlobalTensor { elem: "i32".into() },
+        ty_span: S,
+    }
+}
+
+/// PTX opcodes, directives (without the dot), types, state spaces, special registers (without
+/// `%`), and the generator's own symbols: none of them may break a kernel named like it.
+const PTX_WORDS: &[&str] = &[
+    // opcodes
+    "abs",
+    "activemask",
+    "add",
+    "addc",
+    "alloca",
+    "and",
+    "applypriority",
+    "atom",
+    "bar",
+    "barrier",
+    "bfe",
+    "bfi",
+    "bfind",
+    "bmsk",
+    "bra",
+    "brev",
+    "brkpt",
+    "brx",
+    "call",
+    "clz",
+    "cnot",
+    "copysign",
+    "cos",
+    "cp",
+    "createpolicy",
+    "cvt",
+    "cvta",
+    "discard",
+    "div",
+    "dp2a",
+    "dp4a",
+    "elect",
+    "ex2",
+    "exit",
+    "fence",
+    "fma",
+    "fns",
+    "getctarank",
+    "isspacep",
+    "istypep",
+    "ld",
+    "ldmatrix",
+    "ldu",
+    "lg2",
+    "lop3",
+    "mad",
+    "mad24",
+    "madc",
+    "mapa",
+    "match",
+    "max",
+    "mbarrier",
+    "membar",
+    "min",
+    "mma",
+    "mov",
+    "movmatrix",
+    "mul",
+    "mul24",
+    "multimem",
+    "nanosleep",
+    "neg",
+    "not",
+    "or",
+    "pmevent",
+    "popc",
+    "prefetch",
+    "prefetchu",
+    "prmt",
+    "rcp",
+    "red",
+    "redux",
+    "rem",
+    "ret",
+    "rsqrt",
+    "sad",
+    "selp",
+    "set",
+    "setmaxnreg",
+    "setp",
+    "shf",
+    "shfl",
+    "shl",
+    "shr",
+    "sin",
+    "slct",
+    "sqrt",
+    "st",
+    "stackrestore",
+    "stacksave",
+    "stmatrix",
+    "sub",
+    "subc",
+    "suld",
+    "suq",
+    "sured",
+    "sust",
+    "szext",
+    "tanh",
+    "testp",
+    "tex",
+    "tld4",
+    "trap",
+    "txq",
+    "vabsdiff",
+    "vadd",
+    "vmad",
+    "vmax",
+    "vmin",
+    "vote",
+    "vset",
+    "vshl",
+    "vshr",
+    "vsub",
+    "wgmma",
+    "wmma",
+    "xor",
+    // directives
+    "address_size",
+    "align",
+    "branchtargets",
+    "callprototype",
+    "calltargets",
+    "const",
+    "entry",
+    "explicitcluster",
+    "extern",
+    "file",
+    "func",
+    "global",
+    "loc",
+    "local",
+    "maxclusterrank",
+    "maxnctapersm",
+    "maxnreg",
+    "maxntid",
+    "minnctapersm",
+    "noreturn",
+    "param",
+    "pragma",
+    "reg",
+    "reqnctapercluster",
+    "reqntid",
+    "section",
+    "shared",
+    "sreg",
+    "target",
+    "tex",
+    "version",
+    "visible",
+    "weak",
+    "common",
+    "alias",
+    // types and other keywords
+    "b8",
+    "b16",
+    "b32",
+    "b64",
+    "b128",
+    "s8",
+    "s16",
+    "s32",
+    "s64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "f16",
+    "f16x2",
+    "f32",
+    "f64",
+    "bf16",
+    "bf16x2",
+    "e4m3",
+    "e5m2",
+    "tf32",
+    "pred",
+    "texref",
+    "samplerref",
+    "surfref",
+    "v2",
+    "v4",
+    "v8",
+    "ptr",
+    "texmode_unified",
+    "texmode_independent",
+    "WARP_SZ",
+    "map_f64_to_f32",
+    // special registers
+    "tid",
+    "ntid",
+    "laneid",
+    "warpid",
+    "nwarpid",
+    "ctaid",
+    "nctaid",
+    "smid",
+    "nsmid",
+    "gridid",
+    "clusterid",
+    "nclusterid",
+    "cluster_ctaid",
+    "cluster_nctaid",
+    "cluster_ctarank",
+    "cluster_nctarank",
+    "is_explicit_cluster",
+    "lanemask_eq",
+    "lanemask_le",
+    "lanemask_lt",
+    "lanemask_ge",
+    "lanemask_gt",
+    "clock",
+    "clock64",
+    "globaltimer",
+    "total_smem_size",
+    "dynamic_smem_size",
+    "envreg0",
+    "pm0",
+    // our own symbols, old and new
+    "tilus_smem",
+    "tk_x",
+    "x_param_0",
+    "_",
+    "_t1",
+];
+
+#[test]
+fn every_ptx_reserved_word_is_a_valid_kernel_name() {
+    for &name in PTX_WORDS {
+        let def = kernel(name, vec![tensor_param("out")]);
+        let c = tilus::core::compile(&def)
+            .unwrap_or_else(|e| panic!("kernel `{name}` does not compile: {e:?}"));
+        assemble_all(name, &c.ptx, c.ir.target.0);
+    }
+}
+
+#[test]
+fn the_parameter_space_is_checked_at_compile_time() {
+    // 16 bytes per tensor: 272 fit in 4352 bytes, 273 do not.
+    let params = |n: usize| -> Vec<ParamDef> {
+        let mut ps = vec![tensor_param("out")];
+        for i in 1..n {
+            let mut p = tensor_param(&format!("t{i}"));
+            p.span = Span(1000 + i as u32);
+            ps.push(p);
+        }
+        ps
+    };
+    let ok = tilus::core::compile(&kernel("wide", params(272))).expect("272 tensors fit");
+    assemble_all("wide", &ok.ptx, ok.ir.target.0);
+    let err = tilus::core::compile(&kernel("wider", params(273))).unwrap_err();
+    assert_eq!(err.len(), 1, "{err:?}");
+    assert_eq!(
+        err[0].span,
+        Span(1000 + 272),
+        "reported at the parameter that overflows"
+    );
+    assert!(
+        err[0].message.contains("parameter space"),
+        "{}",
+        err[0].message
+    );
+}
