@@ -76,7 +76,10 @@ fn e(kind: ExprKind) -> Expr {
     Expr { kind, span: S }
 }
 fn int(v: i128) -> Expr {
-    e(ExprKind::Int(v))
+    e(ExprKind::Int {
+        value: v,
+        suffix: None,
+    })
 }
 fn path(p: &str) -> Expr {
     e(ExprKind::Path(p.split("::").map(str::to_string).collect()))

@@ -103,9 +103,18 @@ fn ex(kind: ExprKind) -> Expr {
 /// `i32::MIN` is expressible).
 fn int(v: i64) -> Expr {
     if v < 0 {
-        un(UnOp::Neg, ex(ExprKind::Int(-(v as i128))))
+        un(
+            UnOp::Neg,
+            ex(ExprKind::Int {
+                value: -(v as i128),
+                suffix: None,
+            }),
+        )
     } else {
-        ex(ExprKind::Int(v as i128))
+        ex(ExprKind::Int {
+            value: v as i128,
+            suffix: None,
+        })
     }
 }
 fn boolean(b: bool) -> Expr {
@@ -234,7 +243,8 @@ fn fmt_args(args: &[Arg]) -> String {
 
 fn fmt_expr(e: &Expr) -> String {
     match &e.kind {
-        ExprKind::Int(v) => v.to_string(),
+        ExprKind::Int { value: v, suffix } => format!("{v}{}", suffix.as_deref().unwrap_or("")),
+        ExprKind::Float { text, suffix } => format!("{text}{}", suffix.as_deref().unwrap_or("")),
         ExprKind::Bool(b) => b.to_string(),
         ExprKind::Str(s) => format!("{s:?}"),
         ExprKind::Path(p) => p.join("::"),
@@ -252,7 +262,12 @@ fn fmt_expr(e: &Expr) -> String {
         ExprKind::Unary { op, x } => {
             let o = if *op == UnOp::Neg { "-" } else { "!" };
             match &x.kind {
-                ExprKind::Int(_) | ExprKind::Path(_) | ExprKind::Binary { .. } => {
+                ExprKind::Int {
+                    value: _,
+                    suffix: None,
+                }
+                | ExprKind::Path(_)
+                | ExprKind::Binary { .. } => {
                     format!("{o}{}", fmt_expr(x))
                 }
                 _ => format!("{o}({})", fmt_expr(x)),

@@ -29,7 +29,10 @@ fn ex(kind: ExprKind) -> Expr {
     Expr { kind, span: S }
 }
 fn int(v: i128) -> Expr {
-    ex(ExprKind::Int(v))
+    ex(ExprKind::Int {
+        value: v,
+        suffix: None,
+    })
 }
 fn path(p: &[&str]) -> Expr {
     ex(ExprKind::Path(p.iter().map(|s| s.to_string()).collect()))

@@ -124,7 +124,10 @@ fn kernel(name: &str, params: Vec<ParamDef>) -> KernelDef {
                     generics: vec![],
                     args: vec![Arg {
                         name: None,
-                        value: e(ExprKind::Int(32)),
+                        value: e(ExprKind::Int {
+                            value: 32,
+                            suffix: None,
+                        }),
                         span: S,
                     }],
                 }),
@@ -132,7 +135,10 @@ fn kernel(name: &str, params: Vec<ParamDef>) -> KernelDef {
             },
             Arg {
                 name: Some(("offsets".into(), S)),
-                value: e(ExprKind::Array(vec![e(ExprKind::Int(0))])),
+                value: e(ExprKind::Array(vec![e(ExprKind::Int {
+                    value: 0,
+                    suffix: None,
+                })])),
                 span: S,
             },
         ],

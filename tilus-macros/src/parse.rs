@@ -299,12 +299,17 @@ impl Parser {
         let kind = match e {
             syn::Expr::Lit(l) => match &l.lit {
                 syn::Lit::Int(i) => {
-                    if !matches!(i.suffix(), "" | "i32") {
-                        return self.err(i, format!("integer suffix `{}` is not supported: kernel integers are `i32`", i.suffix()));
-                    }
+                    let suffix = (!i.suffix().is_empty()).then(|| i.suffix().to_string());
                     match i.base10_parse::<i128>() {
-                        Ok(v) => ast::ExprKind::Int(v),
+                        Ok(value) => ast::ExprKind::Int { value, suffix },
                         Err(_) => return self.err(i, "integer literal out of range"),
+                    }
+                }
+                syn::Lit::Float(f) => {
+                    let suffix = (!f.suffix().is_empty()).then(|| f.suffix().to_string());
+                    ast::ExprKind::Float {
+                        text: f.base10_digits().to_string(),
+                        suffix,
                     }
                 }
                 syn::Lit::Bool(b) => ast::ExprKind::Bool(b.value),

@@ -31,7 +31,15 @@ impl Lowerer {
     /// Lower an expression; calls without a result give `None`.
     pub(crate) fn expr_opt(&mut self, e: &Expr) -> LResult<Option<Operand>> {
         let v = match &e.kind {
-            ExprKind::Int(v) => Operand::Imm(self.int_lit(*v, e.span)?, DType::I32),
+            ExprKind::Int { value: v, suffix } => {
+                if suffix.as_deref().is_some_and(|s| s != "i32") {
+                    return self.err(e.span, "only `i32` integers are supported in this version");
+                }
+                Operand::Imm(self.int_lit(*v, e.span)?, DType::I32)
+            }
+            ExprKind::Float { .. } => {
+                return self.err(e.span, "float values are not supported in this version")
+            }
             ExprKind::Bool(b) => Operand::Imm(*b as i32, DType::Bool),
             ExprKind::Str(_) => {
                 return self.err(
@@ -66,7 +74,14 @@ impl Lowerer {
             }
             ExprKind::Unary { op, x } => {
                 // `-literal` folds so that `i32::MIN` can be written.
-                if let (ast::UnOp::Neg, ExprKind::Int(v)) = (op, &x.kind) {
+                if let (
+                    ast::UnOp::Neg,
+                    ExprKind::Int {
+                        value: v,
+                        suffix: None,
+                    },
+                ) = (op, &x.kind)
+                {
                     return Ok(Some(Operand::Imm(self.int_lit(-*v, e.span)?, DType::I32)));
                 }
                 let a = self.expr(x)?;
@@ -568,7 +583,7 @@ impl Lowerer {
     /// A compile-time non-negative integer (literal).
     pub(crate) fn const_usize(&mut self, e: &Expr, what: &str) -> LResult<usize> {
         match &e.kind {
-            ExprKind::Int(v) if *v >= 0 && *v <= u32::MAX as i128 => Ok(*v as usize),
+            ExprKind::Int { value: v, .. } if *v >= 0 && *v <= u32::MAX as i128 => Ok(*v as usize),
             _ => self.err(
                 e.span,
                 format!("{what} must be a non-negative integer literal"),
@@ -596,11 +611,11 @@ impl Lowerer {
         let mut shape = Vec::new();
         for it in items {
             match &it.kind {
-                ExprKind::Int(v) if *v > 0 && *v <= (1 << 20) => shape.push(*v as usize),
-                ExprKind::Int(v) if *v <= 0 => {
+                ExprKind::Int { value: v, .. } if *v > 0 && *v <= (1 << 20) => shape.push(*v as usize),
+                ExprKind::Int { value: v, .. } if *v <= 0 => {
                     return self.err(it.span, format!("dimension `{v}` must be positive"))
                 }
-                ExprKind::Int(v) => {
+                ExprKind::Int { value: v, .. } => {
                     return self.err(
                         it.span,
                         format!(

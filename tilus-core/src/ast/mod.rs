@@ -145,10 +145,33 @@ pub struct Expr {
     pub span: Span,
 }
 
+impl Expr {
+    /// An unsuffixed integer literal.
+    pub fn int(value: i128, span: Span) -> Expr {
+        Expr {
+            kind: ExprKind::Int {
+                value,
+                suffix: None,
+            },
+            span,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExprKind {
-    /// An integer literal (value as written; range-checked by the lowering).
-    Int(i128),
+    /// An integer literal: its value as written (range-checked by the lowering) and its type
+    /// suffix, if any (`7u64` has `Some("u64")`). Without a suffix its type comes from context.
+    Int {
+        value: i128,
+        suffix: Option<String>,
+    },
+    /// A float literal: its text as written without the suffix (`1.5`, `2e-3`, parsed at its
+    /// type so that `f32` literals round once), and its suffix (`f32`/`f64`), if any.
+    Float {
+        text: String,
+        suffix: Option<String>,
+    },
     Bool(bool),
     /// A string literal (accepted where a name is expected, e.g. `sem = "acquire"`).
     Str(String),
