@@ -32,29 +32,7 @@ impl Span {
     pub const NONE: Span = Span(u32::MAX);
 }
 
-/// Element types. Only 32-bit integers (and predicates) in this version; the legality tables in
-/// `crate::table` say what each operation accepts, so adding a type is a table change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
-pub enum DType {
-    I32,
-    Bool,
-}
-
-impl DType {
-    pub fn name(self) -> &'static str {
-        match self {
-            DType::I32 => "i32",
-            DType::Bool => "bool",
-        }
-    }
-    /// Size in bytes in memory (bool tiles never live in memory).
-    pub fn size_bytes(self) -> usize {
-        match self {
-            DType::I32 => 4,
-            DType::Bool => 1,
-        }
-    }
-}
+pub use crate::dtype::DType;
 
 /// The type of an IR variable.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -202,11 +180,36 @@ pub enum Stmt {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Operand {
     Var(VarId),
-    /// An immediate scalar of the given dtype (bool immediates are 0/1).
-    Imm(i32, DType),
+    /// An immediate scalar of the given dtype: its bit pattern in the low bits, the rest zero
+    /// (`crate::elem::canon`; bool immediates are 0/1).
+    Imm(u64, DType),
 }
 
 impl Operand {
+    /// An immediate of type `dtype` with the value `v` (which must be representable).
+    pub fn int(v: i128, dtype: DType) -> Operand {
+        Operand::Imm(
+            crate::elem::int_const(dtype, v).expect("representable immediate"),
+            dtype,
+        )
+    }
+    /// An `i32` immediate.
+    pub fn i32(v: i32) -> Operand {
+        Operand::Imm(v as u32 as u64, DType::I32)
+    }
+    /// A `bool` immediate.
+    pub fn bool(b: bool) -> Operand {
+        Operand::Imm(b as u64, DType::Bool)
+    }
+    /// The value of an integer immediate, sign- or zero-extended by its type.
+    pub fn imm_int(self) -> Option<i128> {
+        match self {
+            Operand::Imm(bits, d) if d.is_int() || d.is_bool() => {
+                Some(crate::elem::as_i128(d, bits))
+            }
+            _ => None,
+        }
+    }
     pub fn var(self) -> Option<VarId> {
         match self {
             Operand::Var(v) => Some(v),
@@ -220,16 +223,15 @@ pub enum BinOp {
     Add,
     Sub,
     Mul,
-    /// Truncating division (Rust/PTX `div.s32`); division by zero gives an unspecified value on
-    /// the GPU and 0 in the emulator... never a trap.
+    /// Division: truncating for integers (by zero gives 0, `crate::elem`), IEEE for floats.
     Div,
-    /// Remainder with the sign of the dividend (`rem.s32`).
+    /// Integer remainder with the sign of the dividend.
     Rem,
     And,
     Or,
     Xor,
     Shl,
-    /// Arithmetic shift right.
+    /// Shift right: arithmetic for signed types, logical for unsigned ones.
     Shr,
     Min,
     Max,
@@ -252,10 +254,12 @@ impl BinOp {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum UnOp {
-    /// Wrapping negation.
+    /// Wrapping negation of integers, sign flip of floats.
     Neg,
-    /// Bitwise not on i32, logical not on bool.
+    /// Bitwise not on integers, logical not on bool.
     Not,
+    /// Absolute value (wrapping for integers: `abs(MIN) == MIN`).
+    Abs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -324,8 +328,8 @@ impl Scope {
     pub const ALL: [Scope; 4] = [Scope::Cta, Scope::Cluster, Scope::Gpu, Scope::Sys];
 }
 
-/// Read-modify-write operations. `Sub` is lowered by the back ends to `Add` of the wrapping
-/// negation of the operand.
+/// Read-modify-write operations (semantics per type in `crate::elem::rmw`). `Sub` is lowered
+/// by the back ends to `Add` of the negated operand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 pub enum RmwOp {
     Add,
@@ -337,6 +341,10 @@ pub enum RmwOp {
     And,
     Or,
     Xor,
+    /// PTX `inc`: `old >= bound ? 0 : old + 1` (unsigned), the operand is the bound.
+    Inc,
+    /// PTX `dec`: `old == 0 || old > bound ? bound : old - 1` (unsigned).
+    Dec,
 }
 
 impl RmwOp {
@@ -351,9 +359,11 @@ impl RmwOp {
             RmwOp::And => "and",
             RmwOp::Or => "or",
             RmwOp::Xor => "xor",
+            RmwOp::Inc => "inc",
+            RmwOp::Dec => "dec",
         }
     }
-    pub const ALL: [RmwOp; 9] = [
+    pub const ALL: [RmwOp; 11] = [
         RmwOp::Add,
         RmwOp::Sub,
         RmwOp::Min,
@@ -363,6 +373,8 @@ impl RmwOp {
         RmwOp::And,
         RmwOp::Or,
         RmwOp::Xor,
+        RmwOp::Inc,
+        RmwOp::Dec,
     ];
 }
 
@@ -373,8 +385,8 @@ pub enum Coord {
     /// `offset + pos[axis]`: the element's own position along tile axis `axis`, shifted by a
     /// scalar offset (an immediate 0 for no offset).
     Pos { axis: usize, offset: Operand },
-    /// The value of an i32 index: a tile of the access's `shape` (element `e` uses its own
-    /// element), or a scalar (the same coordinate for all elements).
+    /// The value of an integer index (any integer type): a tile of the access's `shape`
+    /// (element `e` uses its own element), or a scalar (the same coordinate for all elements).
     Index(Operand),
 }
 
@@ -419,25 +431,26 @@ pub enum Inst {
     BlockIdx,
     /// `gridDim.x` as i32 scalar.
     GridDim,
-    /// Runtime size of axis `axis` of a global view (i32 scalar).
+    /// Runtime size of axis `axis` of a global view (i64 scalar).
     Dim {
         tensor: VarId,
         axis: usize,
     },
-    /// A view of a global tensor (or of a view): element offset `offset` (scalar, relative to the
-    /// source's start) and new dims (scalars), row-major contiguous. Result `Ty::Global` of
-    /// rank `shape.len()`. Bounds checks of accesses through a view check the view's dims and
-    /// the base tensor's `len`. The view's offset from the base is the exact sum of the offsets
-    /// clamped to the i32 range (so a huge offset stays out of bounds rather than wrapping), and
-    /// flat indices `offset + sum(coord_k * stride_k)` are computed exactly (no i32 wrapping).
+    /// A view of a global tensor (or of a view): element offset `offset` (an i64 scalar, relative
+    /// to the source's start) and new dims (i64 scalars), row-major contiguous. Result
+    /// `Ty::Global` of rank `shape.len()`. Bounds checks of accesses through a view check the
+    /// view's dims and the base tensor's `len`. The view's offset from the base is the sum of
+    /// the offsets saturated to the i64 range (so a huge offset stays out of bounds rather than
+    /// wrapping), and flat indices `offset + sum(coord_k * stride_k)` are computed exactly.
     View {
         src: VarId,
         offset: Operand,
         shape: Vec<Operand>,
     },
-    /// `[0, 1, ..., n-1]` as an i32 tile of shape `[n]`.
+    /// `[0, 1, ..., n-1]` as an integer tile of shape `[n]` (`dtype` holds `n - 1`).
     Arange {
         n: usize,
+        dtype: DType,
     },
     /// A tile of `shape` filled with the scalar `value`.
     Full {
@@ -459,7 +472,7 @@ pub enum Inst {
         a: Operand,
         b: Operand,
     },
-    /// Convert to another dtype (bool -> i32 gives 0/1; i32 -> bool is `!= 0`).
+    /// Convert to another dtype: Rust's `as` (`crate::elem::cast`; `x as bool` is `x != 0`).
     Cast {
         x: Operand,
         dtype: DType,

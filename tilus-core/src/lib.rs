@@ -2,6 +2,8 @@
 //!
 //! The compiler library behind `#[tile_kernel]`, usable (and tested) without the proc macro:
 //!
+//! * [`dtype`]: the element types, one table row each, read by every layer;
+//! * [`elem`]: the semantics of element operations, written once for both back ends;
 //! * [`ast`]: the surface syntax of a kernel body, produced by the macro from Rust tokens;
 //! * [`lower`]: name resolution, builtin binding, shape and type inference and validation,
 //!   producing the typed [`ir`] (errors are [`diag::Diagnostic`]s with source spans);
@@ -14,8 +16,11 @@
 
 pub mod ast;
 pub mod diag;
+pub mod dtype;
+pub mod elem;
 pub mod emu;
 pub mod ir;
+pub mod layout;
 pub mod lower;
 pub mod passes;
 pub mod ptx;

@@ -1,18 +1,25 @@
 //! The one table of what is legal for memory operations, and the PTX form of each legal one.
 //!
 //! Front end validation and PTX generation both read this module, so a combination the compiler
-//! accepts is exactly a combination it knows how to print. Adding a dtype (u32, f32) means adding
-//! rows to [`RMW_ROWS`] and [`ACCESS_ROWS`]; nothing else consults dtypes for legality.
+//! accepts is exactly a combination it knows how to print. Atomic read-modify-writes are rows
+//! keyed by (op, element type) in [`RMW_ROWS`]; a row says which PTX instruction performs it,
+//! whether a destination-less `red` exists, whether the tilus scatter form allows it, and the
+//! oldest target that has it. Element types in memory come from [`crate::dtype`]'s table.
 //!
-//! Facts encoded here (checked against ptxas 13.0, see `shared/reference/README.md`):
-//! * `red` exists for add/min/max/and/or/xor but not exch/cas, and accepts only `.relaxed` and
-//!   `.release`;
-//! * `exch`, `cas` and the bitwise ops take bit types (`.b32`); `min`/`max` take signed types for
-//!   i32 (`.s32`);
+//! Facts encoded here (checked against ptxas 13.0 / 12.8, see `shared/reference/README.md`):
+//! * `red` exists for add/min/max/and/or/xor/inc/dec but not exch/cas, and accepts only
+//!   `.relaxed` and `.release`;
+//! * `exch`, `cas` and the bitwise ops take bit types (`.b16`/`.b32`/`.b64`); `min`/`max` take
+//!   signed or unsigned types by the element's signedness; `inc`/`dec` are `.u32` only;
+//! * float `add` exists for `f32`, `f64`, `f16` and `bf16` (the 16-bit ones `.noftz`); float
+//!   `min`/`max` do not exist for `f32`/`f64` and are performed on the bit patterns
+//!   ([`RmwHow::FloatMinMax`], see `crate::elem::rmw`); PTX has no 8-bit atomics and no
+//!   16-bit ones but `cas.b16`;
 //! * `.cluster` scope needs `.target sm_90` (and PTX ISA 7.8);
 //! * `ld` accepts `.relaxed`/`.acquire`, `st` accepts `.relaxed`/`.release`.
 
-use crate::ir::{DType, RmwOp, Scope, Sem, Space, Target};
+use crate::dtype::DType;
+use crate::ir::{RmwOp, Scope, Sem, Space, Target};
 
 /// How an RMW's destination addresses are formed, which decides which ops are meaningful.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -25,65 +32,145 @@ pub enum RmwForm {
     Indexed,
 }
 
-/// One row per legal (op, dtype): the PTX op and type suffix, whether `red` has the op, and
-/// whether tilus scatter forms allow it.
+/// How the back end performs a read-modify-write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RmwHow {
+    /// One `atom`/`red` instruction `{ptx_op}.{ptx_type}` on the operand.
+    Direct,
+    /// `add` of the negated operand (PTX has no `atom.sub`).
+    NegateAdd,
+    /// Float `min`/`max` on the bit patterns, which orders them by IEEE `totalOrder`: for `max`,
+    /// `atom.max.s{w}` when the operand's sign bit is clear and `atom.min.u{w}` when it is set
+    /// (`min` the other way round).
+    FloatMinMax,
+}
+
+/// One row per legal (op, dtype).
 #[derive(Debug, PartialEq, Eq)]
 pub struct RmwRow {
     pub op: RmwOp,
     pub dtype: DType,
-    /// PTX op name (`sub` is printed as `add` of the negated operand).
+    pub how: RmwHow,
+    /// PTX op name (`sub` is printed as `add`; for [`RmwHow::FloatMinMax`] the op of
+    /// non-negative operands).
     pub ptx_op: &'static str,
+    /// PTX type suffix, with `.noftz` where the form requires it (`noftz.f16`).
     pub ptx_type: &'static str,
     /// Whether PTX has a destination-less `red.{ptx_op}.{ptx_type}`.
     pub has_red: bool,
     /// Whether the tilus scatter form accepts it (defined under duplicate indices).
     pub scatter: bool,
+    /// The oldest target with the instruction.
+    pub min_target: Target,
 }
 
+#[allow(clippy::too_many_arguments)]
 const fn row(
     op: RmwOp,
+    dtype: DType,
+    how: RmwHow,
     ptx_op: &'static str,
     ptx_type: &'static str,
     has_red: bool,
     scatter: bool,
+    sm: u32,
 ) -> RmwRow {
     RmwRow {
         op,
-        dtype: DType::I32,
+        dtype,
+        how,
         ptx_op,
         ptx_type,
         has_red,
         scatter,
+        min_target: Target(sm),
     }
 }
 
+use DType as D;
+use RmwHow::*;
+use RmwOp as O;
+
 /// The legal (op, dtype) pairs.
 ///
-/// i32 `add` is printed with the `.u32` type: the bits of a wrapping add are the same, and ptxas
-/// turns `red.shared.add.u32 [a], 1` into the warp-aggregated `ATOMS.POPC.INC` (the `.s32` form
-/// becomes a plain `ATOMS.ADD`, several times slower when a warp hits one address: a histogram
-/// of identical values). `min`/`max` must stay signed.
+/// Integer `add` is printed with the unsigned type: the bits of a wrapping add are the same,
+/// and ptxas turns `red.shared.add.u32 [a], 1` into the warp-aggregated `ATOMS.POPC.INC` (the
+/// `.s32` form becomes a plain `ATOMS.ADD`, several times slower when a warp hits one address:
+/// a histogram of identical values). `min`/`max` keep the element's signedness.
+#[rustfmt::skip]
 pub const RMW_ROWS: &[RmwRow] = &[
-    row(RmwOp::Add, "add", "u32", true, true),
-    row(RmwOp::Sub, "add", "u32", true, true),
-    row(RmwOp::Min, "min", "s32", true, true),
-    row(RmwOp::Max, "max", "s32", true, true),
-    row(RmwOp::Exch, "exch", "b32", false, false),
-    row(RmwOp::Cas, "cas", "b32", false, false),
-    row(RmwOp::And, "and", "b32", true, false),
-    row(RmwOp::Or, "or", "b32", true, false),
-    row(RmwOp::Xor, "xor", "b32", true, false),
+    //  op      dtype    how          ptx op  ptx type       red   scatter sm
+    row(O::Add,  D::I32, Direct,      "add",  "u32",         true,  true,  70),
+    row(O::Sub,  D::I32, NegateAdd,   "add",  "u32",         true,  true,  70),
+    row(O::Min,  D::I32, Direct,      "min",  "s32",         true,  true,  70),
+    row(O::Max,  D::I32, Direct,      "max",  "s32",         true,  true,  70),
+    row(O::Exch, D::I32, Direct,      "exch", "b32",         false, false, 70),
+    row(O::Cas,  D::I32, Direct,      "cas",  "b32",         false, false, 70),
+    row(O::And,  D::I32, Direct,      "and",  "b32",         true,  false, 70),
+    row(O::Or,   D::I32, Direct,      "or",   "b32",         true,  false, 70),
+    row(O::Xor,  D::I32, Direct,      "xor",  "b32",         true,  false, 70),
+
+    row(O::Add,  D::U32, Direct,      "add",  "u32",         true,  true,  70),
+    row(O::Sub,  D::U32, NegateAdd,   "add",  "u32",         true,  true,  70),
+    row(O::Min,  D::U32, Direct,      "min",  "u32",         true,  true,  70),
+    row(O::Max,  D::U32, Direct,      "max",  "u32",         true,  true,  70),
+    row(O::Exch, D::U32, Direct,      "exch", "b32",         false, false, 70),
+    row(O::Cas,  D::U32, Direct,      "cas",  "b32",         false, false, 70),
+    row(O::And,  D::U32, Direct,      "and",  "b32",         true,  false, 70),
+    row(O::Or,   D::U32, Direct,      "or",   "b32",         true,  false, 70),
+    row(O::Xor,  D::U32, Direct,      "xor",  "b32",         true,  false, 70),
+    row(O::Inc,  D::U32, Direct,      "inc",  "u32",         true,  false, 70),
+    row(O::Dec,  D::U32, Direct,      "dec",  "u32",         true,  false, 70),
+
+    row(O::Add,  D::I64, Direct,      "add",  "u64",         true,  true,  70),
+    row(O::Sub,  D::I64, NegateAdd,   "add",  "u64",         true,  true,  70),
+    row(O::Min,  D::I64, Direct,      "min",  "s64",         true,  true,  70),
+    row(O::Max,  D::I64, Direct,      "max",  "s64",         true,  true,  70),
+    row(O::Exch, D::I64, Direct,      "exch", "b64",         false, false, 70),
+    row(O::Cas,  D::I64, Direct,      "cas",  "b64",         false, false, 70),
+    row(O::And,  D::I64, Direct,      "and",  "b64",         true,  false, 70),
+    row(O::Or,   D::I64, Direct,      "or",   "b64",         true,  false, 70),
+    row(O::Xor,  D::I64, Direct,      "xor",  "b64",         true,  false, 70),
+
+    row(O::Add,  D::U64, Direct,      "add",  "u64",         true,  true,  70),
+    row(O::Sub,  D::U64, NegateAdd,   "add",  "u64",         true,  true,  70),
+    row(O::Min,  D::U64, Direct,      "min",  "u64",         true,  true,  70),
+    row(O::Max,  D::U64, Direct,      "max",  "u64",         true,  true,  70),
+    row(O::Exch, D::U64, Direct,      "exch", "b64",         false, false, 70),
+    row(O::Cas,  D::U64, Direct,      "cas",  "b64",         false, false, 70),
+    row(O::And,  D::U64, Direct,      "and",  "b64",         true,  false, 70),
+    row(O::Or,   D::U64, Direct,      "or",   "b64",         true,  false, 70),
+    row(O::Xor,  D::U64, Direct,      "xor",  "b64",         true,  false, 70),
+
+    row(O::Add,  D::F32, Direct,      "add",  "f32",         true,  true,  70),
+    row(O::Sub,  D::F32, NegateAdd,   "add",  "f32",         true,  true,  70),
+    row(O::Min,  D::F32, FloatMinMax, "min",  "s32",         true,  true,  70),
+    row(O::Max,  D::F32, FloatMinMax, "max",  "s32",         true,  true,  70),
+    row(O::Exch, D::F32, Direct,      "exch", "b32",         false, false, 70),
+    row(O::Cas,  D::F32, Direct,      "cas",  "b32",         false, false, 70),
+
+    row(O::Add,  D::F64, Direct,      "add",  "f64",         true,  true,  70),
+    row(O::Sub,  D::F64, NegateAdd,   "add",  "f64",         true,  true,  70),
+    row(O::Min,  D::F64, FloatMinMax, "min",  "s64",         true,  true,  70),
+    row(O::Max,  D::F64, FloatMinMax, "max",  "s64",         true,  true,  70),
+    row(O::Exch, D::F64, Direct,      "exch", "b64",         false, false, 70),
+    row(O::Cas,  D::F64, Direct,      "cas",  "b64",         false, false, 70),
+
+    row(O::Add,  D::F16, Direct,      "add",  "noftz.f16",   true,  true,  70),
+    row(O::Sub,  D::F16, NegateAdd,   "add",  "noftz.f16",   true,  true,  70),
+    row(O::Cas,  D::F16, Direct,      "cas",  "b16",         false, false, 70),
+
+    row(O::Add,  D::BF16, Direct,     "add",  "noftz.bf16",  true,  true,  90),
+    row(O::Sub,  D::BF16, NegateAdd,  "add",  "noftz.bf16",  true,  true,  90),
+    row(O::Cas,  D::BF16, Direct,     "cas",  "b16",         false, false, 70),
+
+    row(O::Cas,  D::I16, Direct,      "cas",  "b16",         false, false, 70),
+    row(O::Cas,  D::U16, Direct,      "cas",  "b16",         false, false, 70),
 ];
 
-/// (dtype, PTX type for plain and atomic `ld`/`st`).
-pub const ACCESS_ROWS: &[(DType, &str)] = &[(DType::I32, "s32")];
-
-/// The PTX type used to load/store `dtype`, if it can live in memory.
+/// The PTX type of plain and atomic `ld`/`st` of `dtype` (every type can live in memory).
 pub fn access_type(dtype: DType) -> Option<&'static str> {
-    ACCESS_ROWS
-        .iter()
-        .find(|(d, _)| *d == dtype)
-        .map(|(_, t)| *t)
+    Some(dtype.info().mem)
 }
 
 /// A rejected combination, with the reason and, where there is one, what to use instead.
@@ -129,6 +216,41 @@ pub fn rmw_row(op: RmwOp, dtype: DType) -> Option<&'static RmwRow> {
     RMW_ROWS.iter().find(|r| r.op == op && r.dtype == dtype)
 }
 
+/// Why PTX cannot do `op` atomically on `dtype`, and what to do instead.
+fn missing_rmw(op: RmwOp, dtype: DType) -> Illegal {
+    let what = format!(
+        "atomic `{}` is not supported on `{dtype}` elements",
+        op.name()
+    );
+    let help = match (op, dtype.class()) {
+        (_, crate::dtype::Class::Bool) => {
+            "PTX has no atomics on `bool`: keep flags in an integer tensor (`u32`) and use `atomic_or`/`atomic_and`".to_string()
+        }
+        (RmwOp::Inc | RmwOp::Dec, _) => format!(
+            "PTX has `atom.{}` only for `u32`: use a `u32` tensor, or `add`/`sub` with a wrap of your own",
+            op.name()
+        ),
+        (_, _) if dtype.size_bytes() == 1 => {
+            "PTX has no 8-bit atomics: accumulate in a 32-bit tensor (`u32`/`i32`) and convert with `as`".into()
+        }
+        (RmwOp::And | RmwOp::Or | RmwOp::Xor, crate::dtype::Class::Float) => {
+            "bitwise atomics take integer types: use a tensor of the same width (`u32`/`u64`)".into()
+        }
+        (_, _) if dtype.size_bytes() == 2 && dtype.is_int() => {
+            "PTX's only 16-bit atomic is `cas`: use a 32-bit tensor (`u32`/`i32`), or `atomic_cas` on this one".into()
+        }
+        (RmwOp::Min | RmwOp::Max | RmwOp::Exch, _) if dtype.size_bytes() == 2 => format!(
+            "PTX has no scalar 16-bit float `{}`: use an `f32` tensor, or `atomic_cas` on this one",
+            op.name()
+        ),
+        _ => "see the table in `tilus::lang::atomic` for the supported combinations".into(),
+    };
+    Illegal {
+        message: what,
+        help: Some(help),
+    }
+}
+
 /// Validate an atomic read-modify-write. `target` is the user's explicit target, if any.
 pub fn check_rmw(
     op: RmwOp,
@@ -138,20 +260,13 @@ pub fn check_rmw(
     target: Option<Target>,
 ) -> Result<&'static RmwRow, Illegal> {
     let Some(row) = rmw_row(op, dtype) else {
-        return Err(illegal(
-            format!(
-                "atomic `{}` is not supported on `{}` elements",
-                op.name(),
-                dtype.name()
-            ),
-            Some("this version supports atomics on i32 only"),
-        ));
+        return Err(missing_rmw(op, dtype));
     };
     if form == RmwForm::Scatter && !row.scatter {
         let help = match op {
             RmwOp::Exch => Some("for collision-free indices use the non-atomic `store_shared_scatter` / `store_global_scatter`, or the element-wise `atomic::shared_exch` / `atomic::global_exch`"),
             RmwOp::Cas => Some("use the element-wise `atomic::shared_cas` / `atomic::global_cas`, or the indexed `atomic_cas(array, indices, expected, desired)`, whose per-element result says which update won"),
-            _ => None,
+            _ => Some("use the indexed form (`atomic_and(array, indices, update)` and the like), whose per-element results say what each update saw"),
         };
         return Err(illegal(
             format!(
@@ -162,10 +277,25 @@ pub fn check_rmw(
         ));
     }
     check_scope(scope, target)?;
+    if let Some(t) = target {
+        if t < row.min_target {
+            return Err(illegal(
+                format!(
+                    "atomic `{}` on `{dtype}` needs target sm_{} or newer, but this kernel targets sm_{}",
+                    op.name(),
+                    row.min_target.0,
+                    t.0
+                ),
+                Some("remove the explicit `target` (the kernel's target is raised as needed) or raise it"),
+            ));
+        }
+    }
     Ok(row)
 }
 
-/// The PTX instruction (without operands) for an RMW, and whether it is the `red` form.
+/// The PTX instruction (without operands) for an RMW of `row`, and whether it is the `red`
+/// form. For [`RmwHow::FloatMinMax`] it is the instruction for operands with a clear sign bit;
+/// [`float_minmax_negative`] gives the other.
 ///
 /// `with_output` says whether the result is used; without it the `red` form is chosen where
 /// PTX has one for this op and sem, otherwise `atom` with a discarded destination.
@@ -176,20 +306,53 @@ pub fn rmw_ptx(
     scope: Scope,
     with_output: bool,
 ) -> (String, bool) {
-    let red = !with_output && row.has_red && matches!(sem, Sem::Relaxed | Sem::Release);
+    rmw_text(
+        row.ptx_op,
+        row.ptx_type,
+        row.has_red,
+        space,
+        sem,
+        scope,
+        with_output,
+    )
+}
+
+/// The instruction a [`RmwHow::FloatMinMax`] row uses for operands with the sign bit set:
+/// unsigned `min` for `max` and unsigned `max` for `min`, on the same width.
+pub fn float_minmax_negative(
+    row: &RmwRow,
+    space: Space,
+    sem: Sem,
+    scope: Scope,
+    with_output: bool,
+) -> (String, bool) {
+    let op = if row.op == RmwOp::Max { "min" } else { "max" };
+    let ty = if row.ptx_type.ends_with("64") {
+        "u64"
+    } else {
+        "u32"
+    };
+    rmw_text(op, ty, row.has_red, space, sem, scope, with_output)
+}
+
+fn rmw_text(
+    op: &str,
+    ty: &str,
+    has_red: bool,
+    space: Space,
+    sem: Sem,
+    scope: Scope,
+    with_output: bool,
+) -> (String, bool) {
+    let red = !with_output && has_red && matches!(sem, Sem::Relaxed | Sem::Release);
     let space = match space {
         Space::Shared => "shared",
         Space::Global => "global",
     };
     let instr = if red { "red" } else { "atom" };
+    // `.noftz` goes after the op: `atom.global.add.noftz.f16`.
     (
-        format!(
-            "{instr}.{}.{}.{space}.{}.{}",
-            sem.ptx(),
-            scope.ptx(),
-            row.ptx_op,
-            row.ptx_type
-        ),
+        format!("{instr}.{}.{}.{space}.{op}.{ty}", sem.ptx(), scope.ptx()),
         red,
     )
 }

@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::spec::{ArgRepr, KernelArg, KernelSpec};
-use crate::tensor::{Element, MemRef};
+use crate::tensor::MemRef;
 use cust::context::{Context, CurrentContext};
 use cust::event::{Event, EventFlags};
 use cust::memory::DeviceBuffer;
@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use std::ffi::{c_void, CStr, CString};
 use std::os::raw::c_char;
 use std::sync::Mutex;
+use tilus_core::ir::DType;
 
 /// Dynamic shared memory a function may use without opting in.
 const DEFAULT_SHARED_LIMIT: usize = 48 * 1024;
@@ -173,19 +174,19 @@ impl CudaDevice {
         }
     }
 
-    /// An allocation of `len` elements; the caller initialises it before handing it out.
-    pub(crate) fn alloc<T: Element>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+    /// An allocation of `bytes` bytes; the caller initialises it before handing it out.
+    pub(crate) fn alloc(&self, bytes: usize) -> Result<DeviceBuffer<u8>> {
         self.make_current()?;
         // SAFETY: the contents are overwritten (upload or fill) before the tensor is visible.
-        unsafe { DeviceBuffer::uninitialized(len) }.map_err(cust_err(format!(
-            "allocating {len} elements on GPU {}",
+        unsafe { DeviceBuffer::uninitialized(bytes) }.map_err(cust_err(format!(
+            "allocating {bytes} bytes on GPU {}",
             self.ordinal
         )))
     }
 
     /// Copy `src` to device address `dst` (the caller checked the length), ordered on the stream;
     /// returns when complete.
-    pub(crate) fn upload<T: Element>(&self, dst: u64, src: &[T]) -> Result<()> {
+    pub(crate) fn upload(&self, dst: u64, src: &[u8]) -> Result<()> {
         self.make_current()?;
         let bytes = std::mem::size_of_val(src);
         if bytes > 0 {
@@ -207,7 +208,7 @@ impl CudaDevice {
     }
 
     /// Copy from device address `src` into `dst`, after all work issued before it.
-    pub(crate) fn download<T: Element>(&self, src: u64, dst: &mut [T]) -> Result<()> {
+    pub(crate) fn download(&self, src: u64, dst: &mut [u8]) -> Result<()> {
         self.make_current()?;
         let bytes = std::mem::size_of_val(dst);
         if bytes > 0 {
@@ -228,17 +229,32 @@ impl CudaDevice {
         self.synchronize("downloading a tensor")
     }
 
-    /// Fill `len` 32-bit words at `dst` with `bits`, on the stream.
-    pub(crate) fn fill32(&self, dst: u64, bits: u32, len: usize) -> Result<()> {
+    /// Fill `len` elements of `width` bytes at `dst` with `bits`, on the stream (8-byte
+    /// elements through a 2-D 32-bit set of their two halves).
+    pub(crate) fn fill(&self, dst: u64, width: usize, bits: u64, len: usize) -> Result<()> {
         self.make_current()?;
-        if len > 0 {
-            // SAFETY: `dst` is an allocation of `len` 32-bit elements.
-            check(
-                unsafe { cu::cuMemsetD32Async(dst, bits, len, self.stream.as_inner()) },
-                || "filling a tensor".into(),
-            )?;
+        if len == 0 {
+            return Ok(());
         }
-        Ok(())
+        let st = self.stream.as_inner();
+        // SAFETY: `dst` is an allocation of `len` elements of `width` bytes.
+        let r = unsafe {
+            match width {
+                1 => cu::cuMemsetD8Async(dst, bits as u8, len, st),
+                2 => cu::cuMemsetD16Async(dst, bits as u16, len, st),
+                4 => cu::cuMemsetD32Async(dst, bits as u32, len, st),
+                _ => {
+                    // Two columns of 32-bit words, `len` rows of pitch 8.
+                    let lo = cu::cuMemsetD2D32Async(dst, 8, bits as u32, 1, len, st);
+                    if lo != cu::CUresult::CUDA_SUCCESS {
+                        lo
+                    } else {
+                        cu::cuMemsetD2D32Async(dst + 4, 8, (bits >> 32) as u32, 1, len, st)
+                    }
+                }
+            }
+        };
+        check(r, || "filling a tensor".into())
     }
 
     /// Device-to-device copy of `bytes` on the stream.
@@ -436,12 +452,13 @@ impl CudaDevice {
                 detail: "; the compiled kernel's register use limits its block size".into(),
             });
         }
-        // The parameter ABI: a tensor is (u64 device pointer, u32 element count), an i32 scalar
-        // is an i32. The slots are complete before pointers to them are taken.
+        // The parameter ABI (tilus_core::ptx): a tensor is (u64 device pointer, u64 element
+        // count); a scalar is its value in `param_type`'s width (narrow integers and bools
+        // widened to 32 bits). The slots are complete before pointers to them are taken.
         enum Slot {
             U64(u64),
             U32(u32),
-            I32(i32),
+            U16(u16),
         }
         let mut slots = Vec::with_capacity(args.len() * 2);
         for a in args {
@@ -451,9 +468,17 @@ impl CudaDevice {
                         unreachable!("validated: tensors live on this device")
                     };
                     slots.push(Slot::U64(ptr));
-                    slots.push(Slot::U32(t.len as u32)); // validated: <= i32::MAX
+                    slots.push(Slot::U64(t.len as u64));
                 }
-                ArgRepr::I32(v) => slots.push(Slot::I32(v)),
+                ArgRepr::Scalar(d, bits) => {
+                    let wide = tilus_core::elem::as_i128(d, bits);
+                    slots.push(match tilus_core::ptx::param_type(d).1 {
+                        2 => Slot::U16(bits as u16),
+                        4 if d.is_int() || d == DType::Bool => Slot::U32(wide as u32),
+                        4 => Slot::U32(bits as u32),
+                        _ => Slot::U64(bits),
+                    });
+                }
             }
         }
         let mut params: Vec<*mut c_void> = slots
@@ -461,7 +486,7 @@ impl CudaDevice {
             .map(|s| match s {
                 Slot::U64(v) => v as *const u64 as *mut c_void,
                 Slot::U32(v) => v as *const u32 as *mut c_void,
-                Slot::I32(v) => v as *const i32 as *mut c_void,
+                Slot::U16(v) => v as *const u16 as *mut c_void,
             })
             .collect();
         // SAFETY: `func` is a loaded kernel whose parameters are the slots' types in order

@@ -2,10 +2,9 @@
 
 use crate::error::{Error, Result};
 use crate::spec::{ArgRepr, KernelArg, KernelSpec};
-use crate::tensor::{Element, GlobalTensor, Mem, MemRef};
+use crate::tensor::{Element, EmuBuf, GlobalTensor, Mem, MemRef};
 use std::fmt;
-use std::marker::PhantomData;
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 use tilus_core::emu::{self, EmuArg, EmuOptions};
@@ -228,19 +227,14 @@ impl Device {
     pub fn upload<T: Element>(&self, data: &[T]) -> Result<GlobalTensor<T>> {
         match &self.inner.backend {
             Backend::Emu(_) => {
-                let mem: Box<[AtomicI32]> = data
-                    .iter()
-                    .map(|v| AtomicI32::new(v.to_bits() as i32))
-                    .collect();
-                Ok(GlobalTensor::from_parts(
-                    self.clone(),
-                    data.len(),
-                    Mem::Emu(mem, PhantomData),
-                ))
+                let buf = EmuBuf::filled(T::DTYPE.size_bytes(), data.len(), 0);
+                let t = GlobalTensor::from_parts(self.clone(), data.len(), Mem::Emu(buf));
+                t.copy_from_host(data)?;
+                Ok(t)
             }
             #[cfg(feature = "cuda")]
             Backend::Cuda(c) => {
-                let buf = c.alloc::<T>(data.len())?;
+                let buf = c.alloc(std::mem::size_of_val(data))?;
                 let t = GlobalTensor::from_parts(
                     self.clone(),
                     data.len(),
@@ -259,26 +253,22 @@ impl Device {
 
     /// A tensor of `len` copies of `value`.
     pub fn full<T: Element>(&self, len: usize, value: T) -> Result<GlobalTensor<T>> {
+        let width = T::DTYPE.size_bytes();
         match &self.inner.backend {
             Backend::Emu(_) => {
-                let bits = value.to_bits() as i32;
-                let mem: Box<[AtomicI32]> = (0..len).map(|_| AtomicI32::new(bits)).collect();
-                Ok(GlobalTensor::from_parts(
-                    self.clone(),
-                    len,
-                    Mem::Emu(mem, PhantomData),
-                ))
+                let buf = EmuBuf::filled(width, len, value.to_bits());
+                Ok(GlobalTensor::from_parts(self.clone(), len, Mem::Emu(buf)))
             }
             #[cfg(feature = "cuda")]
             Backend::Cuda(c) => {
-                let buf = c.alloc::<T>(len)?;
+                let buf = c.alloc(len * width)?;
                 let ptr = buf.as_device_ptr().as_raw();
                 let t = GlobalTensor::from_parts(
                     self.clone(),
                     len,
                     Mem::Cuda(std::mem::ManuallyDrop::new(buf)),
                 );
-                c.fill32(ptr, value.to_bits(), len)?;
+                c.fill(ptr, width, value.to_bits(), len)?;
                 Ok(t)
             }
         }
@@ -316,9 +306,9 @@ impl Device {
         }
         match (src.as_ref_arg().mem, dst.as_ref_arg().mem) {
             (MemRef::Emu(s), MemRef::Emu(d)) => {
-                if !std::ptr::eq(s, d) {
-                    for (a, b) in s.iter().zip(d) {
-                        b.store(a.load(Ordering::Relaxed), Ordering::Relaxed);
+                if !s.same(&d) {
+                    for i in 0..src.len() {
+                        d.store(i, s.load(i, Ordering::Relaxed), Ordering::Relaxed);
                     }
                 }
                 Ok(())
@@ -401,7 +391,7 @@ impl Device {
                                 unreachable!("validated: tensors live on this device")
                             }
                         },
-                        ArgRepr::I32(v) => EmuArg::I32(v),
+                        ArgRepr::Scalar(_, bits) => EmuArg::Scalar(bits),
                     })
                     .collect();
                 emu::launch(ir, grid, &emu_args, opts).map_err(|source| Error::Emulator {
@@ -470,13 +460,6 @@ impl Device {
                         param: p.name().to_string(),
                         tensor_device: t.device.describe(),
                         device: self.describe(),
-                    });
-                }
-                if t.len > i32::MAX as usize {
-                    return Err(Error::TensorTooLarge {
-                        kernel: kernel(),
-                        param: p.name().to_string(),
-                        len: t.len,
                     });
                 }
                 #[cfg(feature = "cuda")]

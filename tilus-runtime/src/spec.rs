@@ -67,7 +67,15 @@ impl ParamSpec {
 pub(crate) fn describe_kind(kind: &ParamKind) -> String {
     match kind {
         ParamKind::Tensor(d) => format!("a `GlobalTensor<{}>`", d.name()),
-        ParamKind::Scalar(d) => format!("an `{}` scalar", d.name()),
+        // "an `i32`", "an `f32`", "a `u8`", "a `bool`", as the names are read aloud.
+        ParamKind::Scalar(d) => {
+            let article = if d.name().starts_with(['i', 'f']) {
+                "an"
+            } else {
+                "a"
+            };
+            format!("{article} `{}` scalar", d.name())
+        }
     }
 }
 
@@ -228,7 +236,8 @@ pub struct KernelArg<'a> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum ArgRepr<'a> {
     Tensor(TensorRef<'a>),
-    I32(i32),
+    /// A scalar of the given type, as its bit pattern (`tilus_core::elem`).
+    Scalar(DType, u64),
 }
 
 impl KernelArg<'_> {
@@ -236,14 +245,14 @@ impl KernelArg<'_> {
     pub(crate) fn describe(&self) -> String {
         match &self.repr {
             ArgRepr::Tensor(t) => describe_kind(&ParamKind::Tensor(t.dtype)),
-            ArgRepr::I32(_) => describe_kind(&ParamKind::Scalar(DType::I32)),
+            ArgRepr::Scalar(d, _) => describe_kind(&ParamKind::Scalar(*d)),
         }
     }
 
     pub(crate) fn kind(&self) -> ParamKind {
         match &self.repr {
             ArgRepr::Tensor(t) => ParamKind::Tensor(t.dtype),
-            ArgRepr::I32(_) => ParamKind::Scalar(DType::I32),
+            ArgRepr::Scalar(d, _) => ParamKind::Scalar(*d),
         }
     }
 }
@@ -256,10 +265,10 @@ impl<'a, T: Element> From<&'a GlobalTensor<T>> for KernelArg<'a> {
     }
 }
 
-impl From<i32> for KernelArg<'_> {
-    fn from(v: i32) -> Self {
+impl<T: Element> From<T> for KernelArg<'_> {
+    fn from(v: T) -> Self {
         KernelArg {
-            repr: ArgRepr::I32(v),
+            repr: ArgRepr::Scalar(T::DTYPE, v.to_bits()),
         }
     }
 }

@@ -6,7 +6,8 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use tilus_core::emu::GlobalMem;
 use tilus_core::ir::DType;
 
 #[cfg(feature = "cuda")]
@@ -15,55 +16,76 @@ use cust::memory::DeviceBuffer;
 use std::mem::ManuallyDrop;
 
 pub(crate) mod sealed {
-    /// Conversion to and from the 32-bit pattern kept in memory (every element type of this
-    /// version is 32 bits wide).
-    #[cfg(feature = "cuda")]
-    pub trait Sealed: cust::memory::DeviceCopy {
-        fn to_bits(self) -> u32;
-        fn from_bits(bits: u32) -> Self;
+    /// Conversion to and from the bit pattern kept in memory (`tilus_core::elem`).
+    pub trait Sealed: Copy + Default + PartialEq + std::fmt::Debug + Send + Sync + 'static {
+        fn to_bits(self) -> u64;
+        fn from_bits(bits: u64) -> Self;
     }
-    /// Conversion to and from the 32-bit pattern kept in memory (every element type of this
-    /// version is 32 bits wide).
-    #[cfg(not(feature = "cuda"))]
-    pub trait Sealed {
-        fn to_bits(self) -> u32;
-        fn from_bits(bits: u32) -> Self;
+    impl<T: tilus_core::elem::Elem + Default + PartialEq + std::fmt::Debug> Sealed for T {
+        fn to_bits(self) -> u64 {
+            tilus_core::elem::Elem::to_bits(self)
+        }
+        fn from_bits(bits: u64) -> Self {
+            <T as tilus_core::elem::Elem>::from_bits(bits)
+        }
     }
 }
 
-/// A type that can be an element of a [`GlobalTensor`]. Sealed; implemented for `i32`.
+/// A type that can be an element of a [`GlobalTensor`] or a scalar kernel argument. Sealed;
+/// implemented for `bool`, `i8`, `u8`, `i16`, `u16`, `i32`, `u32`, `i64`, `u64`, `f32`, `f64`
+/// and the 16-bit floats of the `half` crate, [`half::f16`] and [`half::bf16`] (re-exported
+/// as `tilus::f16` and `tilus::bf16`).
 ///
 /// ```
 /// use tilus_runtime::{DType, Element};
 /// assert_eq!(<i32 as Element>::DTYPE, DType::I32);
+/// assert_eq!(<half::bf16 as Element>::DTYPE, DType::BF16);
 /// ```
-pub trait Element:
-    sealed::Sealed + Copy + Default + PartialEq + fmt::Debug + Send + Sync + 'static
-{
+pub trait Element: sealed::Sealed {
     /// The IR element type.
     const DTYPE: DType;
 }
 
-impl sealed::Sealed for i32 {
-    fn to_bits(self) -> u32 {
-        self as u32
-    }
-    fn from_bits(bits: u32) -> Self {
-        bits as i32
-    }
+impl<T: sealed::Sealed + tilus_core::elem::Elem> Element for T {
+    const DTYPE: DType = <T as tilus_core::elem::Elem>::DTYPE;
 }
 
-impl Element for i32 {
-    const DTYPE: DType = DType::I32;
+/// Emulator memory: one host atomic per element, of the element's width (kernels of many
+/// blocks access it concurrently).
+pub(crate) enum EmuBuf {
+    W8(Box<[AtomicU8]>),
+    W16(Box<[AtomicU16]>),
+    W32(Box<[AtomicU32]>),
+    W64(Box<[AtomicU64]>),
+}
+
+impl EmuBuf {
+    /// `len` cells of `width` bytes holding `bits`.
+    pub(crate) fn filled(width: usize, len: usize, bits: u64) -> EmuBuf {
+        match width {
+            1 => EmuBuf::W8((0..len).map(|_| AtomicU8::new(bits as u8)).collect()),
+            2 => EmuBuf::W16((0..len).map(|_| AtomicU16::new(bits as u16)).collect()),
+            4 => EmuBuf::W32((0..len).map(|_| AtomicU32::new(bits as u32)).collect()),
+            _ => EmuBuf::W64((0..len).map(|_| AtomicU64::new(bits)).collect()),
+        }
+    }
+    pub(crate) fn mem(&self) -> GlobalMem<'_> {
+        match self {
+            EmuBuf::W8(c) => GlobalMem::W8(c),
+            EmuBuf::W16(c) => GlobalMem::W16(c),
+            EmuBuf::W32(c) => GlobalMem::W32(c),
+            EmuBuf::W64(c) => GlobalMem::W64(c),
+        }
+    }
 }
 
 /// Where a tensor's elements live.
-pub(crate) enum Mem<T: Element> {
-    /// Emulator memory: one atomic per element (kernels of many blocks access it concurrently).
-    Emu(Box<[AtomicI32]>, PhantomData<T>),
-    /// A CUDA allocation, freed in `GlobalTensor::drop` with the device's context current.
+pub(crate) enum Mem {
+    Emu(EmuBuf),
+    /// A CUDA allocation (bytes), freed in `GlobalTensor::drop` with the device's context
+    /// current.
     #[cfg(feature = "cuda")]
-    Cuda(ManuallyDrop<DeviceBuffer<T>>),
+    Cuda(ManuallyDrop<DeviceBuffer<u8>>),
 }
 
 /// A one-dimensional tensor of `T` in the memory of a [`Device`]: GPU global memory, or host
@@ -81,12 +103,15 @@ pub(crate) enum Mem<T: Element> {
 /// assert_eq!(t.len(), 3);
 /// t.copy_from_host(&[4, 5, 6])?;
 /// assert_eq!(t.download()?, vec![4, 5, 6]);
+/// let f = dev.upload(&[0.5f32, -1.0])?;
+/// assert_eq!(f.download()?, vec![0.5, -1.0]);
 /// # Ok(()) }
 /// ```
 pub struct GlobalTensor<T: Element> {
     dev: Device,
     len: usize,
-    pub(crate) mem: Mem<T>,
+    pub(crate) mem: Mem,
+    _t: PhantomData<T>,
 }
 
 /// A borrowed, type-erased view of a tensor for launches and copies.
@@ -110,14 +135,19 @@ impl fmt::Debug for TensorRef<'_> {
 
 #[derive(Clone, Copy)]
 pub(crate) enum MemRef<'a> {
-    Emu(&'a [AtomicI32]),
+    Emu(GlobalMem<'a>),
     #[cfg(feature = "cuda")]
     Cuda(u64),
 }
 
 impl<T: Element> GlobalTensor<T> {
-    pub(crate) fn from_parts(dev: Device, len: usize, mem: Mem<T>) -> Self {
-        GlobalTensor { dev, len, mem }
+    pub(crate) fn from_parts(dev: Device, len: usize, mem: Mem) -> Self {
+        GlobalTensor {
+            dev,
+            len,
+            mem,
+            _t: PhantomData,
+        }
     }
 
     /// Number of elements.
@@ -139,17 +169,20 @@ impl<T: Element> GlobalTensor<T> {
     /// (so a kernel's results are visible, and a kernel's fault is reported here).
     pub fn download(&self) -> Result<Vec<T>> {
         match &self.mem {
-            Mem::Emu(m, _) => Ok(m
-                .iter()
-                .map(|a| T::from_bits(a.load(Ordering::Relaxed) as u32))
-                .collect()),
+            Mem::Emu(m) => {
+                let m = m.mem();
+                Ok((0..self.len)
+                    .map(|i| T::from_bits(m.load(i, Ordering::Relaxed)))
+                    .collect())
+            }
             #[cfg(feature = "cuda")]
             Mem::Cuda(buf) => {
-                let mut out = vec![T::default(); self.len];
+                let size = std::mem::size_of::<T>();
+                let mut bytes = vec![0u8; self.len * size];
                 self.dev
                     .cuda_backend()?
-                    .download(buf.as_device_ptr().as_raw(), &mut out)?;
-                Ok(out)
+                    .download(buf.as_device_ptr().as_raw(), &mut bytes)?;
+                Ok(bytes.chunks_exact(size).map(from_le_bytes::<T>).collect())
             }
         }
     }
@@ -165,9 +198,10 @@ impl<T: Element> GlobalTensor<T> {
             });
         }
         match &self.mem {
-            Mem::Emu(m, _) => {
-                for (a, v) in m.iter().zip(data) {
-                    a.store(v.to_bits() as i32, Ordering::Relaxed);
+            Mem::Emu(m) => {
+                let m = m.mem();
+                for (i, v) in data.iter().enumerate() {
+                    m.store(i, v.to_bits(), Ordering::Relaxed);
                 }
                 Ok(())
             }
@@ -175,7 +209,7 @@ impl<T: Element> GlobalTensor<T> {
             Mem::Cuda(buf) => self
                 .dev
                 .cuda_backend()?
-                .upload(buf.as_device_ptr().as_raw(), data),
+                .upload(buf.as_device_ptr().as_raw(), &to_le_bytes(data)),
         }
     }
 
@@ -185,7 +219,7 @@ impl<T: Element> GlobalTensor<T> {
             len: self.len,
             device: &self.dev,
             mem: match &self.mem {
-                Mem::Emu(m, _) => MemRef::Emu(m),
+                Mem::Emu(m) => MemRef::Emu(m.mem()),
                 #[cfg(feature = "cuda")]
                 Mem::Cuda(buf) => MemRef::Cuda(buf.as_device_ptr().as_raw()),
             },
@@ -205,7 +239,10 @@ impl<T: Element> GlobalTensor<T> {
     /// let t = tilus::GlobalTensor::from_cust(&dev, buf)?;
     /// ```
     #[cfg(feature = "cuda")]
-    pub fn from_cust(dev: &Device, buf: DeviceBuffer<T>) -> Result<Self> {
+    pub fn from_cust(dev: &Device, buf: DeviceBuffer<T>) -> Result<Self>
+    where
+        T: cust::memory::DeviceCopy,
+    {
         let cuda = match &dev.inner.backend {
             Backend::Cuda(c) => c,
             Backend::Emu(_) => {
@@ -217,11 +254,15 @@ impl<T: Element> GlobalTensor<T> {
             }
         };
         let len = buf.len();
-        let tensor = GlobalTensor {
-            dev: dev.clone(),
-            len,
-            mem: Mem::Cuda(ManuallyDrop::new(buf)),
+        let ptr = buf.as_device_ptr();
+        std::mem::forget(buf);
+        // SAFETY: the allocation of `len` elements of `T` is now owned as bytes (the memory is
+        // freed with cuMemFree whatever its element type).
+        let bytes = unsafe {
+            DeviceBuffer::<u8>::from_raw_parts(ptr.cast(), len * std::mem::size_of::<T>())
         };
+        let tensor =
+            GlobalTensor::from_parts(dev.clone(), len, Mem::Cuda(ManuallyDrop::new(bytes)));
         if len > 0 {
             if let Mem::Cuda(b) = &tensor.mem {
                 cuda.check_owns(b.as_device_ptr().as_raw(), &dev.describe())?;
@@ -230,16 +271,37 @@ impl<T: Element> GlobalTensor<T> {
         Ok(tensor)
     }
 
-    /// The underlying `cust` buffer, on a CUDA device (`None` on the emulator). Work issued
-    /// through it with `cust` is not ordered with this device's stream except through CUDA's
-    /// legacy default stream semantics; call [`Device::synchronize`] in between when in doubt.
+    /// The device address of the tensor's first element on a CUDA device (`None` on the
+    /// emulator), for code that uses `cust` or the driver directly alongside tilus. Work issued
+    /// through it is not ordered with this device's stream: call [`Device::synchronize`] in
+    /// between when in doubt.
     #[cfg(feature = "cuda")]
-    pub fn as_cust(&self) -> Option<&DeviceBuffer<T>> {
+    pub fn device_ptr(&self) -> Option<u64> {
         match &self.mem {
-            Mem::Cuda(b) => Some(b),
+            Mem::Cuda(b) => Some(b.as_device_ptr().as_raw()),
             Mem::Emu(..) => None,
         }
     }
+}
+
+/// An element from its little-endian bytes (through the bit pattern, so any byte is safe to
+/// read: a `bool` is `!= 0`).
+#[cfg(feature = "cuda")]
+fn from_le_bytes<T: Element>(b: &[u8]) -> T {
+    let mut w = [0u8; 8];
+    w[..b.len()].copy_from_slice(b);
+    T::from_bits(tilus_core::elem::canon(T::DTYPE, u64::from_le_bytes(w)))
+}
+
+/// The little-endian bytes of `data`.
+#[cfg(feature = "cuda")]
+pub(crate) fn to_le_bytes<T: Element>(data: &[T]) -> Vec<u8> {
+    let size = std::mem::size_of::<T>();
+    let mut out = Vec::with_capacity(data.len() * size);
+    for v in data {
+        out.extend_from_slice(&v.to_bits().to_le_bytes()[..size]);
+    }
+    out
 }
 
 impl<T: Element> Drop for GlobalTensor<T> {

@@ -6,14 +6,16 @@
 //! partial write having happened.
 
 use super::value::{numel_checked, operand, strides_i64, Elems, Value};
-use crate::ir::{Access, Coord};
+use crate::elem::as_i128;
+use crate::ir::{Access, Coord, DType, Kernel, Operand};
 
 /// Which memory the resolved addresses index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Region {
     /// The slice of kernel parameter `param`; addresses are element indices into it.
     Global { param: usize },
-    /// The block's shared window; addresses are i32 word indices into it.
+    /// The block's shared window; addresses are indices of elements of the allocation's type
+    /// counted from the window's start (byte offset = address × element size).
     Shared,
 }
 
@@ -55,19 +57,40 @@ pub(crate) const INACTIVE: i64 = -1;
 
 /// One coordinate's source, with operands already read.
 enum Src<'a> {
-    Pos { axis: usize, offset: i64 },
+    Pos {
+        axis: usize,
+        offset: i64,
+    },
     Fixed(i64),
-    Tile(&'a [i32]),
+    /// An index tile and its element type.
+    Tile(&'a [u64], DType),
+}
+
+/// An integer coordinate as i64 (saturating: a value past the i64 range is out of bounds anyway).
+#[inline(always)]
+fn coord(d: DType, bits: u64) -> i64 {
+    as_i128(d, bits).clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+fn dtype_of(kernel: &Kernel, op: Operand) -> DType {
+    match op {
+        Operand::Imm(_, d) => d,
+        Operand::Var(v) => kernel
+            .vars
+            .get(v as usize)
+            .map_or(DType::I32, |v| v.ty.dtype()),
+    }
 }
 
 /// Resolve `access` into `addrs` (one entry per element of `access.shape`, row-major: the
 /// address, or [`INACTIVE`]). `global_lens[p]` is the length of tensor parameter `p`;
-/// `shared_words` the size of the shared window.
+/// `shared_bytes` the size of the shared window.
 pub(crate) fn resolve(
     access: &Access,
+    kernel: &Kernel,
     vars: &[Value],
     global_lens: &[i64],
-    shared_words: usize,
+    shared_bytes: usize,
     addrs: &mut Vec<i64>,
 ) -> Result<Resolved, AccessFault> {
     let bad = |m: String| AccessFault::Malformed(m);
@@ -92,13 +115,16 @@ pub(crate) fn resolve(
                 let count = numel_checked(&s.shape)
                     .and_then(|c| i64::try_from(c).ok())
                     .unwrap_or(i64::MAX);
-                let word = s.word as i64;
+                let size = s.dtype.size_bytes();
+                let first = (s.byte / size) as i64;
                 (
                     Region::Shared,
                     &shared_dims,
-                    word,
-                    word,
-                    word.saturating_add(count).min(shared_words as i64),
+                    first,
+                    first,
+                    first
+                        .saturating_add(count)
+                        .min((shared_bytes / size) as i64),
                 )
             }
             _ => {
@@ -128,7 +154,7 @@ pub(crate) fn resolve(
                     )));
                 }
                 let offset = match operand(vars, *offset).map_err(bad)? {
-                    Elems::Scalar(v) => v as i64,
+                    Elems::Scalar(v) => coord(dtype_of(kernel, *offset), v),
                     Elems::Tile(..) => {
                         return Err(bad("a position offset must be a scalar".into()))
                     }
@@ -139,8 +165,8 @@ pub(crate) fn resolve(
                 }
             }
             Coord::Index(op) => match operand(vars, *op).map_err(bad)? {
-                Elems::Scalar(v) => Src::Fixed(v as i64),
-                Elems::Tile(_, d) if d.len() == n => Src::Tile(d),
+                Elems::Scalar(v) => Src::Fixed(coord(dtype_of(kernel, *op), v)),
+                Elems::Tile(_, d) if d.len() == n => Src::Tile(d, dtype_of(kernel, *op)),
                 Elems::Tile(s, _) => {
                     return Err(bad(format!(
                         "index tile of shape {s:?} for an access of shape {shape:?}"
@@ -186,10 +212,10 @@ pub(crate) fn resolve(
         };
         match src {
             Src::Fixed(c) => addrs.iter_mut().for_each(|f| add(f, *c)),
-            Src::Tile(d) => addrs
+            Src::Tile(d, dt) => addrs
                 .iter_mut()
                 .zip(d.iter())
-                .for_each(|(f, &c)| add(f, c as i64)),
+                .for_each(|(f, &c)| add(f, coord(*dt, c))),
             Src::Pos { axis, offset } => {
                 // Element e sits at position (e / inner) % shape[axis] along `axis`.
                 let inner: usize = shape[axis + 1..].iter().product();
@@ -207,7 +233,7 @@ pub(crate) fn resolve(
         }
     }
     // The mask as a slice (empty: all elements enabled), so the pass below needs no match.
-    let mask: &[i32] = match mask {
+    let mask: &[u64] = match mask {
         None => &[],
         Some(Elems::Scalar(0)) => {
             addrs.fill(INACTIVE);
@@ -265,7 +291,7 @@ fn first_bad_coord(
         let c = match src {
             Src::Pos { axis, offset } => offset + pos[*axis] as i64,
             Src::Fixed(v) => *v,
-            Src::Tile(d) => d[e] as i64,
+            Src::Tile(d, dt) => coord(*dt, d[e]),
         };
         (c < 0 || c >= dims[k]).then_some((k, c))
     })

@@ -10,11 +10,14 @@ use super::value::{
     next_pos, numel_checked, operand, scalar, Elems, GlobalView, SharedView, Tile, Value,
 };
 use super::{EmuArg, EmuError, EmuOptions};
+use crate::elem;
 use crate::ir::{Block, DType, Inst, Kernel, Operand, ParamKind, Stmt, Ty, VarId};
+use crate::layout::Layout;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Fill pattern of a fresh shared window: kernels that read shared memory they never wrote see
-/// this instead of a lucky zero.
+/// Fill pattern of a fresh shared window, as an `i32` read of 4 aligned bytes sees it (the bytes
+/// repeat `ef be ad 7e`): kernels that read shared memory they never wrote see this instead of
+/// a lucky zero.
 pub const SHARED_POISON: i32 = 0x7ead_beef;
 
 /// How often (in loop iterations, a power of two) a block yields its host thread, so that a block spinning on a
@@ -57,10 +60,12 @@ enum Flow {
 pub(crate) struct Interp<'c, 'k, 'a> {
     pub ctx: &'c Ctx<'k, 'a>,
     pub vars: Vec<Value>,
-    /// The block's shared window, in i32 words.
-    pub shared: Vec<i32>,
+    /// The block's shared window, in bytes.
+    pub shared: Vec<u8>,
     /// Spare element buffers from overwritten tiles.
-    pool: Vec<Vec<i32>>,
+    pool: Vec<Vec<u64>>,
+    /// The kernel's tile layout parameter (`crate::layout::vector_width`).
+    vmax: usize,
     /// Address buffer of the current access.
     pub addrs: Vec<i64>,
     /// Scratch for duplicate detection.
@@ -73,12 +78,12 @@ pub(crate) struct Interp<'c, 'k, 'a> {
 
 impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
     pub fn new(ctx: &'c Ctx<'k, 'a>) -> Self {
-        let words = ctx.kernel.shared_bytes.div_ceil(4);
         Interp {
             ctx,
             vars: vec![Value::Undef; ctx.kernel.vars.len()],
-            shared: vec![SHARED_POISON; words],
+            shared: vec![0; ctx.kernel.shared_bytes.next_multiple_of(4)],
             pool: Vec::new(),
+            vmax: crate::layout::vector_width(ctx.kernel),
             addrs: Vec::new(),
             scratch: Vec::new(),
             block: 0,
@@ -91,7 +96,9 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
     pub fn run_block(&mut self, block: u32) -> R<()> {
         self.block = block;
         self.iterations = 0;
-        self.shared.fill(SHARED_POISON);
+        for (i, b) in self.shared.iter_mut().enumerate() {
+            *b = SHARED_POISON.to_le_bytes()[i % 4];
+        }
         // A fresh epoch: nothing recorded by the previous block can conflict.
         self.barrier();
         for i in 0..self.vars.len() {
@@ -106,8 +113,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     offset: 0,
                     dims: vec![s.len() as i64],
                 }),
-                (ParamKind::Scalar(DType::Bool), EmuArg::I32(v)) => Value::Scalar((*v != 0) as i32),
-                (ParamKind::Scalar(_), EmuArg::I32(v)) => Value::Scalar(*v),
+                (ParamKind::Scalar(d), EmuArg::Scalar(v)) => Value::Scalar(elem::canon(*d, *v)),
                 _ => {
                     return Err(self.malformed(format!("argument {i} does not match its parameter")))
                 }
@@ -137,7 +143,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
     }
 
     /// A fresh (empty) element buffer, reusing an old one's capacity where possible.
-    pub fn take_buf(&mut self) -> Vec<i32> {
+    pub fn take_buf(&mut self) -> Vec<u64> {
         let mut b = self.pool.pop().unwrap_or_default();
         b.clear();
         b
@@ -162,7 +168,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
 
     /// Store a tile result. A one-element result assigned to a variable declared scalar becomes
     /// that scalar (a memory op at a single scalar coordinate), so either lowering works.
-    pub fn set_tile(&mut self, dst: VarId, shape: Vec<usize>, data: Vec<i32>) -> R<()> {
+    pub fn set_tile(&mut self, dst: VarId, shape: Vec<usize>, data: Vec<u64>) -> R<()> {
         let declared_scalar =
             matches!(self.ctx.kernel.vars.get(dst as usize), Some(v) if v.ty.is_scalar());
         if declared_scalar && data.len() == 1 {
@@ -177,8 +183,19 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         operand(&self.vars, op).map_err(|m| self.malformed(m))
     }
 
-    pub fn scalar(&self, op: Operand) -> R<i32> {
+    pub fn scalar(&self, op: Operand) -> R<u64> {
         scalar(&self.vars, op).map_err(|m| self.malformed(m))
+    }
+
+    /// An integer scalar operand's value (sign- or zero-extended by its type).
+    pub fn int(&self, op: Operand) -> R<i128> {
+        let bits = self.scalar(op)?;
+        Ok(elem::as_i128(self.dtype(op), bits))
+    }
+
+    /// The layout of an `n`-element tile in this kernel.
+    pub fn layout(&self, n: usize) -> Layout {
+        Layout::new(n, self.ctx.kernel.threads as usize, self.vmax)
     }
 
     /// The dtype of an operand, from its declaration.
@@ -239,25 +256,26 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 body,
                 ..
             } => {
-                // Bounds are evaluated once; the counter is i64 so that `var + step` past
-                // i32::MAX ends the loop (as a Rust range does) instead of wrapping around.
-                let start = self.scalar(*start)? as i64;
-                let end = self.scalar(*end)? as i64;
-                let step = self.scalar(*step)? as i64;
+                // Bounds are evaluated once; the counter is wide so that `var + step` past the
+                // type's range ends the loop (as a Rust range does) instead of wrapping around.
+                let d = self.dtype(Operand::Var(*var));
+                let start = self.int(*start)?;
+                let end = self.int(*end)?;
+                let step = self.int(*step)?;
                 if step <= 0 {
                     return Ok(Flow::Next);
                 }
                 let mut i = start;
-                self.set(*var, Value::Scalar(start as i32))?;
+                self.set(*var, Value::Scalar(elem::int_const(d, i).unwrap_or(0)))?;
                 while i < end {
                     self.tick()?;
                     if self.exec(body)? == Flow::Break {
                         break;
                     }
                     // The counter is the variable itself, as in the PTX loop: read it back.
-                    i = self.scalar(Operand::Var(*var))? as i64 + step;
+                    i = self.int(Operand::Var(*var))? + step;
                     if i < end {
-                        self.set(*var, Value::Scalar(i as i32))?;
+                        self.set(*var, Value::Scalar(elem::int_const(d, i).unwrap_or(0)))?;
                     }
                 }
                 Ok(Flow::Next)
@@ -349,18 +367,18 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 };
                 self.set(d, v)
             }
-            Inst::BlockIdx => self.set(d, Value::Scalar(self.block as i32)),
-            Inst::GridDim => self.set(d, Value::Scalar(self.ctx.grid as i32)),
+            Inst::BlockIdx => self.set(d, Value::Scalar(self.block as u64)),
+            Inst::GridDim => self.set(d, Value::Scalar(self.ctx.grid as u64)),
             Inst::Dim { tensor, axis } => {
                 let v = match self.vars.get(*tensor as usize) {
-                    Some(Value::Global(g)) => g.dims.get(*axis).map(|&x| x as i32),
-                    Some(Value::Shared(s)) => s.shape.get(*axis).map(|&x| x as i32),
+                    Some(Value::Global(g)) => g.dims.get(*axis).copied(),
+                    Some(Value::Shared(s)) => s.shape.get(*axis).map(|&x| x as i64),
                     _ => None,
                 };
                 let v = v.ok_or_else(|| {
                     self.malformed(format!("`dim` axis {axis} of a non-tensor or lower rank"))
                 })?;
-                self.set(d, Value::Scalar(v))
+                self.set(d, Value::Scalar(v as u64))
             }
             Inst::View { src, offset, shape } => {
                 let Some(Value::Global(g)) = self.vars.get(*src as usize) else {
@@ -369,12 +387,11 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     )));
                 };
                 let (param, base) = (g.param, g.offset);
-                // Clamped to the i32 range like the PTX (ir.rs: a huge offset stays out of bounds).
-                let offset =
-                    (base + self.scalar(*offset)? as i64).clamp(i32::MIN as i64, i32::MAX as i64);
+                // Saturating like the PTX (ir.rs: a huge offset stays out of bounds).
+                let offset = base.saturating_add(clamp_i64(self.int(*offset)?));
                 let dims = shape
                     .iter()
-                    .map(|o| self.scalar(*o).map(|v| v as i64))
+                    .map(|o| self.int(*o).map(clamp_i64))
                     .collect::<R<Vec<_>>>()?;
                 self.set(
                     d,
@@ -385,9 +402,9 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     }),
                 )
             }
-            Inst::Arange { n } => {
+            Inst::Arange { n, dtype } => {
                 let mut out = self.take_buf();
-                out.extend((0..*n).map(|i| i as i32));
+                out.extend((0..*n).map(|i| elem::int_const(*dtype, i as i128).unwrap_or(0)));
                 self.set_tile(d, vec![*n], out)
             }
             Inst::Full { shape, value } => {
@@ -398,11 +415,12 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 self.set_tile(d, shape.clone(), out)
             }
             Inst::Binary { op, lhs, rhs } => {
+                let dt = self.dtype(*lhs);
                 let mut out = self.take_buf();
                 let (a, b) = (self.operand(*lhs)?, self.operand(*rhs)?);
                 let shape = match (a, b) {
                     (Elems::Scalar(x), Elems::Scalar(y)) => {
-                        let v = ops::binary(*op, x, y);
+                        let v = elem::binary(*op, dt, x, y);
                         self.pool.push(out);
                         return self.set(d, Value::Scalar(v));
                     }
@@ -414,17 +432,20 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     }
                     (Elems::Tile(s, x), _) | (_, Elems::Tile(s, x)) => (s.to_vec(), x.len()),
                 };
-                ops::binary_into(*op, a, b, shape.1, &mut out);
+                elem::binary_into(*op, dt, a.lanes(), b.lanes(), shape.1, &mut out);
                 self.set_tile(d, shape.0, out)
             }
             Inst::Unary { op, x } => {
                 let dt = self.dtype(*x);
                 let mut out = self.take_buf();
                 match self.operand(*x)? {
-                    Elems::Scalar(v) => self.set(d, Value::Scalar(ops::unary(*op, dt, v))),
-                    Elems::Tile(s, xs) => {
+                    Elems::Scalar(v) => {
+                        self.pool.push(out);
+                        self.set(d, Value::Scalar(elem::unary(*op, dt, v)))
+                    }
+                    e @ Elems::Tile(s, xs) => {
                         let s = s.to_vec();
-                        out.extend(xs.iter().map(|&v| ops::unary(*op, dt, v)));
+                        elem::unary_into(*op, dt, e.lanes(), xs.len(), &mut out);
                         self.set_tile(d, s, out)
                     }
                 }
@@ -433,10 +454,13 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 let from = self.dtype(*x);
                 let mut out = self.take_buf();
                 match self.operand(*x)? {
-                    Elems::Scalar(v) => self.set(d, Value::Scalar(ops::cast(from, *dtype, v))),
-                    Elems::Tile(s, xs) => {
+                    Elems::Scalar(v) => {
+                        self.pool.push(out);
+                        self.set(d, Value::Scalar(elem::cast(from, *dtype, v)))
+                    }
+                    e @ Elems::Tile(s, xs) => {
                         let s = s.to_vec();
-                        out.extend(xs.iter().map(|&v| ops::cast(from, *dtype, v)));
+                        elem::cast_into(from, *dtype, e.lanes(), xs.len(), &mut out);
                         self.set_tile(d, s, out)
                     }
                 }
@@ -447,6 +471,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 let tiles = [c, x, y];
                 let Some(first) = tiles.iter().find_map(|t| t.shape()) else {
                     let v = if c.at(0) != 0 { x.at(0) } else { y.at(0) };
+                    self.pool.push(out);
                     return self.set(d, Value::Scalar(v));
                 };
                 let n = tiles.iter().find_map(|t| t.len()).unwrap_or(0);
@@ -488,8 +513,8 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             Inst::Reduce { op, x } => {
                 let dt = self.dtype(Operand::Var(*x));
                 let v = match self.operand(Operand::Var(*x))? {
-                    Elems::Scalar(v) => ops::reduce(*op, dt, &[v]),
-                    Elems::Tile(_, xs) => ops::reduce(*op, dt, xs),
+                    Elems::Scalar(v) => ops::reduce(*op, dt, &[v], self.layout(1)),
+                    Elems::Tile(_, xs) => ops::reduce(*op, dt, xs, self.layout(xs.len())),
                 };
                 // The PTX combines the warps' partials of a tile through shared scratch, between
                 // two barriers (one warp needs no barrier).
@@ -498,12 +523,18 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 }
                 self.set(d, Value::Scalar(v))
             }
-            Inst::AllocShared { shape, offset, .. } => {
-                let bytes = self
+            Inst::AllocShared {
+                shape,
+                offset,
+                dtype,
+            } => {
+                let end = self
                     .numel(shape)?
-                    .checked_mul(4)
+                    .checked_mul(dtype.size_bytes())
                     .and_then(|b| b.checked_add(*offset));
-                if offset % 4 != 0 || !matches!(bytes, Some(end) if end <= self.shared.len() * 4) {
+                if offset % dtype.size_bytes() != 0
+                    || !matches!(end, Some(end) if end <= self.shared.len())
+                {
                     return Err(self.malformed(format!(
                         "shared allocation of {shape:?} at byte {offset} does not fit the {}-byte window",
                         self.ctx.kernel.shared_bytes
@@ -512,8 +543,9 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 self.set(
                     d,
                     Value::Shared(SharedView {
-                        word: offset / 4,
+                        byte: *offset,
                         shape: shape.clone(),
+                        dtype: *dtype,
                     }),
                 )
             }
@@ -561,7 +593,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
 
 /// Numpy broadcast of `src` to `shape` (`n` elements): a source of lower rank is padded with
 /// leading 1s, and each source axis must be 1 or equal to the target's.
-fn broadcast(src: Elems<'_>, shape: &[usize], n: usize, out: &mut Vec<i32>) -> Result<(), String> {
+fn broadcast(src: Elems<'_>, shape: &[usize], n: usize, out: &mut Vec<u64>) -> Result<(), String> {
     let (sshape, data) = match src {
         Elems::Scalar(v) => {
             out.resize(n, v);
@@ -599,4 +631,9 @@ fn broadcast(src: Elems<'_>, shape: &[usize], n: usize, out: &mut Vec<i32>) -> R
         next_pos(&mut pos, shape);
     }
     Ok(())
+}
+
+/// An integer read as i64, saturating (view offsets and dims).
+fn clamp_i64(v: i128) -> i64 {
+    v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
 }

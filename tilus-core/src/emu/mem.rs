@@ -4,18 +4,23 @@
 //! Global memory is shared with other blocks (other host threads), so every access to it is an
 //! atomic operation: weak loads and stores are `Relaxed` (no Rust data race, and no ordering
 //! beyond what the IR promises), atomics use their requested order or the next stronger one
-//! Rust accepts. The scope is ignored: host threads are ordered at least as strongly as any
-//! scope asks. Shared memory belongs to the block alone (one host thread), so it is a plain
-//! `Vec<i32>` and its atomics are plain read-modify-writes. The elements of one tile operation
-//! are performed in row-major order, which is one of the orders the GPU may choose.
+//! Rust accepts; read-modify-writes the host has no instruction for (float adds, signed or float
+//! min/max, `inc`/`dec`) are compare-and-swap loops, so they are as atomic as on the GPU. The
+//! scope is ignored: host threads are ordered at least as strongly as any scope asks. Shared
+//! memory belongs to the block alone (one host thread), so it is a plain byte window and its
+//! atomics are plain read-modify-writes. The new value of every read-modify-write is
+//! [`crate::elem::rmw_new`]. The elements of one tile operation are performed in row-major order,
+//! which is one of the orders the GPU may choose.
 
 use super::access::{self, AccessFault, Region, Resolved, INACTIVE};
+use super::global::GlobalMem;
 use super::interp::{Fault, Interp, R};
 use super::race::{Kind, Target};
 use super::value::{operand, Elems, Value};
 use super::{EmuArg, EmuError};
-use crate::ir::{Access, InactiveResult, Operand, RmwOp, Sem, VarId};
-use std::sync::atomic::{fence as atomic_fence, AtomicI32, Ordering};
+use crate::elem::rmw_new;
+use crate::ir::{Access, DType, InactiveResult, Operand, RmwOp, Sem, VarId};
+use std::sync::atomic::{fence as atomic_fence, Ordering};
 
 /// `ld.{sem}`: a load cannot release, so an (illegal) release order is strengthened to SeqCst.
 fn load_order(sem: Sem) -> Ordering {
@@ -61,46 +66,45 @@ pub(crate) fn fence(sem: Sem) {
     }
 }
 
-/// The new value of a shared-memory cell after `op` (the block is the only thread on it).
+/// An atomic RMW on global cell `i` of type `d`; returns the old value.
 #[inline(always)]
-fn apply(op: RmwOp, old: i32, v: i32, cmp: i32) -> i32 {
+fn global_rmw(
+    mem: GlobalMem<'_>,
+    i: usize,
+    d: DType,
+    op: RmwOp,
+    v: u64,
+    cmp: u64,
+    sem: Sem,
+) -> u64 {
+    let (o, fail) = (rmw_order(sem), cas_failure_order(sem));
     match op {
-        RmwOp::Add => old.wrapping_add(v),
-        RmwOp::Sub => old.wrapping_add(v.wrapping_neg()),
-        RmwOp::Min => old.min(v),
-        RmwOp::Max => old.max(v),
-        RmwOp::Exch => v,
-        RmwOp::Cas => {
-            if old == cmp {
-                v
-            } else {
-                old
-            }
-        }
-        RmwOp::And => old & v,
-        RmwOp::Or => old | v,
-        RmwOp::Xor => old ^ v,
+        // Integer forms the host has: wrapping add of the operand (negated for sub, as PTX has
+        // no atom.sub), exchange, compare-and-swap, bitwise ops.
+        RmwOp::Add if d.is_int() => mem.fetch_add(i, v, o),
+        RmwOp::Sub if d.is_int() => mem.fetch_add(i, v.wrapping_neg(), o),
+        RmwOp::Exch => mem.swap(i, v, o),
+        RmwOp::Cas => mem.cas(i, cmp, v, o, fail),
+        _ => mem.update(i, o, fail, |old| rmw_new(op, d, old, v, cmp, true)),
     }
 }
 
-/// An atomic RMW on a global cell; returns the old value.
+/// Element `i` (of `size` bytes) of the shared window, little endian.
 #[inline(always)]
-fn apply_atomic(cell: &AtomicI32, op: RmwOp, v: i32, cmp: i32, sem: Sem) -> i32 {
-    let o = rmw_order(sem);
-    match op {
-        RmwOp::Add => cell.fetch_add(v, o),
-        // PTX has no atom.sub: both back ends add the wrapping negation.
-        RmwOp::Sub => cell.fetch_add(v.wrapping_neg(), o),
-        RmwOp::Min => cell.fetch_min(v, o),
-        RmwOp::Max => cell.fetch_max(v, o),
-        RmwOp::Exch => cell.swap(v, o),
-        // The old value whether or not it matched.
-        RmwOp::Cas => cell
-            .compare_exchange(cmp, v, o, cas_failure_order(sem))
-            .unwrap_or_else(|x| x),
-        RmwOp::And => cell.fetch_and(v, o),
-        RmwOp::Or => cell.fetch_or(v, o),
-        RmwOp::Xor => cell.fetch_xor(v, o),
+fn read_shared(window: &[u8], i: usize, size: usize) -> u64 {
+    let at = i * size;
+    let mut b = [0u8; 8];
+    if let Some(src) = window.get(at..at + size) {
+        b[..size].copy_from_slice(src);
+    }
+    u64::from_le_bytes(b)
+}
+
+#[inline(always)]
+fn write_shared(window: &mut [u8], i: usize, size: usize, v: u64) {
+    let at = i * size;
+    if let Some(dst) = window.get_mut(at..at + size) {
+        dst.copy_from_slice(&v.to_le_bytes()[..size]);
     }
 }
 
@@ -119,6 +123,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
     fn resolve(&mut self, a: &Access) -> R<Resolved> {
         access::resolve(
             a,
+            self.ctx.kernel,
             &self.vars,
             &self.ctx.global_lens,
             self.shared.len(),
@@ -157,7 +162,8 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         let target = Target {
             name: var.map_or("?", |v| v.name.as_str()),
             temp: var.is_none_or(|v| v.temp),
-            word: view.word,
+            byte: view.byte,
+            size: view.dtype.size_bytes(),
             shape: &view.shape,
         };
         shadow
@@ -195,11 +201,20 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
     }
 
     /// The memory of tensor parameter `param`.
-    fn global(&self, param: usize) -> R<&'a [AtomicI32]> {
+    fn global(&self, param: usize) -> R<GlobalMem<'a>> {
         match self.ctx.args.get(param) {
-            Some(EmuArg::Tensor(s)) => Ok(s),
+            Some(EmuArg::Tensor(s)) => Ok(*s),
             _ => Err(self.malformed(format!("parameter {param} is not a tensor"))),
         }
+    }
+
+    /// The element type and size of the memory an access goes to.
+    fn mem_dtype(&self, a: &Access) -> DType {
+        self.ctx
+            .kernel
+            .vars
+            .get(a.mem as usize)
+            .map_or(DType::I32, |v| v.ty.dtype())
     }
 
     pub(crate) fn load(&mut self, dst: VarId, a: &Access, other: Operand) -> R<()> {
@@ -209,6 +224,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             self.check_race(a, &r, Kind::Read, uniform)?;
         }
         let mut out = self.take_buf();
+        let size = self.mem_dtype(a).size_bytes();
         let other = elems(&self.vars, other, r.n).map_err(|m| self.malformed(m))?;
         match r.region {
             Region::Global { param } => {
@@ -217,7 +233,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     if p == INACTIVE {
                         other.at(e)
                     } else {
-                        mem[p as usize].load(Ordering::Relaxed)
+                        mem.load(p as usize, Ordering::Relaxed)
                     }
                 }));
             }
@@ -227,7 +243,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     if p == INACTIVE {
                         other.at(e)
                     } else {
-                        sh[p as usize]
+                        read_shared(sh, p as usize, size)
                     }
                 }));
             }
@@ -244,6 +260,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             self.after(sem);
         }
         let mut out = self.take_buf();
+        let size = self.mem_dtype(a).size_bytes();
         // An atomic load has no `other`: inactive elements read 0.
         match r.region {
             Region::Global { param } => {
@@ -252,17 +269,19 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     if p == INACTIVE {
                         0
                     } else {
-                        mem[p as usize].load(o)
+                        mem.load(p as usize, o)
                     }
                 }));
             }
             Region::Shared => {
                 let sh = &self.shared;
-                out.extend(
-                    self.addrs
-                        .iter()
-                        .map(|&p| if p == INACTIVE { 0 } else { sh[p as usize] }),
-                );
+                out.extend(self.addrs.iter().map(|&p| {
+                    if p == INACTIVE {
+                        0
+                    } else {
+                        read_shared(sh, p as usize, size)
+                    }
+                }));
             }
         }
         match dst {
@@ -279,7 +298,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         if self.race.is_some() {
             self.check_race(a, &r, Kind::Write, false)?;
         }
-        self.write(&r, value, Ordering::Relaxed)
+        self.write(a, &r, value, Ordering::Relaxed)
     }
 
     pub(crate) fn atomic_store(&mut self, a: &Access, value: Operand, sem: Sem) -> R<()> {
@@ -289,26 +308,27 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             self.check_race(a, &r, Kind::AtomicWrite, false)?;
             self.after(sem);
         }
-        self.write(&r, value, store_order(sem))
+        self.write(a, &r, value, store_order(sem))
     }
 
     /// Store `value` at the resolved addresses, in row-major element order (so the last of
     /// several elements with one address wins).
-    fn write(&mut self, r: &Resolved, value: Operand, order: Ordering) -> R<()> {
+    fn write(&mut self, a: &Access, r: &Resolved, value: Operand, order: Ordering) -> R<()> {
+        let size = self.mem_dtype(a).size_bytes();
         let v = elems(&self.vars, value, r.n).map_err(|m| self.malformed(m))?;
         match r.region {
             Region::Global { param } => {
                 let mem = self.global(param)?;
                 for (e, &p) in self.addrs.iter().enumerate() {
                     if p != INACTIVE {
-                        mem[p as usize].store(v.at(e), order);
+                        mem.store(p as usize, v.at(e), order);
                     }
                 }
             }
             Region::Shared => {
                 for (e, &p) in self.addrs.iter().enumerate() {
                     if p != INACTIVE {
-                        self.shared[p as usize] = v.at(e);
+                        write_shared(&mut self.shared, p as usize, size, v.at(e));
                     }
                 }
             }
@@ -370,6 +390,8 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             InactiveResult::Zero => 0,
             InactiveResult::Compare => c.at(e),
         };
+        let d = self.mem_dtype(a);
+        let size = d.size_bytes();
         match r.region {
             Region::Global { param } => {
                 let mem = self.global(param)?;
@@ -377,7 +399,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     let old = if p == INACTIVE {
                         dead(e)
                     } else {
-                        apply_atomic(&mem[p as usize], op, v.at(e), c.at(e), sem)
+                        global_rmw(mem, p as usize, d, op, v.at(e), c.at(e), sem)
                     };
                     if want {
                         out.push(old);
@@ -389,9 +411,9 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     let old = if p == INACTIVE {
                         dead(e)
                     } else {
-                        let cell = &mut self.shared[p as usize];
-                        let old = *cell;
-                        *cell = apply(op, old, v.at(e), c.at(e));
+                        let old = read_shared(&self.shared, p as usize, size);
+                        let new = rmw_new(op, d, old, v.at(e), c.at(e), false);
+                        write_shared(&mut self.shared, p as usize, size, new);
                         old
                     };
                     if want {

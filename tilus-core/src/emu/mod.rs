@@ -7,8 +7,10 @@
 //!   shared counter, so several blocks are genuinely in flight at once: a block that spins on a
 //!   flag set by a later block of the same launch terminates, as on a GPU with all blocks
 //!   resident.
-//! * Global memory is `&[AtomicI32]`; memory orders map to Rust orders (`mem.rs`); accesses are
-//!   resolved to addresses (with masks and bounds) before memory is touched (`access.rs`).
+//! * Global memory is one host atomic per element, of the element's width ([`GlobalMem`]);
+//!   memory orders map to Rust orders (`mem.rs`); accesses are resolved to addresses (with
+//!   masks and bounds) before memory is touched (`access.rs`). Element values are bit patterns
+//!   whose operations are defined once in [`crate::elem`].
 //!
 //! Where the GPU's behaviour is undefined the emulator reports an error instead of guessing:
 //! an out-of-bounds element of an unchecked access ([`EmuError::OutOfBounds`]), duplicate
@@ -19,10 +21,10 @@
 //! order, so the last of several weak stores to one address wins).
 
 mod access;
+mod global;
 mod interp;
 mod mem;
-/// Element semantics of arithmetic, shared with the PTX constant folder.
-pub(crate) mod ops;
+mod ops;
 mod race;
 mod value;
 
@@ -32,17 +34,27 @@ mod tests;
 use crate::ir::{Kernel, ParamKind};
 use interp::{Ctx, Fault, Interp};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
+pub use global::GlobalMem;
 pub use interp::SHARED_POISON;
 
 /// A launch argument, in parameter order.
 #[derive(Debug, Clone, Copy)]
 pub enum EmuArg<'a> {
-    /// A `GlobalTensor<i32>` (its memory, shared with other blocks and other arguments).
-    Tensor(&'a [AtomicI32]),
-    I32(i32),
+    /// A `GlobalTensor<T>` (its memory, shared with other blocks and other arguments): cells of
+    /// `T`'s width.
+    Tensor(GlobalMem<'a>),
+    /// A scalar: the bit pattern of a value of the parameter's type (`crate::elem::canon`).
+    Scalar(u64),
+}
+
+impl EmuArg<'_> {
+    /// An `i32` scalar argument.
+    pub fn i32(v: i32) -> EmuArg<'static> {
+        EmuArg::Scalar(v as u32 as u64)
+    }
 }
 
 /// The default: lenient scatter, one worker per block up to 256, no step limit, shared-memory
@@ -156,9 +168,8 @@ fn check_args(kernel: &Kernel, args: &[EmuArg<'_>]) -> Result<(), EmuError> {
     }
     for (index, (p, a)) in kernel.params.iter().zip(args).enumerate() {
         let expected = match (&p.kind, a) {
-            (ParamKind::Tensor(_), EmuArg::Tensor(_)) | (ParamKind::Scalar(_), EmuArg::I32(_)) => {
-                continue
-            }
+            (ParamKind::Tensor(d), EmuArg::Tensor(m)) if m.width() == d.size_bytes() => continue,
+            (ParamKind::Scalar(_), EmuArg::Scalar(_)) => continue,
             (ParamKind::Tensor(d), _) => format!("a tensor of {}", d.name()),
             (ParamKind::Scalar(d), _) => format!("a scalar {}", d.name()),
         };
@@ -205,7 +216,7 @@ pub fn launch(
             .iter()
             .map(|a| match a {
                 EmuArg::Tensor(s) => i64::try_from(s.len()).unwrap_or(i64::MAX),
-                EmuArg::I32(_) => 0,
+                EmuArg::Scalar(_) => 0,
             })
             .collect(),
         grid,

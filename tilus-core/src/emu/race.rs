@@ -10,15 +10,16 @@
 //! word race when they fall in the same epoch, come from different threads, at least one writes,
 //! and they are not both atomic.
 //!
-//! Shadow state, per 4-byte word of the window: for each of plain write, atomic write, plain
-//! read and atomic read, the epoch of the last such access and its thread (or [`MANY`] when
-//! several threads did it in that epoch). Epochs only grow, also across the blocks one
+//! Shadow state, per element of the window (in units of the kernel's narrowest shared element
+//! type, so that every element of every allocation has its own entry): for each of plain
+//! write, atomic write, plain read and atomic read, the epoch of the last such access and its
+//! thread (or [`MANY`] when several threads did it in that epoch). Epochs only grow, also across the blocks one
 //! interpreter runs, so a stale entry never matches the current epoch and nothing is cleared
 //! between blocks.
 
 use super::access::INACTIVE;
-use crate::ir::Kernel;
-use crate::ptx::Layout;
+use crate::ir::{Inst, Kernel, Stmt};
+use crate::layout::Layout;
 
 /// "Several threads" (or, as the accessor, "every thread": a block-uniform scalar access).
 pub(crate) const MANY: u16 = u16::MAX;
@@ -94,8 +95,10 @@ pub(crate) struct Target<'a> {
     pub name: &'a str,
     /// Whether that variable is a compiler temporary (its name means nothing to the user).
     pub temp: bool,
-    /// Its first word in the window.
-    pub word: usize,
+    /// Its first byte in the window.
+    pub byte: usize,
+    /// Bytes per element.
+    pub size: usize,
     pub shape: &'a [usize],
 }
 
@@ -119,18 +122,53 @@ pub(crate) fn owners(layout: Layout) -> impl Iterator<Item = usize> {
 /// Per-interpreter race-checking state.
 pub(crate) struct Shadow {
     words: Vec<Word>,
+    /// Bytes per shadow entry: the narrowest shared element type of the kernel.
+    gran: usize,
     /// The current epoch (never 0, which marks "never accessed").
     epoch: u32,
     threads: usize,
+    vmax: usize,
+}
+
+/// The narrowest element type of the kernel's shared allocations, in bytes (4 when none).
+fn shared_granularity(k: &Kernel) -> usize {
+    fn walk(b: &[Stmt], g: &mut usize) {
+        for s in b {
+            match s {
+                Stmt::Inst {
+                    inst: Inst::AllocShared { dtype, .. },
+                    ..
+                } => *g = (*g).min(dtype.size_bytes()),
+                Stmt::Inst { .. } | Stmt::Break { .. } => {}
+                Stmt::For { body, .. } => walk(body, g),
+                Stmt::While {
+                    cond_block, body, ..
+                } => {
+                    walk(cond_block, g);
+                    walk(body, g);
+                }
+                Stmt::If { then, els, .. } => {
+                    walk(then, g);
+                    walk(els, g);
+                }
+            }
+        }
+    }
+    let mut g = 4;
+    walk(&k.body, &mut g);
+    g.max(1)
 }
 
 impl Shadow {
     pub fn new(kernel: &Kernel) -> Shadow {
+        let gran = shared_granularity(kernel);
         Shadow {
-            words: vec![Word::default(); kernel.shared_bytes.div_ceil(4)],
+            words: vec![Word::default(); kernel.shared_bytes.div_ceil(gran)],
+            gran,
             epoch: 0,
             // Thread ids must fit below MANY; the front end caps blocks at 1024 threads.
             threads: (kernel.threads as usize).clamp(1, MANY as usize - 1),
+            vmax: crate::layout::vector_width(kernel),
         }
     }
 
@@ -143,9 +181,10 @@ impl Shadow {
         self.epoch += 1;
     }
 
-    /// Check and record the active elements of one access. `addrs` are the resolved word
-    /// addresses (row-major over the access shape, [`INACTIVE`] for inactive elements);
-    /// `uniform`: every thread performs element 0 (a scalar-destination load).
+    /// Check and record the active elements of one access. `addrs` are the resolved element
+    /// addresses in units of `target.size` (row-major over the access shape, [`INACTIVE`] for
+    /// inactive elements); `uniform`: every thread performs element 0 (a scalar-destination
+    /// load).
     pub fn access(
         &mut self,
         kind: Kind,
@@ -153,7 +192,8 @@ impl Shadow {
         uniform: bool,
         target: &Target<'_>,
     ) -> Result<(), Race> {
-        let layout = Layout::new(addrs.len(), self.threads);
+        let layout = Layout::new(addrs.len(), self.threads, self.vmax);
+        let scale = target.size;
         let epoch = self.epoch;
         let (field, conflicts) = (kind.field(), kind.conflicts());
         for (&p, owner) in addrs.iter().zip(owners(layout)) {
@@ -161,13 +201,14 @@ impl Shadow {
                 continue;
             }
             let t = if uniform { MANY } else { owner as u16 };
-            let Some(w) = self.words.get_mut(p as usize) else {
+            let entry = p as usize * scale / self.gran;
+            let Some(w) = self.words.get_mut(entry) else {
                 continue;
             };
             for &c in conflicts {
                 if w.epoch[c] == epoch && (w.tid[c] != t || t == MANY) {
                     let other = w.tid[c];
-                    return Err(self.race(kind, t, c, other, p as usize, target));
+                    return Err(self.race(kind, t, c, other, p as usize * scale, target));
                 }
             }
             if w.epoch[field] != epoch {
@@ -186,7 +227,7 @@ impl Shadow {
         t: u16,
         earlier: usize,
         other: u16,
-        word: usize,
+        byte: usize,
         target: &Target<'_>,
     ) -> Race {
         let name = match (kind.writes(), earlier == PW || earlier == AW) {
@@ -205,7 +246,7 @@ impl Shadow {
         } else {
             format!("thread {other}")
         };
-        let rel = word.saturating_sub(target.word);
+        let rel = byte.saturating_sub(target.byte) / target.size.max(1);
         let mut coords = Vec::with_capacity(target.shape.len());
         let mut rest = rel;
         for &d in target.shape.iter().rev() {
@@ -221,14 +262,14 @@ impl Shadow {
             format!(
                 "the shared tensor of shape [{}] allocated at byte {} of the window",
                 dims.join(", "),
-                target.word * 4
+                target.byte
             )
         } else {
             format!(
                 "shared tensor `{}` (shape [{}], allocated at byte {} of the window)",
                 target.name,
                 dims.join(", "),
-                target.word * 4
+                target.byte
             )
         };
         Race {
@@ -237,7 +278,7 @@ impl Shadow {
                  it after {then} {} it with no barrier in between (same barrier interval); add \
                  `sync()` between the two accesses",
                 coords.join(", "),
-                word * 4,
+                byte,
                 kind.verb(),
                 WHAT[earlier],
             ),

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::ir::*;
+use std::sync::atomic::AtomicU32;
 use std::time::Instant;
 
 /// Builds a kernel's parameter and variable tables; statements are built with the free helpers.
@@ -103,10 +104,10 @@ impl Kb {
 }
 
 fn imm(v: i32) -> Operand {
-    Operand::Imm(v, DType::I32)
+    Operand::i32(v)
 }
 fn bimm(b: bool) -> Operand {
-    Operand::Imm(b as i32, DType::Bool)
+    Operand::bool(b)
 }
 fn v(id: VarId) -> Operand {
     Operand::Var(id)
@@ -175,11 +176,13 @@ fn for_(var: VarId, start: Operand, end: Operand, step: Operand, body: Block) ->
     }
 }
 
-fn mem(xs: &[i32]) -> Vec<AtomicI32> {
-    xs.iter().map(|&x| AtomicI32::new(x)).collect()
+fn mem(xs: &[i32]) -> Vec<AtomicU32> {
+    xs.iter().map(|&x| AtomicU32::new(x as u32)).collect()
 }
-fn read(xs: &[AtomicI32]) -> Vec<i32> {
-    xs.iter().map(|x| x.load(Ordering::Relaxed)).collect()
+fn read(xs: &[AtomicU32]) -> Vec<i32> {
+    xs.iter()
+        .map(|x| x.load(Ordering::Relaxed) as i32)
+        .collect()
 }
 fn strict() -> EmuOptions {
     EmuOptions {
@@ -226,7 +229,13 @@ fn histogram_kernel(tile: usize, bins: usize) -> Kernel {
             v(n),
             v(stride),
             vec![
-                inst(ar, Inst::Arange { n: tile }),
+                inst(
+                    ar,
+                    Inst::Arange {
+                        n: tile,
+                        dtype: DType::I32,
+                    },
+                ),
                 bin(idx, BinOp::Add, v(ar), v(t)),
                 bin(m, BinOp::Lt, v(idx), v(n)),
                 inst(
@@ -280,9 +289,9 @@ fn run_histogram(n: usize, tile: usize, bins: usize, grid: u32, opts: &EmuOption
         &kernel,
         grid,
         &[
-            EmuArg::Tensor(&d),
-            EmuArg::I32(n as i32),
-            EmuArg::Tensor(&h),
+            EmuArg::Tensor(GlobalMem::W32(&d)),
+            EmuArg::i32(n as i32),
+            EmuArg::Tensor(GlobalMem::W32(&h)),
         ],
         opts,
     )
@@ -341,7 +350,13 @@ fn scatter_add_with_heavy_duplicates() {
     let body = vec![
         inst(bid, Inst::BlockIdx),
         bin(base, BinOp::Mul, v(bid), imm(n as i32)),
-        inst(ar, Inst::Arange { n }),
+        inst(
+            ar,
+            Inst::Arange {
+                n,
+                dtype: DType::I32,
+            },
+        ),
         bin(idx, BinOp::Rem, v(ar), imm(4)),
         inst(
             old,
@@ -368,7 +383,11 @@ fn scatter_add_with_heavy_duplicates() {
     let kernel = k.finish(body);
     for grid in [1, grid] {
         let (o, ol, s) = (mem(&[0; 4]), mem(&vec![0; n * grid as usize]), mem(&[7; 4]));
-        let args = [EmuArg::Tensor(&o), EmuArg::Tensor(&ol), EmuArg::Tensor(&s)];
+        let args = [
+            EmuArg::Tensor(GlobalMem::W32(&o)),
+            EmuArg::Tensor(GlobalMem::W32(&ol)),
+            EmuArg::Tensor(GlobalMem::W32(&s)),
+        ];
         launch(&kernel, grid, &args, &strict()).unwrap();
         let per: Vec<i32> = (0..4)
             .map(|j| (0..n as i32).filter(|i| i % 4 == j).sum::<i32>() * grid as i32)
@@ -417,7 +436,13 @@ fn elementwise_cas_exch_min_max_return_valid_pre_values() {
         let mut body = vec![
             inst(bid, Inst::BlockIdx),
             bin(base, BinOp::Mul, v(bid), imm(N as i32)),
-            inst(ar, Inst::Arange { n: N }),
+            inst(
+                ar,
+                Inst::Arange {
+                    n: N,
+                    dtype: DType::I32,
+                },
+            ),
             bin(val, BinOp::Mul, v(bid), imm(37)),
             bin(vals, BinOp::Mul, v(ar), imm(11)),
             bin(vals, BinOp::Add, v(vals), v(val)),
@@ -450,7 +475,10 @@ fn elementwise_cas_exch_min_max_return_valid_pre_values() {
         launch(
             &kernel,
             GRID,
-            &[EmuArg::Tensor(&xm), EmuArg::Tensor(&rm)],
+            &[
+                EmuArg::Tensor(GlobalMem::W32(&xm)),
+                EmuArg::Tensor(GlobalMem::W32(&rm)),
+            ],
             &strict(),
         )
         .unwrap();
@@ -522,7 +550,13 @@ fn masks_and_bounds_checks_skip_elements() {
             },
         ),
         put(out, 0, 16, v(x)),
-        inst(ar, Inst::Arange { n: 16 }),
+        inst(
+            ar,
+            Inst::Arange {
+                n: 16,
+                dtype: DType::I32,
+            },
+        ),
         bin(r, BinOp::Rem, v(ar), imm(2)),
         bin(even, BinOp::Eq, v(r), imm(0)),
         bin(r, BinOp::Mul, v(ar), imm(10)),
@@ -549,7 +583,10 @@ fn masks_and_bounds_checks_skip_elements() {
     launch(
         &kernel,
         1,
-        &[EmuArg::Tensor(&d), EmuArg::Tensor(&o)],
+        &[
+            EmuArg::Tensor(GlobalMem::W32(&d)),
+            EmuArg::Tensor(GlobalMem::W32(&o)),
+        ],
         &strict(),
     )
     .unwrap();
@@ -566,7 +603,13 @@ fn unchecked_out_of_bounds_is_an_error_and_touches_nothing() {
     let out = k.tensor("out");
     let ar = k.t(&[16]);
     let body = vec![
-        inst(ar, Inst::Arange { n: 16 }),
+        inst(
+            ar,
+            Inst::Arange {
+                n: 16,
+                dtype: DType::I32,
+            },
+        ),
         eff(Inst::Store {
             access: acc(out, &[16], vec![pos(0, imm(0))], None, false),
             value: v(ar),
@@ -574,7 +617,7 @@ fn unchecked_out_of_bounds_is_an_error_and_touches_nothing() {
     ];
     let kernel = k.finish(body);
     let o = mem(&[-1; 10]);
-    let e = launch(&kernel, 1, &[EmuArg::Tensor(&o)], &strict()).unwrap_err();
+    let e = launch(&kernel, 1, &[EmuArg::Tensor(GlobalMem::W32(&o))], &strict()).unwrap_err();
     assert!(
         matches!(&e, EmuError::OutOfBounds { element: 10, space, .. } if space == "global"),
         "{e}"
@@ -609,7 +652,7 @@ fn unchecked_out_of_bounds_is_an_error_and_touches_nothing() {
     ];
     let kernel = k.finish(body);
     let o = mem(&[0; 4]);
-    let e = launch(&kernel, 1, &[EmuArg::Tensor(&o)], &strict()).unwrap_err();
+    let e = launch(&kernel, 1, &[EmuArg::Tensor(GlobalMem::W32(&o))], &strict()).unwrap_err();
     assert!(
         matches!(&e, EmuError::OutOfBounds { element: 2, space, detail, .. } if space == "shared" && detail.contains("coordinate 1")),
         "{e}"
@@ -622,7 +665,13 @@ fn strict_scatter_reports_duplicates_else_last_writer_wins() {
     let out = k.tensor("out");
     let (ar, idx) = (k.t(&[16]), k.t(&[16]));
     let body = vec![
-        inst(ar, Inst::Arange { n: 16 }),
+        inst(
+            ar,
+            Inst::Arange {
+                n: 16,
+                dtype: DType::I32,
+            },
+        ),
         bin(idx, BinOp::Rem, v(ar), imm(8)),
         eff(Inst::Store {
             access: acc(out, &[16], vec![Coord::Index(v(idx))], None, true),
@@ -631,7 +680,7 @@ fn strict_scatter_reports_duplicates_else_last_writer_wins() {
     ];
     let kernel = k.finish(body);
     let o = mem(&[0; 8]);
-    let e = launch(&kernel, 1, &[EmuArg::Tensor(&o)], &strict()).unwrap_err();
+    let e = launch(&kernel, 1, &[EmuArg::Tensor(GlobalMem::W32(&o))], &strict()).unwrap_err();
     assert_eq!(
         e,
         EmuError::DuplicateScatter {
@@ -641,7 +690,13 @@ fn strict_scatter_reports_duplicates_else_last_writer_wins() {
             count: 2
         }
     );
-    launch(&kernel, 1, &[EmuArg::Tensor(&o)], &EmuOptions::default()).unwrap();
+    launch(
+        &kernel,
+        1,
+        &[EmuArg::Tensor(GlobalMem::W32(&o))],
+        &EmuOptions::default(),
+    )
+    .unwrap();
     assert_eq!(read(&o), (8..16).collect::<Vec<_>>());
 }
 
@@ -743,7 +798,10 @@ fn views_address_through_offset_and_dims_and_check_the_base_length() {
     launch(
         &kernel,
         1,
-        &[EmuArg::Tensor(&d), EmuArg::Tensor(&o)],
+        &[
+            EmuArg::Tensor(GlobalMem::W32(&d)),
+            EmuArg::Tensor(GlobalMem::W32(&o)),
+        ],
         &strict(),
     )
     .unwrap();
@@ -801,8 +859,20 @@ fn tile_ops_broadcast_reduce_select_cast_and_arithmetic_edges() {
     let (m, nm) = (k.bt(&[3, 4]), k.bt(&[3, 4]));
     let (bb, bany, ball) = (k.b(), k.b(), k.b());
     let body = vec![
-        inst(ar4, Inst::Arange { n: 4 }),
-        inst(ar3, Inst::Arange { n: 3 }),
+        inst(
+            ar4,
+            Inst::Arange {
+                n: 4,
+                dtype: DType::I32,
+            },
+        ),
+        inst(
+            ar3,
+            Inst::Arange {
+                n: 3,
+                dtype: DType::I32,
+            },
+        ),
         inst(
             row,
             Inst::Reshape {
@@ -1022,7 +1092,7 @@ fn tile_ops_broadcast_reduce_select_cast_and_arithmetic_edges() {
     ];
     let kernel = k.finish(body);
     let o = mem(&[0; 42]);
-    launch(&kernel, 1, &[EmuArg::Tensor(&o)], &strict()).unwrap();
+    launch(&kernel, 1, &[EmuArg::Tensor(GlobalMem::W32(&o))], &strict()).unwrap();
     let o = read(&o);
     let s: Vec<i32> = (0..12).map(|e| 10 * (e / 4) + e % 4).collect();
     assert_eq!(&o[..12], &s[..]);
@@ -1082,7 +1152,13 @@ fn producer_consumer_kernel() -> Kernel {
                 put(out, 0, 64, v(x)),
             ],
             els: vec![
-                inst(ar, Inst::Arange { n: 64 }),
+                inst(
+                    ar,
+                    Inst::Arange {
+                        n: 64,
+                        dtype: DType::I32,
+                    },
+                ),
                 bin(ar, BinOp::Mul, v(ar), imm(2)),
                 bin(ar, BinOp::Add, v(ar), imm(1)),
                 put(data, 0, 64, v(ar)),
@@ -1111,7 +1187,11 @@ fn cross_block_producer_consumer_in_one_launch_terminates() {
         launch(
             &kernel,
             2,
-            &[EmuArg::Tensor(&d), EmuArg::Tensor(&f), EmuArg::Tensor(&o)],
+            &[
+                EmuArg::Tensor(GlobalMem::W32(&d)),
+                EmuArg::Tensor(GlobalMem::W32(&f)),
+                EmuArg::Tensor(GlobalMem::W32(&o)),
+            ],
             &opts,
         )
         .unwrap();
@@ -1132,7 +1212,11 @@ fn step_limit_stops_a_spin_that_cannot_end() {
     let e = launch(
         &kernel,
         2,
-        &[EmuArg::Tensor(&d), EmuArg::Tensor(&f), EmuArg::Tensor(&o)],
+        &[
+            EmuArg::Tensor(GlobalMem::W32(&d)),
+            EmuArg::Tensor(GlobalMem::W32(&f)),
+            EmuArg::Tensor(GlobalMem::W32(&o)),
+        ],
         &opts,
     )
     .unwrap_err();
@@ -1175,7 +1259,13 @@ fn an_error_in_one_block_stops_blocks_spinning_forever() {
     ];
     let kernel = k.finish(body);
     let o = mem(&[0; 4]);
-    let e = launch(&kernel, 8, &[EmuArg::Tensor(&o)], &EmuOptions::default()).unwrap_err();
+    let e = launch(
+        &kernel,
+        8,
+        &[EmuArg::Tensor(GlobalMem::W32(&o))],
+        &EmuOptions::default(),
+    )
+    .unwrap_err();
     assert!(matches!(e, EmuError::OutOfBounds { block: 5, .. }), "{e}");
 }
 
@@ -1245,7 +1335,7 @@ fn loops_breaks_and_branches() {
     ];
     let kernel = k.finish(body);
     let o = mem(&[0; 3]);
-    launch(&kernel, 1, &[EmuArg::Tensor(&o)], &strict()).unwrap();
+    launch(&kernel, 1, &[EmuArg::Tensor(GlobalMem::W32(&o))], &strict()).unwrap();
     assert_eq!(read(&o), vec![1 + 4 + 7 + 10, 200, 63]);
 }
 
@@ -1280,7 +1370,7 @@ fn shared_memory_is_poisoned_per_block() {
     launch(
         &kernel,
         3,
-        &[EmuArg::Tensor(&o)],
+        &[EmuArg::Tensor(GlobalMem::W32(&o))],
         &EmuOptions {
             workers: 1,
             ..strict()
@@ -1302,7 +1392,13 @@ fn shared_rmw_inactive_results_and_cas() {
             access: acc(sh, &[4], vec![pos(0, imm(0))], None, false),
             value: imm(5),
         }),
-        inst(ar, Inst::Arange { n: 8 }),
+        inst(
+            ar,
+            Inst::Arange {
+                n: 8,
+                dtype: DType::I32,
+            },
+        ),
         bin(exp, BinOp::Add, v(ar), imm(3)), // expected 3..11: only element 2 (index 2) matches 5
         // Elements 4..8 are out of bounds (checked): they yield their compare operand.
         inst(
@@ -1329,7 +1425,7 @@ fn shared_rmw_inactive_results_and_cas() {
     ];
     let kernel = k.finish(body);
     let o = mem(&[0; 16]);
-    launch(&kernel, 1, &[EmuArg::Tensor(&o)], &strict()).unwrap();
+    launch(&kernel, 1, &[EmuArg::Tensor(GlobalMem::W32(&o))], &strict()).unwrap();
     assert_eq!(
         read(&o),
         vec![5, 5, 5, 5, 7, 8, 9, 10, 5, 5, 42, 5, -1, -1, -1, -1]
@@ -1344,7 +1440,7 @@ fn argument_checks_and_empty_grid() {
     let kernel = k.finish(vec![]);
     let x = mem(&[0]);
     assert!(matches!(
-        launch(&kernel, 1, &[EmuArg::Tensor(&x)], &strict()),
+        launch(&kernel, 1, &[EmuArg::Tensor(GlobalMem::W32(&x))], &strict()),
         Err(EmuError::ArgCount {
             expected: 2,
             got: 1,
@@ -1352,23 +1448,32 @@ fn argument_checks_and_empty_grid() {
         })
     ));
     assert!(matches!(
-        launch(&kernel, 1, &[EmuArg::I32(1), EmuArg::I32(1)], &strict()),
+        launch(&kernel, 1, &[EmuArg::i32(1), EmuArg::i32(1)], &strict()),
         Err(EmuError::ArgKind { index: 0, .. })
     ));
     assert!(matches!(
         launch(
             &kernel,
             1,
-            &[EmuArg::Tensor(&x), EmuArg::Tensor(&x)],
+            &[
+                EmuArg::Tensor(GlobalMem::W32(&x)),
+                EmuArg::Tensor(GlobalMem::W32(&x))
+            ],
             &strict()
         ),
         Err(EmuError::ArgKind { index: 1, .. })
     ));
-    launch(&kernel, 0, &[EmuArg::Tensor(&x), EmuArg::I32(1)], &strict()).unwrap();
+    launch(
+        &kernel,
+        0,
+        &[EmuArg::Tensor(GlobalMem::W32(&x)), EmuArg::i32(1)],
+        &strict(),
+    )
+    .unwrap();
     launch(
         &kernel,
         1000,
-        &[EmuArg::Tensor(&x), EmuArg::I32(1)],
+        &[EmuArg::Tensor(GlobalMem::W32(&x)), EmuArg::i32(1)],
         &strict(),
     )
     .unwrap();
@@ -1414,7 +1519,7 @@ fn malformed_ir_is_an_error_not_a_panic() {
         }
         .finish(body);
         let o = mem(&[0; 4]);
-        let e = launch(&kernel, 2, &[EmuArg::Tensor(&o)], &strict()).unwrap_err();
+        let e = launch(&kernel, 2, &[EmuArg::Tensor(GlobalMem::W32(&o))], &strict()).unwrap_err();
         assert!(matches!(e, EmuError::Malformed { .. }), "{e}");
     }
 }
@@ -1426,7 +1531,11 @@ fn kernel_survives_a_json_round_trip() {
     launch(
         &kernel,
         2,
-        &[EmuArg::Tensor(&d), EmuArg::I32(5), EmuArg::Tensor(&h)],
+        &[
+            EmuArg::Tensor(GlobalMem::W32(&d)),
+            EmuArg::i32(5),
+            EmuArg::Tensor(GlobalMem::W32(&h)),
+        ],
         &strict(),
     )
     .unwrap();
@@ -1443,7 +1552,13 @@ fn checked_gather_skips_negative_and_large_indices_and_uses_tile_other() {
     let (data, out) = (k.tensor("data"), k.tensor("out"));
     let (ar, idx, oth, x) = (k.t(&[8]), k.t(&[8]), k.t(&[8]), k.t(&[8]));
     let body = vec![
-        inst(ar, Inst::Arange { n: 8 }),
+        inst(
+            ar,
+            Inst::Arange {
+                n: 8,
+                dtype: DType::I32,
+            },
+        ),
         bin(idx, BinOp::Mul, v(ar), imm(3)),
         bin(idx, BinOp::Sub, v(idx), imm(6)), // -6, -3, 0, 3, 6, 9, 12, 15
         bin(oth, BinOp::Sub, imm(0), v(ar)),
@@ -1464,7 +1579,10 @@ fn checked_gather_skips_negative_and_large_indices_and_uses_tile_other() {
     launch(
         &kernel,
         1,
-        &[EmuArg::Tensor(&d), EmuArg::Tensor(&o)],
+        &[
+            EmuArg::Tensor(GlobalMem::W32(&d)),
+            EmuArg::Tensor(GlobalMem::W32(&o)),
+        ],
         &strict(),
     )
     .unwrap();
@@ -1484,7 +1602,7 @@ fn races() -> EmuOptions {
 /// Run a one-output kernel (`out` of `len` words) on one block.
 fn run_out(kernel: &Kernel, len: usize, opts: &EmuOptions) -> Result<Vec<i32>, EmuError> {
     let o = mem(&vec![0; len]);
-    launch(kernel, 1, &[EmuArg::Tensor(&o)], opts)?;
+    launch(kernel, 1, &[EmuArg::Tensor(GlobalMem::W32(&o))], opts)?;
     Ok(read(&o))
 }
 
@@ -1533,7 +1651,13 @@ fn store_then_load(sync: bool, len: usize) -> Kernel {
     let (a, y) = (k.t(&[256]), k.t(&[len]));
     let mut body = vec![
         alloc,
-        inst(a, Inst::Arange { n: 256 }),
+        inst(
+            a,
+            Inst::Arange {
+                n: 256,
+                dtype: DType::I32,
+            },
+        ),
         sh_store(sh, &[256], vec![pos(0, imm(0))], v(a)),
     ];
     if sync {
@@ -1603,7 +1727,13 @@ fn reversed_second(sync: bool, second: &str) -> Kernel {
     let (a, rev, y) = (k.t(&[128]), k.t(&[128]), k.t(&[128]));
     let mut body = vec![
         alloc,
-        inst(a, Inst::Arange { n: 128 }),
+        inst(
+            a,
+            Inst::Arange {
+                n: 128,
+                dtype: DType::I32,
+            },
+        ),
         bin(rev, BinOp::Sub, imm(127), v(a)),
         sh_store(sh, &[128], vec![pos(0, imm(0))], v(a)),
     ];
@@ -1694,7 +1824,13 @@ fn race_atomic_against_plain_accesses() {
         let at = |i| acc(sh, &[128], vec![Coord::Index(v(i))], None, false);
         let mut body = vec![
             alloc,
-            inst(a, Inst::Arange { n: 128 }),
+            inst(
+                a,
+                Inst::Arange {
+                    n: 128,
+                    dtype: DType::I32,
+                },
+            ),
             bin(rev, BinOp::Sub, imm(127), v(a)),
             sh_store(sh, &[128], vec![pos(0, imm(0))], imm(0)),
             eff(Inst::Sync),
@@ -1740,7 +1876,13 @@ fn race_write_after_read() {
     let build = |k: &Kb, sync: bool, atomic_write: bool| {
         let mut body = vec![
             alloc.clone(),
-            inst(a, Inst::Arange { n: 128 }),
+            inst(
+                a,
+                Inst::Arange {
+                    n: 128,
+                    dtype: DType::I32,
+                },
+            ),
             bin(rev, BinOp::Sub, imm(127), v(a)),
             sh_store(sh, &[128], vec![pos(0, imm(0))], v(a)),
             eff(Inst::Sync),
@@ -1821,7 +1963,13 @@ fn race_reduce_barrier_orders_accesses_on_more_than_one_warp() {
         let (a, rev, y, s) = (k.t(&[128]), k.t(&[128]), k.t(&[128]), k.s());
         let body = vec![
             alloc,
-            inst(a, Inst::Arange { n: 128 }),
+            inst(
+                a,
+                Inst::Arange {
+                    n: 128,
+                    dtype: DType::I32,
+                },
+            ),
             bin(rev, BinOp::Sub, imm(127), v(a)),
             sh_store(sh, &[128], vec![pos(0, imm(0))], v(a)),
             inst(
@@ -1856,7 +2004,13 @@ fn race_release_acquire_atomics_and_fences_are_barriers() {
         let (a, rev, y) = (k.t(&[128]), k.t(&[128]), k.t(&[128]));
         let mut body = vec![
             alloc,
-            inst(a, Inst::Arange { n: 128 }),
+            inst(
+                a,
+                Inst::Arange {
+                    n: 128,
+                    dtype: DType::I32,
+                },
+            ),
             bin(rev, BinOp::Sub, imm(127), v(a)),
             sh_store(sh, &[128], vec![pos(0, imm(0))], v(a)),
         ];
@@ -1951,7 +2105,11 @@ fn race_histogram_pattern() {
         let r = launch(
             &kernel,
             3,
-            &[EmuArg::Tensor(&d), EmuArg::I32(4099), EmuArg::Tensor(&h)],
+            &[
+                EmuArg::Tensor(GlobalMem::W32(&d)),
+                EmuArg::i32(4099),
+                EmuArg::Tensor(GlobalMem::W32(&h)),
+            ],
             &races(),
         );
         let Err(EmuError::SharedRace { detail, .. }) = r else {
@@ -1978,7 +2136,13 @@ fn race_state_does_not_leak_between_blocks() {
     let (a, rev) = (k.t(&[128]), k.t(&[128]));
     let body = vec![
         alloc,
-        inst(a, Inst::Arange { n: 128 }),
+        inst(
+            a,
+            Inst::Arange {
+                n: 128,
+                dtype: DType::I32,
+            },
+        ),
         bin(rev, BinOp::Sub, imm(127), v(a)),
         // Block b: thread t writes word 127 - t; the previous block's thread 127 - t wrote it.
         sh_store(sh, &[128], vec![Coord::Index(v(rev))], v(a)),
@@ -1992,7 +2156,7 @@ fn race_state_does_not_leak_between_blocks() {
         workers: 1,
         ..races()
     };
-    launch(&kernel, 5, &[EmuArg::Tensor(&o)], &opts).unwrap();
+    launch(&kernel, 5, &[EmuArg::Tensor(GlobalMem::W32(&o))], &opts).unwrap();
     assert_eq!(read(&o), (0..128).rev().collect::<Vec<_>>());
 }
 
@@ -2005,7 +2169,7 @@ fn race_owners_match_the_ptx_slots() {
         1usize, 2, 3, 6, 16, 100, 128, 256, 257, 300, 1024, 4096, 4100,
     ] {
         for threads in [32usize, 96, 128, 256, 1024] {
-            let l = Layout::new(n, threads);
+            let l = Layout::new(n, threads, 4);
             let mut want = vec![usize::MAX; n];
             for t in 0..threads {
                 for s in 0..l.slots() {
@@ -2042,7 +2206,13 @@ fn race_ownership_follows_the_ptx_layout() {
         let (a, y) = (k.t(&[n]), k.t(&[m]));
         let body = vec![
             alloc,
-            inst(a, Inst::Arange { n }),
+            inst(
+                a,
+                Inst::Arange {
+                    n,
+                    dtype: DType::I32,
+                },
+            ),
             sh_store(sh, &[n], vec![pos(0, imm(0))], v(a)),
             inst(
                 y,
@@ -2054,7 +2224,7 @@ fn race_ownership_follows_the_ptx_layout() {
             put(out, 0, m, v(y)),
         ];
         let kernel = k.finish(body);
-        let (ln, lm) = (Layout::new(n, 128), Layout::new(m, 128));
+        let (ln, lm) = (Layout::new(n, 128, 4), Layout::new(m, 128, 4));
         let owner = |l: &Layout, f: usize| (f % l.chunk()) / l.v;
         let changes = (0..n.min(m)).any(|f| owner(&ln, f) != owner(&lm, f));
         let r = run_out(&kernel, m, &races());

@@ -1,5 +1,9 @@
 //! Runtime values of IR variables, and borrowed views of operands.
+//!
+//! Elements are kept as bit patterns (`u64`, the type's bits in the low end, `crate::elem`);
+//! the IR's declared types say how to read them.
 
+use crate::elem::{canon, Lanes};
 use crate::ir::{DType, Operand};
 
 /// The value held by an IR variable in one block.
@@ -8,8 +12,8 @@ pub(crate) enum Value {
     /// Not assigned yet in this block (reading it is an IR error, reported, never a panic).
     #[default]
     Undef,
-    /// A block-uniform scalar (bools are 0/1).
-    Scalar(i32),
+    /// A block-uniform scalar.
+    Scalar(u64),
     /// A register tile, row-major.
     Tile(Tile),
     /// A global tensor or a view of one.
@@ -21,12 +25,11 @@ pub(crate) enum Value {
 #[derive(Debug, Clone)]
 pub(crate) struct Tile {
     pub shape: Vec<usize>,
-    pub data: Vec<i32>,
+    pub data: Vec<u64>,
 }
 
 /// A global view: parameter `param`'s memory, starting `offset` elements into it, with runtime
-/// row-major `dims`. Offsets and dims are i64 so that view arithmetic on i32 inputs cannot
-/// overflow before the bounds check sees it.
+/// row-major `dims`.
 #[derive(Debug, Clone)]
 pub(crate) struct GlobalView {
     pub param: usize,
@@ -34,26 +37,27 @@ pub(crate) struct GlobalView {
     pub dims: Vec<i64>,
 }
 
-/// A shared tensor: `word` is its first i32 word in the block's shared window.
+/// A shared tensor: its first byte in the block's shared window, shape and element type.
 #[derive(Debug, Clone)]
 pub(crate) struct SharedView {
-    pub word: usize,
+    pub byte: usize,
     pub shape: Vec<usize>,
+    pub dtype: DType,
 }
 
 /// A borrowed element source: an operand that is either a scalar (broadcast to every element)
 /// or a tile's data.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Elems<'a> {
-    Scalar(i32),
-    Tile(&'a [usize], &'a [i32]),
+    Scalar(u64),
+    Tile(&'a [usize], &'a [u64]),
 }
 
 impl<'a> Elems<'a> {
     /// Element `e` (the scalar for every `e`). Callers check tile lengths up front, so the
     /// `get` fallback is only a no-panic guard.
     #[inline(always)]
-    pub fn at(&self, e: usize) -> i32 {
+    pub fn at(&self, e: usize) -> u64 {
         match self {
             Elems::Scalar(v) => *v,
             Elems::Tile(_, d) => d.get(e).copied().unwrap_or(0),
@@ -70,6 +74,12 @@ impl<'a> Elems<'a> {
         match self {
             Elems::Scalar(_) => None,
             Elems::Tile(_, d) => Some(d.len()),
+        }
+    }
+    pub fn lanes(&self) -> Lanes<'a> {
+        match *self {
+            Elems::Scalar(v) => Lanes::Scalar(v),
+            Elems::Tile(_, d) => Lanes::Slice(d),
         }
     }
 }
@@ -102,11 +112,11 @@ pub(crate) fn next_pos(pos: &mut [usize], shape: &[usize]) {
 }
 
 /// The elements of an operand: an immediate or a scalar variable broadcasts, a tile variable
-/// is borrowed. Bool immediates are normalised to 0/1. `Err` names what was wrong (an IR error).
+/// is borrowed. Immediates are normalised to their type's canonical bits. `Err` names what was
+/// wrong (an IR error).
 pub(crate) fn operand(vars: &[Value], op: Operand) -> Result<Elems<'_>, String> {
     match op {
-        Operand::Imm(v, DType::Bool) => Ok(Elems::Scalar((v != 0) as i32)),
-        Operand::Imm(v, DType::I32) => Ok(Elems::Scalar(v)),
+        Operand::Imm(v, d) => Ok(Elems::Scalar(canon(d, v))),
         Operand::Var(id) => match vars.get(id as usize) {
             Some(Value::Scalar(v)) => Ok(Elems::Scalar(*v)),
             Some(Value::Tile(t)) => Ok(Elems::Tile(&t.shape, &t.data)),
@@ -120,7 +130,7 @@ pub(crate) fn operand(vars: &[Value], op: Operand) -> Result<Elems<'_>, String> 
 }
 
 /// A scalar operand (a tile here is an IR error).
-pub(crate) fn scalar(vars: &[Value], op: Operand) -> Result<i32, String> {
+pub(crate) fn scalar(vars: &[Value], op: Operand) -> Result<u64, String> {
     match operand(vars, op)? {
         Elems::Scalar(v) => Ok(v),
         Elems::Tile(..) => Err(format!(

@@ -493,14 +493,15 @@ impl Lowerer {
     fn const_range(&self, access: &Access) -> Option<(i64, i64)> {
         let origin = self.const_offset(access.mem)?;
         match access.coords.as_slice() {
-            [Coord::Index(Operand::Imm(i, _))] => {
-                Some((origin + *i as i64, origin + *i as i64 + 1))
+            [Coord::Index(o @ Operand::Imm(..))] => {
+                let i = o.imm_int()? as i64;
+                Some((origin + i, origin + i + 1))
             }
             [Coord::Pos {
                 axis,
-                offset: Operand::Imm(o, _),
+                offset: o @ Operand::Imm(..),
             }] => {
-                let start = origin + *o as i64;
+                let start = origin + o.imm_int()? as i64;
                 Some((start, start + access.shape[*axis] as i64))
             }
             _ => None,

@@ -342,7 +342,10 @@ impl Lowerer {
                     );
                 }
                 Ok(Some(self.emit(
-                    Inst::Arange { n },
+                    Inst::Arange {
+                        n,
+                        dtype: DType::I32,
+                    },
                     Ty::Tile {
                         dtype: DType::I32,
                         shape: vec![n],
@@ -353,8 +356,8 @@ impl Lowerer {
             Builtin::Zeros | Builtin::Ones | Builtin::Full => {
                 let shape = self.shape_arg(bound.req("shape"))?;
                 let value = match b {
-                    Builtin::Zeros => Operand::Imm(0, DType::I32),
-                    Builtin::Ones => Operand::Imm(1, DType::I32),
+                    Builtin::Zeros => Operand::i32(0),
+                    Builtin::Ones => Operand::i32(1),
                     _ => {
                         let v = bound.req_val("value");
                         if !self.ty(v).is_scalar() {

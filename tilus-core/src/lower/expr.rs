@@ -35,12 +35,12 @@ impl Lowerer {
                 if suffix.as_deref().is_some_and(|s| s != "i32") {
                     return self.err(e.span, "only `i32` integers are supported in this version");
                 }
-                Operand::Imm(self.int_lit(*v, e.span)?, DType::I32)
+                Operand::i32(self.int_lit(*v, e.span)?)
             }
             ExprKind::Float { .. } => {
                 return self.err(e.span, "float values are not supported in this version")
             }
-            ExprKind::Bool(b) => Operand::Imm(*b as i32, DType::Bool),
+            ExprKind::Bool(b) => Operand::bool(*b),
             ExprKind::Str(_) => {
                 return self.err(
                     e.span,
@@ -82,7 +82,7 @@ impl Lowerer {
                     },
                 ) = (op, &x.kind)
                 {
-                    return Ok(Some(Operand::Imm(self.int_lit(-*v, e.span)?, DType::I32)));
+                    return Ok(Some(Operand::i32(self.int_lit(-*v, e.span)?)));
                 }
                 let a = self.expr(x)?;
                 self.unary(*op, a, e.span)?
@@ -160,7 +160,7 @@ impl Lowerer {
         }
         if p.len() == 2 && p[0] == "i32" && (p[1] == "MIN" || p[1] == "MAX") {
             let v = if p[1] == "MIN" { i32::MIN } else { i32::MAX };
-            return Ok(Operand::Imm(v, DType::I32));
+            return Ok(Operand::i32(v));
         }
         self.err(
             span,
@@ -460,11 +460,12 @@ impl Lowerer {
             (Ty::Global { .. }, "len") => {
                 expect_args(self, 0)?;
                 let v = recv.var().expect("tensor");
-                Ok(Some(self.emit(
+                let d = self.emit(
                     Inst::Dim { tensor: v, axis: 0 },
-                    Ty::Scalar(DType::I32),
+                    Ty::Scalar(DType::I64),
                     span,
-                )))
+                );
+                Ok(Some(self.cast(d, DType::I32, span)?))
             }
             (Ty::Global { rank, .. }, "dim") => {
                 expect_args(self, 1)?;
@@ -476,11 +477,8 @@ impl Lowerer {
                     );
                 }
                 let v = recv.var().expect("tensor");
-                Ok(Some(self.emit(
-                    Inst::Dim { tensor: v, axis },
-                    Ty::Scalar(DType::I32),
-                    span,
-                )))
+                let d = self.emit(Inst::Dim { tensor: v, axis }, Ty::Scalar(DType::I64), span);
+                Ok(Some(self.cast(d, DType::I32, span)?))
             }
             (Ty::Global { .. }, "view") => Ok(Some(self.view(recv, args, span)?)),
             (Ty::Tile { dtype, shape }, "reshape") => {

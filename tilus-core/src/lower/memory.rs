@@ -207,7 +207,7 @@ impl Lowerer {
                 } else {
                     Coord::Pos {
                         axis: k,
-                        offset: Operand::Imm(0, DType::I32),
+                        offset: Operand::i32(0),
                     }
                 }
             })
@@ -230,7 +230,7 @@ pub(super) fn identity_coords(rank: usize) -> Vec<Coord> {
     (0..rank)
         .map(|axis| Coord::Pos {
             axis,
-            offset: Operand::Imm(0, DType::I32),
+            offset: Operand::i32(0),
         })
         .collect()
 }
@@ -292,7 +292,10 @@ impl Lowerer {
         let out_var = out.var().expect("var");
         self.view_base.insert(out_var, base);
         let constant = match offset {
-            Operand::Imm(o, _) => self.const_offset(src).map(|s| s + o as i64),
+            Operand::Imm(..) => self
+                .const_offset(src)
+                .zip(offset.imm_int())
+                .map(|(s, o)| s + o as i64),
             Operand::Var(_) => None,
         };
         self.view_offset.insert(out_var, constant);

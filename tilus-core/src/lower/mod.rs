@@ -483,7 +483,7 @@ impl Lowerer {
                     Some(s) => {
                         let st = self.expr(s)?;
                         let st = self.uniform_i32(st, s.span, "a loop step")?;
-                        if let Operand::Imm(v, _) = st {
+                        if let Some(v) = st.imm_int() {
                             if v <= 0 {
                                 return self.err(
                                     s.span,
@@ -493,7 +493,7 @@ impl Lowerer {
                         }
                         st
                     }
-                    None => Operand::Imm(1, DType::I32),
+                    None => Operand::i32(1),
                 };
                 let lv = self.new_var(var, Ty::Scalar(DType::I32));
                 self.scopes.push(HashMap::new());
@@ -544,7 +544,7 @@ impl Lowerer {
                 self.loop_depth -= 1;
                 self.push(Stmt::While {
                     cond_block: Vec::new(),
-                    cond: Operand::Imm(1, DType::Bool),
+                    cond: Operand::bool(true),
                     body,
                     span: *span,
                 });

@@ -154,13 +154,13 @@ mod tests {
                 shape: vec![4],
                 coords: vec![Coord::Pos {
                     axis: 0,
-                    offset: Operand::Imm(0, DType::I32),
+                    offset: Operand::i32(0),
                 }],
                 mask: None,
                 check_bounds: true,
             },
-            values: Operand::Imm(1, DType::I32),
-            compare: (op == RmwOp::Cas).then_some(Operand::Imm(0, DType::I32)),
+            values: Operand::i32(1),
+            compare: (op == RmwOp::Cas).then_some(Operand::i32(0)),
             sem,
             scope: Scope::Gpu,
             inactive: InactiveResult::Zero,
@@ -192,7 +192,7 @@ mod tests {
                 inst: Inst::Binary {
                     op: BinOp::Add,
                     lhs: Operand::Var(2),
-                    rhs: Operand::Imm(1, DType::I32),
+                    rhs: Operand::i32(1),
                 },
                 span: Span(2),
             },
@@ -204,7 +204,7 @@ mod tests {
                         shape: vec![4],
                         coords: vec![Coord::Pos {
                             axis: 0,
-                            offset: Operand::Imm(0, DType::I32),
+                            offset: Operand::i32(0),
                         }],
                         mask: None,
                         check_bounds: true,
@@ -248,7 +248,10 @@ mod tests {
         let body = vec![
             Stmt::Inst {
                 dst: Some(1),
-                inst: Inst::Arange { n: 4 },
+                inst: Inst::Arange {
+                    n: 4,
+                    dtype: DType::I32,
+                },
                 span: Span(0),
             },
             Stmt::Inst {
@@ -256,15 +259,15 @@ mod tests {
                 inst: Inst::Binary {
                     op: BinOp::Mul,
                     lhs: Operand::Var(1),
-                    rhs: Operand::Imm(2, DType::I32),
+                    rhs: Operand::i32(2),
                 },
                 span: Span(1),
             },
             Stmt::For {
                 var: 3,
-                start: Operand::Imm(0, DType::I32),
-                end: Operand::Imm(4, DType::I32),
-                step: Operand::Imm(1, DType::I32),
+                start: Operand::i32(0),
+                end: Operand::i32(4),
+                step: Operand::i32(1),
                 body: vec![Stmt::Inst {
                     dst: Some(4),
                     inst: Inst::Mov(Operand::Var(2)),
@@ -296,7 +299,7 @@ mod tests {
         let access = Access {
             mem: 0,
             shape: vec![1],
-            coords: vec![Coord::Index(Operand::Imm(0, DType::I32))],
+            coords: vec![Coord::Index(Operand::i32(0))],
             mask: None,
             check_bounds: true,
         };

@@ -2,36 +2,40 @@
 //!
 //! Every operation is planned the same way: uniform set-up (view offsets, clamped dims, strides,
 //! bound limits), then per owned element an *activity* predicate (slot exists, in bounds, mask)
-//! and an address, then the instruction itself, predicated per element. Inactive elements never
-//! touch memory.
+//! and an address, then the instruction itself (`memops.rs`), predicated per element. Inactive
+//! elements never touch memory.
 //!
-//! Two ways to compute activity and addresses:
+//! Global views carry 64-bit offsets, dims and lengths (tensors may exceed 2^31 elements); shared
+//! memory is addressed in 32 bits (a coordinate of a 64-bit type is saturated to 32 bits first,
+//! which keeps it out of bounds if it was). Two ways to compute activity and addresses:
 //! * the *range* path, for rank-1 accesses with coordinate `offset + pos` (the streaming case):
-//!   element `f` of the tile is active iff `lo <= f <= hi` for two uniform limits, and its
-//!   address is one per-thread base plus a compile-time byte offset;
+//!   element `f` of the tile is active iff `lo <= f <= hi` for two uniform limits (computed
+//!   exactly, in 64 bits for global memory, then clamped to the tile), and its address is one
+//!   per-thread base plus a compile-time byte offset;
 //! * the *general* path, for everything else: coordinates from div/rem of the flat index by
 //!   constants, or from index tiles, checked axis by axis and against the base tensor's length.
 //!
-//! Weak loads and stores on the range path also get a *vector* path: when the thread's runs of
-//! `v` elements are all active and the address is `4v`-aligned (proved from known trailing zero
-//! bits, or tested once at run time), `ld/st.v4` / `.v2` with no per-element work at all; the
-//! per-element code remains as the fallback for the partial tail.
+//! Weak loads and stores on the range path also get a *vector* path: when the thread's run of
+//! `v` elements is active and aligned (proved from known trailing zero bits, or tested once at
+//! run time), 16-byte (or smaller) vector accesses with no per-element work; elements narrower
+//! than 4 bytes travel in 32-bit words. The per-element code remains as the fallback for the
+//! partial tail.
 
 use std::fmt;
 
 use super::emit::{internal, tz_imm, Emitter, GlobalSt, Res, Storage};
-use super::layout::Layout;
-use super::regs::{PVal, Reg, Val};
+use super::regs::{EVal, PVal, Reg, Val};
+use crate::dtype::DType;
 use crate::ir::{
     Access, Coord, InactiveResult, Inst, Operand, RmwOp, Scope, Sem, Space, Ty, VarId,
 };
-use crate::table;
+use crate::layout::Layout;
 
 /// A memory operand: a base register plus a compile-time byte offset.
 #[derive(Debug, Clone, Copy)]
-struct Addr {
-    base: Reg,
-    imm: i64,
+pub(super) struct Addr {
+    pub base: Reg,
+    pub imm: i64,
 }
 
 impl fmt::Display for Addr {
@@ -45,7 +49,7 @@ impl fmt::Display for Addr {
 }
 
 impl Addr {
-    fn plus(self, bytes: i64) -> Addr {
+    pub fn plus(self, bytes: i64) -> Addr {
         Addr {
             base: self.base,
             imm: self.imm + bytes,
@@ -53,7 +57,7 @@ impl Addr {
     }
 }
 
-enum Mem {
+pub(super) enum Mem {
     Global(GlobalSt),
     /// Shared window base register and the allocation's byte offset and shape.
     Shared {
@@ -63,37 +67,42 @@ enum Mem {
     },
 }
 
-/// Rank-1 streaming formulation: element `f` is active iff `lo <= f <= hi`; its address is
-/// `first + 4 * (f - f_first)`.
-struct Range {
-    lo: Option<Val>,
-    hi: Option<Val>,
-    first: Addr,
+/// Rank-1 streaming formulation: element `f` is active iff `lo <= f <= hi` (no limits when
+/// bounds are not checked); its address is `first + size * (f - f_first)`.
+pub(super) struct Range {
+    pub lo: Option<Val>,
+    pub hi: Option<Val>,
+    pub first: Addr,
 }
 
-struct Plan<'a> {
-    access: &'a Access,
-    layout: Layout,
+/// The general path's uniform set-up.
+pub(super) enum General {
+    /// Shared memory: per-axis dims and row-major strides (compile-time), 32-bit math.
+    Shared { dims: Vec<Val>, strides: Vec<Val> },
+    /// Global memory: per-axis dims clamped to `0..` (64-bit), the same clamped for 32-bit
+    /// signed / unsigned coordinates (computed on first use), and 64-bit row-major strides
+    /// (`None` = 1).
+    Global {
+        dims: Vec<Reg>,
+        dims32: std::cell::RefCell<Vec<[Option<Val>; 2]>>,
+        strides: Vec<Option<Reg>>,
+    },
+}
+
+pub(super) struct Plan<'a> {
+    pub access: &'a Access,
+    pub layout: Layout,
     /// Every thread performs the (single) element: a scalar destination.
-    uniform: bool,
-    mem: Mem,
-    range: Option<Range>,
-    /// General path: per-axis limits (clamped dims) and row-major strides.
-    dims: Vec<Val>,
-    strides: Vec<Val>,
-    /// General path on a global tensor of rank >= 2: the flat index is computed in 64 bits (a
-    /// product of runtime dims can exceed i32, and a wrapped index could pass the bounds check
-    /// and address the wrong element). Strides (`None` = 1) and the base length, widened.
-    wide: Option<Wide>,
-}
-
-struct Wide {
-    strides: Vec<Option<Reg>>,
-    len: Reg,
+    pub uniform: bool,
+    pub mem: Mem,
+    pub dtype: DType,
+    pub size: usize,
+    pub range: Option<Range>,
+    pub general: Option<General>,
 }
 
 /// What to do at each active element.
-enum Op {
+pub(super) enum Op {
     Load {
         dst: Vec<Reg>,
         other: Operand,
@@ -123,7 +132,7 @@ enum Op {
     },
 }
 
-fn space_name(s: Space) -> &'static str {
+pub(super) fn space_name(s: Space) -> &'static str {
     match s {
         Space::Shared => "shared",
         Space::Global => "global",
@@ -139,13 +148,7 @@ impl Emitter<'_> {
             | Inst::AtomicRmw { access, sem, .. } => (access, *sem),
             _ => return internal("not a memory instruction"),
         };
-        let mem_ty = self.ty(access.mem)?;
-        let Some(ptx_ty) = table::access_type(mem_ty.dtype()) else {
-            return internal(format!(
-                "`{}` elements cannot live in memory",
-                mem_ty.dtype().name()
-            ));
-        };
+        let dtype = self.ty(access.mem)?.dtype();
         let uniform = matches!(dst.map(|d| self.ty(d)).transpose()?, Some(Ty::Scalar(_)));
         let slots = if uniform {
             1
@@ -157,7 +160,7 @@ impl Emitter<'_> {
             match dst {
                 Some(d) => e.dst_regs(d),
                 None => {
-                    let r = e.r32();
+                    let r = e.reg_of(dtype);
                     Ok(vec![r; slots])
                 }
             }
@@ -211,7 +214,7 @@ impl Emitter<'_> {
         if sem.has_release() {
             self.line("bar.sync \t0;");
         }
-        let plan = self.plan(access, uniform)?;
+        let plan = self.plan(access, uniform, dtype)?;
         let vector =
             matches!(op, Op::Load { .. } | Op::Store { .. }) && !uniform && plan.layout.v > 1;
         let mut done = None;
@@ -223,7 +226,7 @@ impl Emitter<'_> {
                     // Per-thread (not uniform) branch: only threads on the partial tail fall back.
                     self.line(format!("@!{p} bra \t{tail};"));
                 }
-                self.vector_ops(&plan, &op, first, ptx_ty)?;
+                self.vector_ops(&plan, &op, first)?;
                 if full == PVal::True {
                     self.after(sem);
                     return Ok(());
@@ -239,7 +242,7 @@ impl Emitter<'_> {
         for s in 0..slots {
             elems.push(self.element(&plan, s)?);
         }
-        self.element_ops(&plan, &op, &elems, ptx_ty)?;
+        self.element_ops(&plan, &op, &elems)?;
         if let Some(end) = done {
             self.body.push(format!("{end}:"));
         }
@@ -271,7 +274,7 @@ impl Emitter<'_> {
         self.chunk_exists(&layout, s / layout.v)
     }
 
-    fn mask(&mut self, plan: &Plan, s: usize) -> Res<PVal> {
+    pub(super) fn mask(&mut self, plan: &Plan, s: usize) -> Res<PVal> {
         match plan.access.mask {
             None => Ok(PVal::True),
             Some(m) => {
@@ -281,7 +284,34 @@ impl Emitter<'_> {
         }
     }
 
-    fn plan<'a>(&mut self, access: &'a Access, uniform: bool) -> Res<Plan<'a>> {
+    /// A coordinate operand as a 32-bit value: 64-bit values are saturated to the `i32` range
+    /// (unsigned ones to `i32::MAX`), which keeps an out-of-range coordinate out of range for
+    /// memory of fewer than 2^31 elements.
+    fn coord32(&mut self, o: Operand, slot: usize) -> Res<Val> {
+        let d = self.dtype_of(o)?;
+        if d.bits() <= 32 {
+            return self.elem(o, slot);
+        }
+        match self.eval(o, slot)? {
+            EVal::Const(bits, _) => {
+                let v = crate::elem::as_i128(d, bits);
+                Ok(Val::Imm(v.clamp(i32::MIN as i128, i32::MAX as i128) as i32))
+            }
+            EVal::Reg(r) => {
+                let (t, n) = (self.r64(), self.r32());
+                if d.is_signed() {
+                    self.line(format!("min.s64 \t{t}, {r}, 2147483647;"));
+                    self.line(format!("max.s64 \t{t}, {t}, -2147483648;"));
+                } else {
+                    self.line(format!("min.u64 \t{t}, {r}, 2147483647;"));
+                }
+                self.line(format!("cvt.u32.u64 \t{n}, {t};"));
+                Ok(Val::Reg(n))
+            }
+        }
+    }
+
+    fn plan<'a>(&mut self, access: &'a Access, uniform: bool, dtype: DType) -> Res<Plan<'a>> {
         let layout = self.layout_of(&access.shape);
         let mem = match self.storage(access.mem)?.clone() {
             Storage::Global(g) => Mem::Global(g),
@@ -302,100 +332,203 @@ impl Emitter<'_> {
                 access.coords.len()
             ));
         }
-        let n = if uniform { 1 } else { layout.n as i32 };
+        let n = if uniform { 1 } else { layout.n as i64 };
+        let size = dtype.size_bytes();
         let mut plan = Plan {
             access,
             layout,
             uniform,
             mem,
+            dtype,
+            size,
             range: None,
-            dims: Vec::new(),
-            strides: Vec::new(),
-            wide: None,
+            general: None,
         };
         if let ([Coord::Pos { axis: 0, offset }], 1) =
             (access.coords.as_slice(), access.shape.len())
         {
-            // Range path. c0 = memory flat index of tile element 0 (relative to the base tensor
-            // for global memory, to the allocation for shared memory).
-            let off0 = self.elem(*offset, 0)?;
-            let (c0, lo, hi) = match &plan.mem {
+            let f0 = self.flat_base(&plan);
+            plan.range = Some(match &plan.mem {
                 Mem::Global(g) => {
-                    let c0 = self.vadd(Val::Reg(g.off), off0);
-                    if access.check_bounds {
-                        // 0 <= off0 + f < dim  and  0 <= c0 + f < len  and  f < n.
-                        let a = self.vsub(Val::Imm(0), off0);
-                        let b = self.vsub(Val::Imm(0), c0);
-                        let lo = self.vminmax(true, a, b);
-                        let h1 = self.vsub(Val::Reg(g.dims[0]), off0);
-                        let h2 = self.vsub(Val::Reg(g.len), c0);
-                        let h = self.vminmax(false, h1, h2);
-                        let h = self.vminmax(false, h, Val::Imm(n));
-                        let hi = self.vsub(h, Val::Imm(1));
-                        (c0, Some(lo), Some(hi))
-                    } else {
-                        (c0, None, None)
-                    }
+                    let g = g.clone();
+                    self.global_range(&g, *offset, n, access.check_bounds, f0, size)?
                 }
                 Mem::Shared { shape, .. } => {
-                    if access.check_bounds {
+                    let off0 = self.coord32(*offset, 0)?;
+                    let (lo, hi) = if access.check_bounds {
                         let lo = self.vsub(Val::Imm(0), off0);
                         let h = self.vsub(Val::Imm(shape[0] as i32), off0);
-                        let h = self.vminmax(false, h, Val::Imm(n));
-                        let hi = self.vsub(h, Val::Imm(1));
-                        (off0, Some(lo), Some(hi))
+                        let h = self.vminmax(false, h, Val::Imm(n as i32));
+                        (Some(lo), Some(self.vsub(h, Val::Imm(1))))
                     } else {
-                        (off0, None, None)
+                        (None, None)
+                    };
+                    let m0 = self.vadd(off0, f0);
+                    Range {
+                        lo,
+                        hi,
+                        first: self.shared_address(&plan, m0),
                     }
                 }
-            };
-            let f0 = self.flat_base(&plan);
-            let m0 = self.vadd(c0, f0);
-            let first = self.address(&plan, m0);
-            plan.range = Some(Range { lo, hi, first });
+            });
             return Ok(plan);
         }
-        // General path: clamped dims (so one unsigned compare checks 0 <= c < dim) and strides.
-        match &plan.mem {
+        // General path.
+        plan.general = Some(match &plan.mem {
             Mem::Global(g) => {
                 let g = g.clone();
-                if access.check_bounds {
-                    for d in &g.dims {
-                        let c = self.vminmax(true, Val::Reg(*d), Val::Imm(0));
-                        plan.dims.push(c);
+                let mut dims = Vec::with_capacity(rank);
+                for d in &g.dims {
+                    if access.check_bounds && !g.whole {
+                        let c = self.r64();
+                        self.line(format!("max.s64 \t{c}, {d}, 0;"));
+                        dims.push(c);
+                    } else {
+                        dims.push(*d);
                     }
                 }
-                if rank >= 2 {
-                    let mut strides: Vec<Option<Reg>> = vec![None; rank];
-                    for k in (0..rank - 1).rev() {
-                        let dim = self.r64();
-                        self.line(format!("cvt.s64.s32 \t{dim}, {};", g.dims[k + 1]));
-                        strides[k] = Some(match strides[k + 1] {
-                            None => dim,
-                            Some(next) => {
-                                let st = self.r64();
-                                self.line(format!("mul.lo.s64 \t{st}, {next}, {dim};"));
-                                st
-                            }
-                        });
-                    }
-                    let len = self.r64();
-                    self.line(format!("cvt.u64.u32 \t{len}, {};", g.len));
-                    plan.wide = Some(Wide { strides, len });
-                } else {
-                    plan.strides = vec![Val::Imm(1)];
+                let mut strides: Vec<Option<Reg>> = vec![None; rank];
+                for k in (0..rank.saturating_sub(1)).rev() {
+                    strides[k] = Some(match strides[k + 1] {
+                        None => g.dims[k + 1],
+                        Some(next) => {
+                            let st = self.r64();
+                            self.line(format!("mul.lo.s64 \t{st}, {next}, {};", g.dims[k + 1]));
+                            st
+                        }
+                    });
+                }
+                General::Global {
+                    dims32: std::cell::RefCell::new(vec![[None, None]; rank]),
+                    dims,
+                    strides,
                 }
             }
             Mem::Shared { shape, .. } => {
-                plan.dims = shape.iter().map(|&d| Val::Imm(d as i32)).collect();
+                let dims = shape.iter().map(|&d| Val::Imm(d as i32)).collect();
                 let mut strides = vec![Val::Imm(1); rank];
                 for k in (0..rank.saturating_sub(1)).rev() {
                     strides[k] = Val::Imm(strides[k + 1].imm().unwrap_or(1) * shape[k + 1] as i32);
                 }
-                plan.strides = strides;
+                General::Shared { dims, strides }
+            }
+        });
+        Ok(plan)
+    }
+
+    /// The range plan of a rank-1 global access at `offset`: with `c0 = view offset + offset`
+    /// (exact, 64-bit), element `f` is in bounds iff `0 <= offset + f < dim` and
+    /// `0 <= c0 + f < len`; the limits are clamped to the tile (`-1..=n`) so that the
+    /// per-element tests are 32-bit.
+    fn global_range(
+        &mut self,
+        g: &GlobalSt,
+        offset: Operand,
+        n: i64,
+        check: bool,
+        f0: Val,
+        size: usize,
+    ) -> Res<Range> {
+        let off = self.wide_int(offset)?;
+        // c0 = g.off + offset (the whole-tensor case needs no add).
+        let c0 = if g.whole {
+            off
+        } else if off == EVal::Const(0, DType::I64) {
+            EVal::Reg(g.off)
+        } else {
+            let t = self.r64();
+            self.line(format!("add.s64 \t{t}, {}, {off};", g.off));
+            EVal::Reg(t)
+        };
+        let (lo, hi) = if check {
+            let lo = match (off, c0) {
+                (EVal::Const(a, _), EVal::Const(..)) => {
+                    // Only the whole tensor has a constant c0 (== off).
+                    Val::Imm(clamp_tile(-(a as i64), n))
+                }
+                _ => {
+                    // lo = max(-offset, -c0), clamped to [-1, n].
+                    let t = self.r64();
+                    let u = self.r64();
+                    let o = self.reg64(off);
+                    self.line(format!("neg.s64 \t{t}, {o};"));
+                    if !g.whole {
+                        let c = self.reg64(c0);
+                        self.line(format!("neg.s64 \t{u}, {c};"));
+                        self.line(format!("max.s64 \t{t}, {t}, {u};"));
+                    }
+                    self.clamp64(t, n)
+                }
+            };
+            // hi = min(dim - offset, len - c0, n) - 1.
+            let t = self.r64();
+            let od = self.reg64(off);
+            self.line(format!("sub.s64 \t{t}, {}, {od};", g.dims[0]));
+            if !g.whole {
+                let u = self.r64();
+                let c = self.reg64(c0);
+                self.line(format!("sub.s64 \t{u}, {}, {c};", g.len));
+                self.line(format!("min.s64 \t{t}, {t}, {u};"));
+            }
+            self.line(format!("add.s64 \t{t}, {t}, -1;"));
+            let hi = self.clamp64(t, n);
+            (Some(lo), Some(hi))
+        } else {
+            (None, None)
+        };
+        // first = ptr + size * (c0 + tid * v).
+        let first = match (c0, f0) {
+            (EVal::Const(c, _), Val::Imm(f)) => Addr {
+                base: g.ptr,
+                imm: (c as i64 + f as i64) * size as i64,
+            },
+            (EVal::Const(c, _), Val::Reg(fr)) => {
+                let a = self.r64();
+                self.line(format!("mul.wide.u32 \t{a}, {fr}, {size};"));
+                self.line(format!("add.s64 \t{a}, {a}, {};", g.ptr));
+                Addr {
+                    base: a,
+                    imm: c as i64 * size as i64,
+                }
+            }
+            (EVal::Reg(cr), f) => {
+                let m = self.r64();
+                match f {
+                    Val::Imm(0) => self.line(format!("mov.b64 \t{m}, {cr};")),
+                    Val::Imm(fi) => self.line(format!("add.s64 \t{m}, {cr}, {fi};")),
+                    Val::Reg(fr) => {
+                        let w = self.r64();
+                        self.line(format!("cvt.u64.u32 \t{w}, {fr};"));
+                        self.line(format!("add.s64 \t{m}, {cr}, {w};"));
+                    }
+                }
+                let a = self.r64();
+                self.line(format!("mad.lo.s64 \t{a}, {m}, {size}, {};", g.ptr));
+                Addr { base: a, imm: 0 }
+            }
+        };
+        Ok(Range { lo, hi, first })
+    }
+
+    /// A 64-bit value in a register.
+    fn reg64(&mut self, v: EVal) -> Reg {
+        match v {
+            EVal::Reg(r) => r,
+            EVal::Const(bits, _) => {
+                let r = self.r64();
+                self.line(format!("mov.b64 \t{r}, {};", bits as i64));
+                r
             }
         }
-        Ok(plan)
+    }
+
+    /// A 64-bit limit clamped to `[-1, n]` as a 32-bit value.
+    fn clamp64(&mut self, t: Reg, n: i64) -> Val {
+        let r = self.r32();
+        self.line(format!("max.s64 \t{t}, {t}, -1;"));
+        self.line(format!("min.s64 \t{t}, {t}, {n};"));
+        self.line(format!("cvt.u32.u64 \t{r}, {t};"));
+        Val::Reg(r)
     }
 
     /// The thread's first flat index (`tid * v`), or 0 when uniform.
@@ -407,53 +540,30 @@ impl Emitter<'_> {
         }
     }
 
-    /// Address of memory flat index `m` (relative to the view's base tensor / the allocation).
-    fn address(&mut self, plan: &Plan, m: Val) -> Addr {
-        match &plan.mem {
-            Mem::Global(g) => {
-                match m {
-                    Val::Imm(0) => {
-                        return Addr {
-                            base: g.ptr,
-                            imm: 0,
-                        }
-                    }
-                    Val::Imm(c) if c > 0 => {
-                        return Addr {
-                            base: g.ptr,
-                            imm: 4 * c as i64,
-                        }
-                    }
-                    _ => {}
-                }
-                let m = self.in_reg(m);
-                let a = self.r64();
-                let t = self.r64();
-                self.line(format!("mul.wide.s32 \t{t}, {m}, 4;"));
-                self.line(format!("add.s64 \t{a}, {}, {t};", g.ptr));
-                Addr { base: a, imm: 0 }
-            }
-            Mem::Shared { smem, offset, .. } => match m {
-                Val::Imm(c) => Addr {
-                    base: *smem,
-                    imm: *offset as i64 + 4 * c as i64,
-                },
-                Val::Reg(r) => {
-                    let t = self.r32();
-                    let a = self.r32();
-                    self.line(format!("shl.b32 \t{t}, {r}, 2;"));
-                    self.line(format!("add.s32 \t{a}, {smem}, {t};"));
-                    Addr {
-                        base: a,
-                        imm: *offset as i64,
-                    }
-                }
+    /// Address of element `m` of a shared allocation (relative to the allocation).
+    fn shared_address(&mut self, plan: &Plan, m: Val) -> Addr {
+        let Mem::Shared { smem, offset, .. } = &plan.mem else {
+            unreachable!("shared plan")
+        };
+        let size = plan.size;
+        match m {
+            Val::Imm(c) => Addr {
+                base: *smem,
+                imm: *offset as i64 + size as i64 * c as i64,
             },
+            Val::Reg(r) => {
+                let a = self.r32();
+                self.line(format!("mad.lo.s32 \t{a}, {r}, {size}, {smem};"));
+                Addr {
+                    base: a,
+                    imm: *offset as i64,
+                }
+            }
         }
     }
 
     /// Activity and address of slot `s`.
-    fn element(&mut self, plan: &Plan, s: usize) -> Res<(PVal, Addr)> {
+    pub(super) fn element(&mut self, plan: &Plan, s: usize) -> Res<(PVal, Addr)> {
         let mask = self.mask(plan, s)?;
         if let Some(r) = &plan.range {
             let c = if plan.uniform {
@@ -471,95 +581,287 @@ impl Emitter<'_> {
                 _ => self.exists(plan, s),
             };
             let act = self.pand(act, mask);
-            return Ok((act, r.first.plus(4 * c as i64)));
+            return Ok((act, r.first.plus((plan.size * c) as i64)));
         }
         let exists = self.exists(plan, s);
-        let mut act = self.pand(exists, mask);
-        // The flat index is only needed for `Pos` coordinates (computed on first use).
+        let act = self.pand(exists, mask);
+        match &plan.mem {
+            Mem::Shared { .. } => self.shared_element(plan, s, act),
+            Mem::Global(g) => {
+                let g = g.clone();
+                self.global_element(plan, &g, s, act)
+            }
+        }
+    }
+
+    /// The position of slot `s` along tile axis `axis` (computed once per axis and slot).
+    fn pos_of(
+        &mut self,
+        plan: &Plan,
+        s: usize,
+        axis: usize,
+        f: &mut Option<Val>,
+        pos: &mut [Option<Val>],
+    ) -> Res<Val> {
+        let shape = &plan.access.shape;
+        let Some(ext) = shape.get(axis).copied() else {
+            return internal("coordinate axis out of range");
+        };
+        if let Some(p) = pos[axis] {
+            return Ok(p);
+        }
+        let p = if plan.uniform {
+            Val::Imm(0)
+        } else {
+            let fv = match *f {
+                Some(fv) => fv,
+                None => {
+                    let fv = self.flat(plan, s);
+                    *f = Some(fv);
+                    fv
+                }
+            };
+            self.tile_pos(fv, shape, axis, ext)
+        };
+        pos[axis] = Some(p);
+        Ok(p)
+    }
+
+    fn shared_element(&mut self, plan: &Plan, s: usize, mut act: PVal) -> Res<(PVal, Addr)> {
+        let Some(General::Shared { dims, strides }) = &plan.general else {
+            return internal("shared plan without its set-up");
+        };
+        let (dims, strides) = (dims.clone(), strides.clone());
         let mut f = None;
-        let shape = plan.access.shape.clone();
-        let mut pos: Vec<Option<Val>> = vec![None; shape.len()];
+        let mut pos: Vec<Option<Val>> = vec![None; plan.access.shape.len()];
         let mut m = Val::Imm(0);
-        let mut coords64: Vec<(Val, Option<Reg>)> = Vec::new();
         for (k, coord) in plan.access.coords.iter().enumerate() {
             let c = match coord {
                 Coord::Pos { axis, offset } => {
-                    let Some(ext) = shape.get(*axis).copied() else {
-                        return internal("coordinate axis out of range");
-                    };
-                    let p = match pos[*axis] {
-                        Some(p) => p,
-                        None => {
-                            let p = if plan.uniform {
-                                Val::Imm(0)
-                            } else {
-                                let fv = match f {
-                                    Some(fv) => fv,
-                                    None => {
-                                        let fv = self.flat(plan, s);
-                                        f = Some(fv);
-                                        fv
-                                    }
-                                };
-                                self.tile_pos(fv, &shape, *axis, ext)
-                            };
-                            pos[*axis] = Some(p);
-                            p
-                        }
-                    };
-                    let o = self.elem(*offset, 0)?;
+                    let p = self.pos_of(plan, s, *axis, &mut f, &mut pos)?;
+                    let o = self.coord32(*offset, 0)?;
                     self.vadd(o, p)
                 }
                 Coord::Index(o) => {
                     let slot = if self.is_tile(*o)? { s } else { 0 };
-                    self.elem(*o, slot)?
+                    self.coord32(*o, slot)?
                 }
             };
             if plan.access.check_bounds {
-                let ok = self.vsetp("lt", "u32", c, plan.dims[k]);
+                let ok = self.vsetp("lt", "u32", c, dims[k]);
                 act = self.pand(act, ok);
             }
-            if let Some(w) = &plan.wide {
-                coords64.push((c, w.strides[k]));
-                continue;
-            }
-            let t = self.vmul(c, plan.strides[k]);
+            let t = self.vmul(c, strides[k]);
             m = self.vadd(m, t);
         }
-        if let (Some(w), Mem::Global(g)) = (&plan.wide, &plan.mem) {
-            // m = off + sum(c_k * stride_k), exactly, in 64 bits.
-            let acc = self.r64();
-            self.line(format!("cvt.s64.s32 \t{acc}, {};", g.off));
-            for (c, stride) in coords64 {
-                let c = self.in_reg(c);
-                let c64 = self.r64();
-                self.line(format!("cvt.s64.s32 \t{c64}, {c};"));
-                match stride {
-                    None => self.line(format!("add.s64 \t{acc}, {acc}, {c64};")),
-                    Some(st) => self.line(format!("mad.lo.s64 \t{acc}, {c64}, {st}, {acc};")),
-                }
-            }
-            if plan.access.check_bounds {
-                let ok = self.pred();
-                self.line(format!("setp.lt.u64 \t{ok}, {acc}, {};", w.len));
-                act = self.pand(act, PVal::Reg(ok));
-            }
-            let t = self.r64();
-            let a = self.r64();
-            self.line(format!("shl.b64 \t{t}, {acc}, 2;"));
-            self.line(format!("add.s64 \t{a}, {}, {t};", g.ptr));
-            return Ok((act, Addr { base: a, imm: 0 }));
+        let addr = self.shared_address(plan, m);
+        Ok((act, addr))
+    }
+
+    /// The uniform `min(dim, limit)` of axis `k` for 32-bit coordinates of the given signedness
+    /// (computed on first use): an unsigned 32-bit compare against it is the exact bound test.
+    fn dim32(&mut self, plan: &Plan, k: usize, signed: bool) -> Res<Val> {
+        let Some(General::Global { dims, dims32, .. }) = &plan.general else {
+            return internal("global plan without its set-up");
+        };
+        if let Some(v) = dims32.borrow()[k][signed as usize] {
+            return Ok(v);
         }
-        if let Mem::Global(g) = &plan.mem {
-            let g = g.clone();
-            m = self.vadd(Val::Reg(g.off), m);
-            if plan.access.check_bounds {
-                let ok = self.vsetp("lt", "u32", m, Val::Reg(g.len));
+        let d = dims[k];
+        let limit: i64 = if signed {
+            i32::MAX as i64
+        } else {
+            u32::MAX as i64
+        };
+        let (t, r) = (self.r64(), self.r32());
+        self.line(format!("min.s64 \t{t}, {d}, {limit};"));
+        self.line(format!("cvt.u32.u64 \t{r}, {t};"));
+        // The set-up is shared by all slots of the access: remember it.
+        dims32.borrow_mut()[k][signed as usize] = Some(Val::Reg(r));
+        Ok(Val::Reg(r))
+    }
+
+    fn global_element(
+        &mut self,
+        plan: &Plan,
+        g: &GlobalSt,
+        s: usize,
+        mut act: PVal,
+    ) -> Res<(PVal, Addr)> {
+        let Some(General::Global { dims, strides, .. }) = &plan.general else {
+            return internal("global plan without its set-up");
+        };
+        let (dims, strides) = (dims.clone(), strides.clone());
+        let check = plan.access.check_bounds;
+        let mut f = None;
+        let mut pos: Vec<Option<Val>> = vec![None; plan.access.shape.len()];
+        // m = sum(c_k * stride_k) in 64 bits (the view offset added below).
+        let mut m: Option<Reg> = None;
+        let mut m_imm: i64 = 0;
+        for (k, coord) in plan.access.coords.iter().enumerate() {
+            // The coordinate: 32-bit when its type is, else 64-bit.
+            let (c32, c64, signed) = match coord {
+                Coord::Pos { axis, offset } => {
+                    let p = self.pos_of(plan, s, *axis, &mut f, &mut pos)?;
+                    let od = self.dtype_of(*offset)?;
+                    if od.bits() <= 32 {
+                        let o = self.elem(*offset, 0)?;
+                        // offset + position may pass i32::MAX: widen before adding.
+                        let w = self.wide_add(o, od.is_signed(), p);
+                        (None, Some(w), true)
+                    } else {
+                        let o = self.wide_int(*offset)?;
+                        let w = self.wide_add_e(o, p);
+                        (None, Some(w), true)
+                    }
+                }
+                Coord::Index(o) => {
+                    let slot = if self.is_tile(*o)? { s } else { 0 };
+                    let od = self.dtype_of(*o)?;
+                    if od.bits() <= 32 {
+                        (Some(self.elem(*o, slot)?), None, od.is_signed())
+                    } else {
+                        let v = self.eval(*o, slot)?;
+                        (None, Some(v), od.is_signed())
+                    }
+                }
+            };
+            if check {
+                let ok = match (c32, c64) {
+                    (Some(c), _) => {
+                        let d32 = self.dim32(plan, k, signed)?;
+                        self.vsetp("lt", "u32", c, d32)
+                    }
+                    (None, Some(c)) => {
+                        let p = self.pred();
+                        self.line(format!("setp.lt.u64 \t{p}, {c}, {};", dims[k]));
+                        PVal::Reg(p)
+                    }
+                    _ => PVal::True,
+                };
                 act = self.pand(act, ok);
             }
+            // Accumulate c_k * stride_k.
+            let c64 = match (c32, c64) {
+                (Some(Val::Imm(c)), _) if strides[k].is_none() => {
+                    m_imm += c as i64;
+                    continue;
+                }
+                (Some(c), _) => {
+                    let w = self.r64();
+                    let ext = if signed { "s32" } else { "u32" };
+                    let c = self.in_reg(c);
+                    self.line(format!("cvt.s64.{ext} \t{w}, {c};"));
+                    EVal::Reg(w)
+                }
+                (None, Some(c)) => c,
+                _ => return internal("coordinate without a value"),
+            };
+            let term = match strides[k] {
+                None => c64,
+                Some(st) => {
+                    let t = self.r64();
+                    self.line(format!("mul.lo.s64 \t{t}, {c64}, {st};"));
+                    EVal::Reg(t)
+                }
+            };
+            m = Some(match m {
+                None => self.reg64(term),
+                Some(acc) => {
+                    let t = self.r64();
+                    self.line(format!("add.s64 \t{t}, {acc}, {term};"));
+                    t
+                }
+            });
         }
-        let addr = self.address(plan, m);
+        // Element index into the base tensor: off + m (+ m_imm).
+        let idx: Option<Reg> = match (g.whole, m) {
+            (true, m) => m,
+            (false, None) => Some(g.off),
+            (false, Some(acc)) => {
+                let t = self.r64();
+                self.line(format!("add.s64 \t{t}, {acc}, {};", g.off));
+                Some(t)
+            }
+        };
+        if check && !g.whole {
+            // The view's element must be inside the base tensor.
+            let p = self.pred();
+            match idx {
+                Some(i) if m_imm != 0 => {
+                    let t = self.r64();
+                    self.line(format!("add.s64 \t{t}, {i}, {m_imm};"));
+                    self.line(format!("setp.lt.u64 \t{p}, {t}, {};", g.len));
+                }
+                Some(i) => self.line(format!("setp.lt.u64 \t{p}, {i}, {};", g.len)),
+                None => self.line(format!("setp.lt.u64 \t{p}, {m_imm}, {};", g.len)),
+            }
+            act = self.pand(act, PVal::Reg(p));
+        }
+        let size = plan.size as i64;
+        let addr = match idx {
+            None => Addr {
+                base: g.ptr,
+                imm: m_imm * size,
+            },
+            Some(i) => {
+                let a = self.r64();
+                self.line(format!("mad.lo.s64 \t{a}, {i}, {size}, {};", g.ptr));
+                Addr {
+                    base: a,
+                    imm: m_imm * size,
+                }
+            }
+        };
         Ok((act, addr))
+    }
+
+    /// `o + p` in 64 bits for a 32-bit `o` (of the given signedness) and a tile position `p`.
+    fn wide_add(&mut self, o: Val, signed: bool, p: Val) -> EVal {
+        match (o, p) {
+            (Val::Imm(a), Val::Imm(b)) => {
+                let a = if signed { a as i64 } else { a as u32 as i64 };
+                EVal::Const((a + b as i64) as u64, DType::I64)
+            }
+            _ => {
+                let w = self.r64();
+                let ext = if signed { "s32" } else { "u32" };
+                let o = self.in_reg(o);
+                self.line(format!("cvt.s64.{ext} \t{w}, {o};"));
+                match p {
+                    Val::Imm(0) => {}
+                    Val::Imm(b) => self.line(format!("add.s64 \t{w}, {w}, {b};")),
+                    Val::Reg(pr) => {
+                        let t = self.r64();
+                        self.line(format!("cvt.u64.u32 \t{t}, {pr};"));
+                        self.line(format!("add.s64 \t{w}, {w}, {t};"));
+                    }
+                }
+                EVal::Reg(w)
+            }
+        }
+    }
+
+    /// `o + p` in 64 bits for a 64-bit `o` and a tile position `p`.
+    fn wide_add_e(&mut self, o: EVal, p: Val) -> EVal {
+        match (o, p) {
+            (EVal::Const(a, _), Val::Imm(b)) => {
+                EVal::Const((a as i64).saturating_add(b as i64) as u64, DType::I64)
+            }
+            _ => {
+                let w = self.r64();
+                let o = self.reg64(o);
+                match p {
+                    Val::Imm(b) => self.line(format!("add.s64 \t{w}, {o}, {b};")),
+                    Val::Reg(pr) => {
+                        let t = self.r64();
+                        self.line(format!("cvt.u64.u32 \t{t}, {pr};"));
+                        self.line(format!("add.s64 \t{w}, {o}, {t};"));
+                    }
+                }
+                EVal::Reg(w)
+            }
+        }
     }
 
     /// Position along `axis` of tile flat index `f` (div/rem by compile-time constants).
@@ -591,8 +893,9 @@ impl Emitter<'_> {
         p
     }
 
-    /// Whether the whole thread's tile can use vector accesses: all slots active, aligned.
-    /// Returns the (per-thread) predicate and the first address, or `None` without a range plan.
+    /// Whether the whole thread's tile can use vector accesses: all slots active, aligned, and a
+    /// run of at least 4 bytes. Returns the (per-thread) predicate and the first address, or
+    /// `None` without a range plan.
     fn vector_check(&mut self, plan: &Plan) -> Res<Option<(PVal, Addr)>> {
         let Some(r) = &plan.range else {
             return Ok(None);
@@ -600,18 +903,21 @@ impl Emitter<'_> {
         let (lo, hi, first) = (r.lo, r.hi, r.first);
         let layout = plan.layout;
         let v = layout.v;
+        if v * plan.size < 4 {
+            return Ok(None);
+        }
         let vbits = v.trailing_zeros();
         // Alignment of the element index of the thread's first element (tid * v is aligned).
         let (offset, view_tz) = match (&plan.mem, &plan.access.coords[0]) {
             (Mem::Global(_), Coord::Pos { offset, .. }) => {
                 (*offset, self.tz_of(Operand::Var(plan.access.mem)))
             }
-            (Mem::Shared { .. }, Coord::Pos { offset, .. }) => (*offset, 32),
+            (Mem::Shared { .. }, Coord::Pos { offset, .. }) => (*offset, 64),
             _ => return Ok(None),
         };
         // Statically misaligned (aligned view, constant offset not a multiple of v): no vector path.
-        if let Operand::Imm(c, _) = offset {
-            if view_tz >= vbits && tz_imm(c) < vbits {
+        if let Some(c) = offset.imm_int() {
+            if view_tz >= vbits && tz_imm(c as i64) < vbits {
                 return Ok(None);
             }
         }
@@ -619,11 +925,18 @@ impl Emitter<'_> {
             PVal::True
         } else {
             // One uniform test of the first element index's alignment.
-            let mut c0 = self.elem(offset, 0)?;
-            if let Mem::Global(g) = &plan.mem {
-                let off = g.off;
-                c0 = self.vadd(Val::Reg(off), c0);
-            }
+            let c0 = match &plan.mem {
+                Mem::Global(g) => {
+                    let g = g.clone();
+                    let o = self.wide_int(offset)?;
+                    let t = self.r64();
+                    self.line(format!("add.s64 \t{t}, {}, {o};", g.off));
+                    let w = self.r32();
+                    self.line(format!("cvt.u32.u64 \t{w}, {t};"));
+                    Val::Reg(w)
+                }
+                Mem::Shared { .. } => self.coord32(offset, 0)?,
+            };
             let c0 = self.in_reg(c0);
             let t = self.r32();
             self.line(format!("and.b32 \t{t}, {c0}, {};", v - 1));
@@ -654,198 +967,15 @@ impl Emitter<'_> {
         Ok(Some((full, first)))
     }
 
-    fn vector_ops(&mut self, plan: &Plan, op: &Op, first: Addr, ty: &str) -> Res<()> {
-        let layout = plan.layout;
-        let v = layout.v;
-        let space = space_name(self.space_of(plan));
-        for o in 0..layout.outer {
-            let addr = first.plus(4 * (o * layout.chunk()) as i64);
-            let slots = o * v..(o + 1) * v;
-            match op {
-                Op::Load { dst, .. } => {
-                    let regs: Vec<String> = dst[slots].iter().map(|r| r.to_string()).collect();
-                    self.line(format!(
-                        "ld.{space}.v{v}.{ty} \t{{{}}}, {addr};",
-                        regs.join(", ")
-                    ));
-                }
-                Op::Store { value } => {
-                    let mut regs = Vec::with_capacity(v);
-                    for s in slots {
-                        let slot = if self.is_tile(*value)? { s } else { 0 };
-                        let val = self.elem(*value, slot)?;
-                        regs.push(self.in_reg(val).to_string());
-                    }
-                    self.line(format!(
-                        "st.{space}.v{v}.{ty} \t{addr}, {{{}}};",
-                        regs.join(", ")
-                    ));
-                }
-                _ => return internal("vector path for an atomic"),
-            }
-        }
-        Ok(())
-    }
-
-    fn space_of(&self, plan: &Plan) -> Space {
+    pub(super) fn space_of(&self, plan: &Plan) -> Space {
         match plan.mem {
             Mem::Global(_) => Space::Global,
             Mem::Shared { .. } => Space::Shared,
         }
     }
+}
 
-    fn element_ops(&mut self, plan: &Plan, op: &Op, elems: &[(PVal, Addr)], ty: &str) -> Res<()> {
-        let space = self.space_of(plan);
-        let sp = space_name(space);
-        let slot_of = |e: &Self, o: Operand, s: usize| -> Res<usize> {
-            Ok(if e.is_tile(o)? { s } else { 0 })
-        };
-        match op {
-            Op::Load { dst, other } => {
-                for (s, (act, addr)) in elems.iter().enumerate() {
-                    if *act != PVal::False {
-                        self.line(format!(
-                            "{}ld.{sp}.{ty} \t{}, {addr};",
-                            Self::guard(*act),
-                            dst[s]
-                        ));
-                    }
-                }
-                for (s, (act, _)) in elems.iter().enumerate() {
-                    let val = self.elem(*other, slot_of(self, *other, s)?)?;
-                    match act {
-                        PVal::True => {}
-                        PVal::False => self.line(format!("mov.b32 \t{}, {val};", dst[s])),
-                        PVal::Reg(p) => self.line(format!("@!{p} mov.b32 \t{}, {val};", dst[s])),
-                    }
-                }
-            }
-            Op::Store { value } => {
-                for (s, (act, addr)) in elems.iter().enumerate() {
-                    if *act == PVal::False {
-                        continue;
-                    }
-                    let val = self.elem(*value, slot_of(self, *value, s)?)?;
-                    let val = self.in_reg(val);
-                    self.line(format!(
-                        "{}st.{sp}.{ty} \t{addr}, {val};",
-                        Self::guard(*act)
-                    ));
-                }
-            }
-            Op::AtomicLoad { dst, sem, scope } => {
-                for (s, (act, addr)) in elems.iter().enumerate() {
-                    if *act != PVal::False {
-                        self.line(format!(
-                            "{}ld.{}.{}.{sp}.{ty} \t{}, {addr};",
-                            Self::guard(*act),
-                            sem.ptx(),
-                            scope.ptx(),
-                            dst[s]
-                        ));
-                    }
-                    match act {
-                        PVal::True => {}
-                        PVal::False => self.line(format!("mov.b32 \t{}, 0;", dst[s])),
-                        PVal::Reg(p) => self.line(format!("@!{p} mov.b32 \t{}, 0;", dst[s])),
-                    }
-                }
-            }
-            Op::AtomicStore { value, sem, scope } => {
-                for (s, (act, addr)) in elems.iter().enumerate() {
-                    if *act == PVal::False {
-                        continue;
-                    }
-                    let val = self.elem(*value, slot_of(self, *value, s)?)?;
-                    let val = self.in_reg(val);
-                    self.line(format!(
-                        "{}st.{}.{}.{sp}.{ty} \t{addr}, {val};",
-                        Self::guard(*act),
-                        sem.ptx(),
-                        scope.ptx()
-                    ));
-                }
-            }
-            Op::Rmw {
-                dst,
-                with_output,
-                op,
-                values,
-                compare,
-                sem,
-                scope,
-                inactive,
-            } => {
-                let dtype = self.ty(plan.access.mem)?.dtype();
-                let Some(row) = table::rmw_row(*op, dtype) else {
-                    return internal(format!("no atomic `{}` on `{}`", op.name(), dtype.name()));
-                };
-                let (instr, red) = table::rmw_ptx(row, space, *sem, *scope, *with_output);
-                if *op == RmwOp::Cas && compare.is_none() {
-                    return internal("cas without a compare operand");
-                }
-                // Sub is add of the wrapping negation; a scalar operand is negated once.
-                let mut neg_scalar = None;
-                if *op == RmwOp::Sub && !self.is_tile(*values)? {
-                    let v = self.elem(*values, 0)?;
-                    neg_scalar = Some(self.negate(v));
-                }
-                for (s, (act, addr)) in elems.iter().enumerate() {
-                    let cmp = match compare {
-                        Some(c) => Some(self.elem(*c, slot_of(self, *c, s)?)?),
-                        None => None,
-                    };
-                    if *with_output {
-                        let fallback = match (inactive, cmp) {
-                            (InactiveResult::Compare, Some(c)) => c,
-                            _ => Val::Imm(0),
-                        };
-                        match act {
-                            PVal::True => {}
-                            PVal::False => self.line(format!("mov.b32 \t{}, {fallback};", dst[s])),
-                            PVal::Reg(p) => {
-                                self.line(format!("@!{p} mov.b32 \t{}, {fallback};", dst[s]))
-                            }
-                        }
-                    }
-                    if *act == PVal::False {
-                        continue;
-                    }
-                    let b = match neg_scalar {
-                        Some(b) => b,
-                        None => {
-                            let v = self.elem(*values, slot_of(self, *values, s)?)?;
-                            if *op == RmwOp::Sub {
-                                self.negate(v)
-                            } else {
-                                v
-                            }
-                        }
-                    };
-                    let g = Self::guard(*act);
-                    match (red, cmp) {
-                        (true, _) => self.line(format!("{g}{instr} \t{addr}, {b};")),
-                        (false, Some(c)) => {
-                            self.line(format!("{g}{instr} \t{}, {addr}, {c}, {b};", dst[s]))
-                        }
-                        (false, None) => {
-                            self.line(format!("{g}{instr} \t{}, {addr}, {b};", dst[s]))
-                        }
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn negate(&mut self, v: Val) -> Val {
-        match v {
-            Val::Imm(c) => Val::Imm(c.wrapping_neg()),
-            Val::Reg(r) => {
-                let t = self.r32();
-                self.line(format!("neg.s32 \t{t}, {r};"));
-                Val::Reg(t)
-            }
-        }
-    }
+/// `-x` clamped to the tile range `[-1, n]`.
+fn clamp_tile(x: i64, n: i64) -> i32 {
+    x.clamp(-1, n) as i32
 }

@@ -1,22 +1,46 @@
 //! Operations that move data between threads: `Broadcast` and `Reduce`. Both go through the
 //! back end's shared scratch (after the user's allocations, see `Emitter::scratch`) and end with
 //! a barrier, so the next collective may reuse the scratch immediately.
+//!
+//! Elements travel through scratch in their memory form (`bool` as a byte). Reductions are
+//! computed in the type's compute type (`f16`/`bf16` in `f32`, rounded once at the end; narrow
+//! integers in 32 bits, which wraps the same way) in a fixed order the emulator reproduces
+//! (`emu/ops.rs`): each thread folds its slots in order from the identity, each warp combines
+//! lanes by a butterfly, then the warp partials are folded in warp order.
 
 use super::emit::{internal, Emitter, Res};
-use super::regs::{Class, PVal, Reg, Val};
-use crate::ir::{numel, DType, Operand, ReduceOp, Ty, VarId};
+use super::regs::{Class, EVal, PVal, Reg, Val};
+use crate::dtype::DType;
+use crate::ir::{numel, Operand, ReduceOp, Ty, VarId};
 
 impl Emitter<'_> {
-    /// A 0/1 (bool) or i32 register holding slot `s` of `x`, for storing to memory.
-    fn as_i32(&mut self, x: Operand, s: usize) -> Res<Val> {
-        let v = self.elem(x, s)?;
-        match v {
-            Val::Reg(r) if r.class == Class::Pred => {
-                let t = self.r32();
-                self.line(format!("selp.b32 \t{t}, 1, 0, {r};"));
-                Ok(Val::Reg(t))
-            }
-            _ => Ok(v),
+    /// `st.shared` of element `v` (of type `d`) at `[base+off]`, guarded by `g`.
+    fn st_scratch(&mut self, g: &str, d: DType, base: Reg, off: usize, v: EVal) {
+        let v = if d == DType::Bool {
+            let p = self.ereg(v);
+            let t = self.r32();
+            self.line(format!("selp.b32 \t{t}, 1, 0, {p};"));
+            EVal::Reg(t)
+        } else {
+            EVal::Reg(self.ereg(v))
+        };
+        self.line(format!(
+            "{g}st.shared.{} \t[{base}+{off}], {v};",
+            d.info().mem
+        ));
+    }
+
+    /// `ld.shared` of an element of type `d` from `[base+off]` into `r`, guarded by `g`.
+    fn ld_scratch(&mut self, g: &str, d: DType, r: Reg, base: Reg, off: usize) {
+        if d == DType::Bool {
+            let t = self.r32();
+            self.line(format!("{g}ld.shared.u8 \t{t}, [{base}+{off}];"));
+            self.line(format!("{g}setp.ne.s32 \t{r}, {t}, 0;"));
+        } else {
+            self.line(format!(
+                "{g}ld.shared.{} \t{r}, [{base}+{off}];",
+                d.info().mem
+            ));
         }
     }
 
@@ -24,58 +48,38 @@ impl Emitter<'_> {
     /// thread reads the source element of each destination element it owns.
     pub fn broadcast(&mut self, d: VarId, x: VarId, shape: &[usize]) -> Res<()> {
         let src_ty = self.ty(x)?;
+        let dtype = src_ty.dtype();
         let Ty::Tile {
-            dtype,
-            shape: src_shape,
+            shape: src_shape, ..
         } = src_ty
         else {
             // A scalar source: every element is the scalar.
-            return self.elementwise(d, &[Operand::Var(x)], |e, r, v| {
-                let cls = if r.class == Class::Pred {
-                    "pred"
-                } else {
-                    "b32"
-                };
-                e.line(format!("mov.{cls} \t{r}, {};", v[0]));
-                Ok(())
-            });
+            return self.elementwise(d, &[Operand::Var(x)], |e, r, v| e.copy_elem(dtype, r, v[0]));
         };
         if src_shape.len() != shape.len() {
             return internal("broadcast between different ranks");
         }
         if numel(src_shape) == numel(shape) {
             // Nothing to replicate: same elements, same layout.
-            return self.elementwise(d, &[Operand::Var(x)], |e, r, v| {
-                let cls = if r.class == Class::Pred {
-                    "pred"
-                } else {
-                    "b32"
-                };
-                e.line(format!("mov.{cls} \t{r}, {};", v[0]));
-                Ok(())
-            });
+            return self.elementwise(d, &[Operand::Var(x)], |e, r, v| e.copy_elem(dtype, r, v[0]));
         }
+        let size = dtype.size_bytes();
         let src_layout = self.layout_of(src_shape);
-        let scratch = self.scratch(4 * src_layout.n);
+        let scratch = self.scratch(size * src_layout.n);
         let smem = self.smem_base();
         // Owners store the source (tid * v is the first index of the thread's slots).
         let base = self.tid_times(src_layout.v);
-        let t = self.r32();
         let a = self.r32();
-        self.line(format!("shl.b32 \t{t}, {base}, 2;"));
-        self.line(format!("add.s32 \t{a}, {smem}, {t};"));
+        self.line(format!("mad.lo.s32 \t{a}, {base}, {size}, {smem};"));
         for s in 0..src_layout.slots() {
             let ex = self.chunk_exists(&src_layout, s / src_layout.v);
             if ex == PVal::False {
                 continue;
             }
-            let val = self.as_i32(Operand::Var(x), s)?;
-            let val = self.in_reg(val);
-            let off = scratch + 4 * src_layout.slot_const(s);
-            self.line(format!(
-                "{}st.shared.b32 \t[{a}+{off}], {val};",
-                Self::guard(ex)
-            ));
+            let val = self.eval(Operand::Var(x), s)?;
+            let off = scratch + size * src_layout.slot_const(s);
+            let g = Self::guard(ex);
+            self.st_scratch(&g, dtype, a, off, val);
         }
         self.line("bar.sync \t0;");
         // Source flat index of each destination element: its coordinates with broadcast axes
@@ -120,22 +124,14 @@ impl Emitter<'_> {
             }
             let g = Self::guard(ex);
             let (addr_base, off) = match idx {
-                Val::Imm(c) => (smem, scratch + 4 * c as usize),
+                Val::Imm(c) => (smem, scratch + size * c as usize),
                 Val::Reg(ir) => {
-                    let t = self.r32();
                     let a = self.r32();
-                    self.line(format!("shl.b32 \t{t}, {ir}, 2;"));
-                    self.line(format!("add.s32 \t{a}, {smem}, {t};"));
+                    self.line(format!("mad.lo.s32 \t{a}, {ir}, {size}, {smem};"));
                     (a, scratch)
                 }
             };
-            if *dtype == DType::Bool {
-                let t = self.r32();
-                self.line(format!("{g}ld.shared.b32 \t{t}, [{addr_base}+{off}];"));
-                self.line(format!("{g}setp.ne.s32 \t{r}, {t}, 0;"));
-            } else {
-                self.line(format!("{g}ld.shared.b32 \t{r}, [{addr_base}+{off}];"));
-            }
+            self.ld_scratch(&g, dtype, *r, addr_base, off);
         }
         self.line("bar.sync \t0;");
         Ok(())
@@ -145,89 +141,113 @@ impl Emitter<'_> {
     /// butterfly, per-warp partials through scratch, then every thread combines the partials.
     pub fn reduce(&mut self, d: VarId, op: ReduceOp, x: VarId) -> Res<()> {
         let x_ty = self.ty(x)?;
+        let dtype = x_ty.dtype();
         let Ty::Tile { shape, .. } = x_ty else {
             // Reducing a scalar is the scalar itself.
-            return self.elementwise(d, &[Operand::Var(x)], |e, r, v| {
-                match (r.class, v[0]) {
-                    (Class::Pred, Val::Reg(p)) if p.class == Class::Pred => {
-                        e.line(format!("mov.pred \t{r}, {p};"))
-                    }
-                    (Class::Pred, a) => e.line(format!("setp.ne.s32 \t{r}, {a}, 0;")),
-                    (_, Val::Reg(p)) if p.class == Class::Pred => {
-                        e.line(format!("selp.b32 \t{r}, 1, 0, {p};"))
-                    }
-                    (_, a) => e.line(format!("mov.b32 \t{r}, {a};")),
-                }
-                Ok(())
-            });
+            return self.elementwise(d, &[Operand::Var(x)], |e, r, v| e.copy_elem(dtype, r, v[0]));
         };
-        let (ins, identity) = match op {
-            ReduceOp::Sum => ("add.s32", 0),
-            ReduceOp::Min => ("min.s32", i32::MAX),
-            ReduceOp::Max => ("max.s32", i32::MIN),
-            ReduceOp::Or => ("or.b32", 0),
-            ReduceOp::And => ("and.b32", -1),
+        // The accumulator's type: bools as 0/1 in 32 bits, 16-bit floats in f32.
+        let acc_t = match dtype {
+            DType::Bool => DType::U32,
+            d => d.info().compute,
         };
+        let half = dtype.is_float() && dtype.size_bytes() == 2;
+        let (ins, identity) = reduce_op(op, acc_t, dtype);
         let layout = self.layout_of(shape);
-        let acc = self.r32();
-        self.line(format!("mov.b32 \t{acc}, {identity};"));
+        let acc = self.reg_of(acc_t);
+        self.copy_elem(acc_t, acc, EVal::Const(identity, acc_t))?;
         for s in 0..layout.slots() {
             let ex = self.chunk_exists(&layout, s / layout.v);
             if ex == PVal::False {
                 continue;
             }
-            let val = self.as_i32(Operand::Var(x), s)?;
+            let v = self.eval(Operand::Var(x), s)?;
+            let val = match dtype {
+                DType::Bool => {
+                    let p = self.ereg(v);
+                    let t = self.r32();
+                    self.line(format!("selp.b32 \t{t}, 1, 0, {p};"));
+                    t
+                }
+                _ if half => self.widen_f32(dtype, v),
+                _ => self.ereg(v),
+            };
             self.line(format!("{}{ins} \t{acc}, {acc}, {val};", Self::guard(ex)));
         }
         for off in [16, 8, 4, 2, 1] {
-            let t = self.r32();
-            self.line(format!("shfl.sync.bfly.b32 \t{t}, {acc}, {off}, 31, -1;"));
+            let t = self.shfl_bfly(acc, off);
             self.line(format!("{ins} \t{acc}, {acc}, {t};"));
         }
         let warps = self.threads / 32;
         if warps > 1 {
-            let scratch = self.scratch(4 * warps);
+            let size = acc_t.size_bytes();
+            let scratch = self.scratch(size * warps);
             let smem = self.smem_base();
             let lane = self.lane();
             let warp = self.warp();
             let p = self.pred();
-            let t = self.r32();
             let a = self.r32();
+            let mem = acc_t.info().mem;
             self.line(format!("setp.eq.u32 \t{p}, {lane}, 0;"));
-            self.line(format!("shl.b32 \t{t}, {warp}, 2;"));
-            self.line(format!("add.s32 \t{a}, {smem}, {t};"));
-            self.line(format!("@{p} st.shared.b32 \t[{a}+{scratch}], {acc};"));
+            self.line(format!("mad.lo.s32 \t{a}, {warp}, {size}, {smem};"));
+            self.line(format!("@{p} st.shared.{mem} \t[{a}+{scratch}], {acc};"));
             self.line("bar.sync \t0;");
             // Every thread reads all partials (broadcast reads, no bank conflicts), in a fixed
             // order so all threads get the same value.
-            let parts: Vec<Reg> = (0..warps).map(|_| self.r32()).collect();
-            let mut w = 0;
-            while w < warps {
-                let n = if warps - w >= 4 { 4 } else { 1 };
-                let off = scratch + 4 * w;
-                if n == 4 {
-                    let regs: Vec<String> = parts[w..w + 4].iter().map(|r| r.to_string()).collect();
-                    self.line(format!(
-                        "ld.shared.v4.b32 \t{{{}}}, [{smem}+{off}];",
-                        regs.join(", ")
-                    ));
-                } else {
-                    self.line(format!("ld.shared.b32 \t{}, [{smem}+{off}];", parts[w]));
-                }
-                w += n;
+            let parts: Vec<Reg> = (0..warps).map(|_| self.reg_of(acc_t)).collect();
+            for (w, part) in parts.iter().enumerate() {
+                let off = scratch + size * w;
+                self.line(format!("ld.shared.{mem} \t{part}, [{smem}+{off}];"));
             }
-            self.line(format!("mov.b32 \t{acc}, {};", parts[0]));
+            self.copy_elem(acc_t, acc, EVal::Reg(parts[0]))?;
             for part in &parts[1..] {
                 self.line(format!("{ins} \t{acc}, {acc}, {part};"));
             }
             self.line("bar.sync \t0;");
         }
         let r = self.dst_regs(d)?[0];
-        if r.class == Class::Pred {
-            self.line(format!("setp.ne.s32 \t{r}, {acc}, 0;"));
-        } else {
-            self.line(format!("mov.b32 \t{r}, {acc};"));
+        match dtype {
+            DType::Bool => self.line(format!("setp.ne.s32 \t{r}, {acc}, 0;")),
+            _ if half => self.narrow_f32(dtype, acc, r),
+            _ => {
+                self.copy_elem(acc_t, r, EVal::Reg(acc))?;
+                self.normalize(dtype, r);
+            }
         }
         Ok(())
     }
+
+    /// The value of `v` in lane `lane ^ off` (`shfl.sync.bfly`; 64-bit values in two halves).
+    fn shfl_bfly(&mut self, v: Reg, off: u32) -> Reg {
+        let t = self.regs.new_reg(v.class);
+        match v.class {
+            Class::B64 | Class::F64 => {
+                let (lo, hi) = (self.r32(), self.r32());
+                self.line(format!("mov.b64 \t{{{lo}, {hi}}}, {v};"));
+                self.line(format!("shfl.sync.bfly.b32 \t{lo}, {lo}, {off}, 31, -1;"));
+                self.line(format!("shfl.sync.bfly.b32 \t{hi}, {hi}, {off}, 31, -1;"));
+                self.line(format!("mov.b64 \t{t}, {{{lo}, {hi}}};"));
+            }
+            _ => self.line(format!("shfl.sync.bfly.b32 \t{t}, {v}, {off}, 31, -1;")),
+        }
+        t
+    }
+}
+
+/// The instruction folding one element into an accumulator of type `acc`, and the identity
+/// (bits of `acc`'s type) for a reduction of `d` elements.
+fn reduce_op(op: ReduceOp, acc: DType, d: DType) -> (String, u64) {
+    let info = acc.info();
+    let (ty, bit) = (info.arith, info.bit_reg());
+    let float = acc.is_float();
+    let id = crate::elem::cast(d, acc, crate::elem::reduce_identity(op, d));
+    let ins = match (op, float) {
+        (ReduceOp::Sum, true) => format!("add.rn.{ty}"),
+        (ReduceOp::Sum, false) => format!("add.{ty}"),
+        (ReduceOp::Min, _) => format!("min.{ty}"),
+        (ReduceOp::Max, _) => format!("max.{ty}"),
+        (ReduceOp::Or, _) => format!("or.{bit}"),
+        (ReduceOp::And, _) => format!("and.{bit}"),
+    };
+    (ins, id)
 }

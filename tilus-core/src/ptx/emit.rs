@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use super::layout::Layout;
-use super::regs::{Class, PVal, Reg, Regs, Val};
+use super::regs::{Class, EVal, PVal, Reg, Regs, Val};
 use super::CodegenError;
 use crate::ir::{DType, Kernel, Operand, ParamKind, Span, Stmt, Ty, VarId};
+use crate::layout::Layout;
 
 pub(super) type Res<T> = Result<T, CodegenError>;
 
@@ -15,15 +15,18 @@ pub(super) fn internal<T>(msg: impl Into<String>) -> Res<T> {
     Err(CodegenError::new(msg))
 }
 
-/// A global tensor or view: base pointer and length of the parameter it came from, the element
-/// offset of the view inside it and the view's runtime dims. All in registers owned by the
-/// variable, so re-assigning a `let mut` view overwrites them in place.
+/// A global tensor or view: base pointer and length (elements) of the parameter it came from,
+/// the element offset of the view inside it and the view's runtime dims, all 64-bit. All in
+/// registers owned by the variable, so re-assigning a `let mut` view overwrites them in place.
 #[derive(Debug, Clone)]
 pub(super) struct GlobalSt {
     pub ptr: Reg,
     pub len: Reg,
     pub off: Reg,
     pub dims: Vec<Reg>,
+    /// The variable is a parameter itself (never re-assigned): offset 0 and dims `[len]`, so
+    /// accesses may skip the view arithmetic.
+    pub whole: bool,
 }
 
 /// Where a variable's value lives. A variable keeps the same storage for its whole life: the
@@ -51,6 +54,7 @@ enum Cached {
     ConstPred(bool),
     Lane,
     Warp,
+    Zero16,
 }
 
 pub(super) struct Emitter<'k> {
@@ -69,6 +73,8 @@ pub(super) struct Emitter<'k> {
     labels: u32,
     loop_ends: Vec<String>,
     pub tid: Reg,
+    /// The kernel's tile run length (`crate::layout::vector_width`).
+    pub vmax: usize,
     /// Bytes of back-end scratch needed after the user's shared allocations.
     pub scratch_bytes: usize,
     /// The statement that asked for `scratch_bytes`.
@@ -111,9 +117,9 @@ fn count_defs(block: &[Stmt], defs: &mut [u32]) {
 }
 
 /// Trailing zero bits of a constant (0 is divisible by everything).
-pub(super) fn tz_imm(c: i32) -> u32 {
+pub(super) fn tz_imm(c: i64) -> u32 {
     if c == 0 {
-        32
+        64
     } else {
         c.trailing_zeros()
     }
@@ -142,6 +148,7 @@ impl<'k> Emitter<'k> {
             labels: 0,
             loop_ends: Vec::new(),
             tid,
+            vmax: crate::layout::vector_width(k),
             scratch_bytes: 0,
             scratch_span: Span::NONE,
             span: Span::NONE,
@@ -241,6 +248,13 @@ impl<'k> Emitter<'k> {
         })
     }
 
+    /// A 16-bit register holding 0 (the low half when widening `bf16`).
+    pub fn zero16(&mut self) -> Reg {
+        self.cached(Cached::Zero16, Class::B16, |r, _| {
+            format!("\tmov.b16 \t{r}, 0;")
+        })
+    }
+
     pub fn lane(&mut self) -> Reg {
         self.cached(Cached::Lane, Class::B32, |r, t| {
             format!("\tand.b32 \t{r}, {t}, 31;")
@@ -288,13 +302,14 @@ impl<'k> Emitter<'k> {
         }
     }
     pub fn layout_of(&self, shape: &[usize]) -> Layout {
-        Layout::new(crate::ir::numel(shape), self.threads)
+        Layout::new(crate::ir::numel(shape), self.threads, self.vmax)
     }
-    fn class_of(d: DType) -> Class {
-        match d {
-            DType::Bool => Class::Pred,
-            DType::I32 => Class::B32,
-        }
+    pub fn class_of(d: DType) -> Class {
+        d.info().reg
+    }
+    /// A fresh register holding an element of type `d`.
+    pub fn reg_of(&mut self, d: DType) -> Reg {
+        self.regs.new_reg(Self::class_of(d))
     }
 
     pub fn storage(&self, v: VarId) -> Res<&Storage> {
@@ -345,11 +360,13 @@ impl<'k> Emitter<'k> {
         let Ty::Global { rank, .. } = self.ty(v)? else {
             return internal(format!("`{}` is not a global tensor", self.name(v)));
         };
+        let whole = (v as usize) < self.k.params.len();
         let g = GlobalSt {
             ptr: self.r64(),
-            len: self.r32(),
-            off: self.r32(),
-            dims: (0..*rank).map(|_| self.regs.new_reg(Class::B32)).collect(),
+            len: self.r64(),
+            off: self.r64(),
+            dims: (0..*rank).map(|_| self.r64()).collect(),
+            whole,
         };
         self.storage[v as usize] = Some(Storage::Global(g.clone()));
         Ok(g)
@@ -367,10 +384,23 @@ impl<'k> Emitter<'k> {
         Ok(matches!(self.op_ty(o)?, Ty::Tile { .. }))
     }
 
-    /// Element `slot` of an i32 operand (a tile's slot register, or the scalar itself).
+    /// Element `slot` of an operand as a register or a 32-bit immediate: for index arithmetic
+    /// on 32-bit (and narrower) integers, and for any operand held in a register.
     pub fn elem(&mut self, o: Operand, slot: usize) -> Res<Val> {
         match o {
-            Operand::Imm(i, _) => Ok(Val::Imm(i)),
+            Operand::Imm(bits, d) if d.bits() <= 32 && !d.is_float() => {
+                Ok(Val::Imm(crate::elem::as_i128(d, bits) as i32))
+            }
+            Operand::Imm(bits, d) => {
+                // A wide or float constant in an index position: materialise it.
+                let r = self.reg_of(d);
+                self.line(format!(
+                    "mov.{} \t{r}, {};",
+                    d.info().bit_reg(),
+                    EVal::Const(bits, d)
+                ));
+                Ok(Val::Reg(r))
+            }
             Operand::Var(v) => match self.storage(v)? {
                 Storage::Scalar(r) => Ok(Val::Reg(*r)),
                 Storage::Tile(rs) => match rs.get(slot) {
@@ -380,6 +410,39 @@ impl<'k> Emitter<'k> {
                 _ => internal(format!("`{}` is not a value", self.name(v))),
             },
         }
+    }
+
+    /// Element `slot` of an operand of any type (a constant stays a constant).
+    pub fn eval(&mut self, o: Operand, slot: usize) -> Res<EVal> {
+        match o {
+            Operand::Imm(bits, d) => Ok(EVal::Const(crate::elem::canon(d, bits), d)),
+            Operand::Var(_) => match self.elem(o, slot)? {
+                Val::Reg(r) => Ok(EVal::Reg(r)),
+                Val::Imm(_) => internal("a variable resolved to an immediate"),
+            },
+        }
+    }
+
+    /// An element value in a register of its type's class (constants are moved in).
+    pub fn ereg(&mut self, v: EVal) -> Reg {
+        match v {
+            EVal::Reg(r) => r,
+            EVal::Const(bits, DType::Bool) => self.const_pred(bits != 0),
+            EVal::Const(bits, d) => {
+                let r = self.reg_of(d);
+                self.line(format!(
+                    "mov.{} \t{r}, {};",
+                    d.info().bit_reg(),
+                    EVal::Const(bits, d)
+                ));
+                r
+            }
+        }
+    }
+
+    /// The operand's element type.
+    pub fn dtype_of(&self, o: Operand) -> Res<DType> {
+        Ok(self.op_ty(o)?.dtype())
     }
 
     /// Element `slot` of a bool operand as a predicate (immediates fold).
@@ -393,26 +456,18 @@ impl<'k> Emitter<'k> {
         }
     }
 
-    /// Element `slot` of a bool operand as a predicate register.
-    pub fn elem_pred(&mut self, o: Operand, slot: usize) -> Res<Reg> {
-        Ok(match self.elem_pval(o, slot)? {
-            PVal::Reg(r) => r,
-            PVal::True => self.const_pred(true),
-            PVal::False => self.const_pred(false),
-        })
-    }
-
-    /// Known trailing zero bits of an i32 scalar operand.
+    /// Known trailing zero bits of an integer scalar operand.
     pub fn tz_of(&self, o: Operand) -> u32 {
         match o {
-            Operand::Imm(c, _) => tz_imm(c),
+            Operand::Imm(c, d) if d.is_int() => tz_imm(crate::elem::as_i128(d, c) as i64),
+            Operand::Imm(..) => 0,
             Operand::Var(v) if self.defs.get(v as usize) == Some(&1) => self.tz[v as usize],
             Operand::Var(_) => 0,
         }
     }
     pub fn set_tz(&mut self, v: VarId, tz: u32) {
         if self.defs.get(v as usize) == Some(&1) {
-            self.tz[v as usize] = tz.min(32);
+            self.tz[v as usize] = tz.min(64);
         }
     }
 
@@ -519,27 +574,47 @@ impl<'k> Emitter<'k> {
                     let raw = self.r64();
                     self.line(format!("ld.param.u64 \t{raw}, [{}];", param(i, "_ptr")));
                     self.line(format!("cvta.to.global.u64 \t{}, {raw};", g.ptr));
-                    self.line(format!("ld.param.u32 \t{}, [{}];", g.len, param(i, "_len")));
-                    self.line(format!("mov.b32 \t{}, 0;", g.off));
+                    self.line(format!("ld.param.u64 \t{}, [{}];", g.len, param(i, "_len")));
+                    self.line(format!("mov.b64 \t{}, 0;", g.off));
                     for d in &g.dims {
-                        self.line(format!("mov.b32 \t{d}, {};", g.len));
+                        self.line(format!("mov.b64 \t{d}, {};", g.len));
                     }
-                    self.tz[i] = 32;
+                    self.tz[i] = 64;
                 }
                 ParamKind::Scalar(d) => {
                     let r = self.dst_regs(v)?[0];
+                    let (pty, _) = super::param_type(*d);
+                    let name = param(i, "");
                     match d {
-                        DType::I32 => self.line(format!("ld.param.s32 \t{r}, [{}];", param(i, ""))),
                         DType::Bool => {
                             let t = self.r32();
-                            self.line(format!("ld.param.s32 \t{t}, [{}];", param(i, "")));
+                            self.line(format!("ld.param.{pty} \t{t}, [{name}];"));
                             self.line(format!("setp.ne.s32 \t{r}, {t}, 0;"));
+                        }
+                        _ => {
+                            self.line(format!("ld.param.{pty} \t{r}, [{name}];"));
+                            // Narrow integers arrive widened; keep the register normalised.
+                            self.normalize(*d, r);
                         }
                     }
                 }
             }
         }
         Ok(())
+    }
+
+    /// Re-normalise a narrow integer register after an operation that may have carried bits
+    /// past its width (sign- or zero-extension from the type's width; nothing for other types).
+    pub fn normalize(&mut self, d: DType, r: Reg) {
+        let bits = d.bits();
+        if !d.is_int() || bits >= 32 {
+            return;
+        }
+        if d.is_signed() {
+            self.line(format!("bfe.s32 \t{r}, {r}, 0, {bits};"));
+        } else {
+            self.line(format!("and.b32 \t{r}, {r}, {};", (1u32 << bits) - 1));
+        }
     }
 
     pub fn block(&mut self, b: &[Stmt]) -> Res<()> {
@@ -592,17 +667,19 @@ impl<'k> Emitter<'k> {
                     "for {} in ({start:?}..{end:?}).step_by({step:?})",
                     self.name(*var)
                 ));
-                let start_v = self.elem(*start, 0)?;
+                let d = self.ty(*var)?.dtype();
+                let ty = d.info().arith;
+                let start_v = self.eval(*start, 0)?;
                 // `end` and `step` are evaluated once, before the loop (Rust range semantics).
-                let end_v = self.elem(*end, 0)?;
-                let step_v = self.elem(*step, 0)?;
+                let end_v = self.eval(*end, 0)?;
+                let step_v = self.eval(*step, 0)?;
                 let (end_v, step_v) = (self.snapshot(*end, end_v), self.snapshot(*step, step_v));
                 let tz = self.tz_of(*start).min(self.tz_of(*step));
                 let i = self.dst_regs(*var)?[0];
                 self.set_tz(*var, tz);
-                self.line(format!("mov.b32 \t{i}, {start_v};"));
-                let nonpos = self.vsetp("le", "s32", step_v, Val::Imm(0));
-                let empty = self.vsetp("ge", "s32", Val::Reg(i), end_v);
+                self.line(format!("mov.{} \t{i}, {start_v};", d.info().bit_reg()));
+                let nonpos = self.esetp("le", d, step_v, EVal::Const(0, d));
+                let empty = self.esetp("ge", d, EVal::Reg(i), end_v);
                 for p in [nonpos, empty] {
                     match p {
                         PVal::Reg(p) => self.line(format!("@{p} bra.uni \t{end_l};")),
@@ -614,16 +691,16 @@ impl<'k> Emitter<'k> {
                 self.loop_ends.push(end_l.clone());
                 self.block(body)?;
                 self.loop_ends.pop();
-                // Continue while step < end - i. With i < end the difference is exact as u32,
-                // so the test cannot overflow (i + step might).
-                let rem = self.vsub(end_v, Val::Reg(i));
-                let more = self.vsetp("lt", "u32", step_v, rem);
-                self.line(format!("add.s32 \t{i}, {i}, {step_v};"));
-                match more {
-                    PVal::Reg(p) => self.line(format!("@{p} bra.uni \t{head};")),
-                    PVal::True => self.line(format!("bra.uni \t{head};")),
-                    PVal::False => {}
-                }
+                // Continue while step < end - i. With i < end the difference is exact as an
+                // unsigned number of the register's width, so the test cannot overflow (i + step
+                // might).
+                let uty = if ty.ends_with("64") { "u64" } else { "u32" };
+                let rem = self.reg_of(d);
+                self.line(format!("sub.{ty} \t{rem}, {end_v}, {i};"));
+                let more = self.pred();
+                self.line(format!("setp.lt.{uty} \t{more}, {step_v}, {rem};"));
+                self.line(format!("add.{ty} \t{i}, {i}, {step_v};"));
+                self.line(format!("@{more} bra.uni \t{head};"));
                 self.label(&end_l);
                 Ok(())
             }
@@ -671,15 +748,44 @@ impl<'k> Emitter<'k> {
     }
 
     /// A copy of a loop bound when its variable may be re-assigned inside the loop.
-    fn snapshot(&mut self, o: Operand, v: Val) -> Val {
+    fn snapshot(&mut self, o: Operand, v: EVal) -> EVal {
         match (o, v) {
-            (Operand::Var(x), Val::Reg(r)) if self.defs.get(x as usize) != Some(&1) => {
-                let c = self.r32();
-                self.line(format!("mov.b32 \t{c}, {r};"));
-                Val::Reg(c)
+            (Operand::Var(x), EVal::Reg(r)) if self.defs.get(x as usize) != Some(&1) => {
+                let c = self.regs.new_reg(r.class);
+                self.line(format!("mov.{} \t{c}, {r};", class_bits(r.class)));
+                EVal::Reg(c)
             }
             _ => v,
         }
+    }
+
+    /// `a cmp b` on two elements of type `d` (integer or float comparison; `ne` on floats is
+    /// the unordered one, true when either is NaN), folded when both are constants.
+    pub fn esetp(&mut self, cmp: &str, d: DType, a: EVal, b: EVal) -> PVal {
+        use crate::ir::BinOp;
+        if let (EVal::Const(x, _), EVal::Const(y, _)) = (a, b) {
+            let op = match cmp {
+                "eq" => BinOp::Eq,
+                "ne" => BinOp::Ne,
+                "lt" => BinOp::Lt,
+                "le" => BinOp::Le,
+                "gt" => BinOp::Gt,
+                _ => BinOp::Ge,
+            };
+            return if crate::elem::binary(op, d, x, y) != 0 {
+                PVal::True
+            } else {
+                PVal::False
+            };
+        }
+        let p = self.pred();
+        let cmp = if d.is_float() && cmp == "ne" {
+            "neu"
+        } else {
+            cmp
+        };
+        self.line(format!("setp.{cmp}.{} \t{p}, {a}, {b};", d.info().arith));
+        PVal::Reg(p)
     }
 }
 
@@ -692,5 +798,15 @@ fn fold_cmp(cmp: &str, o: std::cmp::Ordering) -> bool {
         "le" => o != Greater,
         "gt" => o == Greater,
         _ => o != Less,
+    }
+}
+
+/// The bit type of a register class, for moves.
+pub(super) fn class_bits(c: Class) -> &'static str {
+    match c {
+        Class::Pred => "pred",
+        Class::B16 => "b16",
+        Class::B32 | Class::F32 => "b32",
+        Class::B64 | Class::F64 => "b64",
     }
 }

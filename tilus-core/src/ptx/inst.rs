@@ -4,8 +4,9 @@
 //! own registers in place is safe even when it is also an operand.
 
 use super::emit::{internal, Emitter, Res, Storage};
-use super::regs::{Class, PVal, Val};
-use crate::ir::{BinOp, DType, Inst, Operand, Ty, UnOp, VarId};
+use super::regs::{Class, EVal, Reg};
+use crate::dtype::DType;
+use crate::ir::{BinOp, Inst, Operand, Ty, UnOp, VarId};
 
 /// Short description for the PTX comment above each instruction.
 fn inst_kind(inst: &Inst) -> String {
@@ -15,7 +16,7 @@ fn inst_kind(inst: &Inst) -> String {
         Inst::GridDim => "grid_dim".into(),
         Inst::Dim { axis, .. } => format!("dim {axis}"),
         Inst::View { .. } => "view".into(),
-        Inst::Arange { n } => format!("arange {n}"),
+        Inst::Arange { n, dtype } => format!("arange {n} {dtype}"),
         Inst::Full { shape, .. } => format!("full {shape:?}"),
         Inst::Binary { op, .. } => format!("{op:?}").to_lowercase(),
         Inst::Unary { op, .. } => format!("{op:?}").to_lowercase(),
@@ -41,13 +42,6 @@ fn inst_kind(inst: &Inst) -> String {
             format!("atomic_{} {} {}", op.name(), sem.ptx(), scope.ptx())
         }
     }
-}
-
-/// Constant folding of an arithmetic op: the emulator's definition of the element semantics
-/// (`emu::ops`), so folded and emulated values can never disagree (comparisons are folded by the
-/// caller into predicates).
-fn fold_bin(op: BinOp, a: i32, b: i32) -> Option<i32> {
-    (!op.is_comparison()).then(|| crate::emu::ops::binary(op, a, b))
 }
 
 fn cmp_name(op: BinOp) -> &'static str {
@@ -117,30 +111,46 @@ impl Emitter<'_> {
                     return internal("dim axis out of range");
                 };
                 let r = self.dst_regs(d)?[0];
-                self.line(format!("mov.b32 \t{r}, {dim};"));
+                self.line(format!("mov.b64 \t{r}, {dim};"));
                 self.set_tz(d, 0);
                 Ok(())
             }
             Inst::View { src, offset, shape } => self.view(d, *src, *offset, shape),
-            Inst::Arange { n } => {
+            Inst::Arange { n, dtype } => {
                 let layout = self.layout_of(&[*n]);
                 let base = self.tid_times(layout.v);
                 let rs = self.dst_regs(d)?;
+                let wide = dtype.bits() > 32;
+                let base64 = if wide {
+                    let w = self.r64();
+                    self.line(format!("cvt.u64.u32 \t{w}, {base};"));
+                    Some(w)
+                } else {
+                    None
+                };
                 for (s, r) in rs.iter().enumerate() {
                     let c = layout.slot_const(s);
-                    self.line(format!("add.s32 \t{r}, {base}, {c};"));
+                    match base64 {
+                        Some(w) => self.line(format!("add.s64 \t{r}, {w}, {c};")),
+                        None => {
+                            self.line(format!("add.s32 \t{r}, {base}, {c};"));
+                            self.normalize(*dtype, *r);
+                        }
+                    }
                 }
                 Ok(())
             }
             Inst::Full { value, .. } => {
-                self.elementwise(d, &[*value], |e, r, v| e.copy_elem(r, v[0]))
+                let dt = self.dtype_of(*value)?;
+                self.elementwise(d, &[*value], |e, r, v| e.copy_elem(dt, r, v[0]))
             }
             Inst::Binary { op, lhs, rhs } => self.binary(d, *op, *lhs, *rhs),
             Inst::Unary { op, x } => self.unary(d, *op, *x),
             Inst::Select { cond, a, b } => self.select(d, *cond, *a, *b),
             Inst::Cast { x, dtype } => self.cast(d, *x, *dtype),
             Inst::Reshape { x, .. } => {
-                self.elementwise(d, &[Operand::Var(*x)], |e, r, v| e.copy_elem(r, v[0]))
+                let dt = self.dtype_of(Operand::Var(*x))?;
+                self.elementwise(d, &[Operand::Var(*x)], |e, r, v| e.copy_elem(dt, r, v[0]))
             }
             Inst::Broadcast { x, shape } => self.broadcast(d, *x, shape),
             Inst::Reduce { op, x } => self.reduce(d, *op, *x),
@@ -148,7 +158,7 @@ impl Emitter<'_> {
         }
     }
 
-    fn set_shared(&mut self, d: VarId, offset: usize, shape: Vec<usize>) -> Res<()> {
+    pub(super) fn set_shared(&mut self, d: VarId, offset: usize, shape: Vec<usize>) -> Res<()> {
         match &self.storage[d as usize] {
             None => {
                 self.storage[d as usize] = Some(Storage::Shared { offset, shape });
@@ -162,12 +172,9 @@ impl Emitter<'_> {
         }
     }
 
-    /// Element operand: a register/immediate (i32) or a predicate register (bool).
-    fn operand_elem(&mut self, o: Operand, slot: usize) -> Res<Val> {
-        match self.op_ty(o)?.dtype() {
-            DType::Bool => Ok(Val::Reg(self.elem_pred(o, slot)?)),
-            DType::I32 => self.elem(o, slot),
-        }
+    /// Element operand `slot` of `o` (bool operands as predicates or constants).
+    fn operand_elem(&mut self, o: Operand, slot: usize) -> Res<EVal> {
+        self.eval(o, slot)
     }
 
     /// Run `f(dst_slot_reg, operand_slot_values)` for every slot of `d`.
@@ -175,7 +182,7 @@ impl Emitter<'_> {
         &mut self,
         d: VarId,
         ops: &[Operand],
-        mut f: impl FnMut(&mut Self, super::regs::Reg, &[Val]) -> Res<()>,
+        mut f: impl FnMut(&mut Self, Reg, &[EVal]) -> Res<()>,
     ) -> Res<()> {
         let rs = self.dst_regs(d)?;
         for (s, r) in rs.iter().enumerate() {
@@ -189,17 +196,6 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    fn copy_elem(&mut self, r: super::regs::Reg, v: Val) -> Res<()> {
-        if v == Val::Reg(r) {
-            return Ok(());
-        }
-        match r.class {
-            Class::Pred => self.line(format!("mov.pred \t{r}, {v};")),
-            _ => self.line(format!("mov.b32 \t{r}, {v};")),
-        }
-        Ok(())
-    }
-
     fn mov(&mut self, d: VarId, o: Operand) -> Res<()> {
         match (self.ty(d)?, o) {
             (Ty::Global { .. }, Operand::Var(src)) => {
@@ -208,13 +204,12 @@ impl Emitter<'_> {
                 if s.dims.len() != g.dims.len() {
                     return internal("global mov between different ranks");
                 }
-                self.line(format!("mov.b64 \t{}, {};", g.ptr, s.ptr));
-                for (a, b) in [(g.len, s.len), (g.off, s.off)]
+                for (a, b) in [(g.ptr, s.ptr), (g.len, s.len), (g.off, s.off)]
                     .into_iter()
                     .chain(g.dims.iter().copied().zip(s.dims.iter().copied()))
                 {
                     if a != b {
-                        self.line(format!("mov.b32 \t{a}, {b};"));
+                        self.line(format!("mov.b64 \t{a}, {b};"));
                     }
                 }
                 let tz = self.tz_of(Operand::Var(src));
@@ -227,113 +222,221 @@ impl Emitter<'_> {
             },
             _ => {
                 let tz = self.tz_of(o);
-                self.elementwise(d, &[o], |e, r, v| e.copy_elem(r, v[0]))?;
+                let dt = self.dtype_of(o)?;
+                self.elementwise(d, &[o], |e, r, v| e.copy_elem(dt, r, v[0]))?;
                 self.set_tz(d, tz);
                 Ok(())
             }
         }
     }
 
+    /// A 64-bit register (or constant) holding integer scalar `o` sign- or zero-extended.
+    pub fn wide_int(&mut self, o: Operand) -> Res<EVal> {
+        let d = self.dtype_of(o)?;
+        let v = self.eval(o, 0)?;
+        Ok(match v {
+            EVal::Const(bits, _) => {
+                EVal::Const(crate::elem::as_i128(d, bits) as i64 as u64, DType::I64)
+            }
+            EVal::Reg(r) if d.bits() > 32 => EVal::Reg(r),
+            EVal::Reg(r) => {
+                let w = self.r64();
+                let ext = if d.is_signed() { "s32" } else { "u32" };
+                self.line(format!("cvt.s64.{ext} \t{w}, {r};"));
+                EVal::Reg(w)
+            }
+        })
+    }
+
+    /// `r = a + b` on i64, saturating at the i64 range (view offsets, `crate::ir::Inst::View`).
+    fn add_sat64(&mut self, r: Reg, a: Reg, b: EVal) {
+        let (t, x1, x2) = (self.r64(), self.r64(), self.r64());
+        let ovf = self.pred();
+        self.line(format!("add.s64 \t{t}, {a}, {b};"));
+        self.line(format!("xor.b64 \t{x1}, {a}, {t};"));
+        self.line(format!("xor.b64 \t{x2}, {b}, {t};"));
+        self.line(format!("and.b64 \t{x1}, {x1}, {x2};"));
+        self.line(format!("setp.lt.s64 \t{ovf}, {x1}, 0;"));
+        // On overflow: MAX when `a` was non-negative, MIN when negative.
+        self.line(format!("shr.s64 \t{x2}, {a}, 63;"));
+        self.line(format!("xor.b64 \t{x2}, {x2}, 9223372036854775807;"));
+        self.line(format!("selp.b64 \t{r}, {x2}, {t}, {ovf};"));
+    }
+
     fn view(&mut self, d: VarId, src: VarId, offset: Operand, shape: &[Operand]) -> Res<()> {
         let s = self.global(src)?;
-        let off = self.elem(offset, 0)?;
+        let off = self.wide_int(offset)?;
         let tz = self.tz_of(Operand::Var(src)).min(self.tz_of(offset));
         let mut dims = Vec::with_capacity(shape.len());
         for o in shape {
-            dims.push(self.elem(*o, 0)?);
+            dims.push(self.wide_int(*o)?);
         }
         let g = self.dst_global(d)?;
         if g.dims.len() != dims.len() {
             return internal("view rank does not match its type");
         }
         // Offset first: when `d` is `src` the remaining reads are of other registers.
-        // Saturating: a view offset beyond the i32 range clamps (ir.rs), so an access through
-        // it is out of bounds instead of wrapping around to valid elements.
-        let wide = self.r64();
-        self.line(format!("cvt.s64.s32 \t{wide}, {};", s.off));
-        match off {
-            Val::Imm(c) => self.line(format!("add.s64 \t{wide}, {wide}, {c};")),
-            Val::Reg(r) => {
-                let w2 = self.r64();
-                self.line(format!("cvt.s64.s32 \t{w2}, {r};"));
-                self.line(format!("add.s64 \t{wide}, {wide}, {w2};"));
+        if off == EVal::Const(0, DType::I64) {
+            if g.off != s.off {
+                self.line(format!("mov.b64 \t{}, {};", g.off, s.off));
             }
+        } else {
+            self.add_sat64(g.off, s.off, off);
         }
-        self.line(format!("min.s64 \t{wide}, {wide}, 2147483647;"));
-        self.line(format!("max.s64 \t{wide}, {wide}, -2147483648;"));
-        self.line(format!("cvt.s32.s64 \t{}, {wide};", g.off));
         if g.ptr != s.ptr {
             self.line(format!("mov.b64 \t{}, {};", g.ptr, s.ptr));
-            self.line(format!("mov.b32 \t{}, {};", g.len, s.len));
+            self.line(format!("mov.b64 \t{}, {};", g.len, s.len));
         }
         for (r, v) in g.dims.iter().zip(dims) {
-            self.line(format!("mov.b32 \t{r}, {v};"));
+            self.line(format!("mov.b64 \t{r}, {v};"));
         }
         self.set_tz(d, tz);
         Ok(())
     }
 
     fn binary(&mut self, d: VarId, op: BinOp, lhs: Operand, rhs: Operand) -> Res<()> {
-        let operand_dtype = self.op_ty(lhs)?.dtype();
-        if operand_dtype == DType::Bool {
-            return self.elementwise(d, &[lhs, rhs], |e, r, v| e.bool_binary(op, r, v[0], v[1]));
+        let dt = self.dtype_of(lhs)?;
+        if dt == DType::Bool {
+            return self.elementwise(d, &[lhs, rhs], |e, r, v| {
+                let (a, b) = (e.ereg(v[0]), e.ereg(v[1]));
+                e.bool_binary(op, r, a, b)
+            });
         }
-        // Divisibility facts for alignment proofs.
+        // Divisibility facts for alignment proofs (integers).
         let (ta, tb) = (self.tz_of(lhs), self.tz_of(rhs));
         let tz = match (op, rhs) {
+            _ if !dt.is_int() => 0,
             (BinOp::Add | BinOp::Sub | BinOp::Or | BinOp::Xor | BinOp::Min | BinOp::Max, _) => {
                 ta.min(tb)
             }
             (BinOp::Mul, _) => ta + tb,
             (BinOp::And, _) => ta.max(tb),
-            (BinOp::Shl, Operand::Imm(k, _)) if (0..32).contains(&k) => ta + k as u32,
+            (BinOp::Shl, Operand::Imm(..)) => match rhs.imm_int() {
+                Some(k) if (0..64).contains(&k) => ta + k as u32,
+                _ => 0,
+            },
             _ => 0,
         };
         self.elementwise(d, &[lhs, rhs], |e, r, v| {
-            let (a, b) = (v[0], v[1]);
-            if op.is_comparison() {
-                let c = cmp_name(op);
-                if let (Val::Imm(x), Val::Imm(y)) = (a, b) {
-                    let t = e.vsetp(c, "s32", Val::Imm(x), Val::Imm(y)) == PVal::True;
-                    e.line(format!("mov.pred \t{r}, {};", t as i32));
-                } else {
-                    e.line(format!("setp.{c}.s32 \t{r}, {a}, {b};"));
-                }
-                return Ok(());
-            }
-            if let (Val::Imm(x), Val::Imm(y)) = (a, b) {
-                let Some(c) = fold_bin(op, x, y) else {
-                    return internal("bad binary op");
-                };
-                e.line(format!("mov.b32 \t{r}, {c};"));
-                return Ok(());
-            }
-            let ins = match op {
-                BinOp::Add => "add.s32",
-                BinOp::Sub => "sub.s32",
-                BinOp::Mul => "mul.lo.s32",
-                BinOp::Div => "div.s32",
-                BinOp::Rem => "rem.s32",
-                BinOp::And => "and.b32",
-                BinOp::Or => "or.b32",
-                BinOp::Xor => "xor.b32",
-                BinOp::Shl => "shl.b32",
-                BinOp::Shr => "shr.s32",
-                BinOp::Min => "min.s32",
-                BinOp::Max => "max.s32",
-                _ => return internal("bad binary op"),
-            };
-            e.line(format!("{ins} \t{r}, {a}, {b};"));
-            Ok(())
+            e.binary_elem(op, dt, r, v[0], v[1])
         })?;
         if !op.is_comparison() {
-            self.set_tz(d, tz);
+            self.set_tz(d, tz.min(dt.bits()));
         }
         Ok(())
     }
 
+    /// `r = a op b` on one element of type `dt` (`r` is a predicate for comparisons).
+    pub fn binary_elem(&mut self, op: BinOp, dt: DType, r: Reg, a: EVal, b: EVal) -> Res<()> {
+        if let (EVal::Const(x, _), EVal::Const(y, _)) = (a, b) {
+            let c = crate::elem::binary(op, dt, x, y);
+            let out = if op.is_comparison() { DType::Bool } else { dt };
+            if out == DType::Bool {
+                self.line(format!("mov.pred \t{r}, {};", (c != 0) as u32));
+                return Ok(());
+            }
+            return self.copy_elem(out, r, EVal::Const(c, out));
+        }
+        let info = dt.info();
+        if info.size == 2 && dt.is_float() {
+            // f16/bf16: compute in f32, round once.
+            let (fa, fb) = (self.widen_f32(dt, a), self.widen_f32(dt, b));
+            if op.is_comparison() {
+                return self.binary_elem(op, DType::F32, r, EVal::Reg(fa), EVal::Reg(fb));
+            }
+            let f = self.regs.new_reg(Class::F32);
+            self.binary_elem(op, DType::F32, f, EVal::Reg(fa), EVal::Reg(fb))?;
+            self.narrow_f32(dt, f, r);
+            return Ok(());
+        }
+        let ty = info.arith;
+        if op.is_comparison() {
+            let cmp = cmp_name(op);
+            let cmp = if dt.is_float() && cmp == "ne" {
+                "neu"
+            } else {
+                cmp
+            };
+            let (a, b) = self.imm_operands(dt, a, b);
+            self.line(format!("setp.{cmp}.{ty} \t{r}, {a}, {b};"));
+            return Ok(());
+        }
+        let (a, b) = self.imm_operands(dt, a, b);
+        let float = dt.is_float();
+        let bit = info.bit_reg();
+        match op {
+            BinOp::Shl | BinOp::Shr => {
+                let amt = self.shift_amount(dt, b);
+                let ins = if op == BinOp::Shl {
+                    format!("shl.{bit}")
+                } else {
+                    format!("shr.{ty}")
+                };
+                self.line(format!("{ins} \t{r}, {a}, {amt};"));
+            }
+            _ => {
+                let ins = match (op, float) {
+                    (BinOp::Add, true) => format!("add.rn.{ty}"),
+                    (BinOp::Sub, true) => format!("sub.rn.{ty}"),
+                    (BinOp::Mul, true) => format!("mul.rn.{ty}"),
+                    (BinOp::Div, true) => format!("div.rn.{ty}"),
+                    (BinOp::Min, true) => format!("min.{ty}"),
+                    (BinOp::Max, true) => format!("max.{ty}"),
+                    (BinOp::Add, false) => format!("add.{ty}"),
+                    (BinOp::Sub, false) => format!("sub.{ty}"),
+                    (BinOp::Mul, false) => format!("mul.lo.{ty}"),
+                    (BinOp::Div, false) => format!("div.{ty}"),
+                    (BinOp::Rem, false) => format!("rem.{ty}"),
+                    (BinOp::Min, false) => format!("min.{ty}"),
+                    (BinOp::Max, false) => format!("max.{ty}"),
+                    (BinOp::And, false) => format!("and.{bit}"),
+                    (BinOp::Or, false) => format!("or.{bit}"),
+                    (BinOp::Xor, false) => format!("xor.{bit}"),
+                    _ => return internal(format!("operator {op:?} on `{dt}`")),
+                };
+                self.line(format!("{ins} \t{r}, {a}, {b};"));
+            }
+        }
+        if matches!(
+            op,
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Shl
+        ) {
+            self.normalize(dt, r);
+        }
+        Ok(())
+    }
+
+    /// Operands for an arithmetic instruction: a 16-bit float constant has no immediate form.
+    fn imm_operands(&mut self, dt: DType, a: EVal, b: EVal) -> (EVal, EVal) {
+        let fix = |e: &mut Self, v: EVal| match v {
+            EVal::Const(..) if dt.info().size == 2 && dt.is_float() => EVal::Reg(e.ereg(v)),
+            // The first operand of an instruction must be a register.
+            _ => v,
+        };
+        let a = match a {
+            EVal::Const(..) => EVal::Reg(self.ereg(a)),
+            _ => a,
+        };
+        (fix(self, a), fix(self, b))
+    }
+
+    /// A shift amount (an element of type `dt`, read as unsigned) as a `.u32` operand, clamped
+    /// so that amounts past the width shift everything out.
+    fn shift_amount(&mut self, dt: DType, b: EVal) -> EVal {
+        match b {
+            EVal::Const(bits, _) => EVal::Const(bits.min(64), DType::U32),
+            EVal::Reg(r) if dt.bits() > 32 => {
+                let (t, n) = (self.r64(), self.r32());
+                self.line(format!("min.u64 \t{t}, {r}, 64;"));
+                self.line(format!("cvt.u32.u64 \t{n}, {t};"));
+                EVal::Reg(n)
+            }
+            EVal::Reg(_) => b,
+        }
+    }
+
     /// Binary ops on bools (operands are predicate registers).
-    fn bool_binary(&mut self, op: BinOp, r: super::regs::Reg, a: Val, b: Val) -> Res<()> {
+    fn bool_binary(&mut self, op: BinOp, r: Reg, a: Reg, b: Reg) -> Res<()> {
         // a < b on bools is !a & b, etc. Temporaries keep `r` free to alias an operand.
         let (na, nb) = (self.pred(), self.pred());
         match op {
@@ -369,33 +472,49 @@ impl Emitter<'_> {
 
     fn unary(&mut self, d: VarId, op: UnOp, x: Operand) -> Res<()> {
         let tz = self.tz_of(x);
-        let is_bool = self.op_ty(x)?.dtype() == DType::Bool;
-        self.elementwise(d, &[x], |e, r, v| {
-            let a = v[0];
-            match (op, is_bool, a) {
-                (UnOp::Not, true, _) => e.line(format!("not.pred \t{r}, {a};")),
-                (UnOp::Neg, true, _) => return internal("negation of a bool"),
-                (UnOp::Neg, false, Val::Imm(c)) => {
-                    e.line(format!("mov.b32 \t{r}, {};", c.wrapping_neg()))
-                }
-                (UnOp::Not, false, Val::Imm(c)) => e.line(format!("mov.b32 \t{r}, {};", !c)),
-                (UnOp::Neg, false, _) => e.line(format!("neg.s32 \t{r}, {a};")),
-                (UnOp::Not, false, _) => e.line(format!("not.b32 \t{r}, {a};")),
-            }
-            Ok(())
-        })?;
-        if op == UnOp::Neg && !is_bool {
+        let dt = self.dtype_of(x)?;
+        self.elementwise(d, &[x], |e, r, v| e.unary_elem(op, dt, r, v[0]))?;
+        if op == UnOp::Neg && dt.is_int() {
             self.set_tz(d, tz);
         }
         Ok(())
     }
 
+    /// `r = op a` on one element of type `dt`.
+    pub fn unary_elem(&mut self, op: UnOp, dt: DType, r: Reg, a: EVal) -> Res<()> {
+        if let EVal::Const(x, _) = a {
+            let c = crate::elem::unary(op, dt, x);
+            return self.copy_elem(dt, r, EVal::Const(c, dt));
+        }
+        let info = dt.info();
+        let (ty, bit) = (info.arith, info.bit_reg());
+        match (op, info.class) {
+            (UnOp::Not, crate::dtype::Class::Bool) => self.line(format!("not.pred \t{r}, {a};")),
+            (UnOp::Not, _) => self.line(format!("not.{bit} \t{r}, {a};")),
+            // Float sign operations are bit operations (exact, NaN payloads kept).
+            (UnOp::Neg, crate::dtype::Class::Float) => {
+                let m = sign_mask(dt);
+                self.line(format!("xor.{bit} \t{r}, {a}, {m};"));
+            }
+            (UnOp::Abs, crate::dtype::Class::Float) => {
+                let m = !sign_mask(dt) & dt.mask();
+                self.line(format!("and.{bit} \t{r}, {a}, {m};"));
+            }
+            (UnOp::Neg, _) => self.line(format!("neg.{} \t{r}, {a};", signed(ty))),
+            (UnOp::Abs, crate::dtype::Class::Signed) => self.line(format!("abs.{ty} \t{r}, {a};")),
+            (UnOp::Abs, _) => return self.copy_elem(dt, r, a),
+        }
+        self.normalize(dt, r);
+        Ok(())
+    }
+
     fn select(&mut self, d: VarId, cond: Operand, a: Operand, b: Operand) -> Res<()> {
-        let is_bool = self.op_ty(a)?.dtype() == DType::Bool;
+        let dt = self.dtype_of(a)?;
         let tz = self.tz_of(a).min(self.tz_of(b));
         self.elementwise(d, &[cond, a, b], |e, r, v| {
-            let (c, x, y) = (v[0], v[1], v[2]);
-            if is_bool {
+            let c = e.ereg(v[0]);
+            if dt == DType::Bool {
+                let (x, y) = (e.ereg(v[1]), e.ereg(v[2]));
                 // r = (c & x) | (!c & y), through temporaries so `r` may alias an operand.
                 let (t1, t2) = (e.pred(), e.pred());
                 e.line(format!("and.pred \t{t1}, {c}, {x};"));
@@ -403,29 +522,32 @@ impl Emitter<'_> {
                 e.line(format!("and.pred \t{t2}, {t2}, {y};"));
                 e.line(format!("or.pred \t{r}, {t1}, {t2};"));
             } else {
-                e.line(format!("selp.b32 \t{r}, {x}, {y}, {c};"));
+                let (x, y) = e.imm_operands(dt, v[1], v[2]);
+                e.line(format!(
+                    "selp.{} \t{r}, {x}, {y}, {c};",
+                    dt.info().bit_reg()
+                ));
             }
             Ok(())
         })?;
-        if !is_bool {
+        if dt.is_int() {
             self.set_tz(d, tz);
         }
         Ok(())
     }
 
     fn cast(&mut self, d: VarId, x: Operand, to: DType) -> Res<()> {
-        let from = self.op_ty(x)?.dtype();
-        self.elementwise(d, &[x], |e, r, v| {
-            let a = v[0];
-            match (from, to) {
-                (DType::Bool, DType::I32) => e.line(format!("selp.s32 \t{r}, 1, 0, {a};")),
-                (DType::I32, DType::Bool) => match a {
-                    Val::Imm(c) => e.line(format!("mov.pred \t{r}, {};", (c != 0) as i32)),
-                    _ => e.line(format!("setp.ne.s32 \t{r}, {a}, 0;")),
-                },
-                _ => e.copy_elem(r, a)?,
-            }
-            Ok(())
-        })
+        let from = self.dtype_of(x)?;
+        self.elementwise(d, &[x], |e, r, v| e.convert(from, to, r, v[0]))
     }
+}
+
+/// The sign bit of float type `d`.
+fn sign_mask(d: DType) -> u64 {
+    1u64 << (d.bits() - 1)
+}
+
+/// The signed PTX type of the same width (`neg` takes signed types).
+fn signed(ty: &str) -> String {
+    format!("s{}", &ty[1..])
 }

@@ -1,7 +1,5 @@
 //! PTX code generation from the IR. Deterministic: the same IR gives byte-identical text.
 //!
-//! * `layout`: how a tile's elements are distributed over threads (the contract every
-//!   instruction relies on);
 //! * `regs`: virtual registers (`%r` b32, `%rd` b64, `%p` pred), declared with exact counts;
 //! * `emit`: variable storage, operands, the per-thread prologue and structured control flow;
 //! * `inst`: scalar and element-wise instructions;
@@ -12,16 +10,17 @@
 mod access;
 pub mod assemble;
 mod collective;
+mod convert;
 mod emit;
 mod inst;
-mod layout;
+mod memops;
 mod regs;
 #[cfg(test)]
 mod tests;
 
 use crate::ir::{Kernel, ParamKind};
 
-pub use layout::Layout;
+pub use crate::layout::Layout;
 
 /// A generated PTX module holding one `.entry`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,6 +63,18 @@ pub fn entry_name(name: &str) -> String {
     format!("tk_{name}")
 }
 
+/// The PTX type and size of a scalar parameter of type `d`: narrow integers and `bool` are
+/// passed widened to 32 bits (the runtime widens them), everything else as itself.
+pub fn param_type(d: crate::ir::DType) -> (&'static str, usize) {
+    use crate::ir::DType as D;
+    match d {
+        D::Bool | D::U8 | D::U16 => ("u32", 4),
+        D::I8 | D::I16 => ("s32", 4),
+        D::F16 | D::BF16 => ("b16", 2),
+        _ => (d.info().mem, d.size_bytes()),
+    }
+}
+
 /// The `.param` name of parameter `i` of `entry` (with a suffix for the parts of a tensor).
 pub(crate) fn param_name(entry: &str, i: usize, part: &str) -> String {
     format!("{entry}$p{i}{part}")
@@ -89,11 +100,13 @@ pub fn generate(kernel: &Kernel) -> Result<PtxModule, CodegenError> {
         match p.kind {
             ParamKind::Tensor(_) => {
                 params.push(format!("\t.param .u64 {}", param_name(&name, i, "_ptr")));
-                params.push(format!("\t.param .u32 {}", param_name(&name, i, "_len")));
+                params.push(format!("\t.param .u64 {}", param_name(&name, i, "_len")));
             }
-            ParamKind::Scalar(_) => {
-                params.push(format!("\t.param .s32 {}", param_name(&name, i, "")))
-            }
+            ParamKind::Scalar(d) => params.push(format!(
+                "\t.param .{} {}",
+                param_type(d).0,
+                param_name(&name, i, "")
+            )),
         }
     }
     let shared_bytes = if e.scratch_bytes > 0 {

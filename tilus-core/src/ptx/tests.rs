@@ -15,7 +15,7 @@ const I: DType = DType::I32;
 const BOOL: DType = DType::Bool;
 
 fn imm(c: i32) -> Operand {
-    Operand::Imm(c, I)
+    Operand::i32(c)
 }
 fn v(x: VarId) -> Operand {
     Operand::Var(x)
@@ -114,6 +114,11 @@ impl B {
     }
     fn scalar(&mut self, name: &str, inst: Inst) -> VarId {
         self.def(name, Ty::Scalar(I), inst)
+    }
+    /// `dim(axis)` of a tensor (an i64) converted to i32.
+    fn dim32(&mut self, name: &str, tensor: VarId, axis: usize) -> VarId {
+        let d = self.def(name, Ty::Scalar(DType::I64), Inst::Dim { tensor, axis });
+        self.scalar(name, Inst::Cast { x: v(d), dtype: I })
     }
     fn bin(&mut self, name: &str, ty: Ty, op: BinOp, lhs: Operand, rhs: Operand) -> VarId {
         self.def(name, ty, Inst::Binary { op, lhs, rhs })
@@ -238,7 +243,7 @@ pub(crate) fn histogram() -> Kernel {
     let start = b.bin("start", Ty::Scalar(I), BinOp::Mul, v(bid), imm(4096));
     let grid = b.scalar("grid", Inst::GridDim);
     let step = b.bin("step", Ty::Scalar(I), BinOp::Mul, v(grid), imm(4096));
-    let len = b.scalar("len", Inst::Dim { tensor: 0, axis: 0 });
+    let len = b.dim32("len", 0, 0);
     let i = b.var("i", Ty::Scalar(I));
     b.for_(i, v(start), v(len), v(step), |b| {
         let t = b.def(
@@ -297,7 +302,7 @@ fn everything(target: Target) -> Kernel {
     let b16 = tile(BOOL, &[16, 16]);
     let bid = b.scalar("bid", Inst::BlockIdx);
     let grid = b.scalar("grid", Inst::GridDim);
-    let len = b.scalar("len", Inst::Dim { tensor: a, axis: 0 });
+    let len = b.dim32("len", a, 0);
     let off = b.bin("off", Ty::Scalar(I), Mul, v(bid), imm(256));
     let rows = b.bin("rows", Ty::Scalar(I), Div, v(len), imm(16));
     // 2-D view and a 2-D load through it.
@@ -310,13 +315,7 @@ fn everything(target: Target) -> Kernel {
             shape: vec![v(rows), imm(16)],
         },
     );
-    let d1 = b.scalar(
-        "d1",
-        Inst::Dim {
-            tensor: va,
-            axis: 1,
-        },
-    );
+    let d1 = b.dim32("d1", va, 1);
     let x = b.def(
         "x",
         t16.clone(),
@@ -326,7 +325,14 @@ fn everything(target: Target) -> Kernel {
         },
     );
     // Broadcast [16,1] -> [16,16].
-    let ar = b.def("ar", tile(I, &[16]), Inst::Arange { n: 16 });
+    let ar = b.def(
+        "ar",
+        tile(I, &[16]),
+        Inst::Arange {
+            n: 16,
+            dtype: DType::I32,
+        },
+    );
     let col = b.def(
         "col",
         tile(I, &[16, 1]),
@@ -375,7 +381,7 @@ fn everything(target: Target) -> Kernel {
         bools.push(b.bin("l", b16.clone(), op, v(bools[0]), v(bools[1])));
     }
     bools.push(b.bin("lf", b16.clone(), And, v(bools[2]), v(flag)));
-    bools.push(b.bin("lt", b16.clone(), Or, v(bools[3]), Operand::Imm(1, BOOL)));
+    bools.push(b.bin("lt", b16.clone(), Or, v(bools[3]), Operand::bool(true)));
     bools.push(b.def(
         "nb",
         b16.clone(),
@@ -485,12 +491,20 @@ fn everything(target: Target) -> Kernel {
             x: bools[6],
         },
     );
+    let ones = b.def(
+        "ones",
+        t16.clone(),
+        Inst::Cast {
+            x: v(bools[7]),
+            dtype: I,
+        },
+    );
     let cnt = b.def(
         "cnt",
         Ty::Scalar(I),
         Inst::Reduce {
             op: ReduceOp::Sum,
-            x: bools[7],
+            x: ones,
         },
     );
     // Sum everything into one tile and store it through a 2-D view of `out` (mask tile).
@@ -764,7 +778,7 @@ fn histogram_assembles_and_uses_fast_forms() {
     let k = histogram();
     let text = check_assembles(&k);
     assert!(text.contains(
-        ".visible .entry tk_histogram(\n\t.param .u64 tk_histogram$p0_ptr,\n\t.param .u32 tk_histogram$p0_len,"
+        ".visible .entry tk_histogram(\n\t.param .u64 tk_histogram$p0_ptr,\n\t.param .u64 tk_histogram$p0_len,"
     ));
     assert!(text.contains(".maxntid 256, 1, 1"));
     assert!(text.contains("red.relaxed.cta.shared.add.u32"), "{text}");

@@ -1,7 +1,11 @@
-//! The distribution of a tile's elements over the block's threads.
+//! The distribution of a tile's elements over the block's threads: the contract between the PTX
+//! back end (which places elements in threads' registers) and the emulator (whose race checker
+//! and float reductions follow the same placement).
 //!
-//! A tile of `n` elements on `threads` threads uses vector width `v` (the largest of 4, 2, 1
-//! dividing `n` with `n >= v * threads`, else 1). Thread `t` owns the flat (row-major) indices
+//! A kernel has one *vector width* `vmax` ([`vector_width`]): 16 bytes of its narrowest element
+//! type in memory (4 for an all-`i32` kernel, 16 when it reads `u8`), so that every memory access
+//! can move 16 bytes per thread. A tile of `n` elements on `threads` threads uses run length
+//! `v`, the largest power of two up to `vmax` dividing `n` with `n >= v * threads` (else 1). Thread `t` owns the flat (row-major) indices
 //! `o * threads * v + t * v + i` for `i in 0..v`, `o in 0..outer`, `outer = ceil(n / (threads * v))`;
 //! slot `s = o * v + i` of the thread holds that element. Slots whose index is `>= n` do not exist
 //! (only the last chunk `o = outer - 1` can be partial, and then for whole chunks of `v` at once
@@ -10,6 +14,8 @@
 //!
 //! Why this layout: consecutive threads own consecutive `v`-element runs, so a warp's chunk is one
 //! contiguous `32 * 4 * v`-byte span (fully coalesced), and each thread's run is one vector access.
+
+use crate::ir::{Kernel, ParamKind, Stmt};
 
 /// The layout of one tile shape (only its element count matters).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,10 +26,51 @@ pub struct Layout {
     pub outer: usize,
 }
 
+/// Elements per thread run in kernel `k`: 16 bytes of its narrowest element type in memory
+/// (parameters and shared allocations), 4 when it has no memory of its own.
+pub fn vector_width(k: &Kernel) -> usize {
+    let mut min = usize::MAX;
+    for p in &k.params {
+        if let ParamKind::Tensor(d) = p.kind {
+            min = min.min(d.size_bytes());
+        }
+    }
+    fn walk(b: &[Stmt], min: &mut usize) {
+        for s in b {
+            match s {
+                Stmt::Inst {
+                    inst: crate::ir::Inst::AllocShared { dtype, .. },
+                    ..
+                } => *min = (*min).min(dtype.size_bytes()),
+                Stmt::Inst { .. } | Stmt::Break { .. } => {}
+                Stmt::For { body, .. } => walk(body, min),
+                Stmt::While {
+                    cond_block, body, ..
+                } => {
+                    walk(cond_block, min);
+                    walk(body, min);
+                }
+                Stmt::If { then, els, .. } => {
+                    walk(then, min);
+                    walk(els, min);
+                }
+            }
+        }
+    }
+    walk(&k.body, &mut min);
+    if min == usize::MAX {
+        4
+    } else {
+        (16 / min.max(1)).clamp(1, 16)
+    }
+}
+
 impl Layout {
-    pub fn new(n: usize, threads: usize) -> Layout {
-        let v = [4usize, 2, 1]
+    /// The layout of an `n`-element tile on `threads` threads, with runs of at most `vmax`.
+    pub fn new(n: usize, threads: usize, vmax: usize) -> Layout {
+        let v = [16usize, 8, 4, 2, 1]
             .into_iter()
+            .filter(|&v| v <= vmax.max(1))
             .find(|&v| n.checked_rem(v) == Some(0) && n >= v * threads)
             .unwrap_or(1);
         let outer = n.div_ceil(threads * v).max(1);
@@ -68,25 +115,25 @@ mod tests {
     #[test]
     fn covers_each_element_once() {
         for n in [1usize, 2, 3, 16, 100, 256, 257, 1024, 4096, 4100, 6] {
-            for threads in [32usize, 64, 256] {
-                let l = Layout::new(n, threads);
+            for (threads, vmax) in [(32usize, 4), (64, 16), (256, 4), (256, 16), (128, 2)] {
+                let l = Layout::new(n, threads, vmax);
                 let mut seen = vec![0u32; n];
                 for t in 0..threads {
                     for s in 0..l.slots() {
                         let f = t * l.v + l.slot_const(s);
                         let o = s / l.v;
                         let exists = l.chunk_full(o) || t < l.chunk_owners(o);
-                        assert_eq!(exists, f < n, "n={n} T={threads} t={t} s={s}");
+                        assert_eq!(exists, f < n, "n={n} T={threads} v={vmax} t={t} s={s}");
                         if exists {
                             seen[f] += 1;
                         }
                     }
                 }
-                assert!(seen.iter().all(|&c| c == 1), "n={n} T={threads}");
+                assert!(seen.iter().all(|&c| c == 1), "n={n} T={threads} v={vmax}");
             }
         }
         assert_eq!(
-            Layout::new(4096, 256),
+            Layout::new(4096, 256, 4),
             Layout {
                 n: 4096,
                 threads: 256,
@@ -94,6 +141,7 @@ mod tests {
                 outer: 4
             }
         );
-        assert_eq!(Layout::new(1, 256).slots(), 1);
+        assert_eq!(Layout::new(4096, 256, 16).v, 16);
+        assert_eq!(Layout::new(1, 256, 4).slots(), 1);
     }
 }

@@ -1,0 +1,233 @@
+//! Element types as data.
+//!
+//! One row per element type in [`ROWS`], indexed by the type: its name in the language, its
+//! class, size, the PTX types of a memory access and of arithmetic, the register class that holds
+//! it, and how it is computed. The front end, the legality table, the PTX generator, the emulator
+//! and the runtime all read these rows; adding a type is adding a row (and its host type in the
+//! runtime), not a hunt through `match` arms.
+//!
+//! How values are kept (the contract between the rows and the back ends):
+//! * integers narrower than 32 bits live in 32-bit registers, normalised (sign- or zero-extended
+//!   from their width) after every operation, and are computed in 32-bit arithmetic;
+//! * `f16`/`bf16` live in 16-bit registers and are computed in `f32`, rounding the result to
+//!   nearest even: for `+ - * /` and `sqrt` this is the correctly rounded result (the `f32`
+//!   significand is more than twice as wide, so the double rounding is exact);
+//! * `bool` lives in predicates, and as one byte (0 or 1) in memory.
+
+use serde::{Deserialize, Serialize};
+
+/// An element type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+pub enum DType {
+    Bool,
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    I64,
+    U64,
+    F16,
+    BF16,
+    F32,
+    F64,
+}
+
+/// What kind of number a type holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    Bool,
+    Signed,
+    Unsigned,
+    Float,
+}
+
+/// The PTX register class holding one element (Dr.Jit's `type_name_ptx`/prefix tables).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RegClass {
+    /// `%p`: predicates.
+    Pred,
+    /// `%rs`: 16-bit values (`f16`, `bf16`).
+    B16,
+    /// `%r`: 32-bit integers (and narrower ones, widened).
+    B32,
+    /// `%rd`: 64-bit integers and addresses.
+    B64,
+    /// `%f`: `f32`.
+    F32,
+    /// `%fd`: `f64`.
+    F64,
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Info {
+    pub dtype: DType,
+    /// The name in the language and in Rust (`i32`, `bf16`).
+    pub name: &'static str,
+    pub class: Class,
+    /// Value bits (1 for `bool`).
+    pub bits: u32,
+    /// Bytes in memory.
+    pub size: usize,
+    /// Register class of a value.
+    pub reg: RegClass,
+    /// PTX type of a load or store of one element (`ld.global.u8`).
+    pub mem: &'static str,
+    /// PTX bit type of the element's width (`cas`, `exch`, moves).
+    pub bit: &'static str,
+    /// The type arithmetic on this type is carried out in (`i8` → `i32`, `f16` → `f32`).
+    pub compute: DType,
+    /// PTX type suffix of arithmetic in `compute` (`s32`, `u64`, `f32`).
+    pub arith: &'static str,
+}
+
+#[allow(clippy::too_many_arguments)] // one table row, read as columns
+const fn row(
+    dtype: DType,
+    name: &'static str,
+    class: Class,
+    bits: u32,
+    size: usize,
+    reg: RegClass,
+    mem: &'static str,
+    bit: &'static str,
+    compute: DType,
+    arith: &'static str,
+) -> Info {
+    Info {
+        dtype,
+        name,
+        class,
+        bits,
+        size,
+        reg,
+        mem,
+        bit,
+        compute,
+        arith,
+    }
+}
+
+use Class::*;
+use DType as D;
+use RegClass as R;
+
+/// The rows, in the order of [`DType`]'s variants.
+#[rustfmt::skip]
+pub const ROWS: [Info; 13] = [
+    //    dtype    name    class     bits size reg     mem    bit    compute  arith
+    row(D::Bool, "bool", Bool,        1, 1, R::Pred, "u8",  "b8",  D::Bool, "pred"),
+    row(D::I8,   "i8",   Signed,      8, 1, R::B32,  "s8",  "b8",  D::I32,  "s32"),
+    row(D::U8,   "u8",   Unsigned,    8, 1, R::B32,  "u8",  "b8",  D::U32,  "u32"),
+    row(D::I16,  "i16",  Signed,     16, 2, R::B32,  "s16", "b16", D::I32,  "s32"),
+    row(D::U16,  "u16",  Unsigned,   16, 2, R::B32,  "u16", "b16", D::U32,  "u32"),
+    row(D::I32,  "i32",  Signed,     32, 4, R::B32,  "s32", "b32", D::I32,  "s32"),
+    row(D::U32,  "u32",  Unsigned,   32, 4, R::B32,  "u32", "b32", D::U32,  "u32"),
+    row(D::I64,  "i64",  Signed,     64, 8, R::B64,  "s64", "b64", D::I64,  "s64"),
+    row(D::U64,  "u64",  Unsigned,   64, 8, R::B64,  "u64", "b64", D::U64,  "u64"),
+    row(D::F16,  "f16",  Float,      16, 2, R::B16,  "b16", "b16", D::F32,  "f32"),
+    row(D::BF16, "bf16", Float,      16, 2, R::B16,  "b16", "b16", D::F32,  "f32"),
+    row(D::F32,  "f32",  Float,      32, 4, R::F32,  "f32", "b32", D::F32,  "f32"),
+    row(D::F64,  "f64",  Float,      64, 8, R::F64,  "f64", "b64", D::F64,  "f64"),
+];
+
+impl DType {
+    /// Every type, in table order.
+    pub const ALL: [DType; 13] = [
+        D::Bool,
+        D::I8,
+        D::U8,
+        D::I16,
+        D::U16,
+        D::I32,
+        D::U32,
+        D::I64,
+        D::U64,
+        D::F16,
+        D::BF16,
+        D::F32,
+        D::F64,
+    ];
+
+    /// This type's row.
+    #[inline]
+    pub fn info(self) -> &'static Info {
+        &ROWS[self as usize]
+    }
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+    /// The type named `name` in the language (`"u8"`), if any.
+    pub fn from_name(name: &str) -> Option<DType> {
+        ROWS.iter().find(|r| r.name == name).map(|r| r.dtype)
+    }
+    /// Size in bytes in memory.
+    pub fn size_bytes(self) -> usize {
+        self.info().size
+    }
+    pub fn bits(self) -> u32 {
+        self.info().bits
+    }
+    pub fn class(self) -> Class {
+        self.info().class
+    }
+    pub fn is_float(self) -> bool {
+        self.class() == Class::Float
+    }
+    pub fn is_int(self) -> bool {
+        matches!(self.class(), Class::Signed | Class::Unsigned)
+    }
+    pub fn is_signed(self) -> bool {
+        self.class() == Class::Signed
+    }
+    pub fn is_bool(self) -> bool {
+        self == D::Bool
+    }
+    /// Integers and floats (what arithmetic operators apply to).
+    pub fn is_numeric(self) -> bool {
+        self.is_int() || self.is_float()
+    }
+    /// The mask of the value bits in a bit pattern of this type.
+    pub fn mask(self) -> u64 {
+        match self.bits() {
+            64 => u64::MAX,
+            b => (1u64 << b) - 1,
+        }
+    }
+}
+
+impl Info {
+    /// The bit type of the register holding a value (`b32` for narrow integers, which are
+    /// widened; `pred` for bool).
+    pub fn bit_reg(&self) -> &'static str {
+        match self.reg {
+            RegClass::Pred => "pred",
+            RegClass::B16 => "b16",
+            RegClass::B32 | RegClass::F32 => "b32",
+            RegClass::B64 | RegClass::F64 => "b64",
+        }
+    }
+}
+
+impl std::fmt::Display for DType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_indexed_by_their_type() {
+        for (i, d) in DType::ALL.iter().enumerate() {
+            assert_eq!(ROWS[i].dtype, *d);
+            assert_eq!(*d as usize, i);
+            assert_eq!(DType::from_name(d.name()), Some(*d));
+            assert!(d.size_bytes() * 8 >= d.bits() as usize);
+        }
+    }
+}

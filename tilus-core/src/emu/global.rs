@@ -1,0 +1,132 @@
+//! Global memory of the emulator: one atomic cell per element, of the element's width.
+//!
+//! Kernels of many blocks run on several host threads at once, so every access to global memory
+//! is atomic (weak loads and stores are `Relaxed`). A tensor has one element type, so all
+//! accesses to one cell have one width (no mixed-size atomics).
+
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
+
+/// The memory of one tensor argument, by element width.
+#[derive(Debug, Clone, Copy)]
+pub enum GlobalMem<'a> {
+    W8(&'a [AtomicU8]),
+    W16(&'a [AtomicU16]),
+    W32(&'a [AtomicU32]),
+    W64(&'a [AtomicU64]),
+}
+
+macro_rules! on_cells {
+    ($m:expr, $c:ident => $body:expr) => {
+        match $m {
+            GlobalMem::W8($c) => $body,
+            GlobalMem::W16($c) => $body,
+            GlobalMem::W32($c) => $body,
+            GlobalMem::W64($c) => $body,
+        }
+    };
+}
+
+impl<'a> GlobalMem<'a> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        on_cells!(self, c => c.len())
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Bytes per element.
+    pub fn width(&self) -> usize {
+        match self {
+            GlobalMem::W8(_) => 1,
+            GlobalMem::W16(_) => 2,
+            GlobalMem::W32(_) => 4,
+            GlobalMem::W64(_) => 8,
+        }
+    }
+    /// Whether two arguments are the same memory.
+    pub fn same(&self, other: &GlobalMem<'_>) -> bool {
+        let addr = |m: &GlobalMem<'_>| on_cells!(m, c => (c.as_ptr() as usize, c.len()));
+        self.width() == other.width() && addr(self) == addr(other)
+    }
+
+    #[inline(always)]
+    pub fn load(&self, i: usize, o: Ordering) -> u64 {
+        match self {
+            GlobalMem::W8(c) => c[i].load(o) as u64,
+            GlobalMem::W16(c) => c[i].load(o) as u64,
+            GlobalMem::W32(c) => c[i].load(o) as u64,
+            GlobalMem::W64(c) => c[i].load(o),
+        }
+    }
+    #[inline(always)]
+    pub fn store(&self, i: usize, v: u64, o: Ordering) {
+        match self {
+            GlobalMem::W8(c) => c[i].store(v as u8, o),
+            GlobalMem::W16(c) => c[i].store(v as u16, o),
+            GlobalMem::W32(c) => c[i].store(v as u32, o),
+            GlobalMem::W64(c) => c[i].store(v, o),
+        }
+    }
+    /// Wrapping add of the low bits of `v`; returns the old value.
+    #[inline(always)]
+    pub fn fetch_add(&self, i: usize, v: u64, o: Ordering) -> u64 {
+        match self {
+            GlobalMem::W8(c) => c[i].fetch_add(v as u8, o) as u64,
+            GlobalMem::W16(c) => c[i].fetch_add(v as u16, o) as u64,
+            GlobalMem::W32(c) => c[i].fetch_add(v as u32, o) as u64,
+            GlobalMem::W64(c) => c[i].fetch_add(v, o),
+        }
+    }
+    #[inline(always)]
+    pub fn swap(&self, i: usize, v: u64, o: Ordering) -> u64 {
+        match self {
+            GlobalMem::W8(c) => c[i].swap(v as u8, o) as u64,
+            GlobalMem::W16(c) => c[i].swap(v as u16, o) as u64,
+            GlobalMem::W32(c) => c[i].swap(v as u32, o) as u64,
+            GlobalMem::W64(c) => c[i].swap(v, o),
+        }
+    }
+    /// Compare-and-swap; returns the old value whether or not it matched.
+    #[inline(always)]
+    pub fn cas(&self, i: usize, cmp: u64, new: u64, o: Ordering, fail: Ordering) -> u64 {
+        match self {
+            GlobalMem::W8(c) => c[i]
+                .compare_exchange(cmp as u8, new as u8, o, fail)
+                .unwrap_or_else(|x| x) as u64,
+            GlobalMem::W16(c) => c[i]
+                .compare_exchange(cmp as u16, new as u16, o, fail)
+                .unwrap_or_else(|x| x) as u64,
+            GlobalMem::W32(c) => c[i]
+                .compare_exchange(cmp as u32, new as u32, o, fail)
+                .unwrap_or_else(|x| x) as u64,
+            GlobalMem::W64(c) => c[i]
+                .compare_exchange(cmp, new, o, fail)
+                .unwrap_or_else(|x| x),
+        }
+    }
+    /// An atomic read-modify-write computing the new value from the old one (a CAS loop, for
+    /// operations the host has no instruction for); returns the old value.
+    #[inline(always)]
+    pub fn update(
+        &self,
+        i: usize,
+        o: Ordering,
+        fail: Ordering,
+        mut f: impl FnMut(u64) -> u64,
+    ) -> u64 {
+        match self {
+            GlobalMem::W8(c) => c[i]
+                .fetch_update(o, fail, |x| Some(f(x as u64) as u8))
+                .unwrap_or_else(|x| x) as u64,
+            GlobalMem::W16(c) => c[i]
+                .fetch_update(o, fail, |x| Some(f(x as u64) as u16))
+                .unwrap_or_else(|x| x) as u64,
+            GlobalMem::W32(c) => c[i]
+                .fetch_update(o, fail, |x| Some(f(x as u64) as u32))
+                .unwrap_or_else(|x| x) as u64,
+            GlobalMem::W64(c) => c[i]
+                .fetch_update(o, fail, |x| Some(f(x)))
+                .unwrap_or_else(|x| x),
+        }
+    }
+}

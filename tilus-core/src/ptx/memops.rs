@@ -1,0 +1,425 @@
+//! The instructions of memory operations, per element and per vector (`access.rs` plans the
+//! activity and addresses they use).
+//!
+//! Registers hold elements in their class (`dtype.rs`): narrow integers in 32-bit registers
+//! (`ld.u8` zero-extends, `ld.s8` sign-extends, `st.u8` stores the low byte), `f16`/`bf16` in
+//! 16-bit ones, `bool` as predicates (one byte, 0 or 1, in memory). Atomics come from the
+//! legality table (`crate::table`): the operand is converted to the instruction's register width
+//! where they differ (16-bit `cas` of an integer held in 32 bits).
+
+use super::access::{space_name, Addr, Op, Plan};
+use super::emit::{internal, Emitter, Res};
+use super::regs::{EVal, PVal, Reg};
+use crate::dtype::{Class, DType, RegClass};
+use crate::ir::{InactiveResult, Operand, RmwOp};
+use crate::table::{self, RmwHow};
+
+impl Emitter<'_> {
+    /// Element `slot` of operand `o`, or of a scalar operand for every slot.
+    fn slot_val(&mut self, o: Operand, s: usize) -> Res<EVal> {
+        let slot = if self.is_tile(o)? { s } else { 0 };
+        self.eval(o, slot)
+    }
+
+    /// The register to store for element `v` of type `d` (bools as 0/1 words).
+    fn store_reg(&mut self, d: DType, v: EVal) -> Reg {
+        if d == DType::Bool {
+            let p = self.ereg(v);
+            let t = self.r32();
+            self.line(format!("selp.b32 \t{t}, 1, 0, {p};"));
+            return t;
+        }
+        self.ereg(v)
+    }
+
+    /// `ld` of one element of type `d` into `r` (bools through a word and a compare).
+    fn load_elem(&mut self, g: &str, instr: &str, d: DType, r: Reg, addr: Addr) {
+        let ty = d.info().mem;
+        if d == DType::Bool {
+            let t = self.r32();
+            self.line(format!("{g}{instr}.{ty} \t{t}, {addr};"));
+            self.line(format!("{g}setp.ne.s32 \t{r}, {t}, 0;"));
+        } else {
+            self.line(format!("{g}{instr}.{ty} \t{r}, {addr};"));
+        }
+    }
+
+    /// `r = v` where the predicate is false (the inactive elements' value).
+    fn fill_inactive(&mut self, d: DType, act: PVal, r: Reg, v: EVal) -> Res<()> {
+        match act {
+            PVal::True => Ok(()),
+            PVal::False => self.copy_elem(d, r, v),
+            PVal::Reg(p) => {
+                let v = match v {
+                    // A predicated move of a 16-bit float constant needs a register source.
+                    EVal::Const(..) if d.is_float() && d.size_bytes() == 2 => {
+                        EVal::Reg(self.ereg(v))
+                    }
+                    _ => v,
+                };
+                if d == DType::Bool {
+                    let src = self.ereg(v);
+                    self.line(format!("@!{p} mov.pred \t{r}, {src};"));
+                } else {
+                    let ty = super::convert::mov_type(d);
+                    self.line(format!("@!{p} mov.{ty} \t{r}, {v};"));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    pub(super) fn element_ops(&mut self, plan: &Plan, op: &Op, elems: &[(PVal, Addr)]) -> Res<()> {
+        let d = plan.dtype;
+        let sp = space_name(self.space_of(plan));
+        match op {
+            Op::Load { dst, other } => {
+                for (s, (act, addr)) in elems.iter().enumerate() {
+                    if *act != PVal::False {
+                        let g = Self::guard(*act);
+                        self.load_elem(&g, &format!("ld.{sp}"), d, dst[s], *addr);
+                    }
+                }
+                for (s, (act, _)) in elems.iter().enumerate() {
+                    let val = self.slot_val(*other, s)?;
+                    self.fill_inactive(d, *act, dst[s], val)?;
+                }
+            }
+            Op::Store { value } => {
+                for (s, (act, addr)) in elems.iter().enumerate() {
+                    if *act == PVal::False {
+                        continue;
+                    }
+                    let val = self.slot_val(*value, s)?;
+                    let val = self.store_reg(d, val);
+                    let g = Self::guard(*act);
+                    self.line(format!("{g}st.{sp}.{} \t{addr}, {val};", d.info().mem));
+                }
+            }
+            Op::AtomicLoad { dst, sem, scope } => {
+                for (s, (act, addr)) in elems.iter().enumerate() {
+                    if *act != PVal::False {
+                        let g = Self::guard(*act);
+                        let instr = format!("ld.{}.{}.{sp}", sem.ptx(), scope.ptx());
+                        self.load_elem(&g, &instr, d, dst[s], *addr);
+                    }
+                    self.fill_inactive(d, *act, dst[s], EVal::Const(0, d))?;
+                }
+            }
+            Op::AtomicStore { value, sem, scope } => {
+                for (s, (act, addr)) in elems.iter().enumerate() {
+                    if *act == PVal::False {
+                        continue;
+                    }
+                    let val = self.slot_val(*value, s)?;
+                    let val = self.store_reg(d, val);
+                    let g = Self::guard(*act);
+                    self.line(format!(
+                        "{g}st.{}.{}.{sp}.{} \t{addr}, {val};",
+                        sem.ptx(),
+                        scope.ptx(),
+                        d.info().mem
+                    ));
+                }
+            }
+            Op::Rmw { .. } => self.rmw_elems(plan, op, elems)?,
+        }
+        Ok(())
+    }
+
+    /// The operand of an RMW as a register of the instruction's width (negated for `sub`).
+    fn rmw_operand(&mut self, d: DType, row: &table::RmwRow, v: EVal) -> EVal {
+        let v = if row.how == RmwHow::NegateAdd {
+            match v {
+                EVal::Const(bits, _) => {
+                    EVal::Const(crate::elem::unary(crate::ir::UnOp::Neg, d, bits), d)
+                }
+                EVal::Reg(_) => {
+                    let r = self.reg_of(d);
+                    let _ = self.unary_elem(crate::ir::UnOp::Neg, d, r, v);
+                    EVal::Reg(r)
+                }
+            }
+        } else {
+            v
+        };
+        self.atom_width_operand(d, row, v)
+    }
+
+    /// A value of `d` in the register width of `row`'s PTX type: 16-bit `cas` of an integer
+    /// held in a 32-bit register narrows it; floats need registers (16-bit ones have no
+    /// immediate form).
+    fn atom_width_operand(&mut self, d: DType, row: &table::RmwRow, v: EVal) -> EVal {
+        if row.ptx_type == "b16" && d.info().reg == RegClass::B32 {
+            let r = self.reg16();
+            match v {
+                EVal::Const(bits, _) => self.line(format!("mov.b16 \t{r}, {};", bits as u16)),
+                EVal::Reg(x) => self.line(format!("cvt.u16.u32 \t{r}, {x};")),
+            }
+            return EVal::Reg(r);
+        }
+        match v {
+            EVal::Const(..) if d.is_float() => EVal::Reg(self.ereg(v)),
+            _ => v,
+        }
+    }
+
+    fn reg16(&mut self) -> Reg {
+        self.regs.new_reg(RegClass::B16)
+    }
+
+    fn rmw_elems(&mut self, plan: &Plan, op: &Op, elems: &[(PVal, Addr)]) -> Res<()> {
+        let Op::Rmw {
+            dst,
+            with_output,
+            op,
+            values,
+            compare,
+            sem,
+            scope,
+            inactive,
+        } = op
+        else {
+            return internal("not an RMW");
+        };
+        let d = plan.dtype;
+        let space = self.space_of(plan);
+        let Some(row) = table::rmw_row(*op, d) else {
+            return internal(format!("no atomic `{}` on `{d}`", op.name()));
+        };
+        if *op == RmwOp::Cas && compare.is_none() {
+            return internal("cas without a compare operand");
+        }
+        let (instr, red) = table::rmw_ptx(row, space, *sem, *scope, *with_output);
+        let narrow_result = row.ptx_type == "b16" && d.info().reg == RegClass::B32;
+        // A scalar operand is converted once.
+        let scalar_b = if self.is_tile(*values)? {
+            None
+        } else {
+            let v = self.eval(*values, 0)?;
+            Some(self.rmw_operand(d, row, v))
+        };
+        for (s, (act, addr)) in elems.iter().enumerate() {
+            let cmp = match compare {
+                Some(c) => Some(self.slot_val(*c, s)?),
+                None => None,
+            };
+            if *with_output {
+                let fallback = match (inactive, cmp) {
+                    (InactiveResult::Compare, Some(c)) => c,
+                    _ => EVal::Const(0, d),
+                };
+                self.fill_inactive(d, *act, dst[s], fallback)?;
+            }
+            if *act == PVal::False {
+                continue;
+            }
+            let b = match scalar_b {
+                Some(b) => b,
+                None => {
+                    let v = self.slot_val(*values, s)?;
+                    self.rmw_operand(d, row, v)
+                }
+            };
+            let g = Self::guard(*act);
+            // The destination register of the instruction (16-bit for `cas.b16` of integers).
+            let out = if narrow_result && !red {
+                self.reg16()
+            } else {
+                dst[s]
+            };
+            match row.how {
+                RmwHow::FloatMinMax => {
+                    let q = (space, *sem, *scope, *with_output);
+                    self.float_minmax(plan.dtype, row, q, *act, *addr, out, b)?;
+                }
+                _ => match (red, cmp) {
+                    (true, _) => self.line(format!("{g}{instr} \t{addr}, {b};")),
+                    (false, Some(c)) => {
+                        let c = self.atom_width_operand(d, row, c);
+                        self.line(format!("{g}{instr} \t{out}, {addr}, {c}, {b};"));
+                    }
+                    (false, None) => self.line(format!("{g}{instr} \t{out}, {addr}, {b};")),
+                },
+            }
+            if narrow_result && !red && *with_output {
+                let ext = if d.is_signed() { "s16" } else { "u16" };
+                self.line(format!("{g}cvt.s32.{ext} \t{}, {out};", dst[s]));
+            }
+        }
+        Ok(())
+    }
+
+    /// Float `min`/`max` on the bit patterns (IEEE `totalOrder`, `crate::elem::rmw`): the signed
+    /// integer op for operands with a clear sign bit, the opposite unsigned one otherwise.
+    #[allow(clippy::too_many_arguments)]
+    fn float_minmax(
+        &mut self,
+        d: DType,
+        row: &table::RmwRow,
+        (space, sem, scope, with_output): (
+            crate::ir::Space,
+            crate::ir::Sem,
+            crate::ir::Scope,
+            bool,
+        ),
+        act: PVal,
+        addr: Addr,
+        out: Reg,
+        b: EVal,
+    ) -> Res<()> {
+        let wide = d.bits() == 64;
+        let (sty, bit) = if wide { ("s64", "b64") } else { ("s32", "b32") };
+        // The operand's bits in an integer register, and its sign.
+        let bits = if wide { self.r64() } else { self.r32() };
+        let b = self.ereg(b);
+        self.line(format!("mov.{bit} \t{bits}, {b};"));
+        let neg = self.pred();
+        self.line(format!("setp.lt.{sty} \t{neg}, {bits}, 0;"));
+        // Guards: active and non-negative / active and negative.
+        let (gp, gn) = match act {
+            PVal::True => (format!("@!{neg} "), format!("@{neg} ")),
+            PVal::False => return Ok(()),
+            PVal::Reg(p) => {
+                let (pp, pn) = (self.pred(), self.pred());
+                self.line(format!("and.pred \t{pn}, {p}, {neg};"));
+                self.line(format!("not.pred \t{pp}, {neg};"));
+                self.line(format!("and.pred \t{pp}, {pp}, {p};"));
+                (format!("@{pp} "), format!("@{pn} "))
+            }
+        };
+        let (pos, red) = table::rmw_ptx(row, space, sem, scope, with_output);
+        let (negi, _) = table::float_minmax_negative(row, space, sem, scope, with_output);
+        if red {
+            self.line(format!("{gp}{pos} \t{addr}, {bits};"));
+            self.line(format!("{gn}{negi} \t{addr}, {bits};"));
+        } else {
+            let old = if wide { self.r64() } else { self.r32() };
+            self.line(format!("{gp}{pos} \t{old}, {addr}, {bits};"));
+            self.line(format!("{gn}{negi} \t{old}, {addr}, {bits};"));
+            if with_output {
+                let g = Self::guard(act);
+                self.line(format!("{g}mov.{bit} \t{out}, {old};"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Vector loads and stores of the thread's runs (`vector_check` proved them active and
+    /// aligned). Elements of 4 bytes or more travel as themselves (`v4.f32`, `v2.u64`), narrower
+    /// ones packed in 32-bit words (16 `u8` in one `v4.b32`).
+    pub(super) fn vector_ops(&mut self, plan: &Plan, op: &Op, first: Addr) -> Res<()> {
+        let layout = plan.layout;
+        let (v, size, d) = (layout.v, plan.size, plan.dtype);
+        let sp = space_name(self.space_of(plan));
+        let packed = size < 4;
+        // Elements per word (1 unless packed), words per run, words per instruction.
+        let per_word = if packed { 4 / size } else { 1 };
+        let word_bytes = if packed { 4 } else { size };
+        let words = v / per_word;
+        let per_ins = (16 / word_bytes).min(words);
+        let wty = if packed { "b32" } else { d.info().mem };
+        for o in 0..layout.outer {
+            let run = first.plus((size * o * layout.chunk()) as i64);
+            let slots: Vec<usize> = (o * v..(o + 1) * v).collect();
+            for (i, chunk) in slots.chunks(per_word * per_ins).enumerate() {
+                let addr = run.plus((i * per_ins * word_bytes) as i64);
+                let vec = if per_ins > 1 {
+                    format!(".v{per_ins}")
+                } else {
+                    String::new()
+                };
+                match op {
+                    Op::Load { dst, .. } => {
+                        if packed {
+                            let regs: Vec<Reg> = (0..per_ins).map(|_| self.r32()).collect();
+                            let list = reg_list(&regs);
+                            self.line(format!("ld.{sp}{vec}.{wty} \t{list}, {addr};"));
+                            for (w, wr) in regs.iter().enumerate() {
+                                let elems = &chunk[w * per_word..(w + 1) * per_word];
+                                let outs: Vec<Reg> = elems.iter().map(|&s| dst[s]).collect();
+                                self.unpack_word(d, *wr, &outs);
+                            }
+                        } else {
+                            let regs: Vec<Reg> = chunk.iter().map(|&s| dst[s]).collect();
+                            let list = reg_list(&regs);
+                            self.line(format!("ld.{sp}{vec}.{wty} \t{list}, {addr};"));
+                        }
+                    }
+                    Op::Store { value } => {
+                        let mut regs = Vec::with_capacity(per_ins);
+                        if packed {
+                            for w in 0..per_ins {
+                                let mut vals = Vec::with_capacity(per_word);
+                                for &s in &chunk[w * per_word..(w + 1) * per_word] {
+                                    let x = self.slot_val(*value, s)?;
+                                    vals.push(self.store_reg(d, x));
+                                }
+                                regs.push(self.pack_word(d, &vals));
+                            }
+                        } else {
+                            for &s in chunk {
+                                let x = self.slot_val(*value, s)?;
+                                regs.push(self.ereg(x));
+                            }
+                        }
+                        let list = reg_list(&regs);
+                        self.line(format!("st.{sp}{vec}.{wty} \t{addr}, {list};"));
+                    }
+                    _ => return internal("vector path for an atomic"),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The elements of 32-bit word `w` (little endian) into `outs` (registers of `d`).
+    fn unpack_word(&mut self, d: DType, w: Reg, outs: &[Reg]) {
+        let bits = 32 / outs.len() as u32;
+        match d.info().class {
+            Class::Float => {
+                // Two 16-bit floats.
+                self.line(format!("mov.b32 \t{{{}, {}}}, {w};", outs[0], outs[1]));
+            }
+            Class::Bool => {
+                for (j, r) in outs.iter().enumerate() {
+                    let t = self.r32();
+                    self.line(format!("bfe.u32 \t{t}, {w}, {}, {bits};", j as u32 * bits));
+                    self.line(format!("setp.ne.s32 \t{r}, {t}, 0;"));
+                }
+            }
+            c => {
+                let ty = if c == Class::Signed { "s32" } else { "u32" };
+                for (j, r) in outs.iter().enumerate() {
+                    self.line(format!("bfe.{ty} \t{r}, {w}, {}, {bits};", j as u32 * bits));
+                }
+            }
+        }
+    }
+
+    /// One 32-bit word from `vals` (registers of `d`, bools already 0/1 words), little endian.
+    fn pack_word(&mut self, d: DType, vals: &[Reg]) -> Reg {
+        let w = self.r32();
+        let bits = 32 / vals.len() as u32;
+        if d.is_float() {
+            self.line(format!("mov.b32 \t{w}, {{{}, {}}};", vals[0], vals[1]));
+            return w;
+        }
+        self.line(format!("mov.b32 \t{w}, {};", vals[0]));
+        for (j, r) in vals.iter().enumerate().skip(1) {
+            self.line(format!(
+                "bfi.b32 \t{w}, {r}, {w}, {}, {bits};",
+                j as u32 * bits
+            ));
+        }
+        w
+    }
+}
+
+fn reg_list(regs: &[Reg]) -> String {
+    if regs.len() == 1 {
+        return regs[0].to_string();
+    }
+    let names: Vec<String> = regs.iter().map(|r| r.to_string()).collect();
+    format!("{{{}}}", names.join(", "))
+}
