@@ -58,6 +58,24 @@ impl Ty {
     pub fn is_scalar(&self) -> bool {
         matches!(self, Ty::Scalar(_))
     }
+    /// The same kind and shape with another element type.
+    pub fn with_dtype(&self, d: DType) -> Ty {
+        match self {
+            Ty::Scalar(_) => Ty::Scalar(d),
+            Ty::Tile { shape, .. } => Ty::Tile {
+                dtype: d,
+                shape: shape.clone(),
+            },
+            Ty::Global { rank, .. } => Ty::Global {
+                dtype: d,
+                rank: *rank,
+            },
+            Ty::Shared { shape, .. } => Ty::Shared {
+                dtype: d,
+                shape: shape.clone(),
+            },
+        }
+    }
     /// The tile shape, if this is a tile.
     pub fn tile_shape(&self) -> Option<&[usize]> {
         match self {

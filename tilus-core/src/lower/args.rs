@@ -4,8 +4,10 @@
 //! source order (as Rust evaluates call arguments), and its operand is kept in the [`Bound`]
 //! table. Handlers read the operands from there and never lower an argument expression
 //! themselves, so an argument with an effect (an atomic used as a value) happens once, in the
-//! order the user wrote it. Compile-time arguments (shapes, `dim`, orders, scopes) are
-//! [`Kind::Meta`]: they are read from the syntax, never lowered.
+//! order the user wrote it. The one exception is a context-typed argument (a literal, or
+//! `block_idx()`, see `types.rs`): it is pure, so it is lowered when the handler asks for it
+//! with the type it needs ([`Lowerer::arg`]), still once. Compile-time arguments (shapes,
+//! `dim`, orders, scopes) are [`Kind::Meta`]: they are read from the syntax, never lowered.
 
 use super::{LResult, Lowerer};
 use crate::ast::{Arg, Expr, ExprKind};
@@ -89,13 +91,15 @@ pub(crate) enum Lowered {
     One(Operand),
     /// The items of a list argument with their spans (a single value is a one-item list).
     Many(Vec<(Operand, Span)>),
+    /// A context-typed value, lowered on request (see the module docs).
+    Deferred,
 }
 
 /// Arguments bound to parameter slots, value arguments already lowered.
 pub(crate) struct Bound<'a> {
     params: &'a [P],
     slots: Vec<Option<&'a Expr>>,
-    vals: Vec<Option<Lowered>>,
+    vals: std::cell::RefCell<Vec<Option<Lowered>>>,
 }
 
 impl<'a> Bound<'a> {
@@ -104,6 +108,10 @@ impl<'a> Bound<'a> {
             .iter()
             .position(|p| p.name == name)
             .expect("parameter name from the signature")
+    }
+    /// Whether the signature has a parameter `name`.
+    pub fn has(&self, name: &str) -> bool {
+        self.params.iter().any(|p| p.name == name)
     }
     /// The syntax of an argument (for spans and compile-time arguments).
     pub fn get(&self, name: &str) -> Option<&'a Expr> {
@@ -114,24 +122,11 @@ impl<'a> Bound<'a> {
         self.get(name)
             .expect("required arguments are checked when binding")
     }
-    /// The operand of a [`Kind::Value`] argument, if given.
-    pub fn val(&self, name: &str) -> Option<Operand> {
-        match &self.vals[self.index(name)] {
-            Some(Lowered::One(o)) => Some(*o),
-            Some(Lowered::Many(_)) => unreachable!("`{name}` is a list parameter"),
-            None => None,
-        }
-    }
-    /// The operand of a required [`Kind::Value`] argument.
-    pub fn req_val(&self, name: &str) -> Operand {
-        self.val(name)
-            .expect("required arguments are lowered when binding")
-    }
     /// The items of a [`Kind::List`] argument, if given.
-    pub fn list(&self, name: &str) -> Option<&[(Operand, Span)]> {
-        match &self.vals[self.index(name)] {
-            Some(Lowered::Many(v)) => Some(v),
-            Some(Lowered::One(_)) => unreachable!("`{name}` is a value parameter"),
+    pub fn list(&self, name: &str) -> Option<Vec<(Operand, Span)>> {
+        match &self.vals.borrow()[self.index(name)] {
+            Some(Lowered::Many(v)) => Some(v.clone()),
+            Some(_) => unreachable!("`{name}` is a value parameter"),
             None => None,
         }
     }
@@ -254,6 +249,7 @@ impl Lowerer {
             let e = slots[i].expect("bound above");
             vals[i] = match params[i].kind {
                 Kind::Meta => None,
+                Kind::Value if self.flex_kind(e).is_some() => Some(Lowered::Deferred),
                 Kind::Value => Some(Lowered::One(self.expr(e)?)),
                 Kind::List => {
                     let mut items = Vec::new();
@@ -267,7 +263,51 @@ impl Lowerer {
         Ok(Bound {
             params,
             slots,
-            vals,
+            vals: std::cell::RefCell::new(vals),
         })
+    }
+
+    /// The operand of value argument `name`, if given: the one lowered at binding, or a
+    /// context-typed one lowered now as `want` (once: later calls get the same operand).
+    pub(crate) fn arg(
+        &mut self,
+        bound: &Bound<'_>,
+        name: &str,
+        want: Option<crate::ir::DType>,
+    ) -> LResult<Option<Operand>> {
+        let i = bound.index(name);
+        let cur = bound.vals.borrow()[i].clone();
+        match cur {
+            Some(Lowered::One(o)) => Ok(Some(o)),
+            Some(Lowered::Deferred) => {
+                let e = bound.slots[i].expect("deferred arguments are bound");
+                let o = self.expr_as(e, want)?;
+                bound.vals.borrow_mut()[i] = Some(Lowered::One(o));
+                Ok(Some(o))
+            }
+            Some(Lowered::Many(_)) => unreachable!("`{name}` is a list parameter"),
+            None => Ok(None),
+        }
+    }
+
+    /// A required value argument (see [`Lowerer::arg`]).
+    pub(crate) fn req_arg(
+        &mut self,
+        bound: &Bound<'_>,
+        name: &str,
+        want: Option<crate::ir::DType>,
+    ) -> LResult<Operand> {
+        Ok(self
+            .arg(bound, name, want)?
+            .expect("required arguments are bound"))
+    }
+
+    /// The type an argument will have if it is lowered without a wanted type (for arguments
+    /// that decide the type of others): `None` for context-typed ones.
+    pub(crate) fn arg_type(&self, bound: &Bound<'_>, name: &str) -> Option<crate::ir::Ty> {
+        match &bound.vals.borrow()[bound.index(name)] {
+            Some(Lowered::One(o)) => Some(self.ty(*o)),
+            _ => None,
+        }
     }
 }

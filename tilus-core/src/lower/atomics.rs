@@ -126,7 +126,7 @@ impl Lowerer {
         op: RmwOp,
         span: Span,
     ) -> LResult<Operand> {
-        let (dst, dst_span) = (bound.req_val("dst"), bound.req("dst").span);
+        let (dst, dst_span) = (self.req_arg(bound, "dst", None)?, bound.req("dst").span);
         let (m, dtype, shape, coords, check_bounds) = match space {
             Space::Shared => {
                 let (m, dtype, shape) = self.shared_arg(dst, dst_span)?;
@@ -138,7 +138,7 @@ impl Lowerer {
                 // The tile shape comes from `values` (the view's dims are runtime values; elements
                 // past them are skipped by the bounds check).
                 let ve = bound.req("values");
-                let v = bound.req_val("values");
+                let v = self.req_arg(bound, "values", Some(dtype))?;
                 let Ty::Tile { shape, .. } = self.ty(v) else {
                     return self.err(ve.span, format!("`values` of a global element-wise atomic must be a tile (its shape is the window's shape), found {}", ty_name(&self.ty(v))));
                 };
@@ -146,7 +146,7 @@ impl Lowerer {
                     return self.err(ve.span, format!("shape mismatch: `values` has rank {} but the destination has rank {rank}", shape.len()));
                 }
                 let coords = match bound.list("offsets") {
-                    Some(items) => self.offsets_arg(items, bound.req("offsets").span, rank)?,
+                    Some(items) => self.offsets_arg(&items, bound.req("offsets").span, rank)?,
                     None => identity_coords(rank),
                 };
                 (m, dtype, shape, coords, true)
@@ -195,8 +195,8 @@ impl Lowerer {
         op: RmwOp,
         span: Span,
     ) -> LResult<Operand> {
-        let (m, dtype, dst_shape) =
-            self.mem_arg(bound.req_val("dst"), bound.req("dst").span, space)?;
+        let dst = self.req_arg(bound, "dst", None)?;
+        let (m, dtype, dst_shape) = self.mem_arg(dst, bound.req("dst").span, space)?;
         let (sem, scope) = self.rmw_qualifiers(
             bound,
             op,
@@ -243,11 +243,11 @@ impl Lowerer {
         let mut shape: Option<Vec<usize>> = None;
         for &(o, it_span) in items {
             let t = self.ty(o);
-            if t.dtype() != DType::I32 || matches!(t, Ty::Global { .. } | Ty::Shared { .. }) {
+            if !t.dtype().is_int() || matches!(t, Ty::Global { .. } | Ty::Shared { .. }) {
                 return self.err(
                     it_span,
                     format!(
-                        "an index must be an `i32` tile or scalar, found {}",
+                        "an index must be an integer tile or scalar, found {}",
                         ty_name(&t)
                     ),
                 );
@@ -290,18 +290,9 @@ impl Lowerer {
         shape: &[usize],
         what: &str,
     ) -> LResult<Operand> {
-        let (v, e) = (bound.req_val(name), bound.req(name));
+        let (v, e) = (self.req_arg(bound, name, Some(dtype))?, bound.req(name));
+        let v = self.expect_dtype(v, dtype, e.span, what)?;
         let t = self.ty(v);
-        if t.dtype() != dtype || matches!(t, Ty::Global { .. } | Ty::Shared { .. }) {
-            return self.err(
-                e.span,
-                format!(
-                    "mismatched types: {what} must be `{}`, found {}",
-                    dtype.name(),
-                    ty_name(&t)
-                ),
-            );
-        }
         if let Some(s) = t.tile_shape() {
             if super::expr::broadcast_shapes(s, shape).as_deref() != Some(shape) {
                 return self.err(
@@ -317,10 +308,10 @@ impl Lowerer {
         &mut self,
         bound: &Bound<'_>,
     ) -> LResult<(VarId, DType, Space, Access, bool)> {
-        let (m, dtype, space, rank) =
-            self.any_mem_arg(bound.req_val("array"), bound.req("array").span)?;
+        let array = self.req_arg(bound, "array", None)?;
+        let (m, dtype, space, rank) = self.any_mem_arg(array, bound.req("array").span)?;
         let (idx, shape, all_scalar) = self.indices_arg(
-            bound.list("indices").expect("required"),
+            &bound.list("indices").expect("required"),
             bound.req("indices").span,
             rank,
         )?;
@@ -468,7 +459,8 @@ impl Lowerer {
         shape: &[usize],
         what: &str,
     ) -> LResult<Operand> {
-        let (v, span) = (bound.req_val(name), bound.req(name).span);
+        let span = bound.req(name).span;
+        let v = self.req_arg(bound, name, Some(dtype))?;
         self.value_of_shape(v, span, dtype, shape, what)
     }
 

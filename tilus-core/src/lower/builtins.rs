@@ -24,6 +24,7 @@ enum Builtin {
     Select,
     Min,
     Max,
+    Abs,
     LoadGlobal,
     StoreGlobal,
     SharedTensor,
@@ -53,6 +54,7 @@ const FREE_NAMES: &[(&str, Builtin)] = &[
     ("select", Builtin::Select),
     ("min", Builtin::Min),
     ("max", Builtin::Max),
+    ("abs", Builtin::Abs),
     ("load_global", Builtin::LoadGlobal),
     ("store_global", Builtin::StoreGlobal),
     ("shared_tensor", Builtin::SharedTensor),
@@ -122,10 +124,11 @@ fn signature(b: Builtin) -> &'static [P] {
     match b {
         Builtin::BlockIdx | Builtin::GridDim | Builtin::Sync => const { &[] },
         Builtin::Arange => const { &[req("n").meta()] },
-        Builtin::Zeros | Builtin::Ones => const { &[req("shape").meta()] },
+        Builtin::Zeros | Builtin::Ones => const { &[req("shape").meta(), opt("dtype").meta()] },
         Builtin::Full => const { &[req("shape").meta(), req("value")] },
         Builtin::Select => const { &[req("cond"), req("a"), req("b")] },
         Builtin::Min | Builtin::Max => const { &[req("a"), req("b")] },
+        Builtin::Abs => const { &[req("x")] },
         Builtin::LoadGlobal => {
             const {
                 &[
@@ -271,31 +274,35 @@ fn display_name(path: &[String]) -> String {
 }
 
 impl Lowerer {
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn call(
         &mut self,
         path: &[String],
         path_span: Span,
         generics: &[GenericArg],
         args: &[Arg],
+        want: Option<DType>,
         span: Span,
     ) -> LResult<Option<Operand>> {
         let name = display_name(path);
         let Some(b) = resolve(path) else {
             let d = Diagnostic::new(path_span, format!("cannot find function `{name}` in tile kernels")).note(
-                "kernel bodies may call: block_idx, grid_dim, arange, zeros, ones, full, select, min, max, load_global, \
+                "kernel bodies may call: block_idx, grid_dim, arange, zeros, ones, full, select, min, max, abs, load_global, \
                  store_global, shared_tensor, load_shared, store_shared, sync, fence, store_shared_scatter, \
                  store_global_scatter, atomic::{shared,global}_{add,sub,min,max,exch,cas}, \
-                 atomic::{shared,global}_scatter_{add,sub,min,max}, atomic_{load,store,add,sub,min,max,xchg,cas,and,or,xor}",
+                 atomic::{shared,global}_scatter_{add,sub,min,max}, atomic_{load,store,add,sub,min,max,xchg,cas,and,or,xor,inc,dec}",
             );
             return Err(self.error(d));
         };
-        // Generic arguments: only `shared_tensor::<i32>(shape)` takes one.
+        // Generic arguments: an element type, on the builtins that make values of one
+        // (`shared_tensor::<f32>(shape)`, `zeros::<u8>(shape)`, `arange::<i64>(n)`).
         let mut generic_dtype = None;
         if !generics.is_empty() {
             match (b, generics) {
-                (Builtin::SharedTensor, [GenericArg::Type(t, s)]) => {
-                    generic_dtype = Some((t.clone(), *s))
-                }
+                (
+                    Builtin::SharedTensor | Builtin::Zeros | Builtin::Ones | Builtin::Arange,
+                    [GenericArg::Type(t, s)],
+                ) => generic_dtype = Some((t.clone(), *s)),
                 _ => return self.err(path_span, format!("`{name}` takes no generic arguments")),
             }
         }
@@ -319,13 +326,37 @@ impl Lowerer {
             }
         }
         let bound = self.bind_args(&name, sig, args, span)?;
+        // An explicit element type: `zeros([4], f32)` or the generic form.
+        let dtype_arg = bound.has("dtype").then(|| bound.get("dtype")).flatten();
+        let explicit = match (&generic_dtype, dtype_arg) {
+            (Some((t, s)), _) => Some((t.clone(), *s)),
+            (None, Some(e)) if b != Builtin::SharedTensor => match &e.kind {
+                ExprKind::Path(p) if p.len() == 1 => Some((p[0].clone(), e.span)),
+                _ => return self.err(e.span, "expected an element type such as `f32`"),
+            },
+            _ => None,
+        };
+        let explicit = match explicit {
+            Some((t, s)) => match DType::from_name(&t) {
+                Some(d) => Some(d),
+                None => return self.err(s, format!("unknown element type `{t}`")),
+            },
+            None => None,
+        };
         match b {
-            Builtin::BlockIdx => Ok(Some(self.emit(
-                Inst::BlockIdx,
-                Ty::Scalar(DType::I32),
-                span,
-            ))),
-            Builtin::GridDim => Ok(Some(self.emit(Inst::GridDim, Ty::Scalar(DType::I32), span))),
+            Builtin::BlockIdx | Builtin::GridDim => {
+                let inst = if b == Builtin::BlockIdx {
+                    Inst::BlockIdx
+                } else {
+                    Inst::GridDim
+                };
+                let v = self.emit(inst, Ty::Scalar(DType::I32), span);
+                // An integer of the type its context needs (`types.rs`).
+                match want {
+                    Some(d) if d.is_int() && d != DType::I32 => Ok(Some(self.cast(v, d, span)?)),
+                    _ => Ok(Some(v)),
+                }
+            }
             Builtin::Sync => {
                 self.emit_void(Inst::Sync, span);
                 Ok(None)
@@ -341,13 +372,19 @@ impl Lowerer {
                         ),
                     );
                 }
+                let d = explicit
+                    .or(want.filter(|d| d.is_int()))
+                    .unwrap_or(DType::I32);
+                if !d.is_int() || crate::elem::int_const(d, n as i128 - 1).is_none() {
+                    return self.err(
+                        span,
+                        format!("`arange({n})` does not fit in `{d}` elements"),
+                    );
+                }
                 Ok(Some(self.emit(
-                    Inst::Arange {
-                        n,
-                        dtype: DType::I32,
-                    },
+                    Inst::Arange { n, dtype: d },
                     Ty::Tile {
-                        dtype: DType::I32,
+                        dtype: d,
                         shape: vec![n],
                     },
                     span,
@@ -356,10 +393,8 @@ impl Lowerer {
             Builtin::Zeros | Builtin::Ones | Builtin::Full => {
                 let shape = self.shape_arg(bound.req("shape"))?;
                 let value = match b {
-                    Builtin::Zeros => Operand::i32(0),
-                    Builtin::Ones => Operand::i32(1),
-                    _ => {
-                        let v = bound.req_val("value");
+                    Builtin::Full => {
+                        let v = self.req_arg(&bound, "value", want)?;
                         if !self.ty(v).is_scalar() {
                             return self.err(
                                 bound.req("value").span,
@@ -367,6 +402,13 @@ impl Lowerer {
                             );
                         }
                         v
+                    }
+                    _ => {
+                        let d = explicit
+                            .or(want.filter(|d| d.is_numeric()))
+                            .unwrap_or(DType::I32);
+                        let one = (b == Builtin::Ones) as u64;
+                        Operand::Imm(crate::elem::cast(DType::I32, d, one), d)
                     }
                 };
                 let dtype = self.ty(value).dtype();
@@ -380,34 +422,17 @@ impl Lowerer {
                 )))
             }
             Builtin::Select => {
-                let (c, a, bb) = (
-                    bound.req_val("cond"),
-                    bound.req_val("a"),
-                    bound.req_val("b"),
-                );
+                let c = self.req_arg(&bound, "cond", None)?;
+                let (a, bb) = self.arg_pair(&bound, "a", "b", want)?;
                 Ok(Some(self.select(c, a, bb, span)?))
             }
             Builtin::Min | Builtin::Max => {
-                let (a, bb) = (bound.req_val("a"), bound.req_val("b"));
-                for (o, e) in [(a, bound.req("a")), (bb, bound.req("b"))] {
-                    let t = self.ty(o);
-                    if t.dtype() != DType::I32 || matches!(t, Ty::Global { .. } | Ty::Shared { .. })
-                    {
-                        return self.err(
-                            e.span,
-                            format!(
-                                "`{name}` takes `i32` scalars or tiles, found {}",
-                                ty_name(&t)
-                            ),
-                        );
-                    }
-                }
-                let op = if b == Builtin::Min {
-                    crate::ir::BinOp::Min
-                } else {
-                    crate::ir::BinOp::Max
-                };
-                Ok(Some(self.binop_ir(op, a, bb, DType::I32, span)?))
+                let (a, bb) = self.arg_pair(&bound, "a", "b", want)?;
+                Ok(Some(self.minmax(b == Builtin::Min, a, bb, span)?))
+            }
+            Builtin::Abs => {
+                let x = self.req_arg(&bound, "x", want)?;
+                Ok(Some(self.abs(x, span)?))
             }
             Builtin::SharedTensor => {
                 let (dtype, dspan) = match generic_dtype {
@@ -420,12 +445,10 @@ impl Lowerer {
                         }
                     }
                 };
-                let Some(d) =
-                    super::dtype_by_name(&dtype).filter(|d| table::access_type(*d).is_some())
-                else {
+                let Some(d) = DType::from_name(&dtype) else {
                     return self.err(
                         dspan,
-                        format!("shared tensors of `{dtype}` are not supported: use `i32`"),
+                        format!("unknown element type `{dtype}`: the element types are bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64"),
                     );
                 };
                 let shape = self.shape_arg(bound.req("shape"))?;
@@ -453,8 +476,8 @@ impl Lowerer {
                 )))
             }
             Builtin::LoadShared => {
-                let (m, dtype, shape) =
-                    self.shared_arg(bound.req_val("src"), bound.req("src").span)?;
+                let src = self.req_arg(&bound, "src", None)?;
+                let (m, dtype, shape) = self.shared_arg(src, bound.req("src").span)?;
                 let access = whole(m, &shape);
                 let other = Operand::Imm(0, dtype);
                 Ok(Some(self.emit(
@@ -464,10 +487,11 @@ impl Lowerer {
                 )))
             }
             Builtin::StoreShared => {
-                let (m, dtype, shape) =
-                    self.shared_arg(bound.req_val("dst"), bound.req("dst").span)?;
+                let dst = self.req_arg(&bound, "dst", None)?;
+                let (m, dtype, shape) = self.shared_arg(dst, bound.req("dst").span)?;
+                let v = self.req_arg(&bound, "value", Some(dtype))?;
                 let value = self.value_of_shape(
-                    bound.req_val("value"),
+                    v,
                     bound.req("value").span,
                     dtype,
                     &shape,
@@ -483,8 +507,8 @@ impl Lowerer {
                 Ok(None)
             }
             Builtin::LoadGlobal => {
-                let (m, dtype, rank) =
-                    self.global_arg(bound.req_val("src"), bound.req("src").span)?;
+                let src = self.req_arg(&bound, "src", None)?;
+                let (m, dtype, rank) = self.global_arg(src, bound.req("src").span)?;
                 let shape = self.shape_arg(bound.req("shape"))?;
                 if shape.len() != rank {
                     return self.err(
@@ -492,19 +516,14 @@ impl Lowerer {
                         format!("a tile of shape {} cannot be loaded from a rank-{rank} tensor: ranks differ (use `.view(..)` to reshape the tensor)", shape_str(&shape)),
                     );
                 }
-                let coords = self.offsets_arg(
-                    bound.list("offsets").expect("required"),
-                    bound.req("offsets").span,
-                    rank,
-                )?;
+                let offsets = bound.list("offsets").expect("required");
+                let coords = self.offsets_arg(&offsets, bound.req("offsets").span, rank)?;
                 let other = match bound.get("other") {
                     Some(e) => {
-                        let o = bound.req_val("other");
-                        if self.ty(o) != Ty::Scalar(dtype) {
-                            return self.err(
-                                e.span,
-                                format!("`other` must be a scalar `{}`", dtype.name()),
-                            );
+                        let o = self.req_arg(&bound, "other", Some(dtype))?;
+                        let o = self.expect_dtype(o, dtype, e.span, "`other`")?;
+                        if !self.ty(o).is_scalar() {
+                            return self.err(e.span, format!("`other` must be a scalar `{dtype}`"));
                         }
                         o
                     }
@@ -525,10 +544,10 @@ impl Lowerer {
                 )))
             }
             Builtin::StoreGlobal => {
-                let (m, dtype, rank) =
-                    self.global_arg(bound.req_val("dst"), bound.req("dst").span)?;
+                let dst = self.req_arg(&bound, "dst", None)?;
+                let (m, dtype, rank) = self.global_arg(dst, bound.req("dst").span)?;
                 let ve = bound.req("value");
-                let v = bound.req_val("value");
+                let v = self.req_arg(&bound, "value", Some(dtype))?;
                 let Ty::Tile { dtype: vd, shape } = self.ty(v) else {
                     return self.err(
                         ve.span,
@@ -539,14 +558,13 @@ impl Lowerer {
                     );
                 };
                 if vd != dtype {
-                    return self.err(
-                        ve.span,
-                        format!(
-                            "mismatched types: storing `{}` into a tensor of `{}`",
-                            vd.name(),
-                            dtype.name()
-                        ),
-                    );
+                    return Err(self.error(
+                        Diagnostic::new(
+                            ve.span,
+                            format!("mismatched types: storing `{vd}` into a tensor of `{dtype}`"),
+                        )
+                        .help(super::types::cast_help(vd, dtype)),
+                    ));
                 }
                 if shape.len() != rank {
                     return self.err(
@@ -557,11 +575,8 @@ impl Lowerer {
                         ),
                     );
                 }
-                let coords = self.offsets_arg(
-                    bound.list("offsets").expect("required"),
-                    bound.req("offsets").span,
-                    rank,
-                )?;
+                let offsets = bound.list("offsets").expect("required");
+                let coords = self.offsets_arg(&offsets, bound.req("offsets").span, rank)?;
                 let mask = self.mask_arg(&bound, &shape)?;
                 let access = Access {
                     mem: m,
@@ -585,16 +600,12 @@ impl Lowerer {
                 Ok(None)
             }
             Builtin::StoreScatter(space) => {
-                let (m, dtype, dst_shape) =
-                    self.mem_arg(bound.req_val("dst"), bound.req("dst").span, space)?;
+                let dst = self.req_arg(&bound, "dst", None)?;
+                let (m, dtype, dst_shape) = self.mem_arg(dst, bound.req("dst").span, space)?;
                 let (access, shape) = self.scatter_access(&bound, m, &dst_shape)?;
-                let value = self.value_of_shape(
-                    bound.req_val("values"),
-                    bound.req("values").span,
-                    dtype,
-                    &shape,
-                    "`values`",
-                )?;
+                let v = self.req_arg(&bound, "values", Some(dtype))?;
+                let value =
+                    self.value_of_shape(v, bound.req("values").span, dtype, &shape, "`values`")?;
                 self.emit_void(Inst::Store { access, value }, span);
                 Ok(None)
             }
@@ -609,5 +620,33 @@ impl Lowerer {
                 Ok(None)
             }
         }
+    }
+}
+
+impl Lowerer {
+    /// Two value arguments that must agree in type (`select`'s arms, `min`/`max`), the
+    /// context-typed one (if any) taking the other's type (`types.rs`).
+    pub(super) fn arg_pair(
+        &mut self,
+        bound: &super::args::Bound<'_>,
+        a: &str,
+        b: &str,
+        want: Option<DType>,
+    ) -> LResult<(Operand, Operand)> {
+        let (ta, tb) = (self.arg_type(bound, a), self.arg_type(bound, b));
+        let (ea, eb) = (bound.req(a), bound.req(b));
+        let w = match (&ta, &tb) {
+            (Some(t), _) | (None, Some(t)) => Some(t.dtype()),
+            (None, None) => match (self.flex_kind(ea), self.flex_kind(eb)) {
+                (Some(x), Some(y)) => {
+                    super::types::Flex::unify(x, y).and_then(|k| want.filter(|d| k.accepts(*d)))
+                }
+                _ => None,
+            },
+        };
+        let va = self.req_arg(bound, a, w)?;
+        let w = w.or(Some(self.ty(va).dtype()));
+        let vb = self.req_arg(bound, b, w)?;
+        Ok((va, vb))
     }
 }

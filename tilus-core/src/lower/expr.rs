@@ -1,5 +1,6 @@
 //! Expressions: literals, names, operators (with numpy broadcasting), casts, methods.
 
+use super::types::Flex;
 use super::{shape_str, ty_name, LResult, Lowerer, Reported, MAX_RANK};
 use crate::ast::{self, Expr, ExprKind};
 use crate::diag::Diagnostic;
@@ -20,9 +21,17 @@ impl Lowerer {
         }
     }
 
-    /// Lower an expression that must produce a value.
+    /// Lower an expression that must produce a value (context-typed parts get their default
+    /// types).
     pub(crate) fn expr(&mut self, e: &Expr) -> LResult<Operand> {
-        match self.expr_opt(e)? {
+        self.expr_as(e, None)
+    }
+
+    /// Lower an expression that must produce a value; `want` is the element type its context
+    /// needs, which context-typed expressions take (`types.rs`). The result may still have
+    /// another type: callers check it.
+    pub(crate) fn expr_as(&mut self, e: &Expr, want: Option<DType>) -> LResult<Operand> {
+        match self.expr_opt_as(e, want)? {
             Some(v) => Ok(v),
             None => self.err(e.span, "this call produces no value"),
         }
@@ -30,15 +39,16 @@ impl Lowerer {
 
     /// Lower an expression; calls without a result give `None`.
     pub(crate) fn expr_opt(&mut self, e: &Expr) -> LResult<Option<Operand>> {
+        self.expr_opt_as(e, None)
+    }
+
+    fn expr_opt_as(&mut self, e: &Expr, want: Option<DType>) -> LResult<Option<Operand>> {
         let v = match &e.kind {
-            ExprKind::Int { value: v, suffix } => {
-                if suffix.as_deref().is_some_and(|s| s != "i32") {
-                    return self.err(e.span, "only `i32` integers are supported in this version");
-                }
-                Operand::i32(self.int_lit(*v, e.span)?)
+            ExprKind::Int { value, suffix } => {
+                self.int_literal(*value, suffix.as_deref(), want, e.span)?
             }
-            ExprKind::Float { .. } => {
-                return self.err(e.span, "float values are not supported in this version")
+            ExprKind::Float { text, suffix } => {
+                self.float_literal(text, suffix.as_deref(), want, false, e.span)?
             }
             ExprKind::Bool(b) => Operand::bool(*b),
             ExprKind::Str(_) => {
@@ -47,7 +57,7 @@ impl Lowerer {
                     "a string is only accepted as a `sem`/`scope`/`order` name",
                 )
             }
-            ExprKind::Path(p) => self.path_value(p, e.span)?,
+            ExprKind::Path(p) => self.path_value(p, want, e.span)?,
             ExprKind::Array(_) => return self.err(
                 e.span,
                 "a list `[...]` is only accepted where a shape or a coordinate list is expected",
@@ -58,42 +68,48 @@ impl Lowerer {
                     "a tuple is only accepted as the `indices` of an indexed atomic",
                 )
             }
-            ExprKind::Binary { op, lhs, rhs } => {
-                if matches!(op, ast::BinOp::And | ast::BinOp::Or) {
-                    // Tile code has no short circuit: both operands run, so neither may have
-                    // effects that Rust readers would expect `&&`/`||` to skip.
-                    let what = "an operand of `&&` / `||`";
-                    let a = self.pure_expr(lhs, what)?;
-                    let b = self.pure_expr(rhs, what)?;
-                    self.binary(*op, a, b, e.span)?
-                } else {
-                    let a = self.expr(lhs)?;
-                    let b = self.expr(rhs)?;
-                    self.binary(*op, a, b, e.span)?
-                }
-            }
+            ExprKind::Binary { op, lhs, rhs } => self.binary_expr(*op, lhs, rhs, want, e.span)?,
             ExprKind::Unary { op, x } => {
-                // `-literal` folds so that `i32::MIN` can be written.
-                if let (
-                    ast::UnOp::Neg,
-                    ExprKind::Int {
-                        value: v,
-                        suffix: None,
-                    },
-                ) = (op, &x.kind)
-                {
-                    return Ok(Some(Operand::i32(self.int_lit(-*v, e.span)?)));
+                // A negated literal is one literal, so that `i32::MIN` (and `-128i8`) can be
+                // written.
+                if *op == ast::UnOp::Neg {
+                    match &x.kind {
+                        ExprKind::Int { value, suffix } => {
+                            let o = self.int_literal(-*value, suffix.as_deref(), want, e.span)?;
+                            if !self.ty(o).dtype().is_signed() {
+                                return self.err(
+                                    e.span,
+                                    format!(
+                                        "cannot negate a value of unsigned type `{}`",
+                                        self.ty(o).dtype()
+                                    ),
+                                );
+                            }
+                            return Ok(Some(o));
+                        }
+                        ExprKind::Float { text, suffix } => {
+                            return Ok(Some(self.float_literal(
+                                text,
+                                suffix.as_deref(),
+                                want,
+                                true,
+                                e.span,
+                            )?))
+                        }
+                        _ => {}
+                    }
                 }
-                let a = self.expr(x)?;
+                let inner_want = self.flex_kind(x).and(want);
+                let a = self.expr_as(x, inner_want)?;
                 self.unary(*op, a, e.span)?
             }
             ExprKind::Cast { x, ty, ty_span } => {
                 let a = self.expr(x)?;
-                let Some(d) = super::dtype_by_name(ty) else {
+                let Some(d) = DType::from_name(ty) else {
                     return self.err(
                         *ty_span,
                         format!(
-                            "cannot cast to `{ty}`: supported element types are `i32` and `bool`"
+                            "cannot cast to `{ty}`: the element types are bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64"
                         ),
                     );
                 };
@@ -103,8 +119,8 @@ impl Lowerer {
                 // A value-`if` is an element-wise select: both arms are evaluated, so an arm
                 // must not have effects (an atomic in one arm would run regardless of `cond`).
                 let c = self.expr(cond)?;
-                let a = self.pure_expr(then, "an arm of an `if` expression")?;
-                let b = self.pure_expr(els, "an arm of an `if` expression")?;
+                let what = "an arm of an `if` expression";
+                let (a, b) = self.operand_pair(then, els, want, Some(what))?;
                 self.select(c, a, b, e.span)?
             }
             ExprKind::Call {
@@ -113,7 +129,7 @@ impl Lowerer {
                 generics,
                 args,
             } => {
-                return self.call(path, *path_span, generics, args, e.span);
+                return self.call(path, *path_span, generics, args, want, e.span);
             }
             ExprKind::Method {
                 receiver,
@@ -121,17 +137,94 @@ impl Lowerer {
                 method_span,
                 args,
             } => {
-                return self.method(receiver, method, *method_span, args, e.span);
+                return self.method(receiver, method, *method_span, args, want, e.span);
             }
         };
         Ok(Some(v))
     }
 
+    /// Lower two operands that must agree in type (of a binary operator, `select`, `min`):
+    /// the typed one first, then a context-typed one as its type; two context-typed ones as
+    /// `want` (or their default). In source order when both are typed. `pure`: the operands
+    /// may not have effects (they are evaluated unconditionally), naming them so in the error.
+    pub(crate) fn operand_pair(
+        &mut self,
+        l: &Expr,
+        r: &Expr,
+        want: Option<DType>,
+        pure: Option<&str>,
+    ) -> LResult<(Operand, Operand)> {
+        let lower = |cx: &mut Self, e: &Expr, w: Option<DType>| match pure {
+            Some(what) => cx.pure_expr_as(e, w, what),
+            None => cx.expr_as(e, w),
+        };
+        match (self.flex_kind(l), self.flex_kind(r)) {
+            (None, None) | (None, Some(_)) => {
+                let a = lower(self, l, None)?;
+                let wb = Some(self.ty(a).dtype());
+                let b = lower(self, r, wb)?;
+                Ok((a, b))
+            }
+            (Some(_), None) => {
+                // The context-typed side is pure: lowering it second changes nothing.
+                let b = lower(self, r, None)?;
+                let wa = Some(self.ty(b).dtype());
+                let a = lower(self, l, wa)?;
+                Ok((a, b))
+            }
+            (Some(kl), Some(kr)) => {
+                let w = match Flex::unify(kl, kr) {
+                    Some(k) => want.filter(|d| k.accepts(*d)),
+                    None => None,
+                };
+                let a = lower(self, l, w)?;
+                let b = lower(self, r, w.or(Some(self.ty(a).dtype())))?;
+                Ok((a, b))
+            }
+        }
+    }
+
+    /// A binary operator expression.
+    fn binary_expr(
+        &mut self,
+        op: ast::BinOp,
+        lhs: &Expr,
+        rhs: &Expr,
+        want: Option<DType>,
+        span: Span,
+    ) -> LResult<Operand> {
+        use ast::BinOp as A;
+        match op {
+            // Tile code has no short circuit: both operands run, so neither may have effects
+            // that Rust readers would expect `&&`/`||` to skip.
+            A::And | A::Or => {
+                let what = "an operand of `&&` / `||`";
+                let a = self.pure_expr_as(lhs, None, what)?;
+                let b = self.pure_expr_as(rhs, None, what)?;
+                self.binary(op, a, b, span)
+            }
+            A::Shl | A::Shr => {
+                let w = self.flex_kind(lhs).and(want);
+                let a = self.expr_as(lhs, w)?;
+                let b = self.expr(rhs)?;
+                self.binary(op, a, b, span)
+            }
+            A::Eq | A::Ne | A::Lt | A::Le | A::Gt | A::Ge => {
+                let (a, b) = self.operand_pair(lhs, rhs, None, None)?;
+                self.binary(op, a, b, span)
+            }
+            _ => {
+                let (a, b) = self.operand_pair(lhs, rhs, want, None)?;
+                self.binary(op, a, b, span)
+            }
+        }
+    }
+
     /// Lower an expression that must not have side effects (it is evaluated unconditionally
     /// where Rust would evaluate it conditionally).
-    fn pure_expr(&mut self, e: &Expr, what: &str) -> LResult<Operand> {
+    fn pure_expr_as(&mut self, e: &Expr, want: Option<DType>, what: &str) -> LResult<Operand> {
         let mark = self.blocks.last().map_or(0, Vec::len);
-        let v = self.expr(e)?;
+        let v = self.expr_as(e, want)?;
         let effect = self.blocks.last().is_some_and(|b| {
             b[mark..].iter().any(|s| matches!(s, crate::ir::Stmt::Inst { inst, .. } if inst.has_side_effects() && !matches!(inst, Inst::AllocShared { .. })))
         });
@@ -145,22 +238,23 @@ impl Lowerer {
         Ok(v)
     }
 
-    pub(crate) fn int_lit(&mut self, v: i128, span: Span) -> LResult<i32> {
-        i32::try_from(v)
-            .or_else(|_| self.err(span, format!("integer literal `{v}` does not fit in `i32`")))
-    }
-
-    fn path_value(&mut self, p: &[String], span: Span) -> LResult<Operand> {
+    fn path_value(&mut self, p: &[String], want: Option<DType>, span: Span) -> LResult<Operand> {
         if p.len() == 1 {
             match self.lookup(&p[0]) {
-                Some(super::Binding::Var { var, .. }) => return Ok(Operand::Var(var)),
+                Some(super::Binding::Var { var, .. }) => {
+                    // The first use of an open `let mut` decides its type.
+                    self.settle(var, want);
+                    return Ok(Operand::Var(var));
+                }
+                Some(super::Binding::Flex(e)) => return self.expr_as(&e, want),
                 Some(super::Binding::Poisoned) => return Err(Reported),
                 None => {}
             }
         }
-        if p.len() == 2 && p[0] == "i32" && (p[1] == "MIN" || p[1] == "MAX") {
-            let v = if p[1] == "MIN" { i32::MIN } else { i32::MAX };
-            return Ok(Operand::i32(v));
+        if let [ty, name] = p {
+            if let Some(c) = type_constant(ty, name) {
+                return Ok(c);
+            }
         }
         self.err(
             span,
@@ -288,48 +382,124 @@ impl Lowerer {
             }
         }
         let (da, db) = (ta.dtype(), tb.dtype());
-        if da != db {
-            return self.err(
-                span,
-                format!(
-                    "mismatched types for `{}`: {} and {} (convert with `as i32` / `as bool`)",
-                    binop_str(op),
-                    ty_name(&ta),
-                    ty_name(&tb)
-                ),
-            );
-        }
-        let (ir_op, out_dtype) = match (op, da) {
-            (A::Add, DType::I32) => (BinOp::Add, DType::I32),
-            (A::Sub, DType::I32) => (BinOp::Sub, DType::I32),
-            (A::Mul, DType::I32) => (BinOp::Mul, DType::I32),
-            (A::Div, DType::I32) => (BinOp::Div, DType::I32),
-            (A::Rem, DType::I32) => (BinOp::Rem, DType::I32),
-            (A::Shl, DType::I32) => (BinOp::Shl, DType::I32),
-            (A::Shr, DType::I32) => (BinOp::Shr, DType::I32),
-            (A::BitAnd, d) => (BinOp::And, d),
-            (A::BitOr, d) => (BinOp::Or, d),
-            (A::BitXor, d) => (BinOp::Xor, d),
-            (A::And, DType::Bool) => (BinOp::And, DType::Bool),
-            (A::Or, DType::Bool) => (BinOp::Or, DType::Bool),
-            (A::Eq, _) => (BinOp::Eq, DType::Bool),
-            (A::Ne, _) => (BinOp::Ne, DType::Bool),
-            (A::Lt, DType::I32) => (BinOp::Lt, DType::Bool),
-            (A::Le, DType::I32) => (BinOp::Le, DType::Bool),
-            (A::Gt, DType::I32) => (BinOp::Gt, DType::Bool),
-            (A::Ge, DType::I32) => (BinOp::Ge, DType::Bool),
-            (op, d) => {
+        if matches!(op, A::Shl | A::Shr) {
+            if !da.is_int() || !db.is_int() {
                 return self.err(
                     span,
                     format!(
-                        "operator `{}` is not defined on `{}` values",
+                        "operator `{}` shifts integers, found {} and {}",
                         binop_str(op),
-                        d.name()
+                        ty_name(&ta),
+                        ty_name(&tb)
+                    ),
+                );
+            }
+            let amount = self.shift_amount(b, da, span);
+            let ir_op = if op == A::Shl { BinOp::Shl } else { BinOp::Shr };
+            return self.binop_ir(ir_op, a, amount, da, span);
+        }
+        if da != db {
+            return Err(self.error(
+                Diagnostic::new(
+                    span,
+                    format!(
+                        "mismatched types for `{}`: {} and {}",
+                        binop_str(op),
+                        ty_name(&ta),
+                        ty_name(&tb)
                     ),
                 )
-            }
+                .help(format!(
+                    "convert one side, e.g. `(..) as {da}`: tile kernels never convert implicitly"
+                )),
+            ));
+        }
+        let d = da;
+        let (ir_op, out) = match op {
+            A::Add => (BinOp::Add, d),
+            A::Sub => (BinOp::Sub, d),
+            A::Mul => (BinOp::Mul, d),
+            A::Div => (BinOp::Div, d),
+            A::Rem => (BinOp::Rem, d),
+            A::BitAnd => (BinOp::And, d),
+            A::BitOr => (BinOp::Or, d),
+            A::BitXor => (BinOp::Xor, d),
+            A::And => (BinOp::And, d),
+            A::Or => (BinOp::Or, d),
+            A::Eq => (BinOp::Eq, DType::Bool),
+            A::Ne => (BinOp::Ne, DType::Bool),
+            A::Lt => (BinOp::Lt, DType::Bool),
+            A::Le => (BinOp::Le, DType::Bool),
+            A::Gt => (BinOp::Gt, DType::Bool),
+            A::Ge => (BinOp::Ge, DType::Bool),
+            A::Shl | A::Shr => unreachable!("handled above"),
         };
-        self.binop_ir(ir_op, a, b, out_dtype, span)
+        let defined = match op {
+            A::And | A::Or => d == DType::Bool,
+            _ => crate::elem::binary_defined(ir_op, d),
+        };
+        if !defined {
+            let mut diag = Diagnostic::new(
+                span,
+                format!(
+                    "operator `{}` is not defined on `{d}` values",
+                    binop_str(op)
+                ),
+            );
+            if op == A::Rem && d.is_float() {
+                diag = diag.help("PTX has no float remainder: compute `a - (a / b).trunc() * b` yourself, or work in integers");
+            }
+            if matches!(op, A::And | A::Or) {
+                diag = diag.help("`&&` and `||` take `bool`s: compare first (`x != 0`)");
+            }
+            if d == DType::Bool && matches!(op, A::Add | A::Sub | A::Mul | A::Div | A::Rem) {
+                diag = diag.help("convert the `bool`s with `as i32` to count them");
+            }
+            return Err(self.error(diag));
+        }
+        self.binop_ir(ir_op, a, b, out, span)
+    }
+
+    /// A shift amount of any integer type as an operand of the shifted value's type `d`, read
+    /// as unsigned and clamped to the width (so that converting it cannot wrap a large amount
+    /// into a small one).
+    fn shift_amount(&mut self, b: Operand, d: DType, span: Span) -> Operand {
+        let bd = self.ty(b).dtype();
+        if bd == d {
+            return b;
+        }
+        if let Some(v) = b.imm_int() {
+            let amount = (crate::elem::cast(bd, unsigned_of(bd), crate::elem::canon(bd, v as u64)))
+                .min(d.bits() as u64);
+            return Operand::int(amount as i128, d);
+        }
+        let u = unsigned_of(bd);
+        let as_u = if u == bd {
+            b
+        } else {
+            self.emit(
+                Inst::Cast { x: b, dtype: u },
+                self.ty(b).with_dtype(u),
+                span,
+            )
+        };
+        let clamped = self.emit(
+            Inst::Binary {
+                op: BinOp::Min,
+                lhs: as_u,
+                rhs: Operand::int(d.bits() as i128, u),
+            },
+            self.ty(as_u),
+            span,
+        );
+        self.emit(
+            Inst::Cast {
+                x: clamped,
+                dtype: d,
+            },
+            self.ty(clamped).with_dtype(d),
+            span,
+        )
     }
 
     /// Emit a binary IR op with broadcasting; `out` is the result dtype.
@@ -357,14 +527,41 @@ impl Lowerer {
                 format!("operator applied to {}: load it first", ty_name(&t)),
             );
         }
-        let ir_op = match (op, t.dtype()) {
-            (ast::UnOp::Neg, DType::I32) => UnOp::Neg,
-            (ast::UnOp::Not, _) => UnOp::Not,
-            (ast::UnOp::Neg, d) => {
-                return self.err(span, format!("cannot negate `{}` values", d.name()))
+        let d = t.dtype();
+        let ir_op = match op {
+            ast::UnOp::Neg if d.is_signed() || d.is_float() => UnOp::Neg,
+            ast::UnOp::Not if d.is_int() || d == DType::Bool => UnOp::Not,
+            ast::UnOp::Neg if d.is_int() => {
+                return self.err(
+                    span,
+                    format!("cannot negate a value of unsigned type `{d}`"),
+                )
+            }
+            ast::UnOp::Neg => return self.err(span, format!("cannot negate `{d}` values")),
+            ast::UnOp::Not => {
+                return self.err(span, format!("operator `!` is not defined on `{d}` values"))
             }
         };
         Ok(self.emit(Inst::Unary { op: ir_op, x: a }, t, span))
+    }
+
+    /// `abs(x)`: numeric values.
+    pub(crate) fn abs(&mut self, a: Operand, span: Span) -> LResult<Operand> {
+        let t = self.ty(a);
+        if !t.dtype().is_numeric() || matches!(t, Ty::Global { .. } | Ty::Shared { .. }) {
+            return self.err(span, format!("`abs` takes numbers, found {}", ty_name(&t)));
+        }
+        if !t.dtype().is_signed() && !t.dtype().is_float() {
+            return Ok(a);
+        }
+        Ok(self.emit(
+            Inst::Unary {
+                op: UnOp::Abs,
+                x: a,
+            },
+            t,
+            span,
+        ))
     }
 
     pub(crate) fn cast(&mut self, a: Operand, d: DType, span: Span) -> LResult<Operand> {
@@ -433,16 +630,25 @@ impl Lowerer {
         Ok(self.emit(Inst::Select { cond: c, a, b }, ty, span))
     }
 
-    /// `x.method(args)`.
+    /// `x.method(args)`. `want` is the element type the context needs (it reaches a
+    /// context-typed receiver through value-preserving methods: `arange(8).reshape(..)`).
     fn method(
         &mut self,
         receiver: &Expr,
         method: &str,
         method_span: Span,
         args: &[ast::Arg],
+        want: Option<DType>,
         span: Span,
     ) -> LResult<Option<Operand>> {
-        let recv = self.expr(receiver)?;
+        // Scalar methods with a second operand agree in type like a binary operator.
+        if matches!(method, "min" | "max") && args.len() == 1 {
+            if let (Some(_), Some(_)) = (self.flex_kind(receiver), self.flex_kind(&args[0].value)) {
+                let (a, b) = self.operand_pair(receiver, &args[0].value, want, None)?;
+                return self.minmax(method == "min", a, b, span).map(Some);
+            }
+        }
+        let recv = self.expr_as(receiver, self.flex_kind(receiver).and(want))?;
         let ty = self.ty(recv);
         let expect_args = |cx: &mut Lowerer, n: usize| -> LResult<()> {
             if args.len() != n {
@@ -460,12 +666,11 @@ impl Lowerer {
             (Ty::Global { .. }, "len") => {
                 expect_args(self, 0)?;
                 let v = recv.var().expect("tensor");
-                let d = self.emit(
+                Ok(Some(self.emit(
                     Inst::Dim { tensor: v, axis: 0 },
                     Ty::Scalar(DType::I64),
                     span,
-                );
-                Ok(Some(self.cast(d, DType::I32, span)?))
+                )))
             }
             (Ty::Global { rank, .. }, "dim") => {
                 expect_args(self, 1)?;
@@ -477,8 +682,11 @@ impl Lowerer {
                     );
                 }
                 let v = recv.var().expect("tensor");
-                let d = self.emit(Inst::Dim { tensor: v, axis }, Ty::Scalar(DType::I64), span);
-                Ok(Some(self.cast(d, DType::I32, span)?))
+                Ok(Some(self.emit(
+                    Inst::Dim { tensor: v, axis },
+                    Ty::Scalar(DType::I64),
+                    span,
+                )))
             }
             (Ty::Global { .. }, "view") => Ok(Some(self.view(recv, args, span)?)),
             (Ty::Tile { dtype, shape }, "reshape") => {
@@ -513,15 +721,17 @@ impl Lowerer {
                 let new = self.shape_arg(&args[0].value)?;
                 Ok(Some(self.broadcast_to(recv, &new, span)?))
             }
-            (Ty::Tile { dtype, shape }, "sum" | "min" | "max" | "any" | "all" | "item") => {
-                expect_args(self, 0)?;
-                let op = match (method, dtype) {
-                    ("sum", DType::I32) => ReduceOp::Sum,
-                    ("min", DType::I32) => ReduceOp::Min,
-                    ("max", DType::I32) => ReduceOp::Max,
-                    ("any", DType::Bool) => ReduceOp::Or,
-                    ("all", DType::Bool) => ReduceOp::And,
-                    ("item", DType::I32) | ("item", DType::Bool) => {
+            (Ty::Tile { dtype, shape }, "sum" | "min" | "max" | "any" | "all" | "item")
+                if args.is_empty() =>
+            {
+                let d = *dtype;
+                let op = match method {
+                    "sum" if d.is_numeric() => ReduceOp::Sum,
+                    "min" if d.is_numeric() => ReduceOp::Min,
+                    "max" if d.is_numeric() => ReduceOp::Max,
+                    "any" if d == DType::Bool => ReduceOp::Or,
+                    "all" if d == DType::Bool => ReduceOp::And,
+                    "item" => {
                         if crate::ir::numel(shape) != 1 {
                             return self.err(
                                 method_span,
@@ -531,42 +741,41 @@ impl Lowerer {
                                 ),
                             );
                         }
-                        if *dtype == DType::Bool {
+                        if d == DType::Bool {
                             ReduceOp::Or
                         } else {
                             ReduceOp::Sum
                         }
                     }
-                    (m, d) => {
-                        return self.err(
+                    m => {
+                        let mut diag = Diagnostic::new(
                             method_span,
-                            format!("`.{m}()` is not defined on `{}` tiles", d.name()),
-                        )
+                            format!("`.{m}()` is not defined on `{d}` tiles"),
+                        );
+                        if d == DType::Bool && m == "sum" {
+                            diag = diag.help("count the `true`s with `(x as i32).sum()`");
+                        } else if m == "any" || m == "all" {
+                            diag = diag.help("compare first: `(x != 0).any()`");
+                        }
+                        return Err(self.error(diag));
                     }
                 };
                 let v = recv.var().expect("tile");
                 Ok(Some(self.emit(
                     Inst::Reduce { op, x: v },
-                    Ty::Scalar(*dtype),
+                    Ty::Scalar(d),
                     span,
                 )))
             }
-            (Ty::Scalar(DType::I32), "min" | "max") => {
+            (Ty::Scalar(_) | Ty::Tile { .. }, "min" | "max") => {
                 expect_args(self, 1)?;
-                let other = self.expr(&args[0].value)?;
-                let op = if method == "min" {
-                    BinOp::Min
-                } else {
-                    BinOp::Max
-                };
-                let t2 = self.ty(other);
-                if t2.dtype() != DType::I32 || matches!(t2, Ty::Global { .. } | Ty::Shared { .. }) {
-                    return self.err(
-                        args[0].value.span,
-                        format!("expected `i32`, found {}", ty_name(&t2)),
-                    );
-                }
-                Ok(Some(self.binop_ir(op, recv, other, DType::I32, span)?))
+                let d = ty.dtype();
+                let other = self.expr_as(&args[0].value, Some(d))?;
+                self.minmax(method == "min", recv, other, span).map(Some)
+            }
+            (Ty::Scalar(_) | Ty::Tile { .. }, "abs") => {
+                expect_args(self, 0)?;
+                self.abs(recv, span).map(Some)
             }
             _ => Err(self.error(
                 Diagnostic::new(
@@ -576,6 +785,44 @@ impl Lowerer {
                 .note(method_help(&ty)),
             )),
         }
+    }
+
+    /// `min(a, b)` / `max(a, b)` of numbers of one type.
+    pub(crate) fn minmax(
+        &mut self,
+        min: bool,
+        a: Operand,
+        b: Operand,
+        span: Span,
+    ) -> LResult<Operand> {
+        let name = if min { "min" } else { "max" };
+        let (ta, tb) = (self.ty(a), self.ty(b));
+        for t in [&ta, &tb] {
+            if !t.dtype().is_numeric() || matches!(t, Ty::Global { .. } | Ty::Shared { .. }) {
+                return self.err(
+                    span,
+                    format!(
+                        "`{name}` takes numbers (scalars or tiles), found {}",
+                        ty_name(t)
+                    ),
+                );
+            }
+        }
+        if ta.dtype() != tb.dtype() {
+            return Err(self.error(
+                Diagnostic::new(
+                    span,
+                    format!(
+                        "mismatched types for `{name}`: {} and {}",
+                        ty_name(&ta),
+                        ty_name(&tb)
+                    ),
+                )
+                .help(super::types::cast_help(tb.dtype(), ta.dtype())),
+            ));
+        }
+        let op = if min { BinOp::Min } else { BinOp::Max };
+        self.binop_ir(op, a, b, ta.dtype(), span)
     }
 
     /// A compile-time non-negative integer (literal).
@@ -697,10 +944,69 @@ fn method_help(ty: &Ty) -> String {
     match ty {
         Ty::Global { .. } => "global tensors have `.len()`, `.dim(axis)` and `.view(offset, [dims...])`".into(),
         Ty::Tile { .. } => {
-            "tiles have `.reshape([..])`, `.broadcast_to([..])`, `.sum()`, `.min()`, `.max()`, `.any()`, `.all()`, `.item()`"
+            "tiles have `.reshape([..])`, `.broadcast_to([..])`, `.sum()`, `.min()`, `.max()`, `.any()`, `.all()`, `.item()`, `.min(x)`, `.max(x)`, `.abs()`"
                 .into()
         }
-        Ty::Scalar(_) => "scalars have `.min(x)` and `.max(x)`".into(),
+        Ty::Scalar(_) => "scalars have `.min(x)`, `.max(x)` and `.abs()`".into(),
         Ty::Shared { .. } => "shared tensors are used through `load_shared`, `store_shared` and the atomics".into(),
     }
+}
+
+/// The unsigned integer type of `d`'s width.
+pub(crate) fn unsigned_of(d: DType) -> DType {
+    match d {
+        DType::I8 => DType::U8,
+        DType::I16 => DType::U16,
+        DType::I32 => DType::U32,
+        DType::I64 => DType::U64,
+        d => d,
+    }
+}
+
+/// `T::MIN`, `T::MAX` of the numeric types, and the float constants `INFINITY`,
+/// `NEG_INFINITY`, `NAN`, `EPSILON`, `MIN_POSITIVE`.
+fn type_constant(ty: &str, name: &str) -> Option<Operand> {
+    use half::{bf16, f16};
+    let d = DType::from_name(ty)?;
+    if d.is_int() {
+        let bits = match name {
+            "MIN" => crate::elem::max_identity(d),
+            "MAX" => crate::elem::min_identity(d),
+            "BITS" => return Some(Operand::int(d.bits() as i128, DType::U32)),
+            _ => return None,
+        };
+        return Some(Operand::Imm(bits, d));
+    }
+    let bits: u64 = match (d, name) {
+        (DType::F32, "MIN") => f32::MIN.to_bits() as u64,
+        (DType::F32, "MAX") => f32::MAX.to_bits() as u64,
+        (DType::F32, "INFINITY") => f32::INFINITY.to_bits() as u64,
+        (DType::F32, "NEG_INFINITY") => f32::NEG_INFINITY.to_bits() as u64,
+        (DType::F32, "NAN") => crate::elem::NAN_F32 as u64,
+        (DType::F32, "EPSILON") => f32::EPSILON.to_bits() as u64,
+        (DType::F32, "MIN_POSITIVE") => f32::MIN_POSITIVE.to_bits() as u64,
+        (DType::F64, "MIN") => f64::MIN.to_bits(),
+        (DType::F64, "MAX") => f64::MAX.to_bits(),
+        (DType::F64, "INFINITY") => f64::INFINITY.to_bits(),
+        (DType::F64, "NEG_INFINITY") => f64::NEG_INFINITY.to_bits(),
+        (DType::F64, "NAN") => crate::elem::NAN_F64,
+        (DType::F64, "EPSILON") => f64::EPSILON.to_bits(),
+        (DType::F64, "MIN_POSITIVE") => f64::MIN_POSITIVE.to_bits(),
+        (DType::F16, "MIN") => f16::MIN.to_bits() as u64,
+        (DType::F16, "MAX") => f16::MAX.to_bits() as u64,
+        (DType::F16, "INFINITY") => f16::INFINITY.to_bits() as u64,
+        (DType::F16, "NEG_INFINITY") => f16::NEG_INFINITY.to_bits() as u64,
+        (DType::F16, "NAN") => crate::elem::NAN_F16 as u64,
+        (DType::F16, "EPSILON") => f16::EPSILON.to_bits() as u64,
+        (DType::F16, "MIN_POSITIVE") => f16::MIN_POSITIVE.to_bits() as u64,
+        (DType::BF16, "MIN") => bf16::MIN.to_bits() as u64,
+        (DType::BF16, "MAX") => bf16::MAX.to_bits() as u64,
+        (DType::BF16, "INFINITY") => bf16::INFINITY.to_bits() as u64,
+        (DType::BF16, "NEG_INFINITY") => bf16::NEG_INFINITY.to_bits() as u64,
+        (DType::BF16, "NAN") => crate::elem::NAN_BF16 as u64,
+        (DType::BF16, "EPSILON") => bf16::EPSILON.to_bits() as u64,
+        (DType::BF16, "MIN_POSITIVE") => bf16::MIN_POSITIVE.to_bits() as u64,
+        _ => return None,
+    };
+    Some(Operand::Imm(bits, d))
 }

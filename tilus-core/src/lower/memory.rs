@@ -107,7 +107,7 @@ impl Lowerer {
         }
         let mut coords = Vec::new();
         for (axis, (o, sp)) in items.iter().enumerate() {
-            let o = self.uniform_i32(*o, *sp, "an offset")?;
+            let o = self.uniform_int(*o, *sp, "an offset")?;
             coords.push(Coord::Pos { axis, offset: o });
         }
         Ok(coords)
@@ -119,7 +119,7 @@ impl Lowerer {
         bound: &Bound<'_>,
         shape: &[usize],
     ) -> LResult<Option<Operand>> {
-        let Some(m) = bound.val("mask") else {
+        let Some(m) = self.arg(bound, "mask", None)? else {
             return Ok(None);
         };
         let e = bound.req("mask");
@@ -161,7 +161,7 @@ impl Lowerer {
             return self.err(de.span, format!("`dim = {dim}` is out of range for a rank-{rank} destination (valid: 0..{rank})"));
         }
         let ie = bound.req("indices");
-        let idx = bound.req_val("indices");
+        let idx = self.req_arg(bound, "indices", None)?;
         let Ty::Tile { dtype, shape } = self.ty(idx) else {
             return self.err(
                 ie.span,
@@ -171,7 +171,7 @@ impl Lowerer {
                 ),
             );
         };
-        if dtype != DType::I32 {
+        if !dtype.is_int() {
             return self.err(
                 ie.span,
                 format!(
@@ -263,7 +263,9 @@ impl Lowerer {
         }
         let bound = self.bind_args("view", SIG, args, span)?;
         let oe = bound.req("offset");
-        let offset = self.uniform_i32(bound.req_val("offset"), oe.span, "a view offset")?;
+        let offset = self.req_arg(&bound, "offset", Some(DType::I64))?;
+        let offset = self.uniform_int(offset, oe.span, "a view offset")?;
+        let offset = self.cast(offset, DType::I64, oe.span)?;
         let se = bound.req("shape");
         let items = bound.list("shape").expect("required");
         if items.is_empty() || items.len() > super::MAX_RANK {
@@ -274,7 +276,8 @@ impl Lowerer {
         }
         let mut dims = Vec::new();
         for (d, sp) in items {
-            dims.push(self.uniform_i32(*d, *sp, "a view dimension")?);
+            let d = self.uniform_int(d, sp, "a view dimension")?;
+            dims.push(self.cast(d, DType::I64, sp)?);
         }
         let src = recv.var().expect("tensor");
         let dtype = self.ty(recv).dtype();

@@ -9,9 +9,11 @@ mod atomics;
 mod builtins;
 mod expr;
 mod memory;
+mod types;
 
-use crate::ast;
+use crate::ast::{self, Expr, ExprKind};
 use crate::diag::Diagnostic;
+use crate::elem;
 use crate::ir::{self, Block, DType, Kernel, Operand, Span, Stmt, Target, Ty, VarId};
 use std::collections::HashMap;
 
@@ -56,12 +58,16 @@ pub(crate) struct Reported;
 pub(crate) type LResult<T> = Result<T, Reported>;
 
 /// What a source name is bound to.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) enum Binding {
     Var {
         var: VarId,
         mutable: bool,
     },
+    /// An immutable binding of a context-typed expression (`let n = 4096;`), lowered at each
+    /// use with that use's type (it is pure; see `types.rs`). Names of other such bindings in
+    /// it are already replaced by their expressions.
+    Flex(ast::Expr),
     /// The binding's initialiser had an error: uses are silently errors too.
     Poisoned,
 }
@@ -73,7 +79,7 @@ pub(crate) struct Lowerer {
     /// Lexical scopes, innermost last.
     scopes: Vec<HashMap<String, Binding>>,
     /// Statement blocks under construction, innermost last.
-    blocks: Vec<Block>,
+    pub(crate) blocks: Vec<Block>,
     pub(crate) shared_bytes: usize,
     /// The lowest target the kernel's features need.
     pub(crate) needed_target: Target,
@@ -87,6 +93,8 @@ pub(crate) struct Lowerer {
     pub(crate) view_offset: HashMap<VarId, Option<i64>>,
     /// Synchronising (non-relaxed) atomic accesses, for the scope-mismatch check.
     pub(crate) sync_uses: Vec<SyncUse>,
+    /// `let mut` variables whose literal type the first use decides (`types.rs`).
+    pub(crate) pending: HashMap<VarId, types::Pending>,
 }
 
 /// A non-relaxed atomic access to some memory, remembered for [`Lowerer::check_scopes`].
@@ -116,6 +124,7 @@ impl Lowerer {
             view_base: HashMap::new(),
             view_offset: HashMap::new(),
             sync_uses: Vec::new(),
+            pending: HashMap::new(),
         };
         let threads = def.options.threads;
         if threads == 0 || !threads.is_multiple_of(32) || threads > 1024 {
@@ -321,7 +330,7 @@ impl Lowerer {
     }
 
     pub(crate) fn lookup(&self, name: &str) -> Option<Binding> {
-        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+        self.scopes.iter().rev().find_map(|s| s.get(name).cloned())
     }
 
     /// Lower a nested block in its own scope, returning its statements.
@@ -349,6 +358,26 @@ impl Lowerer {
                 name_span,
                 ..
             } => {
+                // A context-typed immutable binding is lowered at each use (`types.rs`).
+                if !*mutable && self.flex_kind(init).is_some() {
+                    let e = self.inline_flex(init);
+                    self.bind(name, Binding::Flex(e));
+                    return Ok(());
+                }
+                if *mutable {
+                    if let Some((kind, lit)) = self.open_literal(init) {
+                        return match self.open_init(name, kind, lit, *name_span) {
+                            Ok(var) => {
+                                self.bind(name, Binding::Var { var, mutable: true });
+                                Ok(())
+                            }
+                            Err(r) => {
+                                self.bind(name, Binding::Poisoned);
+                                Err(r)
+                            }
+                        };
+                    }
+                }
                 // Temporaries created by this initialiser (and only those) may be renamed to
                 // the binding instead of copied.
                 let fresh_from = self.vars.len() as VarId;
@@ -411,6 +440,7 @@ impl Lowerer {
             } => {
                 let (var, mutable) = match self.lookup(name) {
                     Some(Binding::Var { var, mutable }) => (var, mutable),
+                    Some(Binding::Flex(_)) => (u32::MAX, false),
                     Some(Binding::Poisoned) => return Err(Reported),
                     None => {
                         return self.err(
@@ -428,11 +458,68 @@ impl Lowerer {
                         .help(format!("declare it with `let mut {name}`")),
                     ));
                 }
+                // An open variable assigned another open literal stays open.
+                if op.is_none() && self.is_open(var) {
+                    if let Some((kind, lit)) = self.open_literal(value) {
+                        let d = self.vars[var as usize].ty.dtype();
+                        if kind.accepts(d) {
+                            let var_ty = self.vars[var as usize].ty.clone();
+                            let inst = match (&var_ty, &lit.kind) {
+                                // `acc = zeros([..])` into an open tile of that shape.
+                                (Ty::Tile { shape, .. }, ExprKind::Call { args, .. })
+                                    if self.shape_arg(&args[0].value).ok().as_ref()
+                                        == Some(shape) =>
+                                {
+                                    let value = match &lit.kind {
+                                        ExprKind::Call { path, args, .. } if path[0] == "full" => {
+                                            self.expr_as(&args[1].value, Some(d))?
+                                        }
+                                        ExprKind::Call { path, .. } => Operand::Imm(
+                                            elem::cast(DType::I32, d, (path[0] == "ones") as u64),
+                                            d,
+                                        ),
+                                        _ => unreachable!("matched a call"),
+                                    };
+                                    Some(ir::Inst::Full {
+                                        shape: shape.clone(),
+                                        value,
+                                    })
+                                }
+                                (Ty::Scalar(_), ExprKind::Call { .. }) | (Ty::Tile { .. }, _) => {
+                                    None
+                                }
+                                (Ty::Scalar(_), _) => {
+                                    Some(ir::Inst::Mov(self.expr_as(lit, Some(d))?))
+                                }
+                                _ => None,
+                            };
+                            if let Some(inst) = inst {
+                                self.push(Stmt::Inst {
+                                    dst: Some(var),
+                                    inst,
+                                    span: *span,
+                                });
+                                self.note_open_def(var, kind, lit);
+                                return Ok(());
+                            }
+                        }
+                    }
+                }
+                // The value's type comes from the variable unless the variable is still open,
+                // in which case a typed value decides it.
+                let rhs = if self.is_open(var) && self.flex_kind(value).is_none() {
+                    let v = self.expr(value)?;
+                    self.settle(var, Some(self.ty(v).dtype()));
+                    v
+                } else {
+                    self.settle(var, None);
+                    let want = self.vars[var as usize].ty.dtype();
+                    self.expr_as(value, Some(want))?
+                };
                 let rhs = match op {
-                    None => self.expr(value)?,
+                    None => rhs,
                     Some(op) => {
                         let cur = Operand::Var(var);
-                        let rhs = self.expr(value)?;
                         self.binary(*op, cur, rhs, *span)?
                     }
                 };
@@ -475,14 +562,18 @@ impl Lowerer {
                 body,
                 span,
             } => {
-                let start = self.expr(&range.start)?;
-                let start = self.uniform_i32(start, range.start.span, "a loop bound")?;
-                let end = self.expr(&range.end)?;
-                let end = self.uniform_i32(end, range.end.span, "a loop bound")?;
+                // The bounds and step share one integer type (context-typed ones take the
+                // others' type, `i32` when all are).
+                let mut parts: Vec<&Expr> = vec![&range.start, &range.end];
+                if let Some(st) = &range.step {
+                    parts.push(st);
+                }
+                let vals = self.unify_ints(&parts, "a loop bound")?;
+                let (start, end) = (vals[0], vals[1]);
+                let d = self.ty(start).dtype();
                 let step = match &range.step {
                     Some(s) => {
-                        let st = self.expr(s)?;
-                        let st = self.uniform_i32(st, s.span, "a loop step")?;
+                        let st = vals[2];
                         if let Some(v) = st.imm_int() {
                             if v <= 0 {
                                 return self.err(
@@ -493,9 +584,9 @@ impl Lowerer {
                         }
                         st
                     }
-                    None => Operand::i32(1),
+                    None => Operand::int(1, d),
                 };
-                let lv = self.new_var(var, Ty::Scalar(DType::I32));
+                let lv = self.new_var(var, Ty::Scalar(d));
                 self.scopes.push(HashMap::new());
                 self.bind(
                     var,
@@ -605,13 +696,91 @@ impl Lowerer {
         }
     }
 
-    pub(crate) fn uniform_i32(&mut self, c: Operand, span: Span, what: &str) -> LResult<Operand> {
+    /// A block-uniform integer scalar of any integer type.
+    pub(crate) fn uniform_int(&mut self, c: Operand, span: Span, what: &str) -> LResult<Operand> {
         match self.ty(c) {
-            Ty::Scalar(DType::I32) => Ok(c),
+            Ty::Scalar(d) if d.is_int() => Ok(c),
             t => self.err(
                 span,
-                format!("{what} must be a scalar `i32`, found {}", ty_name(&t)),
+                format!("{what} must be a scalar integer, found {}", ty_name(&t)),
             ),
+        }
+    }
+
+    /// Lower expressions that must share one integer type: the typed ones first (in source
+    /// order), then the context-typed ones as that type (`i32` when all are). Each must be a
+    /// block-uniform scalar.
+    pub(crate) fn unify_ints(&mut self, es: &[&Expr], what: &str) -> LResult<Vec<Operand>> {
+        let mut out: Vec<Option<Operand>> = vec![None; es.len()];
+        let mut d: Option<(DType, Span)> = None;
+        for (i, e) in es.iter().enumerate() {
+            if self.flex_kind(e).is_some() {
+                continue;
+            }
+            let v = self.expr(e)?;
+            let v = self.uniform_int(v, e.span, what)?;
+            let vd = self.ty(v).dtype();
+            match d {
+                None => d = Some((vd, e.span)),
+                Some((d0, _)) if d0 == vd => {}
+                Some((d0, _)) => {
+                    return Err(self.error(
+                        Diagnostic::new(
+                            e.span,
+                            format!("mismatched types: expected `{d0}`, found `{vd}`"),
+                        )
+                        .help(types::cast_help(vd, d0)),
+                    ))
+                }
+            }
+            out[i] = Some(v);
+        }
+        let want = d.map(|(d, _)| d).unwrap_or(DType::I32);
+        for (i, e) in es.iter().enumerate() {
+            if out[i].is_none() {
+                let v = self.expr_as(e, Some(want))?;
+                out[i] = Some(self.uniform_int(v, e.span, what)?);
+            }
+        }
+        Ok(out.into_iter().map(|o| o.expect("lowered")).collect())
+    }
+
+    /// `e` with the names of context-typed bindings replaced by their expressions, so that
+    /// the result means the same wherever it is lowered.
+    fn inline_flex(&self, e: &Expr) -> Expr {
+        let mut e = e.clone();
+        self.inline_into(&mut e);
+        e
+    }
+
+    fn inline_into(&self, e: &mut Expr) {
+        match &mut e.kind {
+            ExprKind::Path(p) if p.len() == 1 => {
+                if let Some(Binding::Flex(x)) = self.lookup(&p[0]) {
+                    e.kind = x.kind;
+                }
+            }
+            ExprKind::Unary { x, .. } => self.inline_into(x),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                self.inline_into(lhs);
+                self.inline_into(rhs);
+            }
+            ExprKind::IfElse { cond, then, els } => {
+                self.inline_into(cond);
+                self.inline_into(then);
+                self.inline_into(els);
+            }
+            ExprKind::Call { args, .. } => {
+                for a in args {
+                    self.inline_into(&mut a.value);
+                }
+            }
+            ExprKind::Array(items) | ExprKind::Tuple(items) => {
+                for it in items {
+                    self.inline_into(it);
+                }
+            }
+            _ => {}
         }
     }
 }
