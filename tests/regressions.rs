@@ -406,7 +406,8 @@ fn every_ptx_reserved_word_is_a_valid_kernel_name() {
 
 #[test]
 fn the_parameter_space_is_checked_at_compile_time() {
-    // 16 bytes per tensor: 272 fit in 4352 bytes, 273 do not.
+    // 16 bytes per tensor: 272 fit in the 4352 bytes of PTX ISA 8.0, and up to 2047 in the
+    // 32764 bytes of 8.1, which the module then declares; 2048 do not fit.
     let params = |n: usize| -> Vec<ParamDef> {
         let mut ps = vec![tensor_param("out")];
         for i in 1..n {
@@ -417,12 +418,21 @@ fn the_parameter_space_is_checked_at_compile_time() {
         ps
     };
     let ok = tilus::core::compile(&kernel("wide", params(272))).expect("272 tensors fit");
+    assert!(ok.ptx.contains(".version 7.8"), "no newer PTX than needed");
     assemble_all("wide", &ok.ptx, ok.ir.target.0);
-    let err = tilus::core::compile(&kernel("wider", params(273))).unwrap_err();
-    assert_eq!(err.len(), 1, "{err:?}");
+    let ok = tilus::core::compile(&kernel("wider", params(2047))).expect("2047 tensors fit");
+    assert!(
+        ok.ptx.contains(".version 8.1"),
+        "PTX 8.1 for the larger space"
+    );
+    assemble_all("wider", &ok.ptx, ok.ir.target.0);
+    let Err(err) = tilus::core::compile(&kernel("widest", params(2048))) else {
+        panic!("2048 tensors do not fit");
+    };
+    assert_eq!(err.len(), 1, "{}", err.len());
     assert_eq!(
         err[0].span,
-        Span(1000 + 272),
+        Span(1000 + 2047),
         "reported at the parameter that overflows"
     );
     assert!(

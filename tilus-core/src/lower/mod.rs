@@ -23,9 +23,9 @@ pub const MAX_SHARED_BYTES: usize = 227 * 1024;
 pub const MAX_TILE_ELEMENTS: usize = 1 << 16;
 /// Maximum tile rank.
 pub const MAX_RANK: usize = 3;
-/// Bytes of `.param` space an entry may declare (PTX ISA before 8.1, which the generated
-/// modules declare; checked against ptxas).
-pub const MAX_PARAM_BYTES: usize = 4352;
+/// Bytes of `.param` space an entry may declare: 4352 up to PTX ISA 8.0, 32764 from 8.1, which
+/// the generator declares when the parameters need it (checked against ptxas).
+pub const MAX_PARAM_BYTES: usize = 32764;
 
 /// Lower a kernel definition to IR.
 pub fn lower(def: &ast::KernelDef) -> Result<Kernel, Vec<Diagnostic>> {
@@ -164,37 +164,28 @@ impl Lowerer {
                     format!("parameter `{}` is declared twice", p.name),
                 ));
             }
+            let types = "bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64";
             let (kind, ty) = match &p.ty {
                 ast::ParamTy::GlobalTensor { elem } => {
-                    match dtype_by_name(elem) {
-                        Some(d) if crate::table::access_type(d).is_some() => {
-                            (ir::ParamKind::Tensor(d), Ty::Global { dtype: d, rank: 1 })
-                        }
-                        _ => {
-                            self.error(Diagnostic::new(
-                            p.ty_span,
-                            format!("`GlobalTensor<{elem}>` is not supported: element types are `i32`"),
-                        ));
-                            (
-                                ir::ParamKind::Tensor(DType::I32),
-                                Ty::Global {
-                                    dtype: DType::I32,
-                                    rank: 1,
-                                },
-                            )
-                        }
-                    }
-                }
-                ast::ParamTy::Scalar(name) => match dtype_by_name(name) {
-                    Some(DType::I32) => (ir::ParamKind::Scalar(DType::I32), Ty::Scalar(DType::I32)),
-                    _ => {
+                    let d = DType::from_name(elem).unwrap_or_else(|| {
                         self.error(Diagnostic::new(
                             p.ty_span,
-                            format!("parameter type `{name}` is not supported: use `GlobalTensor<i32>` or `i32`"),
+                            format!("`GlobalTensor<{elem}>` is not supported: the element types are {types}"),
                         ));
-                        (ir::ParamKind::Scalar(DType::I32), Ty::Scalar(DType::I32))
-                    }
-                },
+                        DType::I32
+                    });
+                    (ir::ParamKind::Tensor(d), Ty::Global { dtype: d, rank: 1 })
+                }
+                ast::ParamTy::Scalar(name) => {
+                    let d = DType::from_name(name).unwrap_or_else(|| {
+                        self.error(Diagnostic::new(
+                            p.ty_span,
+                            format!("parameter type `{name}` is not supported: use `GlobalTensor<T>` or a scalar `T` of {types}"),
+                        ));
+                        DType::I32
+                    });
+                    (ir::ParamKind::Scalar(d), Ty::Scalar(d))
+                }
             };
             param_bytes = param_space_after(param_bytes, &kind);
             if param_bytes > MAX_PARAM_BYTES && !reported_space {
@@ -207,7 +198,7 @@ impl Lowerer {
                             p.name
                         ),
                     )
-                    .note("a `GlobalTensor` takes 16 bytes (pointer and length), a scalar its size rounded up to 4")
+                    .note("a `GlobalTensor` takes 16 bytes (pointer and length), a scalar its size (narrow integers 4)")
                     .help("pass fewer tensors, e.g. one tensor holding several arrays at offsets (`.view(offset, [len])`)"),
                 );
             }
@@ -787,18 +778,13 @@ impl Lowerer {
 
 /// The `.param` bytes used after appending a parameter of `kind` (PTX lays parameters out in
 /// order, each aligned to its size): a tensor is a `.u64` pointer and a `.u32` length.
-fn param_space_after(used: usize, kind: &ir::ParamKind) -> usize {
+pub(crate) fn param_space_after(used: usize, kind: &ir::ParamKind) -> usize {
     match kind {
-        ir::ParamKind::Tensor(_) => used.next_multiple_of(8) + 12,
-        ir::ParamKind::Scalar(_) => used.next_multiple_of(4) + 4,
-    }
-}
-
-pub(crate) fn dtype_by_name(name: &str) -> Option<DType> {
-    match name {
-        "i32" => Some(DType::I32),
-        "bool" => Some(DType::Bool),
-        _ => None,
+        ir::ParamKind::Tensor(_) => used.next_multiple_of(8) + 16,
+        ir::ParamKind::Scalar(d) => {
+            let size = crate::ptx::param_type(*d).1;
+            used.next_multiple_of(size) + size
+        }
     }
 }
 

@@ -75,6 +75,8 @@ pub(super) struct Emitter<'k> {
     pub tid: Reg,
     /// The kernel's tile run length (`crate::layout::vector_width`).
     pub vmax: usize,
+    /// The oldest PTX ISA version (times 10) the instructions emitted so far need.
+    pub min_version: u32,
     /// Bytes of back-end scratch needed after the user's shared allocations.
     pub scratch_bytes: usize,
     /// The statement that asked for `scratch_bytes`.
@@ -149,6 +151,7 @@ impl<'k> Emitter<'k> {
             loop_ends: Vec::new(),
             tid,
             vmax: crate::layout::vector_width(k),
+            min_version: 78,
             scratch_bytes: 0,
             scratch_span: Span::NONE,
             span: Span::NONE,
