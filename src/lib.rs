@@ -36,6 +36,10 @@ pub use tilus_runtime::*;
 /// The compiler library (IR, passes, PTX codegen, emulator), for tools and tests.
 pub use tilus_core as core;
 
+/// The 16-bit float element types, from the `half` crate: `GlobalTensor<f16>`,
+/// `dev.upload(&[bf16::from_f32(1.5)])`.
+pub use half::{bf16, f16};
+
 pub mod lang;
 
 /// The README's Rust example, compiled and run as a doctest so the README stays true.
@@ -47,5 +51,6 @@ pub struct ReadmeDoctests;
 /// and launched with.
 pub mod prelude {
     pub use crate::tile_kernel;
+    pub use half::{bf16, f16};
     pub use tilus_runtime::{Device, GlobalTensor};
 }

@@ -278,6 +278,15 @@ pub enum UnOp {
     Not,
     /// Absolute value (wrapping for integers: `abs(MIN) == MIN`).
     Abs,
+    /// Float square root, correctly rounded.
+    Sqrt,
+    /// Float rounding to an integral value: down, up, toward zero, half away from zero
+    /// (Rust's `round`), half to even.
+    Floor,
+    Ceil,
+    Trunc,
+    Round,
+    RoundEven,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -484,6 +493,13 @@ pub enum Inst {
         op: UnOp,
         x: Operand,
     },
+    /// `a * b + c` with one rounding (float operands of one dtype; `f16`/`bf16` are computed
+    /// as an `f32` fused multiply-add, rounded once more).
+    Fma {
+        a: Operand,
+        b: Operand,
+        c: Operand,
+    },
     /// `cond ? a : b` element-wise (cond bool scalar or tile; a, b of one dtype).
     Select {
         cond: Operand,
@@ -610,6 +626,7 @@ impl Inst {
             Inst::Binary { lhs, rhs, .. } => out.extend([*lhs, *rhs]),
             Inst::Unary { x, .. } | Inst::Cast { x, .. } => out.push(*x),
             Inst::Select { cond, a, b } => out.extend([*cond, *a, *b]),
+            Inst::Fma { a, b, c } => out.extend([*a, *b, *c]),
             Inst::Reshape { x, .. } | Inst::Broadcast { x, .. } | Inst::Reduce { x, .. } => {
                 out.push(Operand::Var(*x))
             }

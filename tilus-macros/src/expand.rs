@@ -8,12 +8,39 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use tilus_core::ast;
+use tilus_core::ir::{DType, ParamKind};
 
 pub fn tile_kernel(attr_tokens: TokenStream, item: TokenStream) -> TokenStream {
     let func: syn::ItemFn = match syn::parse2(item) {
         Ok(f) => f,
         Err(e) => return e.to_compile_error(),
     };
+    let (p, def) = match front(attr_tokens, &func) {
+        Front::Def(p, def) => (p, def),
+        Front::Errors(errors) => return emit(&func, None, errors),
+    };
+    match compile_caught(&def) {
+        Ok(compiled) => {
+            dump_ptx(&def.name, &compiled.ptx);
+            emit(&func, Some(&compiled), Vec::new())
+        }
+        Err(diags) => {
+            let errors = diagnostics_to_errors(&p, &func, diags);
+            emit(&func, None, errors)
+        }
+    }
+}
+
+/// What the syntactic front end makes of a kernel: its AST (with the parser that holds the span
+/// table the AST's spans index), or the errors at the user's tokens.
+pub(crate) enum Front {
+    Def(Parser, ast::KernelDef),
+    Errors(Vec<syn::Error>),
+}
+
+/// The attribute's tokens and the parsed function to a [`ast::KernelDef`]: the step between
+/// `syn` and `tilus_core::compile`, shared by the macro and the fuzzer (`crate::fuzz`).
+pub(crate) fn front(attr_tokens: TokenStream, func: &syn::ItemFn) -> Front {
     let mut errors: Vec<syn::Error> = Vec::new();
     let options = match attr::parse(attr_tokens) {
         Ok((a, _)) => Some(a),
@@ -50,6 +77,9 @@ pub fn tile_kernel(attr_tokens: TokenStream, item: TokenStream) -> TokenStream {
             "a tile kernel's name must be ASCII letters, digits and `_`: it becomes the PTX entry point",
         ));
     }
+    if !errors.is_empty() {
+        return Front::Errors(errors);
+    }
     let def = ast::KernelDef {
         name: entry,
         name_span,
@@ -57,38 +87,41 @@ pub fn tile_kernel(attr_tokens: TokenStream, item: TokenStream) -> TokenStream {
         body,
         options: kopts,
     };
-    if !errors.is_empty() {
-        return emit(&func, None, errors);
-    }
-    // A panic in the compiler is a bug; it is reported as an error at the kernel, never as a
-    // crash of the macro (which rustc would print as an unhelpful "proc macro panicked").
-    let result =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tilus_core::compile(&def)))
-            .unwrap_or_else(|payload| {
-                let what = payload
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "a panic".into());
-                Err(vec![tilus_core::diag::Diagnostic::internal(
-                    def.name_span,
-                    &format!("the compiler panicked: {what}"),
-                )])
-            });
-    match result {
-        Ok(compiled) => {
-            dump_ptx(&def.name, &compiled.ptx);
-            emit(&func, Some(&compiled), Vec::new())
-        }
-        Err(diags) => {
-            let name = func.sig.ident.span();
-            let errors = diags
-                .into_iter()
-                .map(|d| error_at(p.span_of(d.span).unwrap_or((name, name)), &d.render()))
-                .collect();
-            emit(&func, None, errors)
-        }
-    }
+    Front::Def(p, def)
+}
+
+/// `tilus_core::compile`, with a panic in the compiler (a bug) reported as an internal compiler
+/// error at the kernel, never as a crash of the macro (which rustc would print as an unhelpful
+/// "proc macro panicked").
+pub(crate) fn compile_caught(
+    def: &ast::KernelDef,
+) -> Result<tilus_core::Compiled, Vec<tilus_core::diag::Diagnostic>> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tilus_core::compile(def)))
+        .unwrap_or_else(|payload| {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".into());
+            Err(vec![tilus_core::diag::Diagnostic::internal(
+                def.name_span,
+                &format!("the compiler panicked: {what}"),
+            )])
+        })
+}
+
+/// The compiler's diagnostics as errors at the user's tokens (at the kernel's name where a
+/// diagnostic's span is unknown).
+pub(crate) fn diagnostics_to_errors(
+    p: &Parser,
+    func: &syn::ItemFn,
+    diags: Vec<tilus_core::diag::Diagnostic>,
+) -> Vec<syn::Error> {
+    let name = func.sig.ident.span();
+    diags
+        .into_iter()
+        .map(|d| error_at(p.span_of(d.span).unwrap_or((name, name)), &d.render()))
+        .collect()
 }
 
 /// An error underlining `start..=end` (syn spans an error over the first and last token it is
@@ -132,7 +165,7 @@ fn dump_ptx(name: &str, ptx: &str) {
 }
 
 /// The struct, its consts and its launcher. `compiled = None` emits the stub (after errors).
-fn emit(
+pub(crate) fn emit(
     func: &syn::ItemFn,
     compiled: Option<&tilus_core::Compiled>,
     errors: Vec<syn::Error>,
@@ -164,17 +197,29 @@ fn emit(
         let ty = &pt.ty;
         let pname = ident.to_string();
         let is_tensor = matches!(&**ty, syn::Type::Path(tp) if tp.path.segments.last().is_some_and(|s| s.ident == "GlobalTensor"));
-        if is_tensor && compiled.is_none() {
-            // After an error the stub names a type that surely exists, so a rejected element
-            // type (`GlobalTensor<f32>`) is not reported a second time by rustc.
-            launch_params.push(quote_spanned! {ty.span()=> #ident: &::tilus::GlobalTensor<i32> });
-            specs.push(quote! {});
-        } else if is_tensor {
-            launch_params.push(quote_spanned! {ty.span()=> #ident: &#ty });
-            specs.push(quote! { ::tilus::ParamSpec::tensor(#pname, ::tilus::DType::I32) });
+        // The element type: from the compiled IR, or (after an error, for the stub) from the
+        // declared name, `i32` when it names none, so that a rejected element type is not
+        // reported a second time by rustc.
+        let dtype = match compiled {
+            Some(c) => match c.ir.params.get(launch_args.len()).map(|p| &p.kind) {
+                Some(ParamKind::Tensor(d) | ParamKind::Scalar(d)) => *d,
+                None => DType::I32,
+            },
+            None => declared_dtype(ty).unwrap_or(DType::I32),
+        };
+        // Host types by their canonical paths (`f16`/`bf16` are the `half` crate's, re-exported
+        // by tilus), spanned at the declared type so a wrong argument points at it.
+        let host = host_type(dtype, ty.span());
+        let dt = dtype_tokens(dtype);
+        if is_tensor {
+            launch_params.push(quote_spanned! {ty.span()=> #ident: &::tilus::GlobalTensor<#host> });
+            specs.push(quote! { ::tilus::ParamSpec::tensor(#pname, #dt) });
         } else {
-            launch_params.push(quote_spanned! {ty.span()=> #ident: #ty });
-            specs.push(quote! { ::tilus::ParamSpec::scalar(#pname, ::tilus::DType::I32) });
+            launch_params.push(quote_spanned! {ty.span()=> #ident: #host });
+            specs.push(quote! { ::tilus::ParamSpec::scalar(#pname, #dt) });
+        }
+        if compiled.is_none() {
+            specs.pop();
         }
         launch_args.push(quote! { ::tilus::KernelArg::from(#ident) });
         idents.push(ident);
@@ -237,4 +282,37 @@ fn emit(
             }
         }
     }
+}
+
+/// The element type a parameter type names (`GlobalTensor<u8>` or `u8`), if any.
+fn declared_dtype(ty: &syn::Type) -> Option<DType> {
+    let syn::Type::Path(tp) = ty else { return None };
+    let last = tp.path.segments.last()?;
+    let name = match &last.arguments {
+        syn::PathArguments::AngleBracketed(ab) => match ab.args.first()? {
+            syn::GenericArgument::Type(syn::Type::Path(p)) => p.path.get_ident()?.to_string(),
+            _ => return None,
+        },
+        _ => last.ident.to_string(),
+    };
+    DType::from_name(&name)
+}
+
+/// The host type of element type `d`: the primitive, or tilus's re-export of the `half` crate's
+/// 16-bit floats.
+fn host_type(d: DType, span: Span) -> TokenStream {
+    match d {
+        DType::F16 => quote_spanned! {span=> ::tilus::f16 },
+        DType::BF16 => quote_spanned! {span=> ::tilus::bf16 },
+        d => {
+            let id = syn::Ident::new(d.name(), span);
+            quote! { #id }
+        }
+    }
+}
+
+/// `::tilus::DType::<Variant>` for `d`.
+fn dtype_tokens(d: DType) -> TokenStream {
+    let variant = format_ident!("{}", format!("{d:?}"));
+    quote! { ::tilus::DType::#variant }
 }

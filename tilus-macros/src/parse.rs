@@ -63,7 +63,7 @@ impl Parser {
                 None => {
                     let _ = self.err::<()>(
                         &pt.ty,
-                        "unsupported kernel parameter type: use `GlobalTensor<i32>` or `i32`",
+                        "unsupported kernel parameter type: use `GlobalTensor<T>` or a scalar `T` (T an element type such as `f32` or `u8`)",
                     );
                     continue;
                 }
@@ -314,7 +314,7 @@ impl Parser {
                 }
                 syn::Lit::Bool(b) => ast::ExprKind::Bool(b.value),
                 syn::Lit::Str(s) => ast::ExprKind::Str(s.value()),
-                other => return self.err(other, "unsupported literal: tile kernels use `i32` and `bool` values"),
+                other => return self.err(other, "unsupported literal: tile kernels use integer, float and `bool` values"),
             },
             syn::Expr::Path(p) => {
                 if p.qself.is_some() {
@@ -354,7 +354,7 @@ impl Parser {
             syn::Expr::Cast(c) => {
                 let ty = match &*c.ty {
                     syn::Type::Path(p) if p.path.get_ident().is_some() => p.path.get_ident().expect("checked").to_string(),
-                    other => return self.err(other, "casts are to `i32` or `bool`"),
+                    other => return self.err(other, "casts are to an element type (`as f32`, `as u8`, `as bool`)"),
                 };
                 let ty_span = self.spt(&c.ty);
                 ast::ExprKind::Cast { x: Box::new(self.expr(&c.expr)?), ty, ty_span }

@@ -66,6 +66,14 @@ pub trait Num: Elem + PartialOrd {
     fn from_i128(v: i128) -> Self;
     fn from_f64(v: f64) -> Self;
     fn is_nan(self) -> bool;
+    /// Float functions (the identity on integers, which the front end never asks for).
+    fn sqrt(self) -> Self;
+    fn floor(self) -> Self;
+    fn ceil(self) -> Self;
+    fn trunc(self) -> Self;
+    fn round_even(self) -> Self;
+    /// `self * b + c` rounded once.
+    fn fma(self, b: Self, c: Self) -> Self;
 }
 
 /// Bit operations of the integer types (and `bool`).
@@ -106,6 +114,12 @@ macro_rules! int_elem {
             #[inline(always)] fn from_i128(v: i128) -> Self { v as $t }
             #[inline(always)] fn from_f64(v: f64) -> Self { v as $t }
             #[inline(always)] fn is_nan(self) -> bool { false }
+            fn sqrt(self) -> Self { self }
+            fn floor(self) -> Self { self }
+            fn ceil(self) -> Self { self }
+            fn trunc(self) -> Self { self }
+            fn round_even(self) -> Self { self }
+            fn fma(self, b: Self, c: Self) -> Self { self.wrapping_mul(b).wrapping_add(c) }
         }
         impl Bits for $t {
             #[inline(always)] fn and(self, o: Self) -> Self { self & o }
@@ -254,6 +268,24 @@ macro_rules! float_elem {
             #[inline(always)]
             fn is_nan(self) -> bool {
                 <$t>::is_nan(self)
+            }
+            fn sqrt(self) -> Self {
+                canon_nan(<$t>::sqrt(self))
+            }
+            fn floor(self) -> Self {
+                canon_nan(<$t>::floor(self))
+            }
+            fn ceil(self) -> Self {
+                canon_nan(<$t>::ceil(self))
+            }
+            fn trunc(self) -> Self {
+                canon_nan(<$t>::trunc(self))
+            }
+            fn round_even(self) -> Self {
+                canon_nan(<$t>::round_ties_even(self))
+            }
+            fn fma(self, b: Self, c: Self) -> Self {
+                canon_nan(<$t>::mul_add(self, b, c))
             }
         }
     };
@@ -415,6 +447,24 @@ macro_rules! half_elem {
             #[inline(always)]
             fn is_nan(self) -> bool {
                 <$t>::is_nan(self)
+            }
+            fn sqrt(self) -> Self {
+                round_f32::<$t>(self.to_f32().sqrt())
+            }
+            fn floor(self) -> Self {
+                round_f32::<$t>(self.to_f32().floor())
+            }
+            fn ceil(self) -> Self {
+                round_f32::<$t>(self.to_f32().ceil())
+            }
+            fn trunc(self) -> Self {
+                round_f32::<$t>(self.to_f32().trunc())
+            }
+            fn round_even(self) -> Self {
+                round_f32::<$t>(self.to_f32().round_ties_even())
+            }
+            fn fma(self, b: Self, c: Self) -> Self {
+                round_f32::<$t>(self.to_f32().mul_add(b.to_f32(), c.to_f32()))
             }
         }
     };

@@ -197,39 +197,75 @@ pub fn unary_defined(op: UnOp, d: DType) -> bool {
     match op {
         UnOp::Neg | UnOp::Abs => d.is_numeric(),
         UnOp::Not => d.is_int() || d.is_bool(),
+        UnOp::Sqrt | UnOp::Floor | UnOp::Ceil | UnOp::Trunc | UnOp::Round | UnOp::RoundEven => {
+            d.is_float()
+        }
     }
 }
 
 /// `out = op x` over `n` elements of type `d`.
 pub fn unary_into(op: UnOp, d: DType, x: Lanes<'_>, n: usize, out: &mut Vec<u64>) {
+    macro_rules! num {
+        ($f:expr) => {
+            with_num_type!(d, T => map1::<T, T>(x, n, out, $f), bool => out.clear())
+        };
+    }
     match (op, d) {
         (UnOp::Not, DType::Bool) => map1::<bool, bool>(x, n, out, |v| !v),
         (UnOp::Not, _) => {
             with_int_type!(d, T => map1::<T, T>(x, n, out, Bits::not), _ => out.clear())
         }
-        (UnOp::Neg, _) => {
-            with_num_type!(d, T => map1::<T, T>(x, n, out, Num::neg), bool => out.clear())
-        }
-        (UnOp::Abs, _) => {
-            with_num_type!(d, T => map1::<T, T>(x, n, out, Num::abs), bool => out.clear())
-        }
+        (UnOp::Neg, _) => num!(Num::neg),
+        (UnOp::Abs, _) => num!(Num::abs),
+        (UnOp::Sqrt, _) => num!(Num::sqrt),
+        (UnOp::Floor, _) => num!(Num::floor),
+        (UnOp::Ceil, _) => num!(Num::ceil),
+        (UnOp::Trunc, _) => num!(Num::trunc),
+        (UnOp::RoundEven, _) => num!(Num::round_even),
+        (UnOp::Round, _) => num!(round_half_away),
     }
+}
+
+/// Rust's `round` (half away from zero) from exact operations, as the PTX computes it:
+/// `t = trunc(x)`; `t + copysign(1, x)` when `|x - t| >= 0.5` (the difference is exact).
+fn round_half_away<T: Num>(x: T) -> T {
+    if x.is_nan() {
+        return x.trunc();
+    }
+    let t = x.trunc();
+    let d = x.sub(t).abs();
+    if d.to_f64() >= 0.5 {
+        let one = if x.to_f64() < 0.0 {
+            T::from_f64(-1.0)
+        } else {
+            T::from_f64(1.0)
+        };
+        t.add(one)
+    } else {
+        t
+    }
+}
+
+/// `a * b + c` with one rounding, over `n` elements of float type `d`.
+pub fn fma_into(d: DType, a: Lanes<'_>, b: Lanes<'_>, c: Lanes<'_>, n: usize, out: &mut Vec<u64>) {
+    out.clear();
+    with_num_type!(d, T => {
+        out.extend((0..n).map(|e| {
+            let (x, y, z) = (
+                <T as Elem>::from_bits(a.at(e)),
+                <T as Elem>::from_bits(b.at(e)),
+                <T as Elem>::from_bits(c.at(e)),
+            );
+            Elem::to_bits(x.fma(y, z))
+        }))
+    }, bool => ())
 }
 
 /// `op x` on one value of type `d`.
 pub fn unary(op: UnOp, d: DType, x: u64) -> u64 {
-    match (op, d) {
-        (UnOp::Not, DType::Bool) => (x == 0) as u64,
-        (UnOp::Not, _) => {
-            with_int_type!(d, T => Elem::to_bits(Bits::not(<T as Elem>::from_bits(x))), _ => 0)
-        }
-        (UnOp::Neg, _) => {
-            with_num_type!(d, T => Elem::to_bits(Num::neg(<T as Elem>::from_bits(x))), bool => 0)
-        }
-        (UnOp::Abs, _) => {
-            with_num_type!(d, T => Elem::to_bits(Num::abs(<T as Elem>::from_bits(x))), bool => 0)
-        }
-    }
+    let mut out = Vec::with_capacity(1);
+    unary_into(op, d, Lanes::Scalar(x), 1, &mut out);
+    out.first().copied().unwrap_or(0)
 }
 
 /// A value read for a conversion: integers exactly, floats widened exactly to `f64`.

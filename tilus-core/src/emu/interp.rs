@@ -465,6 +465,38 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     }
                 }
             }
+            Inst::Fma { a, b, c } => {
+                let dt = self.dtype(*a);
+                let mut out = self.take_buf();
+                let ops = [self.operand(*a)?, self.operand(*b)?, self.operand(*c)?];
+                let Some(first) = ops.iter().find_map(|t| t.shape()) else {
+                    elem::fma_into(
+                        dt,
+                        ops[0].lanes(),
+                        ops[1].lanes(),
+                        ops[2].lanes(),
+                        1,
+                        &mut out,
+                    );
+                    let v = out[0];
+                    self.pool.push(out);
+                    return self.set(d, Value::Scalar(v));
+                };
+                let n = ops.iter().find_map(|t| t.len()).unwrap_or(0);
+                if ops.iter().any(|t| t.len().is_some_and(|l| l != n)) {
+                    return Err(self.malformed("fma operands of different shapes".into()));
+                }
+                let shape = first.to_vec();
+                elem::fma_into(
+                    dt,
+                    ops[0].lanes(),
+                    ops[1].lanes(),
+                    ops[2].lanes(),
+                    n,
+                    &mut out,
+                );
+                self.set_tile(d, shape, out)
+            }
             Inst::Select { cond, a, b } => {
                 let mut out = self.take_buf();
                 let (c, x, y) = (self.operand(*cond)?, self.operand(*a)?, self.operand(*b)?);

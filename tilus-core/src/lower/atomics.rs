@@ -106,15 +106,19 @@ impl Lowerer {
     ) -> LResult<(Sem, Scope)> {
         let sem = self.sem_arg(bound.get("sem"), default_sem)?;
         let scope = self.scope_arg(bound.get("scope"), default_scope)?;
-        if let Err(e) = table::check_rmw(op, dtype, form, scope, self.explicit_target) {
-            let at = if scope == Scope::Cluster {
-                self.qualifier_span(bound, scope, span)
-            } else {
-                span
-            };
-            return Err(self.illegal(at, e));
-        }
+        let row = match table::check_rmw(op, dtype, form, scope, self.explicit_target) {
+            Ok(row) => row,
+            Err(e) => {
+                let at = if scope == Scope::Cluster {
+                    self.qualifier_span(bound, scope, span)
+                } else {
+                    span
+                };
+                return Err(self.illegal(at, e));
+            }
+        };
         self.require_target(table::scope_min_target(scope));
+        self.require_target(row.min_target);
         let _ = space;
         Ok((sem, scope))
     }

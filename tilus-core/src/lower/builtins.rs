@@ -25,6 +25,8 @@ enum Builtin {
     Min,
     Max,
     Abs,
+    Sqrt,
+    Fma,
     LoadGlobal,
     StoreGlobal,
     SharedTensor,
@@ -55,6 +57,8 @@ const FREE_NAMES: &[(&str, Builtin)] = &[
     ("min", Builtin::Min),
     ("max", Builtin::Max),
     ("abs", Builtin::Abs),
+    ("sqrt", Builtin::Sqrt),
+    ("fma", Builtin::Fma),
     ("load_global", Builtin::LoadGlobal),
     ("store_global", Builtin::StoreGlobal),
     ("shared_tensor", Builtin::SharedTensor),
@@ -75,6 +79,8 @@ const FREE_NAMES: &[(&str, Builtin)] = &[
     ("atomic_and", Builtin::Indexed(RmwOp::And)),
     ("atomic_or", Builtin::Indexed(RmwOp::Or)),
     ("atomic_xor", Builtin::Indexed(RmwOp::Xor)),
+    ("atomic_inc", Builtin::Indexed(RmwOp::Inc)),
+    ("atomic_dec", Builtin::Indexed(RmwOp::Dec)),
 ];
 
 /// The op names of the tilus `atomic::` group.
@@ -85,6 +91,11 @@ const TILUS_OPS: &[(&str, RmwOp)] = &[
     ("max", RmwOp::Max),
     ("exch", RmwOp::Exch),
     ("cas", RmwOp::Cas),
+    ("and", RmwOp::And),
+    ("or", RmwOp::Or),
+    ("xor", RmwOp::Xor),
+    ("inc", RmwOp::Inc),
+    ("dec", RmwOp::Dec),
 ];
 
 fn resolve(path: &[String]) -> Option<Builtin> {
@@ -128,7 +139,8 @@ fn signature(b: Builtin) -> &'static [P] {
         Builtin::Full => const { &[req("shape").meta(), req("value")] },
         Builtin::Select => const { &[req("cond"), req("a"), req("b")] },
         Builtin::Min | Builtin::Max => const { &[req("a"), req("b")] },
-        Builtin::Abs => const { &[req("x")] },
+        Builtin::Abs | Builtin::Sqrt => const { &[req("x")] },
+        Builtin::Fma => const { &[req("a"), req("b"), req("c")] },
         Builtin::LoadGlobal => {
             const {
                 &[
@@ -287,7 +299,7 @@ impl Lowerer {
         let name = display_name(path);
         let Some(b) = resolve(path) else {
             let d = Diagnostic::new(path_span, format!("cannot find function `{name}` in tile kernels")).note(
-                "kernel bodies may call: block_idx, grid_dim, arange, zeros, ones, full, select, min, max, abs, load_global, \
+                "kernel bodies may call: block_idx, grid_dim, arange, zeros, ones, full, select, min, max, abs, sqrt, fma, load_global, \
                  store_global, shared_tensor, load_shared, store_shared, sync, fence, store_shared_scatter, \
                  store_global_scatter, atomic::{shared,global}_{add,sub,min,max,exch,cas}, \
                  atomic::{shared,global}_scatter_{add,sub,min,max}, atomic_{load,store,add,sub,min,max,xchg,cas,and,or,xor,inc,dec}",
@@ -433,6 +445,23 @@ impl Lowerer {
             Builtin::Abs => {
                 let x = self.req_arg(&bound, "x", want)?;
                 Ok(Some(self.abs(x, span)?))
+            }
+            Builtin::Sqrt => {
+                let x = self.req_arg(&bound, "x", want.filter(|d| d.is_float()))?;
+                Ok(Some(self.float_fn("sqrt", x, span)?))
+            }
+            Builtin::Fma => {
+                // The typed operand decides the type of context-typed ones.
+                let known = ["a", "b", "c"]
+                    .iter()
+                    .find_map(|n| self.arg_type(&bound, n))
+                    .map(|t| t.dtype())
+                    .or(want.filter(|d| d.is_float()));
+                let a = self.req_arg(&bound, "a", known)?;
+                let w = Some(self.ty(a).dtype());
+                let b2 = self.req_arg(&bound, "b", w)?;
+                let c = self.req_arg(&bound, "c", w)?;
+                Ok(Some(self.fma(a, b2, c, span)?))
             }
             Builtin::SharedTensor => {
                 let (dtype, dspan) = match generic_dtype {

@@ -777,6 +777,20 @@ impl Lowerer {
                 expect_args(self, 0)?;
                 self.abs(recv, span).map(Some)
             }
+            (
+                Ty::Scalar(_) | Ty::Tile { .. },
+                "sqrt" | "floor" | "ceil" | "trunc" | "round" | "round_ties_even",
+            ) => {
+                expect_args(self, 0)?;
+                self.float_fn(method, recv, span).map(Some)
+            }
+            (Ty::Scalar(_) | Ty::Tile { .. }, "mul_add") => {
+                expect_args(self, 2)?;
+                let d = ty.dtype();
+                let b = self.expr_as(&args[0].value, Some(d))?;
+                let c = self.expr_as(&args[1].value, Some(d))?;
+                self.fma(recv, b, c, span).map(Some)
+            }
             _ => Err(self.error(
                 Diagnostic::new(
                     method_span,
@@ -785,6 +799,70 @@ impl Lowerer {
                 .note(method_help(&ty)),
             )),
         }
+    }
+
+    /// A float function of one operand (`sqrt`, the roundings).
+    pub(crate) fn float_fn(&mut self, name: &str, a: Operand, span: Span) -> LResult<Operand> {
+        let t = self.ty(a);
+        if !t.dtype().is_float() || matches!(t, Ty::Global { .. } | Ty::Shared { .. }) {
+            return Err(self.error(
+                Diagnostic::new(
+                    span,
+                    format!("`{name}` takes floats, found {}", ty_name(&t)),
+                )
+                .help(format!("convert first: `(x as f32).{name}()`")),
+            ));
+        }
+        let op = match name {
+            "sqrt" => UnOp::Sqrt,
+            "floor" => UnOp::Floor,
+            "ceil" => UnOp::Ceil,
+            "trunc" => UnOp::Trunc,
+            "round" => UnOp::Round,
+            _ => UnOp::RoundEven,
+        };
+        Ok(self.emit(Inst::Unary { op, x: a }, t, span))
+    }
+
+    /// `a * b + c` with one rounding (`a.mul_add(b, c)`, `fma(a, b, c)`), with broadcasting.
+    pub(crate) fn fma(
+        &mut self,
+        a: Operand,
+        b: Operand,
+        c: Operand,
+        span: Span,
+    ) -> LResult<Operand> {
+        let d = self.ty(a).dtype();
+        for o in [a, b, c] {
+            let t = self.ty(o);
+            if !t.dtype().is_float() || matches!(t, Ty::Global { .. } | Ty::Shared { .. }) {
+                return self.err(
+                    span,
+                    format!("`mul_add` takes floats, found {}", ty_name(&t)),
+                );
+            }
+            if t.dtype() != d {
+                return Err(self.error(
+                    Diagnostic::new(
+                        span,
+                        format!("mismatched types for `mul_add`: `{d}` and `{}`", t.dtype()),
+                    )
+                    .help(super::types::cast_help(t.dtype(), d)),
+                ));
+            }
+        }
+        let (a, b) = self.broadcast_pair(a, b, span)?;
+        let (a, c) = self.broadcast_pair(a, c, span)?;
+        let (a, b) = self.broadcast_pair(a, b, span)?;
+        let (b, c) = self.broadcast_pair(b, c, span)?;
+        let shape = [a, b, c]
+            .iter()
+            .find_map(|o| self.ty(*o).tile_shape().map(|s| s.to_vec()));
+        let ty = match shape {
+            Some(shape) => Ty::Tile { dtype: d, shape },
+            None => Ty::Scalar(d),
+        };
+        Ok(self.emit(Inst::Fma { a, b, c }, ty, span))
     }
 
     /// `min(a, b)` / `max(a, b)` of numbers of one type.
@@ -944,10 +1022,10 @@ fn method_help(ty: &Ty) -> String {
     match ty {
         Ty::Global { .. } => "global tensors have `.len()`, `.dim(axis)` and `.view(offset, [dims...])`".into(),
         Ty::Tile { .. } => {
-            "tiles have `.reshape([..])`, `.broadcast_to([..])`, `.sum()`, `.min()`, `.max()`, `.any()`, `.all()`, `.item()`, `.min(x)`, `.max(x)`, `.abs()`"
+            "tiles have `.reshape([..])`, `.broadcast_to([..])`, `.sum()`, `.min()`, `.max()`, `.any()`, `.all()`, `.item()`, `.min(x)`, `.max(x)`, `.abs()`, and on floats `.sqrt()`, `.floor()`, `.ceil()`, `.trunc()`, `.round()`, `.round_ties_even()`, `.mul_add(b, c)`"
                 .into()
         }
-        Ty::Scalar(_) => "scalars have `.min(x)`, `.max(x)` and `.abs()`".into(),
+        Ty::Scalar(_) => "scalars have `.min(x)`, `.max(x)`, `.abs()`, and on floats `.sqrt()`, `.floor()`, `.ceil()`, `.trunc()`, `.round()`, `.round_ties_even()`, `.mul_add(b, c)`".into(),
         Ty::Shared { .. } => "shared tensors are used through `load_shared`, `store_shared` and the atomics".into(),
     }
 }

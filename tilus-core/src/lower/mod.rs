@@ -792,12 +792,14 @@ pub(crate) fn param_space_after(used: usize, kind: &ir::ParamKind) -> usize {
 pub(crate) fn ty_name(t: &Ty) -> String {
     match t {
         Ty::Scalar(d) => format!("a scalar `{}`", d.name()),
-        Ty::Tile {
-            dtype: DType::I32,
-            shape,
-        } => format!("an `i32` tile of shape {}", shape_str(shape)),
         Ty::Tile { dtype, shape } => {
-            format!("a `{}` tile of shape {}", dtype.name(), shape_str(shape))
+            // As the names are read aloud: "an `i32`", "an `f16`", "a `u8`", "a `bool`".
+            let article = if dtype.name().starts_with(['i', 'f']) {
+                "an"
+            } else {
+                "a"
+            };
+            format!("{article} `{dtype}` tile of shape {}", shape_str(shape))
         }
         Ty::Global { dtype, rank } => format!("a rank-{rank} global tensor of `{}`", dtype.name()),
         Ty::Shared { dtype, shape } => format!(

@@ -21,6 +21,7 @@ fn inst_kind(inst: &Inst) -> String {
         Inst::Binary { op, .. } => format!("{op:?}").to_lowercase(),
         Inst::Unary { op, .. } => format!("{op:?}").to_lowercase(),
         Inst::Select { .. } => "select".into(),
+        Inst::Fma { .. } => "fma".into(),
         Inst::Cast { dtype, .. } => format!("cast {}", dtype.name()),
         Inst::Reshape { shape, .. } => format!("reshape {shape:?}"),
         Inst::Broadcast { shape, .. } => format!("broadcast {shape:?}"),
@@ -147,6 +148,12 @@ impl Emitter<'_> {
             Inst::Binary { op, lhs, rhs } => self.binary(d, *op, *lhs, *rhs),
             Inst::Unary { op, x } => self.unary(d, *op, *x),
             Inst::Select { cond, a, b } => self.select(d, *cond, *a, *b),
+            Inst::Fma { a, b, c } => {
+                let dt = self.dtype_of(*a)?;
+                self.elementwise(d, &[*a, *b, *c], |e, r, v| {
+                    e.fma_elem(dt, r, v[0], v[1], v[2])
+                })
+            }
             Inst::Cast { x, dtype } => self.cast(d, *x, *dtype),
             Inst::Reshape { x, .. } => {
                 let dt = self.dtype_of(Operand::Var(*x))?;
@@ -488,6 +495,44 @@ impl Emitter<'_> {
         }
         let info = dt.info();
         let (ty, bit) = (info.arith, info.bit_reg());
+        let float_fn = matches!(
+            op,
+            UnOp::Sqrt | UnOp::Floor | UnOp::Ceil | UnOp::Trunc | UnOp::Round | UnOp::RoundEven
+        );
+        if float_fn {
+            if info.size == 2 {
+                // f16/bf16: in f32, rounded once.
+                let f = self.widen_f32(dt, a);
+                let g = self.regs.new_reg(Class::F32);
+                self.unary_elem(op, DType::F32, g, EVal::Reg(f))?;
+                self.narrow_f32(dt, g, r);
+                return Ok(());
+            }
+            let a = self.ereg(a);
+            match op {
+                UnOp::Sqrt => self.line(format!("sqrt.rn.{ty} \t{r}, {a};")),
+                UnOp::Floor => self.line(format!("cvt.rmi.{ty}.{ty} \t{r}, {a};")),
+                UnOp::Ceil => self.line(format!("cvt.rpi.{ty}.{ty} \t{r}, {a};")),
+                UnOp::Trunc => self.line(format!("cvt.rzi.{ty}.{ty} \t{r}, {a};")),
+                UnOp::RoundEven => self.line(format!("cvt.rni.{ty}.{ty} \t{r}, {a};")),
+                _ => {
+                    // Half away from zero (crate::elem): t = trunc(a), plus copysign(1, a)
+                    // when |a - t| >= 0.5 (the difference is exact).
+                    let (t, df, one) = (self.reg_of(dt), self.reg_of(dt), self.reg_of(dt));
+                    let p = self.pred();
+                    let half = EVal::Const(crate::elem::cast(DType::F64, dt, 0.5f64.to_bits()), dt);
+                    let unit = EVal::Const(crate::elem::cast(DType::F64, dt, 1f64.to_bits()), dt);
+                    self.line(format!("cvt.rzi.{ty}.{ty} \t{t}, {a};"));
+                    self.line(format!("sub.rn.{ty} \t{df}, {a}, {t};"));
+                    self.line(format!("abs.{ty} \t{df}, {df};"));
+                    self.line(format!("setp.ge.{ty} \t{p}, {df}, {half};"));
+                    self.line(format!("copysign.{ty} \t{one}, {a}, {unit};"));
+                    self.line(format!("mov.{ty} \t{r}, {t};"));
+                    self.line(format!("@{p} add.rn.{ty} \t{r}, {t}, {one};"));
+                }
+            }
+            return Ok(());
+        }
         match (op, info.class) {
             (UnOp::Not, crate::dtype::Class::Bool) => self.line(format!("not.pred \t{r}, {a};")),
             (UnOp::Not, _) => self.line(format!("not.{bit} \t{r}, {a};")),
@@ -503,8 +548,34 @@ impl Emitter<'_> {
             (UnOp::Neg, _) => self.line(format!("neg.{} \t{r}, {a};", signed(ty))),
             (UnOp::Abs, crate::dtype::Class::Signed) => self.line(format!("abs.{ty} \t{r}, {a};")),
             (UnOp::Abs, _) => return self.copy_elem(dt, r, a),
+            _ => return internal(format!("`{op:?}` on `{dt}`")),
         }
         self.normalize(dt, r);
+        Ok(())
+    }
+
+    /// `r = a * b + c` with one rounding (16-bit floats through an `f32` fma).
+    fn fma_elem(&mut self, dt: DType, r: Reg, a: EVal, b: EVal, c: EVal) -> Res<()> {
+        if let (EVal::Const(x, _), EVal::Const(y, _), EVal::Const(z, _)) = (a, b, c) {
+            let mut out = Vec::new();
+            let l = |v| crate::elem::Lanes::Scalar(v);
+            crate::elem::fma_into(dt, l(x), l(y), l(z), 1, &mut out);
+            return self.copy_elem(dt, r, EVal::Const(out[0], dt));
+        }
+        if dt.size_bytes() == 2 {
+            let (fa, fb, fc) = (
+                self.widen_f32(dt, a),
+                self.widen_f32(dt, b),
+                self.widen_f32(dt, c),
+            );
+            let g = self.regs.new_reg(Class::F32);
+            self.line(format!("fma.rn.f32 \t{g}, {fa}, {fb}, {fc};"));
+            self.narrow_f32(dt, g, r);
+            return Ok(());
+        }
+        let ty = dt.info().arith;
+        let a = self.ereg(a);
+        self.line(format!("fma.rn.{ty} \t{r}, {a}, {b}, {c};"));
         Ok(())
     }
 
