@@ -7,6 +7,8 @@
 
 mod attr;
 mod expand;
+#[cfg(test)]
+mod fuzz;
 mod parse;
 
 use proc_macro::TokenStream;
