@@ -270,6 +270,7 @@ fn kernel(c: &Combo, target: Option<u32>) -> KernelDef {
             threads_span: S,
             target,
             target_span: S,
+            ..KernelOptions::default()
         },
     }
 }

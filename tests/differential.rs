@@ -1543,6 +1543,7 @@ fn gen_kernel(seed: u64, name: &str) -> (KernelDef, Gen) {
             threads_span: S,
             target: None,
             target_span: S,
+            ..KernelOptions::default()
         },
     };
     (def, g)

@@ -127,6 +127,7 @@ fn kernel(name: &str, target: Option<u32>, mut body: Vec<Stmt>) -> KernelDef {
             threads_span: S,
             target,
             target_span: S,
+            ..KernelOptions::default()
         },
     }
 }

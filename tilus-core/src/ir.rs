@@ -138,11 +138,71 @@ impl Target {
     pub const SM_90: Target = Target(90);
 }
 
+/// The dimensions of a launch grid, in blocks (`x` varies fastest in the linear block order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Grid {
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+}
+
+impl Grid {
+    pub const fn new(x: u32, y: u32, z: u32) -> Grid {
+        Grid { x, y, z }
+    }
+    /// The number of blocks (saturating).
+    pub fn blocks(self) -> u64 {
+        self.x as u64 * self.y as u64 * self.z as u64
+    }
+    /// The block at linear index `b` (`x` fastest).
+    pub fn coords(self, b: u64) -> [u32; 3] {
+        let (x, y) = (self.x.max(1) as u64, self.y.max(1) as u64);
+        [(b % x) as u32, ((b / x) % y) as u32, (b / (x * y)) as u32]
+    }
+    /// The size along axis 0, 1, 2.
+    pub fn dim(self, axis: u8) -> u32 {
+        match axis {
+            0 => self.x,
+            1 => self.y,
+            _ => self.z,
+        }
+    }
+}
+
+impl From<u32> for Grid {
+    fn from(x: u32) -> Grid {
+        Grid::new(x, 1, 1)
+    }
+}
+impl From<(u32, u32)> for Grid {
+    fn from((x, y): (u32, u32)) -> Grid {
+        Grid::new(x, y, 1)
+    }
+}
+impl From<(u32, u32, u32)> for Grid {
+    fn from((x, y, z): (u32, u32, u32)) -> Grid {
+        Grid::new(x, y, z)
+    }
+}
+impl From<[u32; 3]> for Grid {
+    fn from([x, y, z]: [u32; 3]) -> Grid {
+        Grid::new(x, y, z)
+    }
+}
+
+fn one_cluster() -> Grid {
+    Grid::new(1, 1, 1)
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Kernel {
     pub name: String,
     /// Threads per block (a multiple of 32, at most 1024).
     pub threads: u32,
+    /// Blocks per thread-block cluster (sm_90; `1x1x1` is no cluster): the grid must be a
+    /// multiple of it.
+    #[serde(default = "one_cluster")]
+    pub cluster: Grid,
     /// The PTX target: the user's request raised to what the kernel needs (e.g. `.cluster` scope
     /// needs sm_90).
     pub target: Target,
@@ -454,10 +514,14 @@ pub enum InactiveResult {
 pub enum Inst {
     /// Copy of a value (assignment to a `let mut` variable, or materialising an immediate).
     Mov(Operand),
-    /// `blockIdx.x` as i32 scalar.
-    BlockIdx,
-    /// `gridDim.x` as i32 scalar.
-    GridDim,
+    /// `blockIdx.{x,y,z}` (axis 0, 1, 2) as an i32 scalar.
+    BlockIdx {
+        axis: u8,
+    },
+    /// `gridDim.{x,y,z}` (axis 0, 1, 2) as an i32 scalar.
+    GridDim {
+        axis: u8,
+    },
     /// Runtime size of axis `axis` of a global view (i64 scalar).
     Dim {
         tensor: VarId,
@@ -614,7 +678,7 @@ impl Inst {
         };
         match self {
             Inst::Mov(o) => out.push(*o),
-            Inst::BlockIdx | Inst::GridDim | Inst::Arange { .. } | Inst::Sync => {}
+            Inst::BlockIdx { .. } | Inst::GridDim { .. } | Inst::Arange { .. } | Inst::Sync => {}
             Inst::AllocShared { .. } | Inst::Fence { .. } => {}
             Inst::Dim { tensor, .. } => out.push(Operand::Var(*tensor)),
             Inst::View { src, offset, shape } => {

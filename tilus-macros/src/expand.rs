@@ -63,6 +63,10 @@ pub(crate) fn front(attr_tokens: TokenStream, func: &syn::ItemFn) -> Front {
             kopts.threads = **t;
             kopts.threads_span = p.sp(t.span());
         }
+        if let Some(c) = &a.cluster {
+            kopts.cluster = Some(c.0);
+            kopts.cluster_span = p.sp(c.span());
+        }
         if let Some(t) = &a.target {
             kopts.target = Some(t.0);
             kopts.target_span = p.sp(t.span());
@@ -232,6 +236,7 @@ pub(crate) fn emit(
             let threads = c.ir.threads;
             let shared = c.shared_bytes;
             let target = c.ir.target.0;
+            let (cx, cy, cz) = (c.ir.cluster.x, c.ir.cluster.y, c.ir.cluster.z);
             let entry = tilus_core::ptx::entry_name(&c.ir.name);
             let consts = quote! {
                 /// The kernel's name.
@@ -247,12 +252,14 @@ pub(crate) fn emit(
                 pub const SHARED_BYTES: usize = #shared;
                 /// The PTX target, as a compute capability (70 = `sm_70`).
                 pub const TARGET: u32 = #target;
+                /// Blocks per thread-block cluster (`[1, 1, 1]`: no cluster).
+                pub const CLUSTER: [u32; 3] = [#cx, #cy, #cz];
                 /// Everything the runtime needs to launch the kernel on either backend.
                 pub fn spec() -> &'static ::tilus::KernelSpec {
                     static SPEC: ::tilus::KernelSpec =
                         // SAFETY: PTX, IR and parameter list are all generated from one
                         // checked IR; every access in the PTX is bounds-checked or proven.
-                        unsafe { ::tilus::KernelSpec::new(#name_str, #ptx, #ir, #threads, #shared, &[#(#specs),*]) };
+                        unsafe { ::tilus::KernelSpec::new_clustered(#name_str, #ptx, #ir, #threads, #shared, &[#(#specs),*], [#cx, #cy, #cz]) };
                     &SPEC
                 }
             };

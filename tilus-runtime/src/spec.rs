@@ -105,6 +105,7 @@ pub struct KernelSpec {
     threads: u32,
     shared_bytes: usize,
     params: &'static [ParamSpec],
+    cluster: [u32; 3],
     ir: OnceLock<std::result::Result<Kernel, String>>,
 }
 
@@ -135,8 +136,42 @@ impl KernelSpec {
             threads,
             shared_bytes,
             params,
+            cluster: [1, 1, 1],
             ir: OnceLock::new(),
         }
+    }
+
+    /// [`new`](Self::new) for a kernel launched in thread-block clusters of `cluster` blocks.
+    ///
+    /// # Safety
+    ///
+    /// As for [`new`](Self::new); the PTX must also have been compiled for clusters of this
+    /// shape (`#[tile_kernel(cluster = ..)]` does both).
+    #[allow(clippy::too_many_arguments)]
+    pub const unsafe fn new_clustered(
+        name: &'static str,
+        ptx: &'static str,
+        ir_json: &'static str,
+        threads: u32,
+        shared_bytes: usize,
+        params: &'static [ParamSpec],
+        cluster: [u32; 3],
+    ) -> KernelSpec {
+        KernelSpec {
+            name,
+            ptx,
+            ir_json,
+            threads,
+            shared_bytes,
+            params,
+            cluster,
+            ir: OnceLock::new(),
+        }
+    }
+
+    /// Blocks per thread-block cluster (`[1, 1, 1]`: no cluster).
+    pub fn cluster(&self) -> [u32; 3] {
+        self.cluster
     }
 
     /// The kernel's name (its PTX entry is [`tilus_core::ptx::entry_name`] of it).

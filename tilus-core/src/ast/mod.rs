@@ -23,6 +23,10 @@ pub struct KernelOptions {
     /// Requested PTX target (compute capability); `None` = the default, raised as needed.
     pub target: Option<u32>,
     pub target_span: Span,
+    /// Blocks per thread-block cluster (`cluster = 4` or `cluster = [2, 2, 1]`); `None` = no
+    /// cluster.
+    pub cluster: Option<[u32; 3]>,
+    pub cluster_span: Span,
 }
 
 impl Default for KernelOptions {
@@ -32,6 +36,8 @@ impl Default for KernelOptions {
             threads_span: Span::NONE,
             target: None,
             target_span: Span::NONE,
+            cluster: None,
+            cluster_span: Span::NONE,
         }
     }
 }

@@ -33,7 +33,7 @@ pub(crate) struct Ctx<'k, 'a> {
     pub args: &'k [EmuArg<'a>],
     /// Length of each tensor argument (0 for scalars).
     pub global_lens: Vec<i64>,
-    pub grid: u32,
+    pub grid: crate::ir::Grid,
     pub opts: &'k EmuOptions,
     /// Set when some block failed: the others stop at their next loop iteration.
     pub abort: &'k AtomicBool,
@@ -367,8 +367,11 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 };
                 self.set(d, v)
             }
-            Inst::BlockIdx => self.set(d, Value::Scalar(self.block as u64)),
-            Inst::GridDim => self.set(d, Value::Scalar(self.ctx.grid as u64)),
+            Inst::BlockIdx { axis } => {
+                let c = self.ctx.grid.coords(self.block as u64)[(*axis as usize).min(2)];
+                self.set(d, Value::Scalar(c as u64))
+            }
+            Inst::GridDim { axis } => self.set(d, Value::Scalar(self.ctx.grid.dim(*axis) as u64)),
             Inst::Dim { tensor, axis } => {
                 let v = match self.vars.get(*tensor as usize) {
                     Some(Value::Global(g)) => g.dims.get(*axis).copied(),

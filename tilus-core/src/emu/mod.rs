@@ -31,7 +31,7 @@ mod value;
 #[cfg(test)]
 mod tests;
 
-use crate::ir::{Kernel, ParamKind};
+use crate::ir::{Grid, Kernel, ParamKind};
 use interp::{Ctx, Fault, Interp};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -194,18 +194,20 @@ fn check_args(kernel: &Kernel, args: &[EmuArg<'_>]) -> Result<(), EmuError> {
     Ok(())
 }
 
-/// Run `kernel` over a grid of `grid` blocks.
+/// Run `kernel` over a grid of `grid` blocks (`u32`, `(x, y)`, `(x, y, z)` or a [`Grid`]).
 ///
 /// Returns the first error any block reported (the other blocks stop at their next loop
 /// iteration or block boundary). A grid of 0 blocks does nothing.
 pub fn launch(
     kernel: &Kernel,
-    grid: u32,
+    grid: impl Into<Grid>,
     args: &[EmuArg<'_>],
     opts: &EmuOptions,
 ) -> Result<(), EmuError> {
     check_args(kernel, args)?;
-    if grid == 0 {
+    let grid: Grid = grid.into();
+    let blocks = grid.blocks();
+    if blocks == 0 {
         return Ok(());
     }
     let abort = AtomicBool::new(false);
@@ -224,8 +226,8 @@ pub fn launch(
         abort: &abort,
     };
     let workers = match opts.workers {
-        0 => (grid as usize).min(MAX_DEFAULT_WORKERS),
-        w => w.min(grid as usize),
+        0 => (blocks.min(MAX_DEFAULT_WORKERS as u64)) as usize,
+        w => w.min(blocks.min(usize::MAX as u64) as usize),
     };
     // u64 so that handing out past the last block cannot wrap around to block 0.
     let next = AtomicU64::new(0);
@@ -235,7 +237,7 @@ pub fn launch(
         let mut interp = Interp::new(&ctx);
         while !abort.load(Ordering::Relaxed) {
             let b = next.fetch_add(1, Ordering::Relaxed);
-            if b >= u64::from(grid) {
+            if b >= blocks {
                 break;
             }
             let block = b as u32;

@@ -95,6 +95,7 @@ impl Kb {
             name: "test_kernel".into(),
             threads: 128,
             target: Target::DEFAULT,
+            cluster: Grid::new(1, 1, 1),
             params: self.params,
             vars: self.vars,
             shared_bytes: self.shared_bytes,
@@ -219,8 +220,8 @@ fn histogram_kernel(tile: usize, bins: usize) -> Kernel {
             value: imm(0),
         }),
         eff(Inst::Sync),
-        inst(bid, Inst::BlockIdx),
-        inst(gd, Inst::GridDim),
+        inst(bid, Inst::BlockIdx { axis: 0 }),
+        inst(gd, Inst::GridDim { axis: 0 }),
         bin(start, BinOp::Mul, v(bid), imm(tl)),
         bin(stride, BinOp::Mul, v(gd), imm(tl)),
         for_(
@@ -348,7 +349,7 @@ fn scatter_add_with_heavy_duplicates() {
     let (out, olds, sub) = (k.tensor("out"), k.tensor("olds"), k.tensor("sub"));
     let (ar, idx, old, bid, base) = (k.t(&[n]), k.t(&[n]), k.t(&[n]), k.s(), k.s());
     let body = vec![
-        inst(bid, Inst::BlockIdx),
+        inst(bid, Inst::BlockIdx { axis: 0 }),
         bin(base, BinOp::Mul, v(bid), imm(n as i32)),
         inst(
             ar,
@@ -434,7 +435,7 @@ fn elementwise_cas_exch_min_max_return_valid_pre_values() {
         let (ar, vals, old) = (k.t(&[N]), k.t(&[N]), k.t(&[N]));
         // Block b writes value(b, j) = (b * 37 + j * 11) % 1000 - 300 (Cas: b + 1).
         let mut body = vec![
-            inst(bid, Inst::BlockIdx),
+            inst(bid, Inst::BlockIdx { axis: 0 }),
             bin(base, BinOp::Mul, v(bid), imm(N as i32)),
             inst(
                 ar,
@@ -1120,7 +1121,7 @@ fn producer_consumer_kernel() -> Kernel {
     let (ar, x) = (k.t(&[64]), k.t(&[64]));
     let flag_at0 = || acc(flag, &[1], vec![Coord::Index(imm(0))], None, false);
     let body = vec![
-        inst(bid, Inst::BlockIdx),
+        inst(bid, Inst::BlockIdx { axis: 0 }),
         bin(is_consumer, BinOp::Eq, v(bid), imm(0)),
         Stmt::If {
             cond: v(is_consumer),
@@ -1237,7 +1238,7 @@ fn an_error_in_one_block_stops_blocks_spinning_forever() {
     let (bid, x) = (k.s(), k.t(&[4]));
     let bad = k.b();
     let body = vec![
-        inst(bid, Inst::BlockIdx),
+        inst(bid, Inst::BlockIdx { axis: 0 }),
         bin(bad, BinOp::Eq, v(bid), imm(5)),
         Stmt::If {
             cond: v(bad),
@@ -1347,7 +1348,7 @@ fn shared_memory_is_poisoned_per_block() {
     let (bid, x) = (k.s(), k.t(&[4]));
     let body = vec![
         alloc,
-        inst(bid, Inst::BlockIdx),
+        inst(bid, Inst::BlockIdx { axis: 0 }),
         inst(
             x,
             Inst::Load {

@@ -133,7 +133,8 @@ fn resolve(path: &[String]) -> Option<Builtin> {
 
 fn signature(b: Builtin) -> &'static [P] {
     match b {
-        Builtin::BlockIdx | Builtin::GridDim | Builtin::Sync => const { &[] },
+        Builtin::BlockIdx | Builtin::GridDim => const { &[opt("axis").meta()] },
+        Builtin::Sync => const { &[] },
         Builtin::Arange => const { &[req("n").meta()] },
         Builtin::Zeros | Builtin::Ones => const { &[req("shape").meta(), opt("dtype").meta()] },
         Builtin::Full => const { &[req("shape").meta(), req("value")] },
@@ -357,10 +358,24 @@ impl Lowerer {
         };
         match b {
             Builtin::BlockIdx | Builtin::GridDim => {
+                // The axis of a 1-, 2- or 3-D grid: `block_idx()` is axis 0 (x).
+                let axis = match bound.get("axis") {
+                    Some(e) => {
+                        let a = self.const_usize(e, "a grid axis")?;
+                        if a > 2 {
+                            return self.err(
+                                e.span,
+                                format!("grid axis {a} does not exist: grids have axes 0 (x), 1 (y) and 2 (z)"),
+                            );
+                        }
+                        a as u8
+                    }
+                    None => 0,
+                };
                 let inst = if b == Builtin::BlockIdx {
-                    Inst::BlockIdx
+                    Inst::BlockIdx { axis }
                 } else {
-                    Inst::GridDim
+                    Inst::GridDim { axis }
                 };
                 let v = self.emit(inst, Ty::Scalar(DType::I32), span);
                 // An integer of the type its context needs (`types.rs`).

@@ -40,9 +40,15 @@ pub fn lower(def: &ast::KernelDef) -> Result<Kernel, Vec<Diagnostic>> {
         Some(t) => Target(t),
         None => cx.needed_target,
     };
+    let cluster = def
+        .options
+        .cluster
+        .map(ir::Grid::from)
+        .unwrap_or(ir::Grid::new(1, 1, 1));
     Ok(Kernel {
         name: def.name.clone(),
         threads: def.options.threads,
+        cluster,
         target,
         params: cx.params,
         vars: cx.vars,
@@ -132,6 +138,29 @@ impl Lowerer {
                 def.options.threads_span,
                 format!("`threads = {threads}` is not a valid block size: it must be a multiple of 32 between 32 and 1024"),
             ));
+        }
+        if let Some(c) = def.options.cluster {
+            let blocks: u64 = c.iter().map(|&d| d as u64).product();
+            if c.contains(&0) || blocks > 16 {
+                cx.error(
+                    Diagnostic::new(
+                        def.options.cluster_span,
+                        format!("`cluster = {c:?}` is not a valid cluster: each dimension must be at least 1, and a cluster holds at most 16 blocks"),
+                    )
+                    .note("8 blocks is the portable limit; 16 needs a GPU that allows non-portable cluster sizes (checked at launch)"),
+                );
+            } else if blocks > 1 {
+                if def.options.target.is_some_and(|t| t < 90) {
+                    cx.error(
+                        Diagnostic::new(
+                            def.options.cluster_span,
+                            "thread-block clusters need target sm_90 or newer",
+                        )
+                        .help("remove the explicit `target` or raise it to 90"),
+                    );
+                }
+                cx.needed_target = cx.needed_target.max(Target::SM_90);
+            }
         }
         if let Some(t) = def.options.target {
             if t < 70 {

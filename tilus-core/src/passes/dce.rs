@@ -132,6 +132,7 @@ mod tests {
             name: "k".into(),
             threads: 128,
             target: Target::DEFAULT,
+            cluster: Grid::new(1, 1, 1),
             params: vec![Param {
                 name: "x".into(),
                 kind: ParamKind::Tensor(DType::I32),

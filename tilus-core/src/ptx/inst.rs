@@ -8,12 +8,17 @@ use super::regs::{Class, EVal, Reg};
 use crate::dtype::DType;
 use crate::ir::{BinOp, Inst, Operand, Ty, UnOp, VarId};
 
+/// `x`, `y` or `z` for a grid axis (the lowering only admits 0..=2).
+fn axis_name(axis: u8) -> &'static str {
+    ["x", "y", "z"][(axis as usize).min(2)]
+}
+
 /// Short description for the PTX comment above each instruction.
 fn inst_kind(inst: &Inst) -> String {
     match inst {
         Inst::Mov(_) => "mov".into(),
-        Inst::BlockIdx => "block_idx".into(),
-        Inst::GridDim => "grid_dim".into(),
+        Inst::BlockIdx { axis } => format!("block_idx.{}", axis_name(*axis)),
+        Inst::GridDim { axis } => format!("grid_dim.{}", axis_name(*axis)),
         Inst::Dim { axis, .. } => format!("dim {axis}"),
         Inst::View { .. } => "view".into(),
         Inst::Arange { n, dtype } => format!("arange {n} {dtype}"),
@@ -95,12 +100,13 @@ impl Emitter<'_> {
         match inst {
             Inst::Load { .. } => self.memory(dst, inst),
             Inst::Mov(o) => self.mov(d, *o),
-            Inst::BlockIdx | Inst::GridDim => {
+            Inst::BlockIdx { axis } | Inst::GridDim { axis } => {
                 let r = self.dst_regs(d)?[0];
-                let sreg = if matches!(inst, Inst::BlockIdx) {
-                    "%ctaid.x"
+                let xyz = axis_name(*axis);
+                let sreg = if matches!(inst, Inst::BlockIdx { .. }) {
+                    format!("%ctaid.{xyz}")
                 } else {
-                    "%nctaid.x"
+                    format!("%nctaid.{xyz}")
                 };
                 self.line(format!("mov.u32 \t{r}, {sreg};"));
                 self.set_tz(d, 0);

@@ -76,6 +76,7 @@ impl B {
             name: name.into(),
             threads,
             target: Target::DEFAULT,
+            cluster: Grid::new(1, 1, 1),
             params,
             vars,
             shared_bytes: 0,
@@ -239,9 +240,9 @@ pub(crate) fn histogram() -> Kernel {
         value: v(zeros),
     });
     b.eff(Inst::Sync);
-    let bid = b.scalar("bid", Inst::BlockIdx);
+    let bid = b.scalar("bid", Inst::BlockIdx { axis: 0 });
     let start = b.bin("start", Ty::Scalar(I), BinOp::Mul, v(bid), imm(4096));
-    let grid = b.scalar("grid", Inst::GridDim);
+    let grid = b.scalar("grid", Inst::GridDim { axis: 0 });
     let step = b.bin("step", Ty::Scalar(I), BinOp::Mul, v(grid), imm(4096));
     let len = b.dim32("len", 0, 0);
     let i = b.var("i", Ty::Scalar(I));
@@ -300,8 +301,8 @@ fn everything(target: Target) -> Kernel {
     let (a, out, n, flag) = (0, 1, 2, 3);
     let t16 = tile(I, &[16, 16]);
     let b16 = tile(BOOL, &[16, 16]);
-    let bid = b.scalar("bid", Inst::BlockIdx);
-    let grid = b.scalar("grid", Inst::GridDim);
+    let bid = b.scalar("bid", Inst::BlockIdx { axis: 0 });
+    let grid = b.scalar("grid", Inst::GridDim { axis: 0 });
     let len = b.dim32("len", a, 0);
     let off = b.bin("off", Ty::Scalar(I), Mul, v(bid), imm(256));
     let rows = b.bin("rows", Ty::Scalar(I), Div, v(len), imm(16));

@@ -2,7 +2,8 @@
 #![allow(dead_code)]
 
 use tilus_core::ir::{
-    Access, Coord, DType, Inst, Kernel, Operand, Param, ParamKind, Span, Stmt, Target, Ty, Var,
+    Access, Coord, DType, Grid, Inst, Kernel, Operand, Param, ParamKind, Span, Stmt, Target, Ty,
+    Var,
 };
 use tilus_runtime::{KernelSpec, ParamSpec};
 
@@ -54,6 +55,7 @@ pub fn empty_kernel(name: &str, threads: u32, params: &[(&str, ParamKind)]) -> K
         name: name.into(),
         threads,
         target: Target::DEFAULT,
+        cluster: Grid::new(1, 1, 1),
         vars: params.iter().map(param_var).collect(),
         params,
         shared_bytes: 0,
@@ -80,7 +82,7 @@ pub fn fill_kernel() -> Kernel {
         span: Span::NONE,
     };
     k.body = vec![
-        s(Some(2), Inst::BlockIdx),
+        s(Some(2), Inst::BlockIdx { axis: 0 }),
         s(
             Some(3),
             Inst::Binary {
