@@ -1,16 +1,19 @@
 //! The tile-level atomic instruction group: `atomic::shared_add(..)` to
-//! `atomic::global_scatter_max(..)`, and the non-atomic scatter stores.
+//! `atomic::global_scatter_max(..)`, one documentation item per instruction.
 //!
 //! These instructions update memory from a whole tile at once. Each element of the tile performs
 //! one atomic read-modify-write (RMW) on one address; the block as a whole performs as many RMWs
 //! as the tile has active elements, never more (tiles are not replicated over threads). They are
-//! called with the `atomic::` path inside a kernel body (`tilus::atomic::` works too); the
-//! scatter stores are free functions. For the cuTile-style indexed forms (`atomic_add(array,
-//! indices, ..)`), `atomic_load`, `atomic_store` and `fence`, see [`memory_model`](super::memory_model).
+//! called with the `atomic::` path inside a kernel body (`tilus::atomic::` works too). For the
+//! cuTile-style indexed forms ([`atomic_add(array, indices, ..)`](super::atomic_add) and the
+//! rest), [`atomic_load`](super::atomic_load), [`atomic_store`](super::atomic_store) and
+//! [`fence`](super::fence), see [`memory_model`](super::memory_model); for the non-atomic
+//! scatter stores, [`store_shared_scatter`](super::store_shared_scatter) and
+//! [`store_global_scatter`](super::store_global_scatter).
 //!
 //! # Element-wise and scatter
 //!
-//! **Element-wise** instructions (`shared_add`, ..., `global_cas`) pair element `e` of the
+//! **Element-wise** instructions (`shared_add`, ..., `global_dec`) pair element `e` of the
 //! `values` tile with element `e` of the destination: the tile and the destination window have
 //! the same shape, and every element touches a different address. Nothing is broadcast over the
 //! destination or reduced within the block. Use them for per-element counters, for merging a
@@ -22,7 +25,7 @@
 //!   view's dims) are skipped.
 //!
 //! **Scatter** instructions (`shared_scatter_add`, ..., `global_scatter_max`) choose the address
-//! from data, in the manner of `scatter_add` in array libraries: a literal `dim` and an `i32`
+//! from data, in the manner of `scatter_add` in array libraries: a literal `dim` and an integer
 //! tile `indices` of the destination's rank. For the element at position `(p0, .., pk, ..)` of
 //! `indices`, the coordinate along axis `dim` is `indices[p0, .., pk, ..]` and the coordinate
 //! along every other axis is the element's own position. So on a rank-1 destination element `e`
@@ -35,17 +38,28 @@
 //!
 //! | op | new value of the destination `d` | element-wise | scatter |
 //! |---|---|:-:|:-:|
-//! | `add` | `d + v` (wrapping) | yes | yes |
-//! | `sub` | `d - v` (wrapping; emitted as an `add` of `-v`, as PTX has no `atom.sub`) | yes | yes |
-//! | `min` | `min(d, v)` (signed) | yes | yes |
-//! | `max` | `max(d, v)` (signed) | yes | yes |
+//! | `add` | `d + v` (integers wrap) | yes | yes |
+//! | `sub` | `d - v` (emitted as an `add` of `-v`, as PTX has no `atom.sub`) | yes | yes |
+//! | `min` | `min(d, v)` (integers by signedness, floats by `totalOrder`) | yes | yes |
+//! | `max` | `max(d, v)` | yes | yes |
 //! | `exch` | `v` | yes | no |
 //! | `cas` | `v` if `d == compare`, else `d` | yes | no |
+//! | `and`, `or`, `xor` | `d & v`, `d \| v`, `d ^ v` | yes | no |
+//! | `inc` | `if d >= v { 0 } else { d + 1 }` | yes | no |
+//! | `dec` | `if d == 0 \|\| d > v { v } else { d - 1 }` | yes | no |
 //!
-//! Scatter has no `exch` or `cas`: when indices repeat, which element's value ends up in memory
-//! (or which compare succeeds) depends on timing, so the result would be meaningless; asking for
-//! one is a compile error that suggests an alternative. Elements are `i32` (the only element type
-//! of this version).
+//! Which element types each op takes is [the table on the types page](super::types#atomics-per-element-type):
+//! in short, `add`/`sub` on 32- and 64-bit integers and on every float (`bf16` from sm_90),
+//! `min`/`max`/`exch` on 32- and 64-bit integers and floats, the bitwise ops on 32- and 64-bit
+//! integers, `inc`/`dec` on `u32`, and `cas` on every 16-, 32- and 64-bit type. PTX has no 8-bit
+//! atomics and no atomics on `bool`; asking for an op a type lacks is a compile error whose help
+//! says what to use instead.
+//!
+//! Scatter has only the ops whose final value cannot depend on the order of the updates: with
+//! repeated indices, which element's value ends up in memory for `exch` (or which compare
+//! succeeds for `cas`) depends on timing, so the result would be meaningless. Asking for one is a
+//! compile error that suggests an alternative (the [indexed forms](super::atomic_and) have every
+//! op, with per-element results).
 //!
 //! ```compile_fail
 //! use tilus::prelude::*;
@@ -68,13 +82,15 @@
 //! * `sem` (also spelled `order` or `memory_order`): `relaxed` (default), `acquire`, `release`
 //!   or `acq_rel`;
 //! * `scope` (also `memory_scope`): `cta`, `cluster`, `gpu` or `sys`; the default is `cta` on
-//!   shared memory and `gpu` on global memory.
+//!   shared memory and `gpu` on global memory. `cluster` needs sm_90.
 //!
 //! Names may be bare (`sem = acquire`), quoted (`sem = "acquire"`) or written with cuTile's enums
-//! (`sem = MemoryOrder::Acquire`, `scope = MemoryScope::Device`). A relaxed atomic is still
-//! atomic; it just orders nothing else. An order with a release half puts a block barrier before
-//! the instruction, one with an acquire half a barrier after it, so that the ordering covers the
-//! accesses of the whole block; see [the memory model](super::memory_model) for when to use which.
+//! (`sem = MemoryOrder::Acquire`, `scope = MemoryScope::Device`); see
+//! [`MemoryOrder`] and [`MemoryScope`]. A relaxed atomic
+//! is still atomic; it just orders nothing else. An order with a release half puts a block
+//! barrier before the instruction, one with an acquire half a barrier after it, so that the
+//! ordering covers the accesses of the whole block; see [the memory model](super::memory_model)
+//! for when to use which.
 //!
 //! # The result, and `red` versus `atom`
 //!
@@ -86,19 +102,11 @@
 //!
 //! | op | result unused, `sem` relaxed or release | result unused, `sem` acquire or acq_rel | result used |
 //! |---|---|---|---|
-//! | `add`, `sub`, `min`, `max` | `red` | `atom` | `atom` |
+//! | `add`, `sub`, `min`, `max`, `and`, `or`, `xor`, `inc`, `dec` | `red` | `atom` | `atom` |
 //! | `exch`, `cas` | `atom` | `atom` | `atom` |
 //!
 //! (`red` exists only with `.relaxed` and `.release`; PTX has no `red.exch` or `red.cas`.) The
 //! element-wise example under [`shared_add`] checks the PTX for both forms.
-//!
-//! # Non-atomic scatter stores
-//!
-//! [`store_shared_scatter`] and [`store_global_scatter`] take the same `dst`, `dim`, `indices`,
-//! `values` and `mask` as the scatter atomics and store instead of updating. They are cheaper,
-//! and correct whenever no two active elements address the same location (a permutation, a
-//! compaction with distinct slots). With duplicates, one of the colliding values survives and
-//! which one is unspecified; the emulator in strict mode reports the collision as an error.
 //!
 //! # Mask
 //!
@@ -110,10 +118,12 @@
 //! # Instructions
 //!
 //! Element-wise on shared memory: [`shared_add`], [`shared_sub`], [`shared_min`],
-//! [`shared_max`], [`shared_exch`], [`shared_cas`].
+//! [`shared_max`], [`shared_exch`], [`shared_cas`], [`shared_and`], [`shared_or`],
+//! [`shared_xor`], [`shared_inc`], [`shared_dec`].
 //!
 //! Element-wise on global memory: [`global_add`], [`global_sub`], [`global_min`],
-//! [`global_max`], [`global_exch`], [`global_cas`].
+//! [`global_max`], [`global_exch`], [`global_cas`], [`global_and`], [`global_or`],
+//! [`global_xor`], [`global_inc`], [`global_dec`].
 //!
 //! Scatter on shared memory: [`shared_scatter_add`], [`shared_scatter_sub`],
 //! [`shared_scatter_min`], [`shared_scatter_max`].
@@ -121,35 +131,47 @@
 //! Scatter on global memory: [`global_scatter_add`], [`global_scatter_sub`],
 //! [`global_scatter_min`], [`global_scatter_max`].
 //!
-//! Non-atomic scatter stores: [`store_shared_scatter`], [`store_global_scatter`].
-//!
-//! Examples: [`shared_add`](shared_add#example) (all six element-wise ops on shared memory, and the
-//! `red`/`atom` rule), [`global_add`](global_add#example) (add/sub/min/max on global memory),
+//! Examples: [`shared_add`](shared_add#example) (the six arithmetic and exchange ops on shared
+//! memory, and the `red`/`atom` rule), [`shared_and`](shared_and#example) (bitwise ops and
+//! `inc`/`dec` on `u32`), [`global_add`](global_add#example) (add/sub/min/max on global memory),
 //! [`global_cas`](global_cas#example) (`exch` and `cas` on global memory),
 //! [`shared_scatter_add`](shared_scatter_add#example) (per-bin statistics),
 //! [`global_scatter_add`](global_scatter_add#example) (a 2-D scatter across blocks) and
-//! [`store_shared_scatter`](store_shared_scatter#example) (permutations).
+//! [`global_scatter_max`](global_scatter_max#example) (`f32` per-bin sums and maxima).
+//!
+//! The items below exist only in the documentation: their signatures use the
+//! documentation-only types of [`lang`](super) ([`Tile`],
+//! [`SharedTensor`], ...), and the **Element types** line of each is
+//! checked against the compiler's legality table by a unit test.
 
-/// Element-wise atomic `add` on shared memory: adds `values` to the destination (wrapping).
+use super::values::{
+    Coords, GlobalTensor, Int, MemoryOrder, MemoryScope, Num, SharedTensor, Tile, Value,
+};
+use crate::Element;
+
+/// Element-wise atomic `add` on shared memory: adds `values` to the destination.
 ///
 /// ```text
-/// atomic::shared_add(dst, values, mask = .., sem = relaxed, scope = cta) -> tile
+/// atomic::shared_add(dst, values, mask = .., sem = relaxed, scope = cta) -> Tile<T>
 /// ```
 ///
-/// # Arguments
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`SharedTensor<T>`], required | the whole tensor is updated, element `e` by element `e` of `values` |
+/// | `values` | [`Value<T>`], required | the operand: a tile of the shape of `dst`, or a scalar |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `dst` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `cta`) | `cluster` needs sm_90 |
 ///
-/// * `dst`: a shared tensor (from `shared_tensor`); the whole tensor is updated.
-/// * `values`: an `i32` tile of the shape of `dst`, or a scalar.
-/// * `mask`: a `bool` tile of the same shape, or a `bool` scalar; elements where it is false are skipped.
-/// * `sem`, `scope`: order and scope, see [the group page](crate::lang::atomic#order-and-scope-sem-and-scope); by default `relaxed` at `cta` scope.
+/// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `old + v` (integers wrap; floats round to nearest even), where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
 ///
-/// # Semantics
+/// `f32` on global memory flushes subnormal inputs and results to zero, as `atom.global.add.f32` does; every other float add keeps them.
 ///
-/// For every active element `e`, atomically: `old = dst[e]; dst[e] = old + values[e]`. The result is the tile of `old` values (0 for skipped elements).
-///
-/// PTX: `atom.{sem}.{scope}.shared.add.u32` when the result is used or `sem` has an acquire half, `red.{sem}.{scope}.shared.add.u32` otherwise.
+/// **Element types:** `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any (`bf16` from sm_90). PTX: `red.{sem}.{scope}.shared.add.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
+///
 ///
 /// All six element-wise ops on one shared tensor, with a barrier between ops that do not commute.
 /// The results of `shared_sub` and `shared_max` are not used, so they become `red`; the others are
@@ -206,26 +228,30 @@
 ///     Ok(())
 /// }
 /// ```
-pub mod shared_add {}
+pub fn shared_add<T: Num>(dst: SharedTensor<T>, values: impl Value<T>) -> Tile<T> {
+    unreachable!()
+}
 
-/// Element-wise atomic `sub` on shared memory: subtracts `values` from the destination (wrapping; emitted as an atomic add of `-values`).
+/// Element-wise atomic `sub` on shared memory: subtracts `values` from the destination.
 ///
 /// ```text
-/// atomic::shared_sub(dst, values, mask = .., sem = relaxed, scope = cta) -> tile
+/// atomic::shared_sub(dst, values, mask = .., sem = relaxed, scope = cta) -> Tile<T>
 /// ```
 ///
-/// # Arguments
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`SharedTensor<T>`], required | the whole tensor is updated, element `e` by element `e` of `values` |
+/// | `values` | [`Value<T>`], required | the operand: a tile of the shape of `dst`, or a scalar |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `dst` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `cta`) | `cluster` needs sm_90 |
 ///
-/// * `dst`: a shared tensor (from `shared_tensor`); the whole tensor is updated.
-/// * `values`: an `i32` tile of the shape of `dst`, or a scalar.
-/// * `mask`: a `bool` tile of the same shape, or a `bool` scalar; elements where it is false are skipped.
-/// * `sem`, `scope`: order and scope, see [the group page](crate::lang::atomic#order-and-scope-sem-and-scope); by default `relaxed` at `cta` scope.
+/// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `old - v` (emitted as an `add` of `-v`: PTX has no `atom.sub`), where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
 ///
-/// # Semantics
+/// `f32` on global memory flushes subnormal inputs and results to zero, as `atom.global.add.f32` does; every other float add keeps them.
 ///
-/// For every active element `e`, atomically: `old = dst[e]; dst[e] = old - values[e]`. The result is the tile of `old` values (0 for skipped elements).
-///
-/// PTX: `atom.{sem}.{scope}.shared.add.u32` when the result is used or `sem` has an acquire half, `red.{sem}.{scope}.shared.add.u32` otherwise.
+/// **Element types:** `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any (`bf16` from sm_90). PTX: `red.{sem}.{scope}.shared.add.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
 ///
@@ -235,27 +261,31 @@ pub mod shared_add {}
 /// let old = atomic::shared_sub(acc, v); // `let old =` is optional
 /// ```
 ///
-/// See the example under [`shared_add`](crate::lang::atomic::shared_add#example), which uses all six element-wise ops on one shared tensor.
-pub mod shared_sub {}
+/// See the example under [`shared_add`](shared_add#example), which uses the six arithmetic and exchange ops on one shared tensor.
+pub fn shared_sub<T: Num>(dst: SharedTensor<T>, values: impl Value<T>) -> Tile<T> {
+    unreachable!()
+}
 
-/// Element-wise atomic `min` on shared memory: replaces the destination by the signed minimum of it and `values`.
+/// Element-wise atomic `min` on shared memory: keeps the minimum of the destination and `values`.
 ///
 /// ```text
-/// atomic::shared_min(dst, values, mask = .., sem = relaxed, scope = cta) -> tile
+/// atomic::shared_min(dst, values, mask = .., sem = relaxed, scope = cta) -> Tile<T>
 /// ```
 ///
-/// # Arguments
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`SharedTensor<T>`], required | the whole tensor is updated, element `e` by element `e` of `values` |
+/// | `values` | [`Value<T>`], required | the operand: a tile of the shape of `dst`, or a scalar |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `dst` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `cta`) | `cluster` needs sm_90 |
 ///
-/// * `dst`: a shared tensor (from `shared_tensor`); the whole tensor is updated.
-/// * `values`: an `i32` tile of the shape of `dst`, or a scalar.
-/// * `mask`: a `bool` tile of the same shape, or a `bool` scalar; elements where it is false are skipped.
-/// * `sem`, `scope`: order and scope, see [the group page](crate::lang::atomic#order-and-scope-sem-and-scope); by default `relaxed` at `cta` scope.
+/// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `min(old, v)` (integers by signedness; floats by `totalOrder`, see below), where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
 ///
-/// # Semantics
+/// Floats (`f32`, `f64`) have no PTX `atom.min/max`; they are compared by their bit patterns, which orders them by IEEE `totalOrder`: exact, `-0.0` below `+0.0`, a positive NaN above everything and a negative NaN below (where the element-wise [`min`](super::min)/[`max`](super::max) would ignore a NaN).
 ///
-/// For every active element `e`, atomically: `old = dst[e]; dst[e] = min(old, values[e])`. The result is the tile of `old` values (0 for skipped elements).
-///
-/// PTX: `atom.{sem}.{scope}.shared.min.s32` when the result is used or `sem` has an acquire half, `red.{sem}.{scope}.shared.min.s32` otherwise.
+/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any. PTX: `red.{sem}.{scope}.shared.min.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
 ///
@@ -265,27 +295,31 @@ pub mod shared_sub {}
 /// let old = atomic::shared_min(acc, v); // `let old =` is optional
 /// ```
 ///
-/// See the example under [`shared_add`](crate::lang::atomic::shared_add#example), which uses all six element-wise ops on one shared tensor.
-pub mod shared_min {}
+/// See the example under [`shared_add`](shared_add#example), which uses the six arithmetic and exchange ops on one shared tensor.
+pub fn shared_min<T: Num>(dst: SharedTensor<T>, values: impl Value<T>) -> Tile<T> {
+    unreachable!()
+}
 
-/// Element-wise atomic `max` on shared memory: replaces the destination by the signed maximum of it and `values`.
+/// Element-wise atomic `max` on shared memory: keeps the maximum of the destination and `values`.
 ///
 /// ```text
-/// atomic::shared_max(dst, values, mask = .., sem = relaxed, scope = cta) -> tile
+/// atomic::shared_max(dst, values, mask = .., sem = relaxed, scope = cta) -> Tile<T>
 /// ```
 ///
-/// # Arguments
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`SharedTensor<T>`], required | the whole tensor is updated, element `e` by element `e` of `values` |
+/// | `values` | [`Value<T>`], required | the operand: a tile of the shape of `dst`, or a scalar |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `dst` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `cta`) | `cluster` needs sm_90 |
 ///
-/// * `dst`: a shared tensor (from `shared_tensor`); the whole tensor is updated.
-/// * `values`: an `i32` tile of the shape of `dst`, or a scalar.
-/// * `mask`: a `bool` tile of the same shape, or a `bool` scalar; elements where it is false are skipped.
-/// * `sem`, `scope`: order and scope, see [the group page](crate::lang::atomic#order-and-scope-sem-and-scope); by default `relaxed` at `cta` scope.
+/// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `max(old, v)` (integers by signedness; floats by `totalOrder`, see below), where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
 ///
-/// # Semantics
+/// Floats (`f32`, `f64`) have no PTX `atom.min/max`; they are compared by their bit patterns, which orders them by IEEE `totalOrder`: exact, `-0.0` below `+0.0`, a positive NaN above everything and a negative NaN below (where the element-wise [`min`](super::min)/[`max`](super::max) would ignore a NaN).
 ///
-/// For every active element `e`, atomically: `old = dst[e]; dst[e] = max(old, values[e])`. The result is the tile of `old` values (0 for skipped elements).
-///
-/// PTX: `atom.{sem}.{scope}.shared.max.s32` when the result is used or `sem` has an acquire half, `red.{sem}.{scope}.shared.max.s32` otherwise.
+/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any. PTX: `red.{sem}.{scope}.shared.max.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
 ///
@@ -295,27 +329,29 @@ pub mod shared_min {}
 /// let old = atomic::shared_max(acc, v); // `let old =` is optional
 /// ```
 ///
-/// See the example under [`shared_add`](crate::lang::atomic::shared_add#example), which uses all six element-wise ops on one shared tensor.
-pub mod shared_max {}
+/// See the example under [`shared_add`](shared_add#example), which uses the six arithmetic and exchange ops on one shared tensor.
+pub fn shared_max<T: Num>(dst: SharedTensor<T>, values: impl Value<T>) -> Tile<T> {
+    unreachable!()
+}
 
 /// Element-wise atomic `exch` on shared memory: replaces the destination by `values`.
 ///
 /// ```text
-/// atomic::shared_exch(dst, values, mask = .., sem = relaxed, scope = cta) -> tile
+/// atomic::shared_exch(dst, values, mask = .., sem = relaxed, scope = cta) -> Tile<T>
 /// ```
 ///
-/// # Arguments
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`SharedTensor<T>`], required | the whole tensor is updated, element `e` by element `e` of `values` |
+/// | `values` | [`Value<T>`], required | the operand: a tile of the shape of `dst`, or a scalar |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `dst` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `cta`) | `cluster` needs sm_90 |
 ///
-/// * `dst`: a shared tensor (from `shared_tensor`); the whole tensor is updated.
-/// * `values`: an `i32` tile of the shape of `dst`, or a scalar.
-/// * `mask`: a `bool` tile of the same shape, or a `bool` scalar; elements where it is false are skipped.
-/// * `sem`, `scope`: order and scope, see [the group page](crate::lang::atomic#order-and-scope-sem-and-scope); by default `relaxed` at `cta` scope.
+/// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `v`, where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
 ///
-/// # Semantics
-///
-/// For every active element `e`, atomically: `old = dst[e]; dst[e] = values[e]`. The result is the tile of `old` values (0 for skipped elements).
-///
-/// PTX: `atom.{sem}.{scope}.shared.exch.b32`, whether or not the result is used (there is no `red` form).
+/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any. PTX: `atom.{sem}.{scope}.shared.exch.b{16,32,64}`, whether or not the result is used (there is no `red` form).
 ///
 /// # Example
 ///
@@ -325,28 +361,30 @@ pub mod shared_max {}
 /// let old = atomic::shared_exch(acc, v); // `let old =` is optional
 /// ```
 ///
-/// See the example under [`shared_add`](crate::lang::atomic::shared_add#example), which uses all six element-wise ops on one shared tensor.
-pub mod shared_exch {}
+/// See the example under [`shared_add`](shared_add#example), which uses the six arithmetic and exchange ops on one shared tensor.
+pub fn shared_exch<T: Element>(dst: SharedTensor<T>, values: impl Value<T>) -> Tile<T> {
+    unreachable!()
+}
 
-/// Element-wise atomic `cas` on shared memory: replaces the destination by `values` where it equals `compare` (compare-and-swap).
+/// Element-wise atomic `cas` on shared memory: compare-and-swap: replaces the destination by `values` where it equals `compare`.
 ///
 /// ```text
-/// atomic::shared_cas(dst, compare, values, mask = .., sem = relaxed, scope = cta) -> tile
+/// atomic::shared_cas(dst, compare, values, mask = .., sem = relaxed, scope = cta) -> Tile<T>
 /// ```
 ///
-/// # Arguments
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`SharedTensor<T>`], required | the whole tensor is updated, element `e` by element `e` of `values` |
+/// | `compare` | [`Value<T>`], required | a tile of the shape of `dst` or a scalar |
+/// | `values` | [`Value<T>`], required | the operand: a tile of the shape of `dst`, or a scalar |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `dst` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `cta`) | `cluster` needs sm_90 |
 ///
-/// * `dst`: a shared tensor (from `shared_tensor`); the whole tensor is updated.
-/// * `compare`: an `i32` tile of the shape of `dst`, or a scalar (the same for every element).
-/// * `values`: an `i32` tile of the shape of `dst`, or a scalar.
-/// * `mask`: a `bool` tile of the same shape, or a `bool` scalar; elements where it is false are skipped.
-/// * `sem`, `scope`: order and scope, see [the group page](crate::lang::atomic#order-and-scope-sem-and-scope); by default `relaxed` at `cta` scope.
+/// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `if old == compare { v } else { old }` (bit patterns compared), where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements), so `old == compare` says whether an element's swap happened.
 ///
-/// # Semantics
-///
-/// For every active element `e`, atomically: `old = dst[e]; if old == compare[e] { dst[e] = values[e] }`. The result is the tile of `old` values, so `old == compare` tells each element whether its swap happened. Skipped elements give 0.
-///
-/// PTX: `atom.{sem}.{scope}.shared.cas.b32`, whether or not the result is used (there is no `red` form).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `bf16` `f32` `f64` (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any. PTX: `atom.{sem}.{scope}.shared.cas.b{16,32,64}`, whether or not the result is used (there is no `red` form).
 ///
 /// # Example
 ///
@@ -356,30 +394,244 @@ pub mod shared_exch {}
 /// let old = atomic::shared_cas(lock, compare = expected, values = desired, sem = acquire);
 /// ```
 ///
-/// See the example under [`shared_add`](crate::lang::atomic::shared_add#example), which uses all six element-wise ops on one shared tensor.
-pub mod shared_cas {}
+/// See the example under [`shared_add`](shared_add#example), which uses the six arithmetic and exchange ops on one shared tensor.
+pub fn shared_cas<T: Element>(
+    dst: SharedTensor<T>,
+    compare: impl Value<T>,
+    values: impl Value<T>,
+) -> Tile<T> {
+    unreachable!()
+}
 
-/// Element-wise atomic `add` on global memory: adds `values` to the destination (wrapping).
+/// Element-wise atomic `and` on shared memory: bitwise-ands `values` into the destination.
 ///
 /// ```text
-/// atomic::global_add(dst, values, offsets = [0, ..], mask = .., sem = relaxed, scope = gpu) -> tile
+/// atomic::shared_and(dst, values, mask = .., sem = relaxed, scope = cta) -> Tile<T>
 /// ```
 ///
-/// # Arguments
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`SharedTensor<T>`], required | the whole tensor is updated, element `e` by element `e` of `values` |
+/// | `values` | [`Value<T>`], required | the operand: a tile of the shape of `dst`, or a scalar |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `dst` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `cta`) | `cluster` needs sm_90 |
 ///
-/// * `dst`: a global tensor or a view of one, of any rank.
-/// * `values`: an `i32` *tile* (not a scalar: its shape is the shape of the updated window) of the rank of `dst`.
-/// * `offsets`: the coordinates of the window's first element, one scalar per dimension of `dst` (a bare scalar for rank 1); default all zeros. Window elements outside `dst` are skipped.
-/// * `mask`: a `bool` tile of the same shape, or a `bool` scalar; elements where it is false are skipped.
-/// * `sem`, `scope`: order and scope, see [the group page](crate::lang::atomic#order-and-scope-sem-and-scope); by default `relaxed` at `gpu` scope.
+/// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `old & v`, where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
 ///
-/// # Semantics
-///
-/// For every active element `e`, atomically: `old = dst[e]; dst[e] = old + values[e]`. The result is the tile of `old` values (0 for skipped elements).
-///
-/// PTX: `atom.{sem}.{scope}.global.add.u32` when the result is used or `sem` has an acquire half, `red.{sem}.{scope}.global.add.u32` otherwise.
+/// **Element types:** `i32` `u32` `i64` `u64` (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any. PTX: `red.{sem}.{scope}.shared.and.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
+///
+/// The bitwise ops and `inc`/`dec` on a shared `u32` tensor; each op's elements touch distinct
+/// addresses, and a barrier separates ops that do not commute:
+///
+/// ```
+/// use tilus::prelude::*;
+///
+/// #[tile_kernel(threads = 64)]
+/// fn bitwise(out: GlobalTensor<u32>) {
+///     let i = arange::<u32>(64);
+///     let s = shared_tensor(u32, [64]);
+///     store_shared(s, i * 3);
+///     sync();
+///     atomic::shared_or(s, 1u32 << (i % 32));
+///     sync();
+///     atomic::shared_and(s, !0xfu32);
+///     sync();
+///     atomic::shared_xor(s, i);
+///     sync();
+///     let before = atomic::shared_inc(s, 200u32); // wraps to 0 past 200
+///     sync();
+///     atomic::shared_dec(s, 100u32, mask = i < 8); // above the bound 100: set to 100
+///     sync();
+///     store_global(out, load_shared(s), offsets = [0]);
+///     store_global(out, before, offsets = [64]);
+/// }
+///
+/// fn main() -> Result<(), tilus::Error> {
+///     let dev = tilus::Device::emulator();
+///     let out = dev.zeros::<u32>(128)?;
+///     bitwise::launch(&dev, 1, &out)?;
+///     let got = out.download()?;
+///     for i in 0..64u32 {
+///         let x = ((i * 3) | (1 << (i % 32))) & !0xf ^ i;
+///         let inc = if x >= 200 { 0 } else { x + 1 };
+///         let dec = if i < 8 { if inc == 0 || inc > 100 { 100 } else { inc - 1 } } else { inc };
+///         assert_eq!((got[i as usize], got[64 + i as usize]), (dec, x), "{i}");
+///     }
+///     Ok(())
+/// }
+/// ```
+pub fn shared_and<T: Int>(dst: SharedTensor<T>, values: impl Value<T>) -> Tile<T> {
+    unreachable!()
+}
+
+/// Element-wise atomic `or` on shared memory: bitwise-ors `values` into the destination.
+///
+/// ```text
+/// atomic::shared_or(dst, values, mask = .., sem = relaxed, scope = cta) -> Tile<T>
+/// ```
+///
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`SharedTensor<T>`], required | the whole tensor is updated, element `e` by element `e` of `values` |
+/// | `values` | [`Value<T>`], required | the operand: a tile of the shape of `dst`, or a scalar |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `dst` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `cta`) | `cluster` needs sm_90 |
+///
+/// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `old | v`, where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
+///
+/// **Element types:** `i32` `u32` `i64` `u64` (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any. PTX: `red.{sem}.{scope}.shared.or.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
+///
+/// # Example
+///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::shared_or(acc, v); // `let old =` is optional
+/// ```
+///
+/// See the example under [`shared_and`](shared_and#example), which uses the bitwise ops and `inc`/`dec` on a shared `u32` tensor.
+pub fn shared_or<T: Int>(dst: SharedTensor<T>, values: impl Value<T>) -> Tile<T> {
+    unreachable!()
+}
+
+/// Element-wise atomic `xor` on shared memory: bitwise-xors `values` into the destination.
+///
+/// ```text
+/// atomic::shared_xor(dst, values, mask = .., sem = relaxed, scope = cta) -> Tile<T>
+/// ```
+///
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`SharedTensor<T>`], required | the whole tensor is updated, element `e` by element `e` of `values` |
+/// | `values` | [`Value<T>`], required | the operand: a tile of the shape of `dst`, or a scalar |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `dst` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `cta`) | `cluster` needs sm_90 |
+///
+/// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `old ^ v`, where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
+///
+/// **Element types:** `i32` `u32` `i64` `u64` (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any. PTX: `red.{sem}.{scope}.shared.xor.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
+///
+/// # Example
+///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::shared_xor(acc, v); // `let old =` is optional
+/// ```
+///
+/// See the example under [`shared_and`](shared_and#example), which uses the bitwise ops and `inc`/`dec` on a shared `u32` tensor.
+pub fn shared_xor<T: Int>(dst: SharedTensor<T>, values: impl Value<T>) -> Tile<T> {
+    unreachable!()
+}
+
+/// Element-wise atomic `inc` on shared memory: increments the destination, wrapping to 0 past the bound `values`.
+///
+/// ```text
+/// atomic::shared_inc(dst, values, mask = .., sem = relaxed, scope = cta) -> Tile<T>
+/// ```
+///
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`SharedTensor<T>`], required | the whole tensor is updated, element `e` by element `e` of `values` |
+/// | `values` | [`Value<T>`], required | the bound: a tile of the shape of `dst`, or a scalar |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `dst` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `cta`) | `cluster` needs sm_90 |
+///
+/// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `if old >= v { 0 } else { old + 1 }` (`v` is the bound), where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
+///
+/// **Element types:** `u32` (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any. PTX: `red.{sem}.{scope}.shared.inc.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
+///
+/// # Example
+///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::shared_inc(acc, v); // `let old =` is optional
+/// ```
+///
+/// See the example under [`shared_and`](shared_and#example), which uses the bitwise ops and `inc`/`dec` on a shared `u32` tensor.
+///
+/// ```compile_fail
+/// use tilus::prelude::*;
+///
+/// #[tile_kernel(threads = 32)]
+/// fn k() {
+///     let s = shared_tensor(i32, [32]);
+///     // error: atomic `inc` is not supported on `i32` elements (help: PTX has `atom.inc` only for `u32`)
+///     atomic::shared_inc(s, 10);
+/// }
+/// # fn main() {}
+/// ```
+pub fn shared_inc<T: Int>(dst: SharedTensor<T>, values: impl Value<T>) -> Tile<T> {
+    unreachable!()
+}
+
+/// Element-wise atomic `dec` on shared memory: decrements the destination, wrapping to the bound `values` below 0.
+///
+/// ```text
+/// atomic::shared_dec(dst, values, mask = .., sem = relaxed, scope = cta) -> Tile<T>
+/// ```
+///
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`SharedTensor<T>`], required | the whole tensor is updated, element `e` by element `e` of `values` |
+/// | `values` | [`Value<T>`], required | the bound: a tile of the shape of `dst`, or a scalar |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `dst` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `cta`) | `cluster` needs sm_90 |
+///
+/// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `if old == 0 || old > v { v } else { old - 1 }` (`v` is the bound), where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
+///
+/// **Element types:** `u32` (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any. PTX: `red.{sem}.{scope}.shared.dec.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
+///
+/// # Example
+///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::shared_dec(acc, v); // `let old =` is optional
+/// ```
+///
+/// See the example under [`shared_and`](shared_and#example), which uses the bitwise ops and `inc`/`dec` on a shared `u32` tensor.
+pub fn shared_dec<T: Int>(dst: SharedTensor<T>, values: impl Value<T>) -> Tile<T> {
+    unreachable!()
+}
+
+/// Element-wise atomic `add` on global memory: adds `values` to the destination.
+///
+/// ```text
+/// atomic::global_add(dst, values, offsets = [0, ..], mask = .., sem = relaxed, scope = gpu) -> Tile<T>
+/// ```
+///
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`GlobalTensor<T>`], required | a parameter or a view; the window updated starts at `offsets` |
+/// | `values` | [`Tile<T>`], required | the operand: a tile (not a scalar: its shape is the window's) of `dst`'s rank |
+/// | `offsets` | [`Coords`], optional (default all zeros) | the window's first element; window elements outside `dst` are skipped |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `values` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `gpu`) | `cluster` needs sm_90 |
+///
+/// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `old + v` (integers wrap; floats round to nearest even), where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
+///
+/// `f32` on global memory flushes subnormal inputs and results to zero, as `atom.global.add.f32` does; every other float add keeps them.
+///
+/// **Element types:** `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any (`bf16` from sm_90). PTX: `red.{sem}.{scope}.global.add.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
+///
+/// # Example
+///
 ///
 /// Four blocks merge their tiles into global accumulators. `acc` is shorter than the tile, so its
 /// last 28 elements are skipped by the bounds check; `hi` is updated through a window at an offset:
@@ -419,154 +671,171 @@ pub mod shared_cas {}
 ///     Ok(())
 /// }
 /// ```
-pub mod global_add {}
+pub fn global_add<T: Num>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
+    unreachable!()
+}
 
-/// Element-wise atomic `sub` on global memory: subtracts `values` from the destination (wrapping; emitted as an atomic add of `-values`).
+/// Element-wise atomic `sub` on global memory: subtracts `values` from the destination.
 ///
 /// ```text
-/// atomic::global_sub(dst, values, offsets = [0, ..], mask = .., sem = relaxed, scope = gpu) -> tile
+/// atomic::global_sub(dst, values, offsets = [0, ..], mask = .., sem = relaxed, scope = gpu) -> Tile<T>
 /// ```
 ///
-/// # Arguments
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`GlobalTensor<T>`], required | a parameter or a view; the window updated starts at `offsets` |
+/// | `values` | [`Tile<T>`], required | the operand: a tile (not a scalar: its shape is the window's) of `dst`'s rank |
+/// | `offsets` | [`Coords`], optional (default all zeros) | the window's first element; window elements outside `dst` are skipped |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `values` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `gpu`) | `cluster` needs sm_90 |
 ///
-/// * `dst`: a global tensor or a view of one, of any rank.
-/// * `values`: an `i32` *tile* (not a scalar: its shape is the shape of the updated window) of the rank of `dst`.
-/// * `offsets`: the coordinates of the window's first element, one scalar per dimension of `dst` (a bare scalar for rank 1); default all zeros. Window elements outside `dst` are skipped.
-/// * `mask`: a `bool` tile of the same shape, or a `bool` scalar; elements where it is false are skipped.
-/// * `sem`, `scope`: order and scope, see [the group page](crate::lang::atomic#order-and-scope-sem-and-scope); by default `relaxed` at `gpu` scope.
+/// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `old - v` (emitted as an `add` of `-v`: PTX has no `atom.sub`), where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
 ///
-/// # Semantics
+/// `f32` on global memory flushes subnormal inputs and results to zero, as `atom.global.add.f32` does; every other float add keeps them.
 ///
-/// For every active element `e`, atomically: `old = dst[e]; dst[e] = old - values[e]`. The result is the tile of `old` values (0 for skipped elements).
-///
-/// PTX: `atom.{sem}.{scope}.global.add.u32` when the result is used or `sem` has an acquire half, `red.{sem}.{scope}.global.add.u32` otherwise.
+/// **Element types:** `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any (`bf16` from sm_90). PTX: `red.{sem}.{scope}.global.add.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
 ///
 /// Inside a kernel body:
 ///
 /// ```text
-/// atomic::global_sub(out, v, offsets = [row0, col0], mask = keep);
+/// let old = atomic::global_sub(acc, v); // `let old =` is optional
 /// ```
 ///
-/// See the example under [`global_add`](crate::lang::atomic::global_add#example), which merges tiles with `global_add`, `global_sub`, `global_min` and `global_max`.
-pub mod global_sub {}
+/// See the example under [`global_add`](global_add#example), which merges tiles with add, sub, min and max on global memory.
+pub fn global_sub<T: Num>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
+    unreachable!()
+}
 
-/// Element-wise atomic `min` on global memory: replaces the destination by the signed minimum of it and `values`.
+/// Element-wise atomic `min` on global memory: keeps the minimum of the destination and `values`.
 ///
 /// ```text
-/// atomic::global_min(dst, values, offsets = [0, ..], mask = .., sem = relaxed, scope = gpu) -> tile
+/// atomic::global_min(dst, values, offsets = [0, ..], mask = .., sem = relaxed, scope = gpu) -> Tile<T>
 /// ```
 ///
-/// # Arguments
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`GlobalTensor<T>`], required | a parameter or a view; the window updated starts at `offsets` |
+/// | `values` | [`Tile<T>`], required | the operand: a tile (not a scalar: its shape is the window's) of `dst`'s rank |
+/// | `offsets` | [`Coords`], optional (default all zeros) | the window's first element; window elements outside `dst` are skipped |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `values` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `gpu`) | `cluster` needs sm_90 |
 ///
-/// * `dst`: a global tensor or a view of one, of any rank.
-/// * `values`: an `i32` *tile* (not a scalar: its shape is the shape of the updated window) of the rank of `dst`.
-/// * `offsets`: the coordinates of the window's first element, one scalar per dimension of `dst` (a bare scalar for rank 1); default all zeros. Window elements outside `dst` are skipped.
-/// * `mask`: a `bool` tile of the same shape, or a `bool` scalar; elements where it is false are skipped.
-/// * `sem`, `scope`: order and scope, see [the group page](crate::lang::atomic#order-and-scope-sem-and-scope); by default `relaxed` at `gpu` scope.
+/// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `min(old, v)` (integers by signedness; floats by `totalOrder`, see below), where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
 ///
-/// # Semantics
+/// Floats (`f32`, `f64`) have no PTX `atom.min/max`; they are compared by their bit patterns, which orders them by IEEE `totalOrder`: exact, `-0.0` below `+0.0`, a positive NaN above everything and a negative NaN below (where the element-wise [`min`](super::min)/[`max`](super::max) would ignore a NaN).
 ///
-/// For every active element `e`, atomically: `old = dst[e]; dst[e] = min(old, values[e])`. The result is the tile of `old` values (0 for skipped elements).
-///
-/// PTX: `atom.{sem}.{scope}.global.min.s32` when the result is used or `sem` has an acquire half, `red.{sem}.{scope}.global.min.s32` otherwise.
+/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any. PTX: `red.{sem}.{scope}.global.min.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
 ///
 /// Inside a kernel body:
 ///
 /// ```text
-/// atomic::global_min(out, v, offsets = [row0, col0], mask = keep);
+/// let old = atomic::global_min(acc, v); // `let old =` is optional
 /// ```
 ///
-/// See the example under [`global_add`](crate::lang::atomic::global_add#example), which merges tiles with `global_add`, `global_sub`, `global_min` and `global_max`.
-pub mod global_min {}
+/// See the example under [`global_add`](global_add#example), which merges tiles with add, sub, min and max on global memory.
+pub fn global_min<T: Num>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
+    unreachable!()
+}
 
-/// Element-wise atomic `max` on global memory: replaces the destination by the signed maximum of it and `values`.
+/// Element-wise atomic `max` on global memory: keeps the maximum of the destination and `values`.
 ///
 /// ```text
-/// atomic::global_max(dst, values, offsets = [0, ..], mask = .., sem = relaxed, scope = gpu) -> tile
+/// atomic::global_max(dst, values, offsets = [0, ..], mask = .., sem = relaxed, scope = gpu) -> Tile<T>
 /// ```
 ///
-/// # Arguments
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`GlobalTensor<T>`], required | a parameter or a view; the window updated starts at `offsets` |
+/// | `values` | [`Tile<T>`], required | the operand: a tile (not a scalar: its shape is the window's) of `dst`'s rank |
+/// | `offsets` | [`Coords`], optional (default all zeros) | the window's first element; window elements outside `dst` are skipped |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `values` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `gpu`) | `cluster` needs sm_90 |
 ///
-/// * `dst`: a global tensor or a view of one, of any rank.
-/// * `values`: an `i32` *tile* (not a scalar: its shape is the shape of the updated window) of the rank of `dst`.
-/// * `offsets`: the coordinates of the window's first element, one scalar per dimension of `dst` (a bare scalar for rank 1); default all zeros. Window elements outside `dst` are skipped.
-/// * `mask`: a `bool` tile of the same shape, or a `bool` scalar; elements where it is false are skipped.
-/// * `sem`, `scope`: order and scope, see [the group page](crate::lang::atomic#order-and-scope-sem-and-scope); by default `relaxed` at `gpu` scope.
+/// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `max(old, v)` (integers by signedness; floats by `totalOrder`, see below), where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
 ///
-/// # Semantics
+/// Floats (`f32`, `f64`) have no PTX `atom.min/max`; they are compared by their bit patterns, which orders them by IEEE `totalOrder`: exact, `-0.0` below `+0.0`, a positive NaN above everything and a negative NaN below (where the element-wise [`min`](super::min)/[`max`](super::max) would ignore a NaN).
 ///
-/// For every active element `e`, atomically: `old = dst[e]; dst[e] = max(old, values[e])`. The result is the tile of `old` values (0 for skipped elements).
-///
-/// PTX: `atom.{sem}.{scope}.global.max.s32` when the result is used or `sem` has an acquire half, `red.{sem}.{scope}.global.max.s32` otherwise.
+/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any. PTX: `red.{sem}.{scope}.global.max.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
 ///
 /// Inside a kernel body:
 ///
 /// ```text
-/// atomic::global_max(out, v, offsets = [row0, col0], mask = keep);
+/// let old = atomic::global_max(acc, v); // `let old =` is optional
 /// ```
 ///
-/// See the example under [`global_add`](crate::lang::atomic::global_add#example), which merges tiles with `global_add`, `global_sub`, `global_min` and `global_max`.
-pub mod global_max {}
+/// See the example under [`global_add`](global_add#example), which merges tiles with add, sub, min and max on global memory.
+pub fn global_max<T: Num>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
+    unreachable!()
+}
 
 /// Element-wise atomic `exch` on global memory: replaces the destination by `values`.
 ///
 /// ```text
-/// atomic::global_exch(dst, values, offsets = [0, ..], mask = .., sem = relaxed, scope = gpu) -> tile
+/// atomic::global_exch(dst, values, offsets = [0, ..], mask = .., sem = relaxed, scope = gpu) -> Tile<T>
 /// ```
 ///
-/// # Arguments
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`GlobalTensor<T>`], required | a parameter or a view; the window updated starts at `offsets` |
+/// | `values` | [`Tile<T>`], required | the operand: a tile (not a scalar: its shape is the window's) of `dst`'s rank |
+/// | `offsets` | [`Coords`], optional (default all zeros) | the window's first element; window elements outside `dst` are skipped |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `values` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `gpu`) | `cluster` needs sm_90 |
 ///
-/// * `dst`: a global tensor or a view of one, of any rank.
-/// * `values`: an `i32` *tile* (not a scalar: its shape is the shape of the updated window) of the rank of `dst`.
-/// * `offsets`: the coordinates of the window's first element, one scalar per dimension of `dst` (a bare scalar for rank 1); default all zeros. Window elements outside `dst` are skipped.
-/// * `mask`: a `bool` tile of the same shape, or a `bool` scalar; elements where it is false are skipped.
-/// * `sem`, `scope`: order and scope, see [the group page](crate::lang::atomic#order-and-scope-sem-and-scope); by default `relaxed` at `gpu` scope.
+/// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `v`, where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
 ///
-/// # Semantics
-///
-/// For every active element `e`, atomically: `old = dst[e]; dst[e] = values[e]`. The result is the tile of `old` values (0 for skipped elements).
-///
-/// PTX: `atom.{sem}.{scope}.global.exch.b32`, whether or not the result is used (there is no `red` form).
+/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any. PTX: `atom.{sem}.{scope}.global.exch.b{16,32,64}`, whether or not the result is used (there is no `red` form).
 ///
 /// # Example
 ///
 /// Inside a kernel body:
 ///
 /// ```text
-/// atomic::global_exch(out, v, offsets = [row0, col0], mask = keep);
+/// let old = atomic::global_exch(acc, v); // `let old =` is optional
 /// ```
 ///
-/// See the example under [`global_cas`](crate::lang::atomic::global_cas#example), which races blocks with `global_cas` and `global_exch`.
-pub mod global_exch {}
+/// See the example under [`global_cas`](global_cas#example), which races blocks with `global_cas` and `global_exch`.
+pub fn global_exch<T: Element>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
+    unreachable!()
+}
 
-/// Element-wise atomic `cas` on global memory: replaces the destination by `values` where it equals `compare` (compare-and-swap).
+/// Element-wise atomic `cas` on global memory: compare-and-swap: replaces the destination by `values` where it equals `compare`.
 ///
 /// ```text
-/// atomic::global_cas(dst, compare, values, offsets = [0, ..], mask = .., sem = relaxed, scope = gpu) -> tile
+/// atomic::global_cas(dst, compare, values, offsets = [0, ..], mask = .., sem = relaxed, scope = gpu) -> Tile<T>
 /// ```
 ///
-/// # Arguments
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`GlobalTensor<T>`], required | a parameter or a view; the window updated starts at `offsets` |
+/// | `compare` | [`Value<T>`], required | a tile of the shape of `values` or a scalar |
+/// | `values` | [`Tile<T>`], required | the operand: a tile (not a scalar: its shape is the window's) of `dst`'s rank |
+/// | `offsets` | [`Coords`], optional (default all zeros) | the window's first element; window elements outside `dst` are skipped |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `values` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `gpu`) | `cluster` needs sm_90 |
 ///
-/// * `dst`: a global tensor or a view of one, of any rank.
-/// * `compare`: an `i32` tile of the shape of `values`, or a scalar.
-/// * `values`: an `i32` *tile* (not a scalar: its shape is the shape of the updated window) of the rank of `dst`.
-/// * `offsets`: the coordinates of the window's first element, one scalar per dimension of `dst` (a bare scalar for rank 1); default all zeros. Window elements outside `dst` are skipped.
-/// * `mask`: a `bool` tile of the same shape, or a `bool` scalar; elements where it is false are skipped.
-/// * `sem`, `scope`: order and scope, see [the group page](crate::lang::atomic#order-and-scope-sem-and-scope); by default `relaxed` at `gpu` scope.
+/// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `if old == compare { v } else { old }` (bit patterns compared), where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements), so `old == compare` says whether an element's swap happened.
 ///
-/// # Semantics
-///
-/// For every active element `e`, atomically: `old = dst[e]; if old == compare[e] { dst[e] = values[e] }`. The result is the tile of `old` values, so `old == compare` tells each element whether its swap happened. Skipped elements give 0.
-///
-/// PTX: `atom.{sem}.{scope}.global.cas.b32`, whether or not the result is used (there is no `red` form). With `sem = acquire`, a successful swap of 0 to 1 takes a lock (see the spinlock in [the memory model](crate::lang::memory_model#pattern-a-spinlock-protecting-a-non-atomic-update)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `bf16` `f32` `f64` (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any. PTX: `atom.{sem}.{scope}.global.cas.b{16,32,64}`, whether or not the result is used (there is no `red` form).
 ///
 /// # Example
+///
 ///
 /// Eight blocks race for 64 slots. With `global_cas` each slot is claimed by exactly one block
 /// (the old value tells a block whether its swap happened); with `global_exch` every block gets
@@ -607,30 +876,204 @@ pub mod global_exch {}
 ///     Ok(())
 /// }
 /// ```
-pub mod global_cas {}
+pub fn global_cas<T: Element>(
+    dst: GlobalTensor<T>,
+    compare: impl Value<T>,
+    values: Tile<T>,
+) -> Tile<T> {
+    unreachable!()
+}
 
-/// Scatter atomic `add` on shared memory: adds `values` to the destination (wrapping), at data-dependent addresses.
+/// Element-wise atomic `and` on global memory: bitwise-ands `values` into the destination.
 ///
 /// ```text
-/// atomic::shared_scatter_add(dst, dim, indices, values, mask = .., sem = relaxed, scope = cta) -> tile
+/// atomic::global_and(dst, values, offsets = [0, ..], mask = .., sem = relaxed, scope = gpu) -> Tile<T>
 /// ```
 ///
-/// # Arguments
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`GlobalTensor<T>`], required | a parameter or a view; the window updated starts at `offsets` |
+/// | `values` | [`Tile<T>`], required | the operand: a tile (not a scalar: its shape is the window's) of `dst`'s rank |
+/// | `offsets` | [`Coords`], optional (default all zeros) | the window's first element; window elements outside `dst` are skipped |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `values` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `gpu`) | `cluster` needs sm_90 |
 ///
-/// * `dst`: a shared tensor.
-/// * `dim`: an integer literal, the axis of `dst` chosen by `indices`.
-/// * `indices`: an `i32` tile of the rank of `dst` whose extent on every axis other than `dim` equals that of `dst`.
-/// * `values`: an `i32` tile of the shape of `indices`, or a scalar.
-/// * `mask`: a `bool` tile of the shape of `indices`, or a scalar.
-/// * `sem`, `scope`: see [the group page](crate::lang::atomic#order-and-scope-sem-and-scope); by default `relaxed` at `cta` scope.
+/// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `old & v`, where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
 ///
-/// # Semantics
-///
-/// For every active element at position `p` of `indices`, let `a` be `p` with its coordinate on axis `dim` replaced by `indices[p]`; atomically: `old = dst[a]; dst[a] = old + values[p]`. Elements whose `a` lies outside `dst` are skipped. Repeated addresses are fine: every update is applied, in an unspecified order (which cannot change the final value of `add`). The result, of the shape of `indices`, holds each element's `old` (0 for skipped elements); with `values = 1` it is the element's rank among those hitting the same address.
-///
-/// PTX: `red.{sem}.{scope}.shared.add.u32` when the result is unused and `sem` is `relaxed` or `release`, `atom.{sem}.{scope}.shared.add.u32` otherwise.
+/// **Element types:** `i32` `u32` `i64` `u64` (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any. PTX: `red.{sem}.{scope}.global.and.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
+///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::global_and(acc, v); // `let old =` is optional
+/// ```
+///
+/// See the example under [`shared_and`](shared_and#example), which uses the bitwise ops and `inc`/`dec` on a shared `u32` tensor.
+pub fn global_and<T: Int>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
+    unreachable!()
+}
+
+/// Element-wise atomic `or` on global memory: bitwise-ors `values` into the destination.
+///
+/// ```text
+/// atomic::global_or(dst, values, offsets = [0, ..], mask = .., sem = relaxed, scope = gpu) -> Tile<T>
+/// ```
+///
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`GlobalTensor<T>`], required | a parameter or a view; the window updated starts at `offsets` |
+/// | `values` | [`Tile<T>`], required | the operand: a tile (not a scalar: its shape is the window's) of `dst`'s rank |
+/// | `offsets` | [`Coords`], optional (default all zeros) | the window's first element; window elements outside `dst` are skipped |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `values` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `gpu`) | `cluster` needs sm_90 |
+///
+/// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `old | v`, where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
+///
+/// **Element types:** `i32` `u32` `i64` `u64` (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any. PTX: `red.{sem}.{scope}.global.or.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
+///
+/// # Example
+///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::global_or(acc, v); // `let old =` is optional
+/// ```
+///
+/// See the example under [`shared_and`](shared_and#example), which uses the bitwise ops and `inc`/`dec` on a shared `u32` tensor.
+pub fn global_or<T: Int>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
+    unreachable!()
+}
+
+/// Element-wise atomic `xor` on global memory: bitwise-xors `values` into the destination.
+///
+/// ```text
+/// atomic::global_xor(dst, values, offsets = [0, ..], mask = .., sem = relaxed, scope = gpu) -> Tile<T>
+/// ```
+///
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`GlobalTensor<T>`], required | a parameter or a view; the window updated starts at `offsets` |
+/// | `values` | [`Tile<T>`], required | the operand: a tile (not a scalar: its shape is the window's) of `dst`'s rank |
+/// | `offsets` | [`Coords`], optional (default all zeros) | the window's first element; window elements outside `dst` are skipped |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `values` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `gpu`) | `cluster` needs sm_90 |
+///
+/// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `old ^ v`, where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
+///
+/// **Element types:** `i32` `u32` `i64` `u64` (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any. PTX: `red.{sem}.{scope}.global.xor.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
+///
+/// # Example
+///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::global_xor(acc, v); // `let old =` is optional
+/// ```
+///
+/// See the example under [`shared_and`](shared_and#example), which uses the bitwise ops and `inc`/`dec` on a shared `u32` tensor.
+pub fn global_xor<T: Int>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
+    unreachable!()
+}
+
+/// Element-wise atomic `inc` on global memory: increments the destination, wrapping to 0 past the bound `values`.
+///
+/// ```text
+/// atomic::global_inc(dst, values, offsets = [0, ..], mask = .., sem = relaxed, scope = gpu) -> Tile<T>
+/// ```
+///
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`GlobalTensor<T>`], required | a parameter or a view; the window updated starts at `offsets` |
+/// | `values` | [`Tile<T>`], required | the bound: a tile (not a scalar: its shape is the window's) of `dst`'s rank |
+/// | `offsets` | [`Coords`], optional (default all zeros) | the window's first element; window elements outside `dst` are skipped |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `values` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `gpu`) | `cluster` needs sm_90 |
+///
+/// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `if old >= v { 0 } else { old + 1 }` (`v` is the bound), where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
+///
+/// **Element types:** `u32` (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any. PTX: `red.{sem}.{scope}.global.inc.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
+///
+/// # Example
+///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::global_inc(acc, v); // `let old =` is optional
+/// ```
+///
+/// See the example under [`shared_and`](shared_and#example), which uses the bitwise ops and `inc`/`dec` on a shared `u32` tensor.
+pub fn global_inc<T: Int>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
+    unreachable!()
+}
+
+/// Element-wise atomic `dec` on global memory: decrements the destination, wrapping to the bound `values` below 0.
+///
+/// ```text
+/// atomic::global_dec(dst, values, offsets = [0, ..], mask = .., sem = relaxed, scope = gpu) -> Tile<T>
+/// ```
+///
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`GlobalTensor<T>`], required | a parameter or a view; the window updated starts at `offsets` |
+/// | `values` | [`Tile<T>`], required | the bound: a tile (not a scalar: its shape is the window's) of `dst`'s rank |
+/// | `offsets` | [`Coords`], optional (default all zeros) | the window's first element; window elements outside `dst` are skipped |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `values` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `gpu`) | `cluster` needs sm_90 |
+///
+/// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `if old == 0 || old > v { v } else { old - 1 }` (`v` is the bound), where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
+///
+/// **Element types:** `u32` (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any. PTX: `red.{sem}.{scope}.global.dec.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
+///
+/// # Example
+///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::global_dec(acc, v); // `let old =` is optional
+/// ```
+///
+/// See the example under [`shared_and`](shared_and#example), which uses the bitwise ops and `inc`/`dec` on a shared `u32` tensor.
+pub fn global_dec<T: Int>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
+    unreachable!()
+}
+
+/// Scatter atomic `add` on shared memory: adds `values` to the destination, at data-dependent addresses.
+///
+/// ```text
+/// atomic::shared_scatter_add(dst, dim, indices, values, mask = .., sem = relaxed, scope = cta) -> Tile<T>
+/// ```
+///
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`SharedTensor<T>`], required | the tensor updated at the chosen addresses |
+/// | `dim` | integer literal, required | the axis of `dst` that `indices` chooses |
+/// | `indices` | integer [`Tile`], required | of `dst`'s rank, any integer type; on every other axis its extent must equal `dst`'s |
+/// | `values` | [`Value<T>`], required | the operand: a tile of the shape of `indices`, or a scalar |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `indices` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `cta`) | `cluster` needs sm_90 |
+///
+/// For every active element at position `p` of `indices`, with `a` the position `p` whose coordinate on axis `dim` is replaced by `indices[p]`, atomically: `old = dst[a]`, and `dst[a]` becomes `old + v` (integers wrap; floats round to nearest even), where `v = values[p]`. Elements whose `a` lies outside `dst` are skipped. Repeated addresses are fine: every update is applied, in an unspecified order (which cannot change the final value of `add`, up to float rounding for `add`/`sub`). The result, of the shape of `indices`, holds each element's `old` (0 for skipped elements).
+///
+/// `f32` on global memory flushes subnormal inputs and results to zero, as `atom.global.add.f32` does; every other float add keeps them.
+///
+/// **Element types:** `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any (`bf16` from sm_90). PTX: `red.{sem}.{scope}.shared.add.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
+///
+/// # Example
+///
 ///
 /// Per-bin statistics of 200 values in 8 bins (`v % 8`), kept in shared memory. The lanes past the
 /// end of the input read -1, whose bin (-1) is out of range, so the scatters skip them. The result
@@ -691,28 +1134,37 @@ pub mod global_cas {}
 /// ```
 ///
 /// The histogram example of the repository (`examples/histogram.rs`) is the same pattern at scale.
-pub mod shared_scatter_add {}
+pub fn shared_scatter_add<T: Num, I: Int>(
+    dst: SharedTensor<T>,
+    dim: usize,
+    indices: Tile<I>,
+    values: impl Value<T>,
+) -> Tile<T> {
+    unreachable!()
+}
 
-/// Scatter atomic `sub` on shared memory: subtracts `values` from the destination (wrapping; emitted as an atomic add of `-values`), at data-dependent addresses.
+/// Scatter atomic `sub` on shared memory: subtracts `values` from the destination, at data-dependent addresses.
 ///
 /// ```text
-/// atomic::shared_scatter_sub(dst, dim, indices, values, mask = .., sem = relaxed, scope = cta) -> tile
+/// atomic::shared_scatter_sub(dst, dim, indices, values, mask = .., sem = relaxed, scope = cta) -> Tile<T>
 /// ```
 ///
-/// # Arguments
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`SharedTensor<T>`], required | the tensor updated at the chosen addresses |
+/// | `dim` | integer literal, required | the axis of `dst` that `indices` chooses |
+/// | `indices` | integer [`Tile`], required | of `dst`'s rank, any integer type; on every other axis its extent must equal `dst`'s |
+/// | `values` | [`Value<T>`], required | the operand: a tile of the shape of `indices`, or a scalar |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `indices` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `cta`) | `cluster` needs sm_90 |
 ///
-/// * `dst`: a shared tensor.
-/// * `dim`: an integer literal, the axis of `dst` chosen by `indices`.
-/// * `indices`: an `i32` tile of the rank of `dst` whose extent on every axis other than `dim` equals that of `dst`.
-/// * `values`: an `i32` tile of the shape of `indices`, or a scalar.
-/// * `mask`: a `bool` tile of the shape of `indices`, or a scalar.
-/// * `sem`, `scope`: see [the group page](crate::lang::atomic#order-and-scope-sem-and-scope); by default `relaxed` at `cta` scope.
+/// For every active element at position `p` of `indices`, with `a` the position `p` whose coordinate on axis `dim` is replaced by `indices[p]`, atomically: `old = dst[a]`, and `dst[a]` becomes `old - v` (emitted as an `add` of `-v`: PTX has no `atom.sub`), where `v = values[p]`. Elements whose `a` lies outside `dst` are skipped. Repeated addresses are fine: every update is applied, in an unspecified order (which cannot change the final value of `sub`, up to float rounding for `add`/`sub`). The result, of the shape of `indices`, holds each element's `old` (0 for skipped elements).
 ///
-/// # Semantics
+/// `f32` on global memory flushes subnormal inputs and results to zero, as `atom.global.add.f32` does; every other float add keeps them.
 ///
-/// For every active element at position `p` of `indices`, let `a` be `p` with its coordinate on axis `dim` replaced by `indices[p]`; atomically: `old = dst[a]; dst[a] = old - values[p]`. Elements whose `a` lies outside `dst` are skipped. Repeated addresses are fine: every update is applied, in an unspecified order (which cannot change the final value of `sub`). The result, of the shape of `indices`, holds each element's `old` (0 for skipped elements).
-///
-/// PTX: `red.{sem}.{scope}.shared.add.u32` when the result is unused and `sem` is `relaxed` or `release`, `atom.{sem}.{scope}.shared.add.u32` otherwise.
+/// **Element types:** `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any (`bf16` from sm_90). PTX: `red.{sem}.{scope}.shared.add.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
 ///
@@ -722,29 +1174,38 @@ pub mod shared_scatter_add {}
 /// let old = atomic::shared_scatter_sub(bins, dim = 0, indices = idx, values = v); // `let old =` is optional
 /// ```
 ///
-/// See the example under [`shared_scatter_add`](crate::lang::atomic::shared_scatter_add#example), which keeps per-bin counts, sums, minima and maxima with all four shared scatter ops.
-pub mod shared_scatter_sub {}
+/// See the example under [`shared_scatter_add`](shared_scatter_add#example), which computes per-bin statistics with all four shared scatter ops.
+pub fn shared_scatter_sub<T: Num, I: Int>(
+    dst: SharedTensor<T>,
+    dim: usize,
+    indices: Tile<I>,
+    values: impl Value<T>,
+) -> Tile<T> {
+    unreachable!()
+}
 
-/// Scatter atomic `min` on shared memory: replaces the destination by the signed minimum of it and `values`, at data-dependent addresses.
+/// Scatter atomic `min` on shared memory: keeps the minimum of the destination and `values`, at data-dependent addresses.
 ///
 /// ```text
-/// atomic::shared_scatter_min(dst, dim, indices, values, mask = .., sem = relaxed, scope = cta) -> tile
+/// atomic::shared_scatter_min(dst, dim, indices, values, mask = .., sem = relaxed, scope = cta) -> Tile<T>
 /// ```
 ///
-/// # Arguments
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`SharedTensor<T>`], required | the tensor updated at the chosen addresses |
+/// | `dim` | integer literal, required | the axis of `dst` that `indices` chooses |
+/// | `indices` | integer [`Tile`], required | of `dst`'s rank, any integer type; on every other axis its extent must equal `dst`'s |
+/// | `values` | [`Value<T>`], required | the operand: a tile of the shape of `indices`, or a scalar |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `indices` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `cta`) | `cluster` needs sm_90 |
 ///
-/// * `dst`: a shared tensor.
-/// * `dim`: an integer literal, the axis of `dst` chosen by `indices`.
-/// * `indices`: an `i32` tile of the rank of `dst` whose extent on every axis other than `dim` equals that of `dst`.
-/// * `values`: an `i32` tile of the shape of `indices`, or a scalar.
-/// * `mask`: a `bool` tile of the shape of `indices`, or a scalar.
-/// * `sem`, `scope`: see [the group page](crate::lang::atomic#order-and-scope-sem-and-scope); by default `relaxed` at `cta` scope.
+/// For every active element at position `p` of `indices`, with `a` the position `p` whose coordinate on axis `dim` is replaced by `indices[p]`, atomically: `old = dst[a]`, and `dst[a]` becomes `min(old, v)` (integers by signedness; floats by `totalOrder`, see below), where `v = values[p]`. Elements whose `a` lies outside `dst` are skipped. Repeated addresses are fine: every update is applied, in an unspecified order (which cannot change the final value of `min`, up to float rounding for `add`/`sub`). The result, of the shape of `indices`, holds each element's `old` (0 for skipped elements).
 ///
-/// # Semantics
+/// Floats (`f32`, `f64`) have no PTX `atom.min/max`; they are compared by their bit patterns, which orders them by IEEE `totalOrder`: exact, `-0.0` below `+0.0`, a positive NaN above everything and a negative NaN below (where the element-wise [`min`](super::min)/[`max`](super::max) would ignore a NaN).
 ///
-/// For every active element at position `p` of `indices`, let `a` be `p` with its coordinate on axis `dim` replaced by `indices[p]`; atomically: `old = dst[a]; dst[a] = min(old, values[p])`. Elements whose `a` lies outside `dst` are skipped. Repeated addresses are fine: every update is applied, in an unspecified order (which cannot change the final value of `min`). The result, of the shape of `indices`, holds each element's `old` (0 for skipped elements).
-///
-/// PTX: `red.{sem}.{scope}.shared.min.s32` when the result is unused and `sem` is `relaxed` or `release`, `atom.{sem}.{scope}.shared.min.s32` otherwise.
+/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any. PTX: `red.{sem}.{scope}.shared.min.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
 ///
@@ -754,29 +1215,38 @@ pub mod shared_scatter_sub {}
 /// let old = atomic::shared_scatter_min(bins, dim = 0, indices = idx, values = v); // `let old =` is optional
 /// ```
 ///
-/// See the example under [`shared_scatter_add`](crate::lang::atomic::shared_scatter_add#example), which keeps per-bin counts, sums, minima and maxima with all four shared scatter ops.
-pub mod shared_scatter_min {}
+/// See the example under [`shared_scatter_add`](shared_scatter_add#example), which computes per-bin statistics with all four shared scatter ops.
+pub fn shared_scatter_min<T: Num, I: Int>(
+    dst: SharedTensor<T>,
+    dim: usize,
+    indices: Tile<I>,
+    values: impl Value<T>,
+) -> Tile<T> {
+    unreachable!()
+}
 
-/// Scatter atomic `max` on shared memory: replaces the destination by the signed maximum of it and `values`, at data-dependent addresses.
+/// Scatter atomic `max` on shared memory: keeps the maximum of the destination and `values`, at data-dependent addresses.
 ///
 /// ```text
-/// atomic::shared_scatter_max(dst, dim, indices, values, mask = .., sem = relaxed, scope = cta) -> tile
+/// atomic::shared_scatter_max(dst, dim, indices, values, mask = .., sem = relaxed, scope = cta) -> Tile<T>
 /// ```
 ///
-/// # Arguments
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`SharedTensor<T>`], required | the tensor updated at the chosen addresses |
+/// | `dim` | integer literal, required | the axis of `dst` that `indices` chooses |
+/// | `indices` | integer [`Tile`], required | of `dst`'s rank, any integer type; on every other axis its extent must equal `dst`'s |
+/// | `values` | [`Value<T>`], required | the operand: a tile of the shape of `indices`, or a scalar |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `indices` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `cta`) | `cluster` needs sm_90 |
 ///
-/// * `dst`: a shared tensor.
-/// * `dim`: an integer literal, the axis of `dst` chosen by `indices`.
-/// * `indices`: an `i32` tile of the rank of `dst` whose extent on every axis other than `dim` equals that of `dst`.
-/// * `values`: an `i32` tile of the shape of `indices`, or a scalar.
-/// * `mask`: a `bool` tile of the shape of `indices`, or a scalar.
-/// * `sem`, `scope`: see [the group page](crate::lang::atomic#order-and-scope-sem-and-scope); by default `relaxed` at `cta` scope.
+/// For every active element at position `p` of `indices`, with `a` the position `p` whose coordinate on axis `dim` is replaced by `indices[p]`, atomically: `old = dst[a]`, and `dst[a]` becomes `max(old, v)` (integers by signedness; floats by `totalOrder`, see below), where `v = values[p]`. Elements whose `a` lies outside `dst` are skipped. Repeated addresses are fine: every update is applied, in an unspecified order (which cannot change the final value of `max`, up to float rounding for `add`/`sub`). The result, of the shape of `indices`, holds each element's `old` (0 for skipped elements).
 ///
-/// # Semantics
+/// Floats (`f32`, `f64`) have no PTX `atom.min/max`; they are compared by their bit patterns, which orders them by IEEE `totalOrder`: exact, `-0.0` below `+0.0`, a positive NaN above everything and a negative NaN below (where the element-wise [`min`](super::min)/[`max`](super::max) would ignore a NaN).
 ///
-/// For every active element at position `p` of `indices`, let `a` be `p` with its coordinate on axis `dim` replaced by `indices[p]`; atomically: `old = dst[a]; dst[a] = max(old, values[p])`. Elements whose `a` lies outside `dst` are skipped. Repeated addresses are fine: every update is applied, in an unspecified order (which cannot change the final value of `max`). The result, of the shape of `indices`, holds each element's `old` (0 for skipped elements).
-///
-/// PTX: `red.{sem}.{scope}.shared.max.s32` when the result is unused and `sem` is `relaxed` or `release`, `atom.{sem}.{scope}.shared.max.s32` otherwise.
+/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any. PTX: `red.{sem}.{scope}.shared.max.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
 ///
@@ -786,31 +1256,41 @@ pub mod shared_scatter_min {}
 /// let old = atomic::shared_scatter_max(bins, dim = 0, indices = idx, values = v); // `let old =` is optional
 /// ```
 ///
-/// See the example under [`shared_scatter_add`](crate::lang::atomic::shared_scatter_add#example), which keeps per-bin counts, sums, minima and maxima with all four shared scatter ops.
-pub mod shared_scatter_max {}
+/// See the example under [`shared_scatter_add`](shared_scatter_add#example), which computes per-bin statistics with all four shared scatter ops.
+pub fn shared_scatter_max<T: Num, I: Int>(
+    dst: SharedTensor<T>,
+    dim: usize,
+    indices: Tile<I>,
+    values: impl Value<T>,
+) -> Tile<T> {
+    unreachable!()
+}
 
-/// Scatter atomic `add` on global memory: adds `values` to the destination (wrapping), at data-dependent addresses.
+/// Scatter atomic `add` on global memory: adds `values` to the destination, at data-dependent addresses.
 ///
 /// ```text
-/// atomic::global_scatter_add(dst, dim, indices, values, mask = .., sem = relaxed, scope = gpu) -> tile
+/// atomic::global_scatter_add(dst, dim, indices, values, mask = .., sem = relaxed, scope = gpu) -> Tile<T>
 /// ```
 ///
-/// # Arguments
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`GlobalTensor<T>`], required | a parameter or a view (use a view to scatter into a matrix or at an offset) |
+/// | `dim` | integer literal, required | the axis of `dst` that `indices` chooses |
+/// | `indices` | integer [`Tile`], required | of `dst`'s rank, any integer type |
+/// | `values` | [`Value<T>`], required | the operand: a tile of the shape of `indices`, or a scalar |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `indices` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `gpu`) | `cluster` needs sm_90 |
 ///
-/// * `dst`: a global tensor or a view of one (use a view to scatter into a matrix or at an offset).
-/// * `dim`: an integer literal, the axis of `dst` chosen by `indices`.
-/// * `indices`: an `i32` tile of the rank of `dst`.
-/// * `values`: an `i32` tile of the shape of `indices`, or a scalar.
-/// * `mask`: a `bool` tile of the shape of `indices`, or a scalar.
-/// * `sem`, `scope`: see [the group page](crate::lang::atomic#order-and-scope-sem-and-scope); by default `relaxed` at `gpu` scope.
+/// For every active element at position `p` of `indices`, with `a` the position `p` whose coordinate on axis `dim` is replaced by `indices[p]`, atomically: `old = dst[a]`, and `dst[a]` becomes `old + v` (integers wrap; floats round to nearest even), where `v = values[p]`. Elements whose `a` lies outside `dst` are skipped. Repeated addresses are fine: every update is applied, in an unspecified order (which cannot change the final value of `add`, up to float rounding for `add`/`sub`). The result, of the shape of `indices`, holds each element's `old` (0 for skipped elements).
 ///
-/// # Semantics
+/// `f32` on global memory flushes subnormal inputs and results to zero, as `atom.global.add.f32` does; every other float add keeps them.
 ///
-/// For every active element at position `p` of `indices`, let `a` be `p` with its coordinate on axis `dim` replaced by `indices[p]`; atomically: `old = dst[a]; dst[a] = old + values[p]`. Elements whose `a` lies outside `dst` are skipped. Repeated addresses are fine: every update is applied, in an unspecified order (which cannot change the final value of `add`). The result, of the shape of `indices`, holds each element's `old` (0 for skipped elements); with `values = 1` it is the element's rank among those hitting the same address.
-///
-/// PTX: `red.{sem}.{scope}.global.add.u32` when the result is unused and `sem` is `relaxed` or `release`, `atom.{sem}.{scope}.global.add.u32` otherwise.
+/// **Element types:** `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any (`bf16` from sm_90). PTX: `red.{sem}.{scope}.global.add.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
+///
 ///
 /// Two blocks scatter a `[4, 64]` tile along `dim = 1` into `[4, 8]` matrices (views of one global
 /// buffer): element `(r, c)` updates `m[r, idx[r, c]]`. Indices of 8 and above are outside the
@@ -855,28 +1335,37 @@ pub mod shared_scatter_max {}
 ///     Ok(())
 /// }
 /// ```
-pub mod global_scatter_add {}
+pub fn global_scatter_add<T: Num, I: Int>(
+    dst: GlobalTensor<T>,
+    dim: usize,
+    indices: Tile<I>,
+    values: impl Value<T>,
+) -> Tile<T> {
+    unreachable!()
+}
 
-/// Scatter atomic `sub` on global memory: subtracts `values` from the destination (wrapping; emitted as an atomic add of `-values`), at data-dependent addresses.
+/// Scatter atomic `sub` on global memory: subtracts `values` from the destination, at data-dependent addresses.
 ///
 /// ```text
-/// atomic::global_scatter_sub(dst, dim, indices, values, mask = .., sem = relaxed, scope = gpu) -> tile
+/// atomic::global_scatter_sub(dst, dim, indices, values, mask = .., sem = relaxed, scope = gpu) -> Tile<T>
 /// ```
 ///
-/// # Arguments
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`GlobalTensor<T>`], required | a parameter or a view (use a view to scatter into a matrix or at an offset) |
+/// | `dim` | integer literal, required | the axis of `dst` that `indices` chooses |
+/// | `indices` | integer [`Tile`], required | of `dst`'s rank, any integer type |
+/// | `values` | [`Value<T>`], required | the operand: a tile of the shape of `indices`, or a scalar |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `indices` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `gpu`) | `cluster` needs sm_90 |
 ///
-/// * `dst`: a global tensor or a view of one (use a view to scatter into a matrix or at an offset).
-/// * `dim`: an integer literal, the axis of `dst` chosen by `indices`.
-/// * `indices`: an `i32` tile of the rank of `dst`.
-/// * `values`: an `i32` tile of the shape of `indices`, or a scalar.
-/// * `mask`: a `bool` tile of the shape of `indices`, or a scalar.
-/// * `sem`, `scope`: see [the group page](crate::lang::atomic#order-and-scope-sem-and-scope); by default `relaxed` at `gpu` scope.
+/// For every active element at position `p` of `indices`, with `a` the position `p` whose coordinate on axis `dim` is replaced by `indices[p]`, atomically: `old = dst[a]`, and `dst[a]` becomes `old - v` (emitted as an `add` of `-v`: PTX has no `atom.sub`), where `v = values[p]`. Elements whose `a` lies outside `dst` are skipped. Repeated addresses are fine: every update is applied, in an unspecified order (which cannot change the final value of `sub`, up to float rounding for `add`/`sub`). The result, of the shape of `indices`, holds each element's `old` (0 for skipped elements).
 ///
-/// # Semantics
+/// `f32` on global memory flushes subnormal inputs and results to zero, as `atom.global.add.f32` does; every other float add keeps them.
 ///
-/// For every active element at position `p` of `indices`, let `a` be `p` with its coordinate on axis `dim` replaced by `indices[p]`; atomically: `old = dst[a]; dst[a] = old - values[p]`. Elements whose `a` lies outside `dst` are skipped. Repeated addresses are fine: every update is applied, in an unspecified order (which cannot change the final value of `sub`). The result, of the shape of `indices`, holds each element's `old` (0 for skipped elements).
-///
-/// PTX: `red.{sem}.{scope}.global.add.u32` when the result is unused and `sem` is `relaxed` or `release`, `atom.{sem}.{scope}.global.add.u32` otherwise.
+/// **Element types:** `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any (`bf16` from sm_90). PTX: `red.{sem}.{scope}.global.add.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
 ///
@@ -886,29 +1375,38 @@ pub mod global_scatter_add {}
 /// let old = atomic::global_scatter_sub(bins, dim = 0, indices = idx, values = v); // `let old =` is optional
 /// ```
 ///
-/// See the example under [`global_scatter_add`](crate::lang::atomic::global_scatter_add#example), which scatters a 2-D tile with all four global scatter ops.
-pub mod global_scatter_sub {}
+/// See the example under [`global_scatter_add`](global_scatter_add#example), which scatters a 2-D tile with all four global scatter ops.
+pub fn global_scatter_sub<T: Num, I: Int>(
+    dst: GlobalTensor<T>,
+    dim: usize,
+    indices: Tile<I>,
+    values: impl Value<T>,
+) -> Tile<T> {
+    unreachable!()
+}
 
-/// Scatter atomic `min` on global memory: replaces the destination by the signed minimum of it and `values`, at data-dependent addresses.
+/// Scatter atomic `min` on global memory: keeps the minimum of the destination and `values`, at data-dependent addresses.
 ///
 /// ```text
-/// atomic::global_scatter_min(dst, dim, indices, values, mask = .., sem = relaxed, scope = gpu) -> tile
+/// atomic::global_scatter_min(dst, dim, indices, values, mask = .., sem = relaxed, scope = gpu) -> Tile<T>
 /// ```
 ///
-/// # Arguments
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`GlobalTensor<T>`], required | a parameter or a view (use a view to scatter into a matrix or at an offset) |
+/// | `dim` | integer literal, required | the axis of `dst` that `indices` chooses |
+/// | `indices` | integer [`Tile`], required | of `dst`'s rank, any integer type |
+/// | `values` | [`Value<T>`], required | the operand: a tile of the shape of `indices`, or a scalar |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `indices` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `gpu`) | `cluster` needs sm_90 |
 ///
-/// * `dst`: a global tensor or a view of one (use a view to scatter into a matrix or at an offset).
-/// * `dim`: an integer literal, the axis of `dst` chosen by `indices`.
-/// * `indices`: an `i32` tile of the rank of `dst`.
-/// * `values`: an `i32` tile of the shape of `indices`, or a scalar.
-/// * `mask`: a `bool` tile of the shape of `indices`, or a scalar.
-/// * `sem`, `scope`: see [the group page](crate::lang::atomic#order-and-scope-sem-and-scope); by default `relaxed` at `gpu` scope.
+/// For every active element at position `p` of `indices`, with `a` the position `p` whose coordinate on axis `dim` is replaced by `indices[p]`, atomically: `old = dst[a]`, and `dst[a]` becomes `min(old, v)` (integers by signedness; floats by `totalOrder`, see below), where `v = values[p]`. Elements whose `a` lies outside `dst` are skipped. Repeated addresses are fine: every update is applied, in an unspecified order (which cannot change the final value of `min`, up to float rounding for `add`/`sub`). The result, of the shape of `indices`, holds each element's `old` (0 for skipped elements).
 ///
-/// # Semantics
+/// Floats (`f32`, `f64`) have no PTX `atom.min/max`; they are compared by their bit patterns, which orders them by IEEE `totalOrder`: exact, `-0.0` below `+0.0`, a positive NaN above everything and a negative NaN below (where the element-wise [`min`](super::min)/[`max`](super::max) would ignore a NaN).
 ///
-/// For every active element at position `p` of `indices`, let `a` be `p` with its coordinate on axis `dim` replaced by `indices[p]`; atomically: `old = dst[a]; dst[a] = min(old, values[p])`. Elements whose `a` lies outside `dst` are skipped. Repeated addresses are fine: every update is applied, in an unspecified order (which cannot change the final value of `min`). The result, of the shape of `indices`, holds each element's `old` (0 for skipped elements).
-///
-/// PTX: `red.{sem}.{scope}.global.min.s32` when the result is unused and `sem` is `relaxed` or `release`, `atom.{sem}.{scope}.global.min.s32` otherwise.
+/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any. PTX: `red.{sem}.{scope}.global.min.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
 ///
@@ -918,116 +1416,78 @@ pub mod global_scatter_sub {}
 /// let old = atomic::global_scatter_min(bins, dim = 0, indices = idx, values = v); // `let old =` is optional
 /// ```
 ///
-/// See the example under [`global_scatter_add`](crate::lang::atomic::global_scatter_add#example), which scatters a 2-D tile with all four global scatter ops.
-pub mod global_scatter_min {}
+/// See the example under [`global_scatter_add`](global_scatter_add#example), which scatters a 2-D tile with all four global scatter ops.
+pub fn global_scatter_min<T: Num, I: Int>(
+    dst: GlobalTensor<T>,
+    dim: usize,
+    indices: Tile<I>,
+    values: impl Value<T>,
+) -> Tile<T> {
+    unreachable!()
+}
 
-/// Scatter atomic `max` on global memory: replaces the destination by the signed maximum of it and `values`, at data-dependent addresses.
+/// Scatter atomic `max` on global memory: keeps the maximum of the destination and `values`, at data-dependent addresses.
 ///
 /// ```text
-/// atomic::global_scatter_max(dst, dim, indices, values, mask = .., sem = relaxed, scope = gpu) -> tile
+/// atomic::global_scatter_max(dst, dim, indices, values, mask = .., sem = relaxed, scope = gpu) -> Tile<T>
 /// ```
 ///
-/// # Arguments
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`GlobalTensor<T>`], required | a parameter or a view (use a view to scatter into a matrix or at an offset) |
+/// | `dim` | integer literal, required | the axis of `dst` that `indices` chooses |
+/// | `indices` | integer [`Tile`], required | of `dst`'s rank, any integer type |
+/// | `values` | [`Value<T>`], required | the operand: a tile of the shape of `indices`, or a scalar |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `indices` or a scalar; where it is `false` no memory is touched |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `gpu`) | `cluster` needs sm_90 |
 ///
-/// * `dst`: a global tensor or a view of one (use a view to scatter into a matrix or at an offset).
-/// * `dim`: an integer literal, the axis of `dst` chosen by `indices`.
-/// * `indices`: an `i32` tile of the rank of `dst`.
-/// * `values`: an `i32` tile of the shape of `indices`, or a scalar.
-/// * `mask`: a `bool` tile of the shape of `indices`, or a scalar.
-/// * `sem`, `scope`: see [the group page](crate::lang::atomic#order-and-scope-sem-and-scope); by default `relaxed` at `gpu` scope.
+/// For every active element at position `p` of `indices`, with `a` the position `p` whose coordinate on axis `dim` is replaced by `indices[p]`, atomically: `old = dst[a]`, and `dst[a]` becomes `max(old, v)` (integers by signedness; floats by `totalOrder`, see below), where `v = values[p]`. Elements whose `a` lies outside `dst` are skipped. Repeated addresses are fine: every update is applied, in an unspecified order (which cannot change the final value of `max`, up to float rounding for `add`/`sub`). The result, of the shape of `indices`, holds each element's `old` (0 for skipped elements).
 ///
-/// # Semantics
+/// Floats (`f32`, `f64`) have no PTX `atom.min/max`; they are compared by their bit patterns, which orders them by IEEE `totalOrder`: exact, `-0.0` below `+0.0`, a positive NaN above everything and a negative NaN below (where the element-wise [`min`](super::min)/[`max`](super::max) would ignore a NaN).
 ///
-/// For every active element at position `p` of `indices`, let `a` be `p` with its coordinate on axis `dim` replaced by `indices[p]`; atomically: `old = dst[a]; dst[a] = max(old, values[p])`. Elements whose `a` lies outside `dst` are skipped. Repeated addresses are fine: every update is applied, in an unspecified order (which cannot change the final value of `max`). The result, of the shape of `indices`, holds each element's `old` (0 for skipped elements).
-///
-/// PTX: `red.{sem}.{scope}.global.max.s32` when the result is unused and `sem` is `relaxed` or `release`, `atom.{sem}.{scope}.global.max.s32` otherwise.
+/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)).
+/// **Target:** any. PTX: `red.{sem}.{scope}.global.max.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
 ///
-/// Inside a kernel body:
-///
-/// ```text
-/// let old = atomic::global_scatter_max(bins, dim = 0, indices = idx, values = v); // `let old =` is optional
-/// ```
-///
-/// See the example under [`global_scatter_add`](crate::lang::atomic::global_scatter_add#example), which scatters a 2-D tile with all four global scatter ops.
-pub mod global_scatter_max {}
-
-/// Non-atomic scatter store into shared memory (a free function, not under `atomic::`).
-///
-/// ```text
-/// store_shared_scatter(dst, dim, indices, values, mask = ..)
-/// ```
-///
-/// # Arguments
-///
-/// The same as for the scatter atomics (see [`atomic::shared_scatter_add`](crate::lang::atomic::shared_scatter_add)): `dst`, a literal `dim`, an `i32` tile `indices` of the rank of `dst`, `values` of the shape of `indices` (or a scalar), and an optional `mask`. There is no `sem`, `scope` or result.
-///
-/// # Semantics
-///
-/// For every active element at position `p` of `indices`, `dst[a] = values[p]`, where `a` is `p` with its coordinate on axis `dim` replaced by `indices[p]`; elements whose `a` is outside `dst` are skipped. These are plain (weak) stores: when two active elements address the same location, one of their values remains and which one is unspecified. Use them for collision-free patterns (permutations, compaction into distinct slots) and the atomic scatter forms otherwise. As with `store_shared`, other threads may read the result only after a `sync()`.
-///
-/// # Example
-///
-/// Reversing each block's 64 elements through shared memory, then writing them to a block-wise
-/// rotated position of the output; both scatters are permutations, so no two elements collide:
+/// Per-bin sums and maxima of `f32` weights, the `index_add_`/`scatter_reduce` pattern. Float
+/// `max` is exact (it compares bit patterns), so the maxima equal the CPU's; the sums use small
+/// integers here so that every order of the additions gives the same result:
 ///
 /// ```
 /// use tilus::prelude::*;
 ///
-/// #[tile_kernel(threads = 64)]
-/// fn permute(x: GlobalTensor<i32>, y: GlobalTensor<i32>) {
-///     let b = block_idx();
-///     let i = arange(64);
-///     let t = load_global(x, offsets = [b * 64], shape = [64]);
-///     let s = shared_tensor(i32, [64]);
-///     store_shared_scatter(s, dim = 0, indices = 63 - i, values = t);
-///     sync();
-///     let r = load_shared(s); // r[i] = t[63 - i]
-///     // Block b writes to block slot (b + 1) % grid_dim(), rotated by 5 within it.
-///     let dst = y.view(((b + 1) % grid_dim()) * 64, [64]);
-///     store_global_scatter(dst, 0, (i + 5) % 64, r); // positional: dst, dim, indices, values
+/// #[tile_kernel(threads = 128)]
+/// fn weighted(bins: GlobalTensor<i32>, w: GlobalTensor<f32>, sum: GlobalTensor<f32>, hi: GlobalTensor<f32>) {
+///     let s = block_idx() * 256;
+///     let b = load_global(bins, offsets = [s], shape = [256], other = -1); // -1: skipped
+///     let v = load_global(w, offsets = [s], shape = [256]);
+///     atomic::global_scatter_add(sum, dim = 0, indices = b, values = v);
+///     atomic::global_scatter_max(hi, dim = 0, indices = b, values = v);
 /// }
 ///
 /// fn main() -> Result<(), tilus::Error> {
 ///     let dev = tilus::Device::emulator();
-///     let data: Vec<i32> = (0..256).map(|k| k * 3 + 1).collect();
-///     let x = dev.upload(&data)?;
-///     let y = dev.zeros::<i32>(256)?;
-///     permute::launch(&dev, 4, &x, &y)?;
-///     let got = y.download()?;
-///     for b in 0..4 {
-///         let slot = (b + 1) % 4;
-///         for i in 0..64 {
-///             assert_eq!(got[slot * 64 + (i + 5) % 64], data[b * 64 + 63 - i]);
-///         }
+///     let n = 1000;
+///     let bins: Vec<i32> = (0..n).map(|i| (i * 7 % 10) as i32).collect();
+///     let w: Vec<f32> = (0..n).map(|i| ((i * 13) % 17) as f32 - 8.0).collect();
+///     let (sum, hi) = (dev.zeros::<f32>(10)?, dev.full(10, f32::NEG_INFINITY)?);
+///     weighted::launch(&dev, 4, &dev.upload(&bins)?, &dev.upload(&w)?, &sum, &hi)?;
+///     let (sum, hi) = (sum.download()?, hi.download()?);
+///     for k in 0..10 {
+///         let vals: Vec<f32> = (0..n).filter(|&i| bins[i] == k as i32).map(|i| w[i]).collect();
+///         assert_eq!(sum[k], vals.iter().sum::<f32>());
+///         assert_eq!(hi[k], vals.iter().cloned().fold(f32::NEG_INFINITY, f32::max));
 ///     }
 ///     Ok(())
 /// }
 /// ```
-pub mod store_shared_scatter {}
-
-/// Non-atomic scatter store into global memory (a free function, not under `atomic::`).
-///
-/// ```text
-/// store_global_scatter(dst, dim, indices, values, mask = ..)
-/// ```
-///
-/// # Arguments
-///
-/// The same as for the scatter atomics (see [`atomic::global_scatter_add`](crate::lang::atomic::global_scatter_add)): `dst`, a literal `dim`, an `i32` tile `indices` of the rank of `dst`, `values` of the shape of `indices` (or a scalar), and an optional `mask`. There is no `sem`, `scope` or result.
-///
-/// # Semantics
-///
-/// For every active element at position `p` of `indices`, `dst[a] = values[p]`, where `a` is `p` with its coordinate on axis `dim` replaced by `indices[p]`; elements whose `a` is outside `dst` are skipped. These are plain (weak) stores: when two active elements address the same location, one of their values remains and which one is unspecified. Use them for collision-free patterns (permutations, compaction into distinct slots) and the atomic scatter forms otherwise.
-///
-/// # Example
-///
-/// Inside a kernel body:
-///
-/// ```text
-/// store_global_scatter(out, dim = 0, indices = perm, values = v, mask = keep);
-/// ```
-///
-/// See the example under [`store_shared_scatter`](crate::lang::atomic::store_shared_scatter#example), which uses both scatter stores.
-pub mod store_global_scatter {}
+pub fn global_scatter_max<T: Num, I: Int>(
+    dst: GlobalTensor<T>,
+    dim: usize,
+    indices: Tile<I>,
+    values: impl Value<T>,
+) -> Tile<T> {
+    unreachable!()
+}

@@ -49,11 +49,11 @@
 //!
 //! | operation | orders allowed | default order | default scope | PTX |
 //! |---|---|---|---|---|
-//! | `atomic_load(array, indices, check_bounds = true, order, scope)` | relaxed, acquire | acquire | Device (global), Block (shared) | `ld.{sem}.{scope}` |
-//! | `atomic_store(array, indices, value, check_bounds = true, order, scope)` | relaxed, release | release | same | `st.{sem}.{scope}` |
-//! | `atomic_{add,sub,min,max,and,or,xor,xchg}(array, indices, update, check_bounds = true, order, scope)` | relaxed, acq_rel | acq_rel | same | `atom` / `red` |
-//! | `atomic_cas(array, indices, expected, desired, check_bounds = true, order, scope)` | relaxed, acq_rel | acq_rel | same | `atom.cas` |
-//! | `fence(sem, scope)` (both required) | acquire, release, acq_rel | none | none | `fence.acq_rel.{scope}` |
+//! | [`atomic_load(array, indices, check_bounds = true, order, scope)`](super::atomic_load) | relaxed, acquire | acquire | Device (global), Block (shared) | `ld.{sem}.{scope}` |
+//! | [`atomic_store(array, indices, value, check_bounds = true, order, scope)`](super::atomic_store) | relaxed, release | release | same | `st.{sem}.{scope}` |
+//! | `atomic_{add,sub,min,max,and,or,xor,xchg,inc,dec}(array, indices, update, check_bounds = true, order, scope)` ([`atomic_add`](super::atomic_add), ...) | relaxed, acq_rel | acq_rel | same | `atom` / `red` |
+//! | [`atomic_cas(array, indices, expected, desired, check_bounds = true, order, scope)`](super::atomic_cas) | relaxed, acq_rel | acq_rel | same | `atom.cas` |
+//! | [`fence(sem, scope)`](super::fence) (both required) | acquire, release, acq_rel | none | none | `fence.acq_rel.{scope}` |
 //! | tilus `atomic::*` (see [`atomic`](super::atomic)) | all four | relaxed | `cta` (shared), `gpu` (global) | `atom` / `red` |
 //!
 //! Keyword aliases: `indices` may be spelled `index`; the `update` of an RMW `value` or `values`;
@@ -61,11 +61,17 @@
 //!
 //! ## Indexed atomics: indices, broadcasting, bounds
 //!
-//! `atomic_load`, `atomic_store` and the indexed RMWs (`atomic_cas`, `atomic_xchg`,
-//! `atomic_add`, `atomic_sub`, `atomic_min`, `atomic_max`, `atomic_and`, `atomic_or`,
-//! `atomic_xor`) work on any global tensor, view or shared tensor:
+//! [`atomic_load`](super::atomic_load), [`atomic_store`](super::atomic_store) and the indexed
+//! RMWs ([`atomic_cas`](super::atomic_cas), [`atomic_xchg`](super::atomic_xchg),
+//! [`atomic_add`](super::atomic_add), [`atomic_sub`](super::atomic_sub),
+//! [`atomic_min`](super::atomic_min), [`atomic_max`](super::atomic_max),
+//! [`atomic_and`](super::atomic_and), [`atomic_or`](super::atomic_or),
+//! [`atomic_xor`](super::atomic_xor), [`atomic_inc`](super::atomic_inc),
+//! [`atomic_dec`](super::atomic_dec)) work on any global tensor, view or shared tensor, of every
+//! element type the op has (loads and stores: every type; the RMWs: see
+//! [the table](super::types#atomics-per-element-type)):
 //!
-//! * `indices` gives one `i32` index per dimension of the array: a bare value for rank 1, a
+//! * `indices` gives one integer index (of any integer type) per dimension of the array: a bare value for rank 1, a
 //!   tuple `(rows, cols)` (or a list `[rows, cols]`) otherwise. Each index is a tile or a scalar;
 //!   the tiles are broadcast to one shape, the shape of the operation and of its result. So
 //!   `(arange(4).reshape([4, 1]), arange(8).reshape([1, 8]))` addresses a `[4, 8]` block and

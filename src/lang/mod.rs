@@ -2,8 +2,9 @@
 //!
 //! A `#[tile_kernel]` body is block-level code: every statement is executed by the whole block of
 //! `threads` threads, on *tiles*: register arrays with compile-time shapes whose elements are
-//! spread over the block's threads (each element owned by exactly one thread). Scalars (`i32`,
-//! `bool`) are block-uniform, and so is all control flow.
+//! spread over the block's threads (each element owned by exactly one thread). Scalars are
+//! block-uniform, and so is all control flow. Elements are of any of 13 types, from `bool` to
+//! `f64` (see [`types`]).
 //!
 //! The body of a kernel looks like Rust but is never compiled as Rust: the
 //! [`#[tile_kernel]`](crate::tile_kernel) attribute parses it, checks it, and compiles it to PTX
@@ -11,11 +12,15 @@
 //! children are therefore documentation only: nothing here can be called from host code. The
 //! pages are:
 //!
-//! * this page: the execution model, types, statements, operators and the list of builtins;
-//! * [`atomic`]: the tile-level atomic instruction group (`atomic::shared_add`, ...,
-//!   `atomic::global_scatter_max`) and the non-atomic scatter stores, one page per instruction;
-//! * [`memory_model`]: memory orders and scopes, `atomic_load` / `atomic_store` / `fence`, the
-//!   indexed atomics (`atomic_add(array, indices, ..)` and friends), and the usual patterns.
+//! * this page: the execution model, statements, operators, and every builtin as an item of its
+//!   own ([`load_global`], [`atomic_add`], ...), with the documentation-only types their
+//!   signatures use ([`Tile`], [`SharedTensor`], ...);
+//! * [`types`]: the element types, literal typing, `as` conversions, `f16`/`bf16` arithmetic and
+//!   the atomics each type has;
+//! * [`atomic`]: the tile-level atomic instruction group ([`atomic::shared_add`], ...,
+//!   [`atomic::global_scatter_max`]), one item per instruction;
+//! * [`memory_model`]: memory orders and scopes, [`atomic_load`] / [`atomic_store`] / [`fence`],
+//!   the indexed atomics, and the usual patterns.
 //!
 //! # A kernel and its launcher
 //!
@@ -28,8 +33,10 @@
 //! * `target`: the oldest GPU the PTX must run on, as `70`, `80`, `90` or `"sm_90"`. Without it
 //!   the kernel targets `sm_70`, raised to `sm_90` if it uses `cluster` scope. Naming a target
 //!   makes features that need a newer one compile errors.
-//! * Parameters are `GlobalTensor<i32>` (a device buffer: pointer and length) or `i32` (a
-//!   block-uniform scalar). There is no return value; results are written to tensors.
+//! * `cluster`: blocks per thread-block cluster, see [Clusters](#clusters).
+//! * Parameters are `GlobalTensor<T>` (a device buffer: pointer and length) or a scalar `T`
+//!   (block-uniform), for any element type `T` (see [`types`]). There is no return value;
+//!   results are written to tensors.
 //!
 //! The attribute replaces the function by a unit struct of the same name with:
 //!
@@ -41,8 +48,9 @@
 //!
 //! # Execution model
 //!
-//! A launch runs a one-dimensional grid of blocks; [`block_idx()`](#builtins) is the block's
-//! index and `grid_dim()` the number of blocks. Within a block, there are no per-thread
+//! A launch runs a grid of blocks of up to three dimensions; [`block_idx(axis)`](block_idx) is
+//! the block's index along an axis and [`grid_dim(axis)`](grid_dim) the number of blocks along
+//! it (axis 0 when omitted). Within a block, there are no per-thread
 //! statements: each statement is one *tile operation* performed by the block as a whole. How the
 //! elements of a tile are laid out over the threads (its *layout*) is the compiler's choice:
 //! contiguous runs of elements per thread, so that global loads and stores become vector
@@ -62,24 +70,28 @@
 //! of the launch (and by later launches). How accesses of different blocks are ordered is the
 //! subject of [`memory_model`].
 //!
-//! # Types
+//! # Values
 //!
-//! | type | what it is | written as |
+//! | kind | what it is | written as |
 //! |---|---|---|
-//! | `i32`, `bool` scalar | one block-uniform value | literals, parameters, `block_idx()`, reductions |
-//! | tile | register array of `i32` or `bool`, rank 1 to 3, at most 65 536 elements | `arange`, `zeros`, `load_global`, arithmetic on tiles |
-//! | global tensor | a `GlobalTensor` parameter or a `.view(..)` of one: runtime dims, row-major | parameters |
-//! | shared tensor | block-local memory with a compile-time shape (at most 227 KiB per block) | `shared_tensor(i32, [64, 64])` or `shared_tensor::<i32>([..])` |
+//! | scalar | one block-uniform value of an element type | literals, parameters, [`block_idx()`](block_idx), [`x.len()`](GlobalTensor::len), reductions |
+//! | [tile](Tile) | register array of an element type, rank 1 to 3, at most 65 536 elements | [`arange`], [`zeros`], [`load_global`], arithmetic on tiles |
+//! | [global tensor](GlobalTensor) | a `GlobalTensor<T>` parameter or a `.view(..)` of one: runtime dims, row-major | parameters |
+//! | [shared tensor](SharedTensor) | block-local memory with a compile-time shape (at most 227 KiB per block) | [`shared_tensor(f32, [64, 64])`](shared_tensor) or `shared_tensor::<f32>([..])` |
 //!
-//! Types are inferred; `let` takes no annotation. Tensors cannot be used in arithmetic: load them
-//! into a tile first.
+//! The element types are `bool`, `i8 u8 i16 u16 i32 u32 i64 u64`, `f16 bf16 f32 f64`; the
+//! [`types`] page says how literals are typed, what `as` does and which atomics each type has.
+//! Types are inferred; `let` takes no annotation. Nothing converts implicitly: mixing two types
+//! is a compile error that says which `as` to write. Tensors cannot be used in arithmetic: load
+//! them into a tile first.
 //!
 //! ## Shapes are literals
 //!
 //! A tile's shape is part of its type and decides every thread's registers, so it is written as a
 //! list of integer literals wherever one is asked for: `shape = [16, 32]`, `zeros([256])`,
 //! `arange(128)`, `.reshape([4, 32])`, `dim = 0`. A computed value there is a compile error.
-//! Offsets, loop bounds, view dims and indices on the other hand are ordinary runtime values.
+//! Offsets, loop bounds, view dims and indices on the other hand are ordinary runtime values of
+//! any integer type.
 //!
 //! ## Broadcasting
 //!
@@ -91,7 +103,7 @@
 //! ## Scalars and uniform control flow
 //!
 //! Scalars hold the same value in every thread. Conditions of `if` and `while` must be `bool`
-//! *scalars* and loop bounds `i32` scalars, so every thread of a block takes the same path and
+//! *scalars* and loop bounds integer scalars, so every thread of a block takes the same path and
 //! block-wide operations (barriers, shared memory, atomics with ordering) are always legal inside
 //! them. To branch on data held in a tile, reduce it first (`(t > 0).any()`, `t.sum()`,
 //! `t.item()`) or select element-wise with `select(cond, a, b)`.
@@ -99,9 +111,10 @@
 //! # Statements
 //!
 //! * `let x = expr;`, `let mut x = expr;`, `x = expr;` (same type as before), and the compound
-//!   assignments `+= -= *= /= %= &= |= ^= <<= >>=`;
+//!   assignments `+= -= *= /= %= &= |= ^= <<= >>=`; `let _ = expr;` evaluates and discards;
 //! * `for i in start..end { .. }` and `for i in (start..end).step_by(step) { .. }` with scalar
-//!   `i32` bounds (the end is exclusive; a non-positive runtime step runs no iteration);
+//!   bounds of one integer type (the end is exclusive; a non-positive runtime step runs no
+//!   iteration);
 //! * `while cond { .. }`, `loop { .. }`, `break` (innermost loop, no labels);
 //! * `if cond { .. } else if cond { .. } else { .. }`;
 //! * a call standing alone, such as `store_global(..);` or `sync();`.
@@ -111,57 +124,73 @@
 //!
 //! # Expressions and operators
 //!
-//! * Literals: integers (fitting in `i32`, suffix none or `i32`), `true`, `false`, and the
-//!   constants `i32::MIN`, `i32::MAX`.
-//! * Arithmetic on `i32`: `+ - * / %` (wrapping; `/` truncates and `%` takes the sign of the
-//!   dividend, as in Rust; division by zero gives an unspecified value, never a trap), `<< >>`
-//!   (arithmetic shift right), unary `-`.
-//! * Bitwise `& | ^` on `i32`, logical on `bool`; `!` is bitwise not on `i32`, logical not on
-//!   `bool`; `&&` and `||` on `bool` (both sides are evaluated, so an operand with an effect, such
-//!   as an atomic, is a compile error).
+//! * Literals: integers with an optional type suffix (`7`, `1u8`, `7u64`), floats (`1.0`,
+//!   `2.5f64`, `1e-3f32`), `true`, `false`; unsuffixed ones take the type their context needs
+//!   ([details](types#literals-and-context)). Constants: `T::MIN`, `T::MAX` of the numeric
+//!   types, `T::BITS` of the integer ones, and `INFINITY`, `NEG_INFINITY`, `NAN`, `EPSILON`,
+//!   `MIN_POSITIVE` of the float ones (`f32::INFINITY`).
+//! * Arithmetic `+ - * / %` on numbers of one type: integers wrap, `/` truncates and `%` takes
+//!   the sign of the dividend (as in Rust; division by zero gives an unspecified value, 0 on the
+//!   emulator, never a trap); floats are IEEE with round-to-nearest-even and no flush to zero. `<< >>` on integers (`>>` is
+//!   arithmetic on signed types), unary `-`.
+//! * Bitwise `& | ^` on integers, logical on `bool`; `!` is bitwise not on integers, logical
+//!   not on `bool`; `&&` and `||` on `bool` (both sides are evaluated, so an operand with an
+//!   effect, such as an atomic, is a compile error).
 //! * Comparisons `== != < <= > >=` give `bool` of the operands' shape.
-//! * Casts: `x as i32` (`true` is 1) and `x as bool` (non-zero is `true`).
+//! * Casts `x as T` between any two element types, as Rust's `as` (float to integer truncates
+//!   and saturates, NaN gives 0; `x as bool` is `x != 0`): see [`types`](types#conversions-with-as).
 //! * `if c { a } else { b }` as an *expression* is an element-wise select: both arms are
 //!   evaluated, so an arm with an effect (an atomic, a store, a barrier) is a compile error; use an
 //!   `if` statement for conditional effects.
-//! * Methods on global tensors: `x.len()` (element count of a parameter, the first dim of a
-//!   view), `x.dim(axis)`, `x.view(offset, [d0, d1, ..])` (a row-major window starting `offset`
-//!   elements in, with runtime dims; accesses through it are bounds-checked against its dims and
-//!   against the whole tensor).
-//! * Methods on tiles: `.reshape([..])` (same element count, row-major), `.broadcast_to([..])`,
-//!   the reductions `.sum()`, `.min()`, `.max()` (`i32`) and `.any()`, `.all()` (`bool`), which
-//!   give a scalar, and `.item()` for a one-element tile.
-//! * Methods on scalars: `a.min(b)`, `a.max(b)`.
+//! * Methods on global tensors: [`.len()`](GlobalTensor::len) and
+//!   [`.dim(axis)`](GlobalTensor::dim) (`i64`), [`.view(offset, [d0, ..])`](GlobalTensor::view).
+//! * Methods on tiles: [`.reshape`](Tile::reshape), [`.broadcast_to`](Tile::broadcast_to), the
+//!   reductions [`.sum()`](Tile::sum), [`.min()`](Tile::min), [`.max()`](Tile::max),
+//!   [`.any()`](Tile::any), [`.all()`](Tile::all), [`.item()`](Tile::item); element-wise
+//!   [`.abs()`](Tile::abs), `.min(x)`, `.max(x)`, [`.to_bits()`](Tile::to_bits) and on floats
+//!   [`.sqrt()`](Tile::sqrt), [`.floor()`](Tile::floor), [`.ceil()`](Tile::ceil),
+//!   [`.trunc()`](Tile::trunc), [`.round()`](Tile::round),
+//!   [`.round_ties_even()`](Tile::round_ties_even), [`.mul_add(b, c)`](Tile::mul_add),
+//!   [`.exp()`](Tile::exp), [`.ln()`](Tile::ln).
+//! * The element-wise methods work on scalars too (`s.min(t)`, `x.sqrt()`).
 //!
 //! # Builtins
 //!
 //! Builtins take positional arguments first, then `name = value` keywords; optional ones can
-//! only be given as keywords in practice. The path may be written with a `tilus::` prefix.
+//! only be given as keywords in practice. The path may be written with a `tilus::` prefix. Each
+//! has its own page here, with its arguments, element types, target and an example; rustdoc's
+//! search finds them by name.
 //!
-//! | builtin | what it does |
+//! The signatures on those pages are real Rust over documentation-only types ([`Tile<T>`],
+//! [`SharedTensor<T>`], [`GlobalTensor<T>`], [`Value<T>`] for "a tile or a scalar", [`Shape`]
+//! for a list of literals, [`Coords`] for runtime coordinates): they show the required
+//! arguments in order, and the table under each lists every argument, keywords included. None
+//! of these items exists outside the documentation, so host code cannot call them by mistake.
+//!
+//! | group | builtins |
 //! |---|---|
-//! | `block_idx()` | index of this block in the grid (`i32` scalar) |
-//! | `grid_dim()` | number of blocks in the grid |
-//! | `arange(n)` | the tile `[0, 1, .., n-1]` |
-//! | `zeros(shape)`, `ones(shape)` | `i32` tiles of zeros or ones |
-//! | `full(shape, value)` | a tile filled with a scalar |
-//! | `select(cond, a, b)` | element-wise `cond ? a : b`, broadcasting |
-//! | `min(a, b)`, `max(a, b)` | element-wise minimum / maximum of `i32` values |
-//! | `load_global(src, offsets, shape, other = 0, mask = ..)` | load the tile of `shape` whose first element is at `offsets` (one scalar per dim); out-of-bounds and masked-off elements read `other` |
-//! | `store_global(dst, value, offsets, mask = ..)` | store a tile at `offsets`; out-of-bounds and masked-off elements are skipped |
-//! | `shared_tensor(dtype, shape)` | allocate a block-local shared tensor (contents undefined until written) |
-//! | `load_shared(src)`, `store_shared(dst, value)` | whole-tensor load / store of a shared tensor (`value` may be a scalar) |
-//! | `sync()` | block barrier: every thread arrives, and the block's earlier memory accesses are visible to its later ones |
-//! | `fence(sem, scope)` | a memory fence, see [`memory_model`] |
-//! | `atomic::{shared,global}_{add,sub,min,max,exch,cas}(..)` | element-wise atomics, see [`atomic`] |
-//! | `atomic::{shared,global}_scatter_{add,sub,min,max}(..)` | scatter atomics, see [`atomic`] |
-//! | `store_shared_scatter(..)`, `store_global_scatter(..)` | non-atomic scatter stores, see [`atomic`] |
-//! | `atomic_load(..)`, `atomic_store(..)` | atomic accesses with an order, see [`memory_model`] |
-//! | `atomic_{add,sub,min,max,and,or,xor,xchg,cas}(array, indices, ..)` | indexed atomics, see [`memory_model`] |
+//! | grid | [`block_idx`], [`grid_dim`] |
+//! | making tiles | [`arange`], [`zeros`], [`ones`], [`full`] |
+//! | element-wise | [`select`], [`min`], [`max`], [`abs`], [`sqrt`], [`fma`], [`exp`], [`ln`] (also `log`), [`f32::from_bits`](from_bits) |
+//! | global memory | [`load_global`], [`store_global`], [`store_global_scatter`] |
+//! | shared memory | [`shared_tensor`], [`load_shared`], [`store_shared`], [`store_shared_scatter`] |
+//! | ordering | [`sync`], [`fence`] (see [`memory_model`]) |
+//! | tilus atomics | `atomic::{shared,global}_{add,sub,min,max,exch,cas,and,or,xor,inc,dec}`, `atomic::{shared,global}_scatter_{add,sub,min,max}`: see [`atomic`] |
+//! | indexed atomics | [`atomic_load`], [`atomic_store`], [`atomic_add`], [`atomic_sub`], [`atomic_min`], [`atomic_max`], [`atomic_and`], [`atomic_or`], [`atomic_xor`], [`atomic_xchg`], [`atomic_cas`], [`atomic_inc`], [`atomic_dec`] |
+//! | clusters | (being written: `cluster_rank`, `cluster_size`, `cluster_idx`, `cluster_sync`, peer shared memory; see [below](#clusters)) |
 //!
 //! A `mask` is a `bool` tile of exactly the operation's shape (masks are not broadcast: use
-//! `.broadcast_to([..])`) or a `bool` scalar; elements where it is false do nothing. A shared tensor must be written before it is read by other threads:
-//! separate the two with `sync()`.
+//! `.broadcast_to([..])`) or a `bool` scalar; elements where it is false do nothing. A shared
+//! tensor must be written before it is read by other threads: separate the two with `sync()`.
+//!
+//! # Clusters
+//!
+//! `#[tile_kernel(cluster = N)]` (or `cluster = [x, y, z]`) groups blocks into thread-block
+//! clusters of 1 to 16 blocks, which needs sm_90: the kernel's target is raised to it, and an
+//! explicit older `target` is a compile error.
+//!
+//! <!-- Lead: the cluster language (cluster_rank, cluster_size, cluster_idx, cluster_sync, peer
+//! shared memory) is documented here and in builtins.rs, at the marked place. -->
 //!
 //! # Example: tiles, views, broadcasting, shared memory
 //!
@@ -315,5 +344,25 @@
 //! the kernel's own variable names (such as `// counts = ...`), so the code of a given load or
 //! atomic is easy to find.
 
-pub mod atomic;
 pub mod memory_model;
+pub mod types;
+
+// The builtins and the types their signatures use exist only in the documentation (and for the
+// doctests on them): a kernel body is not Rust, and host code must not be able to call them.
+#[cfg(any(doc, doctest))]
+pub mod atomic;
+#[cfg(any(doc, doctest))]
+mod builtins;
+#[cfg(any(doc, doctest))]
+mod indexed;
+#[cfg(any(doc, doctest))]
+mod values;
+#[cfg(any(doc, doctest))]
+pub use builtins::*;
+#[cfg(any(doc, doctest))]
+pub use indexed::*;
+#[cfg(any(doc, doctest))]
+pub use values::*;
+
+#[cfg(test)]
+mod doc_tables;

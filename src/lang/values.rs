@@ -1,0 +1,341 @@
+//! The kinds of values a kernel body handles, as documentation-only Rust types.
+//!
+//! A kernel body is never compiled as Rust, so these types exist only in the documentation
+//! (`#[cfg(doc)]`): they give the builtins real signatures that rustdoc can show and search,
+//! and host code cannot name them.
+
+use crate::Element;
+use core::marker::PhantomData;
+use half::{bf16, f16};
+
+/// A register tile: an array of `T` with a compile-time shape (rank 1 to 3, at most 65 536
+/// elements), spread over the block's threads with each element owned by exactly one thread.
+///
+/// Tiles come from [`arange`](super::arange), [`zeros`](super::zeros), [`ones`](super::ones),
+/// [`full`](super::full), [`load_global`](super::load_global),
+/// [`load_shared`](super::load_shared), the atomics (which return the values memory held
+/// before), and from arithmetic on other tiles. Operators work element-wise with numpy
+/// broadcasting (see [the language page](super#broadcasting)); `x as f32` converts every
+/// element (see [`types`](super::types)).
+///
+/// A tile is a value: `let b = a;` copies nothing, and no operation changes a tile in place.
+/// Its shape is part of its type, so it is written as integer literals wherever it is asked for.
+///
+/// The methods below are the ones a kernel may call on a tile. The float methods, `abs`, and
+/// `min(x)`/`max(x)` with an argument also work on scalars (`x.sqrt()` on an `f32` scalar).
+pub struct Tile<T>(PhantomData<T>);
+
+/// A shared-memory tensor: block-local memory with a compile-time shape, from
+/// [`shared_tensor`](super::shared_tensor).
+///
+/// It is a handle to memory, not a value: load it with [`load_shared`](super::load_shared)
+/// (the whole tensor), write it with [`store_shared`](super::store_shared) or
+/// [`store_shared_scatter`](super::store_shared_scatter), update it with the shared atomics
+/// ([`atomic::shared_add`](super::atomic::shared_add), ...) and the indexed ones
+/// ([`atomic_add`](super::atomic_add), ...). Between a write and a read by other threads,
+/// put a [`sync`](super::sync). Its contents are undefined until written. All allocations of a
+/// kernel together may take at most 227 KiB (each starts on a 16-byte boundary).
+pub struct SharedTensor<T>(PhantomData<T>);
+
+/// A global tensor as seen inside a kernel: a `GlobalTensor<T>` parameter (the
+/// [host type](crate::GlobalTensor) passed to the launcher) or a [`view`](GlobalTensor::view)
+/// of one.
+///
+/// A parameter is one-dimensional with a runtime length; a view is a row-major window of
+/// rank 1 to 3 with runtime dims. Every access through either is bounds-checked: elements
+/// outside the tensor (or outside a view's dims) are not loaded (they read `other`) and not
+/// written. Global tensors are handles to memory: load them with
+/// [`load_global`](super::load_global) before computing with them.
+pub struct GlobalTensor<T>(PhantomData<T>);
+
+/// A tensor in memory that the indexed atomics address: a [`GlobalTensor<T>`] (a parameter or
+/// a view) or a [`SharedTensor<T>`].
+pub trait Memory<T> {}
+
+impl<T> Memory<T> for GlobalTensor<T> {}
+impl<T> Memory<T> for SharedTensor<T> {}
+
+/// A tile of `T` or a scalar `T`: the operands of operators and of most builtins.
+///
+/// Scalars are block-uniform (every thread holds the same value); they combine with a tile of
+/// any shape, and two tiles combine by numpy broadcasting. Where a builtin's result is
+/// `impl Value<T>`, it is a scalar when every operand is a scalar and a tile of the broadcast
+/// shape otherwise.
+pub trait Value<T> {}
+
+impl<T> Value<T> for Tile<T> {}
+
+macro_rules! scalar_values {
+    ($($t:ty),*) => {$(
+        impl Value<$t> for $t {}
+    )*};
+}
+scalar_values!(bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64);
+
+/// The numeric element types: every element type but `bool`.
+pub trait Num: Element {}
+
+/// The integer element types.
+pub trait Int: Num {}
+
+/// The float element types. `f16` and `bf16` are computed in `f32` and rounded after every
+/// operation (see [`types`](super::types#f16-and-bf16)).
+pub trait Float: Num {}
+
+macro_rules! classes {
+    ($tr:ident: $($t:ty),*) => {$(
+        impl $tr for $t {}
+    )*};
+}
+classes!(Num: i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64);
+classes!(Int: i8, u8, i16, u16, i32, u32, i64, u64);
+classes!(Float: f16, bf16, f32, f64);
+
+/// A tile shape: a list of 1 to 3 positive integer *literals*, `[256]` or `[16, 32]`, with at
+/// most 65 536 elements in all.
+///
+/// A shape decides every thread's registers, so it is a compile-time constant: a computed value
+/// in its place is a compile error.
+///
+/// ```compile_fail
+/// use tilus::prelude::*;
+///
+/// #[tile_kernel(threads = 128)]
+/// fn k(x: GlobalTensor<i32>, n: i32) {
+///     // error: a tile dimension must be an integer literal
+///     let t = load_global(x, offsets = [0], shape = [n]);
+///     store_global(x, t, offsets = [0]);
+/// }
+/// # fn main() {}
+/// ```
+pub struct Shape;
+
+/// Runtime coordinates: one block-uniform integer scalar per dimension, `[row, col]`, or a bare
+/// scalar for rank 1 (`offsets = start`).
+///
+/// The scalars may be of any integer type (`i32`, `i64` from `x.len()`, `u32`, ...) and may
+/// differ from each other. Used by the `offsets` of [`load_global`](super::load_global),
+/// [`store_global`](super::store_global) and the global element-wise atomics, and by the dims
+/// of [`GlobalTensor::view`].
+pub struct Coords;
+
+/// The `indices` of the indexed atomics ([`atomic_add`](super::atomic_add), ...,
+/// [`atomic_load`](super::atomic_load), [`atomic_store`](super::atomic_store)): one index per
+/// dimension of the array, each an integer tile or scalar.
+///
+/// Written as a bare value for rank 1 (`atomic_add(counts, bins, 1)`), a tuple `(rows, cols)`
+/// or a list `[rows, cols]` otherwise. The index tiles are broadcast to one shape, which is the
+/// shape of the operation and of its result; so
+/// `(arange(4).reshape([4, 1]), arange(8).reshape([1, 8]))` addresses a `[4, 8]` block, and
+/// `(arange(4), 3)` column 3 of four rows. When every index is a scalar, the operation touches
+/// one element and its result is a scalar.
+pub struct Indices;
+
+/// An element type written where a value is expected: the `f32` of
+/// `shared_tensor(f32, [256])` or of `zeros([4], f32)`.
+///
+/// One of `bool i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64` (see
+/// [`types`](super::types)). The same builtins take it as a generic argument instead:
+/// `shared_tensor::<f32>([256])`, `zeros::<u8>([16])`.
+pub struct ElementType<T>(PhantomData<T>);
+
+/// A memory order: the `sem` (or `order`, `memory_order`) argument of the atomics and of
+/// [`fence`](super::fence).
+///
+/// Written as `MemoryOrder::Acquire`, or by the tilus names `relaxed`, `acquire`, `release`,
+/// `acq_rel` (bare or quoted: `sem = acquire`, `sem = "acquire"`), or `RELAXED`, `ACQUIRE`,
+/// `RELEASE`, `ACQ_REL`. What each order means and which operations accept which is in
+/// [the memory model](super::memory_model).
+pub enum MemoryOrder {
+    /// The access is atomic and orders nothing else (PTX `.relaxed`). Also `relaxed`.
+    Relaxed,
+    /// Later accesses of the block stay after this read (PTX `.acquire`). Also `acquire`.
+    Acquire,
+    /// Earlier accesses of the block are visible before this write (PTX `.release`). Also
+    /// `release`.
+    Release,
+    /// Both (PTX `.acq_rel`), for read-modify-writes and fences. Also `acq_rel`.
+    AcqRel,
+}
+
+/// A memory scope: the `scope` (or `memory_scope`) argument of the atomics and of
+/// [`fence`](super::fence): which threads an atomic or fence synchronises with.
+///
+/// Written as `MemoryScope::Device`, or by the tilus names `cta`, `cluster`, `gpu`, `sys` (bare
+/// or quoted), or `BLOCK`, `CLUSTER`, `DEVICE`, `SYS`. See [the memory model](super::memory_model).
+pub enum MemoryScope {
+    /// The threads of the same block (PTX `.cta`). Also `cta`. The default on shared memory.
+    Block,
+    /// The blocks of the same thread-block cluster (PTX `.cluster`). Also `cluster`. Needs
+    /// sm_90: a kernel that uses it is compiled for sm_90, and naming an older `target` is a
+    /// compile error.
+    Cluster,
+    /// Every thread of every kernel on this GPU (PTX `.gpu`). Also `gpu`. The default on global
+    /// memory.
+    Device,
+    /// Also the host and other devices, through mapped memory (PTX `.sys`). Also `sys`.
+    Sys,
+}
+
+impl<T: Element> Tile<T> {
+    /// The same elements with another shape of the same element count, in row-major order:
+    /// `arange(128).reshape([4, 32])`.
+    ///
+    /// The new shape is a [`Shape`] of literals. No data moves between threads unless the
+    /// layout requires it (the compiler's choice).
+    pub fn reshape(self, shape: Shape) -> Tile<T> {
+        unreachable!()
+    }
+
+    /// The tile repeated along its axes of extent 1 (and new leading axes) to `shape`, by
+    /// numpy's rule: `arange(8).reshape([1, 8]).broadcast_to([4, 8])`.
+    ///
+    /// Operators broadcast on their own; `broadcast_to` is needed where an argument must have
+    /// exactly the operation's shape (a `mask`, the `values` of an atomic).
+    pub fn broadcast_to(self, shape: Shape) -> Tile<T> {
+        unreachable!()
+    }
+
+    /// The only element of a one-element tile, as a scalar (`atomic::global_cas(..).item()`).
+    /// A tile of any other size is a compile error.
+    pub fn item(self) -> T {
+        unreachable!()
+    }
+}
+
+impl<T: Num> Tile<T> {
+    /// The sum of all elements, as a scalar. Integers wrap; narrow integers are summed in 32
+    /// bits and wrap to their width at the end, `f16`/`bf16` are summed in `f32` and rounded
+    /// once at the end. The order of a float sum is fixed (each thread's elements in order, then
+    /// a butterfly across each warp, then the warps in order) and the same on the GPU and the
+    /// emulator, so results are reproducible but may differ in the last bits from a sequential
+    /// sum.
+    pub fn sum(self) -> T {
+        unreachable!()
+    }
+
+    /// The smallest element, as a scalar. With an argument, `t.min(x)` is instead the
+    /// element-wise [`min`](super::min) of `t` and `x`. Floats: NaNs are ignored unless every
+    /// element is NaN, and `-0.0` counts as smaller than `+0.0`.
+    pub fn min(self) -> T {
+        unreachable!()
+    }
+
+    /// The largest element, as a scalar. With an argument, `t.max(x)` is instead the
+    /// element-wise [`max`](super::max). Floats as for [`Tile::min`].
+    pub fn max(self) -> T {
+        unreachable!()
+    }
+
+    /// The absolute value of every element (the same as [`abs`](super::abs)); the identity on
+    /// unsigned types. `i32::MIN.abs()` wraps to `i32::MIN`.
+    pub fn abs(self) -> Tile<T> {
+        unreachable!()
+    }
+}
+
+impl Tile<bool> {
+    /// Whether any element is `true`, as a `bool` scalar: the usual way to branch on data
+    /// (`if (t < 0).any() { .. }`).
+    pub fn any(self) -> bool {
+        unreachable!()
+    }
+
+    /// Whether every element is `true`, as a `bool` scalar.
+    pub fn all(self) -> bool {
+        unreachable!()
+    }
+}
+
+impl<T: Float> Tile<T> {
+    /// The square root of every element, correctly rounded (`sqrt.rn`; for `f16`/`bf16` the
+    /// `f32` root rounded to the type, which is also correctly rounded). Negative inputs give
+    /// NaN. Same as [`sqrt`](super::sqrt).
+    pub fn sqrt(self) -> Tile<T> {
+        unreachable!()
+    }
+
+    /// Rounds every element toward negative infinity, like `f32::floor`.
+    pub fn floor(self) -> Tile<T> {
+        unreachable!()
+    }
+
+    /// Rounds every element toward positive infinity, like `f32::ceil`.
+    pub fn ceil(self) -> Tile<T> {
+        unreachable!()
+    }
+
+    /// Rounds every element toward zero, like `f32::trunc`.
+    pub fn trunc(self) -> Tile<T> {
+        unreachable!()
+    }
+
+    /// Rounds every element to the nearest integer, halfway cases away from zero, like
+    /// `f32::round`.
+    pub fn round(self) -> Tile<T> {
+        unreachable!()
+    }
+
+    /// Rounds every element to the nearest integer, halfway cases to even, like
+    /// `f32::round_ties_even`.
+    pub fn round_ties_even(self) -> Tile<T> {
+        unreachable!()
+    }
+
+    /// `self * b + c` with a single rounding, like `f32::mul_add` (PTX `fma.rn`), with
+    /// broadcasting; the same as [`fma`](super::fma). Unsuffixed literals among `b`, `c` take
+    /// the tile's type. For `f16`/`bf16` the fused operation is done in `f32` and its result
+    /// rounded to the type.
+    pub fn mul_add(self, b: impl Value<T>, c: impl Value<T>) -> Tile<T> {
+        unreachable!()
+    }
+
+    /// `e^x` of every element, within 2 ulp; the same as [`exp`](super::exp).
+    pub fn exp(self) -> Tile<T> {
+        unreachable!()
+    }
+
+    /// The natural logarithm of every element, within 2 ulp; the same as [`ln`](super::ln)
+    /// (also spelled `log`).
+    #[doc(alias = "log")]
+    pub fn ln(self) -> Tile<T> {
+        unreachable!()
+    }
+
+    /// The bit pattern of every element, as the unsigned integer type of the same width (`u16`
+    /// for `f16`/`bf16`, `u32` for `f32`, `u64` for `f64`), like Rust's `f32::to_bits`. The
+    /// inverse is [`f32::from_bits`](super::from_bits). Works on float scalars too.
+    pub fn to_bits<U: Int>(self) -> Tile<U> {
+        unreachable!()
+    }
+}
+
+impl<T: Element> GlobalTensor<T> {
+    /// The number of elements of a parameter, or the first dim of a view, as an `i64` scalar.
+    ///
+    /// It is `i64` so that tensors longer than 2^31 elements can be described; a loop
+    /// `for start in (block_idx() * 4096..x.len()).step_by(..)` types its context-typed bounds
+    /// (`block_idx()`, literals) as `i64` from it. Convert with `as i32` where an `i32` is needed.
+    pub fn len(self) -> i64 {
+        unreachable!()
+    }
+
+    /// The extent of axis `axis` (an integer literal below the rank), as an `i64` scalar.
+    pub fn dim(self, axis: usize) -> i64 {
+        unreachable!()
+    }
+
+    /// A row-major window of rank 1 to 3: element `[i, j]` of `x.view(offset, [rows, cols])` is
+    /// element `offset + i * cols + j` of `x`.
+    ///
+    /// `offset` and the dims are block-uniform integer scalars of any type, computed at run
+    /// time. Accesses through a view are bounds-checked against its dims *and* against the whole
+    /// tensor, so a view may hang over the end of the tensor. A view of a view starts `offset`
+    /// elements after the inner view's first element and is checked against its own dims and
+    /// the whole tensor (not the inner view's dims). Views are how global memory gets a rank
+    /// above 1, and how a builtin that addresses from the start (`atomic::global_scatter_add`)
+    /// is pointed at an offset.
+    pub fn view(self, offset: impl Int, dims: Coords) -> GlobalTensor<T> {
+        unreachable!()
+    }
+}
