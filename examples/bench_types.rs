@@ -23,6 +23,9 @@
 //!   only=read,copy,hist,scalars,rows   which workloads to run
 //! ```
 //!
+//! For ratios, run the peers in the same session on the same GPU:
+//! `python3 shared/bench/peers_types.py` (torch, CuPy and Triton's `do_bench`).
+//!
 //! On the CPU emulator (no `cuda` feature, or no GPU) the defaults are tiny so that CI can run
 //! it; the numbers then mean nothing.
 
@@ -266,11 +269,13 @@ impl Opts {
                 .map(str::to_string)
                 .collect()
         };
+        // Multiples of the 132 SMs of an H100/H200 (2, 4, 8 and 16 blocks per SM).
         let grid_default = if gpu { "264,528,1056,2112" } else { "24" };
         Opts {
             bytes: num("bytes", 30, 18),
             scalars: num("scalars", 28, 15),
-            rows: num("rows", 20, 9),
+            // At least 2^4 rows: the output has 1/16 as many.
+            rows: num("rows", 20, 9).max(4),
             reps: num("reps", 30, 2) as usize,
             grids: list("grids", grid_default)
                 .iter()
