@@ -24,7 +24,7 @@
 //! ```
 //!
 //! For ratios, run the peers in the same session on the same GPU:
-//! `python3 shared/bench/peers_types.py` (torch, CuPy and Triton's `do_bench`).
+//! `python3 ../shared/bench/peers_types.py` (torch, CuPy and Triton's `do_bench`).
 //!
 //! On the CPU emulator (no `cuda` feature, or no GPU) the defaults are tiny so that CI can run
 //! it; the numbers then mean nothing.
