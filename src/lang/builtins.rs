@@ -56,6 +56,34 @@ use crate::Element;
 /// }
 /// ```
 ///
+/// A 3-D grid, launched with a [`Grid`](crate::Grid): every block writes its coordinates at
+/// its linear position (x fastest):
+///
+/// ```
+/// use tilus::prelude::*;
+///
+/// #[tile_kernel(threads = 32)]
+/// fn coords(out: GlobalTensor<i32>) {
+///     let x = block_idx(0);
+///     let y = block_idx(1);
+///     let z = block_idx(2);
+///     let linear = (z * grid_dim(1) + y) * grid_dim(0) + x;
+///     let lane = arange(3);
+///     store_global(out, select(lane == 0, x, select(lane == 1, y, z)), offsets = [linear * 3]);
+/// }
+///
+/// fn main() -> Result<(), tilus::Error> {
+///     let dev = tilus::Device::emulator();
+///     let out = dev.full(4 * 3 * 2 * 3, -1)?;
+///     coords::launch(&dev, Grid::new(4, 3, 2), &out)?;
+///     let want: Vec<i32> = (0..2)
+///         .flat_map(|z| (0..3).flat_map(move |y| (0..4).flat_map(move |x| [x, y, z])))
+///         .collect();
+///     assert_eq!(out.download()?, want);
+///     Ok(())
+/// }
+/// ```
+///
 /// ```compile_fail
 /// use tilus::prelude::*;
 ///
