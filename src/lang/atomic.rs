@@ -133,7 +133,8 @@
 //!
 //! Examples: [`shared_add`](shared_add#example) (the six arithmetic and exchange ops on shared
 //! memory, and the `red`/`atom` rule), [`shared_and`](shared_and#example) (bitwise ops and
-//! `inc`/`dec` on `u32`), [`global_add`](global_add#example) (add/sub/min/max on global memory),
+//! `inc`/`dec` on `u32`), [`global_inc`](global_inc#example) (the same on global memory, with
+//! `u64` masks), [`global_add`](global_add#example) (add/sub/min/max on global memory),
 //! [`global_cas`](global_cas#example) (`exch` and `cas` on global memory),
 //! [`shared_scatter_add`](shared_scatter_add#example) (per-bin statistics),
 //! [`global_scatter_add`](global_scatter_add#example) (a 2-D scatter across blocks) and
@@ -912,7 +913,7 @@ pub fn global_cas<T: Element>(
 /// let old = atomic::global_and(acc, v); // `let old =` is optional
 /// ```
 ///
-/// See the example under [`shared_and`](shared_and#example), which uses the bitwise ops and `inc`/`dec` on a shared `u32` tensor.
+/// See the example under [`global_inc`](global_inc#example), which uses the bitwise ops and `inc`/`dec` on global `u32` and `u64` tensors.
 pub fn global_and<T: Int>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
     unreachable!()
 }
@@ -945,7 +946,7 @@ pub fn global_and<T: Int>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
 /// let old = atomic::global_or(acc, v); // `let old =` is optional
 /// ```
 ///
-/// See the example under [`shared_and`](shared_and#example), which uses the bitwise ops and `inc`/`dec` on a shared `u32` tensor.
+/// See the example under [`global_inc`](global_inc#example), which uses the bitwise ops and `inc`/`dec` on global `u32` and `u64` tensors.
 pub fn global_or<T: Int>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
     unreachable!()
 }
@@ -978,7 +979,7 @@ pub fn global_or<T: Int>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
 /// let old = atomic::global_xor(acc, v); // `let old =` is optional
 /// ```
 ///
-/// See the example under [`shared_and`](shared_and#example), which uses the bitwise ops and `inc`/`dec` on a shared `u32` tensor.
+/// See the example under [`global_inc`](global_inc#example), which uses the bitwise ops and `inc`/`dec` on global `u32` and `u64` tensors.
 pub fn global_xor<T: Int>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
     unreachable!()
 }
@@ -1005,13 +1006,33 @@ pub fn global_xor<T: Int>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
 ///
 /// # Example
 ///
-/// Inside a kernel body:
+/// Thirteen blocks update counters and bit masks in global memory: `inc`/`dec` with the bound 9
+/// count modulo 10, and each block sets, flips or clears its own bit:
 ///
-/// ```text
-/// let old = atomic::global_inc(acc, v); // `let old =` is optional
 /// ```
+/// use tilus::prelude::*;
 ///
-/// See the example under [`shared_and`](shared_and#example), which uses the bitwise ops and `inc`/`dec` on a shared `u32` tensor.
+/// #[tile_kernel(threads = 64)]
+/// fn marks(pos: GlobalTensor<u32>, flags: GlobalTensor<u64>) {
+///     let bit = 1u64 << (block_idx() as u64);
+///     atomic::global_inc(pos, full([4], 9u32)); // pos[0..4]
+///     atomic::global_dec(pos, full([4], 9u32), offsets = [4]); // pos[4..8]
+///     atomic::global_or(flags, full([2], bit)); // flags[0..2]
+///     atomic::global_xor(flags, full([1], u64::MAX), offsets = [2]);
+///     atomic::global_and(flags, full([1], !bit), offsets = [3]);
+/// }
+///
+/// fn main() -> Result<(), tilus::Error> {
+///     let dev = tilus::Device::emulator();
+///     let pos = dev.zeros::<u32>(8)?;
+///     let flags = dev.upload(&[0u64, 0, 0, u64::MAX])?;
+///     marks::launch(&dev, 13, &pos, &flags)?;
+///     assert_eq!(pos.download()?, vec![3, 3, 3, 3, 7, 7, 7, 7]); // 13 % 10 and -13 mod 10
+///     let low = (1u64 << 13) - 1;
+///     assert_eq!(flags.download()?, vec![low, low, u64::MAX, !low]); // 13 xors: odd
+///     Ok(())
+/// }
+/// ```
 pub fn global_inc<T: Int>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
     unreachable!()
 }
@@ -1044,7 +1065,7 @@ pub fn global_inc<T: Int>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
 /// let old = atomic::global_dec(acc, v); // `let old =` is optional
 /// ```
 ///
-/// See the example under [`shared_and`](shared_and#example), which uses the bitwise ops and `inc`/`dec` on a shared `u32` tensor.
+/// See the example under [`global_inc`](global_inc#example), which uses the bitwise ops and `inc`/`dec` on global `u32` and `u64` tensors.
 pub fn global_dec<T: Int>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
     unreachable!()
 }
