@@ -30,6 +30,8 @@
 //! The kernel language is described in [`lang`]; the atomic instruction group in
 //! [`lang::atomic`]; orders and scopes in [`lang::memory_model`].
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub use tilus_macros::tile_kernel;
 pub use tilus_runtime::*;
 
@@ -52,5 +54,5 @@ pub struct ReadmeDoctests;
 pub mod prelude {
     pub use crate::tile_kernel;
     pub use half::{bf16, f16};
-    pub use tilus_runtime::{Device, GlobalTensor};
+    pub use tilus_runtime::{Device, GlobalTensor, Grid, Stream, TensorView};
 }

@@ -216,20 +216,23 @@ pub(crate) fn emit(
         let host = host_type(dtype, ty.span());
         let dt = dtype_tokens(dtype);
         if is_tensor {
-            launch_params.push(quote_spanned! {ty.span()=> #ident: &::tilus::GlobalTensor<#host> });
+            // Any device memory of the element type: a `GlobalTensor` or a borrowed `TensorView`.
+            launch_params
+                .push(quote_spanned! {ty.span()=> #ident: &impl ::tilus::AsTensor<#host> });
+            launch_args.push(quote! { ::tilus::KernelArg::tensor(#ident) });
             specs.push(quote! { ::tilus::ParamSpec::tensor(#pname, #dt) });
         } else {
             launch_params.push(quote_spanned! {ty.span()=> #ident: #host });
+            launch_args.push(quote! { ::tilus::KernelArg::from(#ident) });
             specs.push(quote! { ::tilus::ParamSpec::scalar(#pname, #dt) });
         }
         if compiled.is_none() {
             specs.pop();
         }
-        launch_args.push(quote! { ::tilus::KernelArg::from(#ident) });
         idents.push(ident);
     }
 
-    let (consts, launch_body) = match compiled {
+    let (consts, launch_body, launch_on_body) = match compiled {
         Some(c) => {
             let ptx = &c.ptx;
             let ir = c.ir.to_json();
@@ -264,11 +267,13 @@ pub(crate) fn emit(
                 }
             };
             let body = quote! { dev.launch(Self::spec(), grid, &[#(#launch_args),*]) };
-            (consts, body)
+            let body_on = quote! { stream.launch(Self::spec(), grid, &[#(#launch_args),*]) };
+            (consts, body, body_on)
         }
         None => (
             quote! {},
-            quote! { let _ = (dev, grid, #(#idents),*); ::core::unimplemented!("the kernel failed to compile") },
+            quote! { let _ = (dev, #(#idents),*); let _: ::tilus::Grid = grid.into(); ::core::unimplemented!("the kernel failed to compile") },
+            quote! { let _ = (stream, #(#idents),*); let _: ::tilus::Grid = grid.into(); ::core::unimplemented!("the kernel failed to compile") },
         ),
     };
     let span = Span::call_site();
@@ -282,10 +287,17 @@ pub(crate) fn emit(
         #[allow(dead_code, clippy::too_many_arguments)]
         impl #name {
             #consts
-            /// Launch the kernel on `dev` with `grid` blocks. Arguments are validated (kind,
-            /// dtype, device, sizes, shared memory) before anything runs.
-            pub fn launch(dev: &::tilus::Device, grid: u32, #(#launch_params),*) -> ::core::result::Result<(), ::tilus::Error> {
+            /// Launch the kernel on `dev`'s default stream over `grid` (a block count, or a
+            /// 2-D/3-D `tilus::Grid`: `(x, y)`, `(x, y, z)`). Tensor arguments are
+            /// `GlobalTensor`s or `TensorView`s. Arguments, grid and cluster shape are validated
+            /// (kind, dtype, device, sizes, limits, shared memory) before anything runs.
+            pub fn launch(dev: &::tilus::Device, grid: impl ::core::convert::Into<::tilus::Grid>, #(#launch_params),*) -> ::core::result::Result<(), ::tilus::Error> {
                 #launch_body
+            }
+            /// Launch the kernel on `stream` (asynchronous on a GPU: ordered after the
+            /// stream's earlier work), validated as by `launch`.
+            pub fn launch_on(stream: &::tilus::Stream<'_>, grid: impl ::core::convert::Into<::tilus::Grid>, #(#launch_params),*) -> ::core::result::Result<(), ::tilus::Error> {
+                #launch_on_body
             }
         }
     }

@@ -1,14 +1,18 @@
 //! [`Device`]: where tensors live and kernels run.
 
 use crate::error::{Error, Result};
-use crate::spec::{ArgRepr, KernelArg, KernelSpec};
+use crate::grid::{
+    check_cluster_shape, check_cluster_size, check_grid, ptx_target, EMULATOR_MAX_CLUSTER_BLOCKS,
+    EMULATOR_MAX_GRID,
+};
+use crate::spec::{ArgRepr, AsTensor, KernelArg, KernelSpec};
+use crate::stream::{Stream, StreamKind};
 use crate::tensor::{Element, EmuBuf, GlobalTensor, Mem, MemRef};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
 use tilus_core::emu::{self, EmuArg, EmuOptions};
-use tilus_core::ir::ParamKind;
+use tilus_core::ir::{Grid, ParamKind};
 
 /// Shared memory per block the emulator accepts: 227 KiB, the opt-in limit of H100/H200, so
 /// that a kernel the emulator runs also fits those GPUs.
@@ -23,10 +27,11 @@ pub const REQUIRE_GPU_ENV: &str = "TILUS_REQUIRE_GPU";
 
 /// A device: an NVIDIA GPU (feature `cuda`) or the CPU emulator.
 ///
-/// Cheap to clone (a reference-counted handle) and usable from any thread. All work issued to a
-/// GPU device runs in issue order on one stream; emulator launches run synchronously.
-/// `Device::cuda` returns the same device (context, stream, loaded modules) for the same
-/// ordinal throughout the process.
+/// Cheap to clone (a reference-counted handle) and usable from any thread. Work issued without
+/// a [`Stream`] runs in issue order on the device's default stream (on a GPU, CUDA's legacy
+/// default stream, which is also ordered with every blocking stream); emulator work runs
+/// synchronously. `Device::cuda` returns the same device (context, loaded modules) for the
+/// same ordinal throughout the process.
 ///
 /// ```
 /// use tilus_runtime::Device;
@@ -120,9 +125,10 @@ impl Device {
         Device::from_backend(Backend::Emu(opts))
     }
 
-    /// GPU `ordinal`, opened on first use (driver initialisation, primary context, one stream)
-    /// and shared by all later calls with the same ordinal.
+    /// GPU `ordinal`, opened on first use (driver initialisation, primary context, device
+    /// limits) and shared by all later calls with the same ordinal.
     #[cfg(feature = "cuda")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
     pub fn cuda(ordinal: u32) -> Result<Device> {
         use std::collections::HashMap;
         use std::sync::Mutex;
@@ -142,8 +148,10 @@ impl Device {
     /// The CUDA context of a GPU device (`None` on the emulator), for code that uses `cust`
     /// directly alongside tilus: make it current with
     /// `cust::context::CurrentContext::set_current(ctx)` on each thread before `cust` calls.
-    /// It is the device's primary context, shared with other users of it in the process.
+    /// It is the device's primary context, shared with other users of it in the process
+    /// (cudarc's `CudaContext::new` retains the same one).
     #[cfg(feature = "cuda")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
     pub fn cuda_context(&self) -> Option<&cust::context::Context> {
         match &self.inner.backend {
             Backend::Cuda(c) => Some(c.context()),
@@ -206,6 +214,53 @@ impl Device {
         }
     }
 
+    /// The largest grid, per dimension: the GPU's `MAX_GRID_DIM_{X,Y,Z}` attributes (2^31 - 1,
+    /// 65,535 and 65,535 on every GPU since compute capability 3.0), or
+    /// [`EMULATOR_MAX_GRID`](crate::EMULATOR_MAX_GRID) (the same numbers) on the emulator.
+    pub fn max_grid(&self) -> Grid {
+        match &self.inner.backend {
+            Backend::Emu(_) => EMULATOR_MAX_GRID,
+            #[cfg(feature = "cuda")]
+            Backend::Cuda(c) => c.max_grid,
+        }
+    }
+
+    /// The GPU's compute capability (major, minor); `None` on the emulator, which runs kernels
+    /// of every target.
+    pub fn compute_capability(&self) -> Option<(u32, u32)> {
+        match &self.inner.backend {
+            Backend::Emu(_) => None,
+            #[cfg(feature = "cuda")]
+            Backend::Cuda(c) => Some(c.cc),
+        }
+    }
+
+    /// Whether kernels with thread-block clusters (`#[tile_kernel(cluster = ..)]`) can run
+    /// here: on the emulator, and on GPUs of compute capability 9.0 and later whose driver
+    /// supports cluster launch (11.8 and later).
+    pub fn supports_clusters(&self) -> bool {
+        self.cluster_support().is_ok()
+    }
+
+    fn cluster_support(&self) -> std::result::Result<(), String> {
+        match &self.inner.backend {
+            Backend::Emu(_) => Ok(()),
+            #[cfg(feature = "cuda")]
+            Backend::Cuda(c) => c.cluster_support(),
+        }
+    }
+
+    /// The largest cluster this device may run before per-kernel limits: the emulator mirrors
+    /// an H100 (16 with the non-portable opt-in); a GPU's limit depends on the kernel and is
+    /// asked of the driver at launch.
+    fn max_cluster_blocks(&self) -> u32 {
+        match &self.inner.backend {
+            Backend::Emu(_) => EMULATOR_MAX_CLUSTER_BLOCKS,
+            #[cfg(feature = "cuda")]
+            Backend::Cuda(_) => u32::MAX,
+        }
+    }
+
     #[cfg(feature = "cuda")]
     pub(crate) fn cuda_backend(&self) -> Result<&crate::cuda::CudaDevice> {
         match &self.inner.backend {
@@ -223,27 +278,58 @@ impl Device {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 
-    /// A tensor holding a copy of `data`.
-    pub fn upload<T: Element>(&self, data: &[T]) -> Result<GlobalTensor<T>> {
+    /// `Err(DeviceMismatch)` unless `other` is this device.
+    pub(crate) fn expect_same(&self, other: &Device, op: &'static str) -> Result<()> {
+        if self.same_device(other) {
+            return Ok(());
+        }
+        Err(Error::DeviceMismatch {
+            op,
+            a: other.describe(),
+            b: self.describe(),
+        })
+    }
+
+    /// A new tensor of `len` elements, each `bits` (the element's bit pattern).
+    fn alloc<T: Element>(&self, len: usize, bits: u64) -> Result<GlobalTensor<T>> {
+        let width = T::DTYPE.size_bytes();
+        let oom = || {
+            Error::host_out_of_memory(format!(
+                "allocating {len} elements of {} bytes on {}",
+                width,
+                self.describe()
+            ))
+        };
+        // The byte size is needed by the GPU backend; its overflow is an out-of-memory anywhere.
+        #[cfg_attr(not(feature = "cuda"), allow(unused_variables))]
+        let bytes = len.checked_mul(width).ok_or_else(oom)?;
         match &self.inner.backend {
             Backend::Emu(_) => {
-                let buf = EmuBuf::filled(T::DTYPE.size_bytes(), data.len(), 0);
-                let t = GlobalTensor::from_parts(self.clone(), data.len(), Mem::Emu(buf));
-                t.copy_from_host(data)?;
-                Ok(t)
+                let buf = EmuBuf::filled(width, len, bits).ok_or_else(oom)?;
+                Ok(GlobalTensor::from_parts(self.clone(), len, Mem::Emu(buf)))
             }
             #[cfg(feature = "cuda")]
             Backend::Cuda(c) => {
-                let buf = c.alloc(std::mem::size_of_val(data))?;
-                let t = GlobalTensor::from_parts(
-                    self.clone(),
-                    data.len(),
-                    Mem::Cuda(std::mem::ManuallyDrop::new(buf)),
-                );
-                t.copy_from_host(data)?;
+                let ptr = c.alloc(bytes)?;
+                let t = GlobalTensor::from_parts(self.clone(), len, Mem::Cuda(ptr));
+                c.fill(ptr, width, bits, len, crate::cuda::DEFAULT_STREAM)?;
                 Ok(t)
             }
         }
+    }
+
+    /// A tensor holding a copy of `data`.
+    pub fn upload<T: Element>(&self, data: &[T]) -> Result<GlobalTensor<T>> {
+        let t = match &self.inner.backend {
+            Backend::Emu(_) => self.alloc::<T>(data.len(), 0)?,
+            #[cfg(feature = "cuda")]
+            Backend::Cuda(c) => {
+                let ptr = c.alloc(std::mem::size_of_val(data))?;
+                GlobalTensor::from_parts(self.clone(), data.len(), Mem::Cuda(ptr))
+            }
+        };
+        t.copy_from_host(data)?;
+        Ok(t)
     }
 
     /// A tensor of `len` zeros.
@@ -251,31 +337,14 @@ impl Device {
         self.full(len, T::default())
     }
 
-    /// A tensor of `len` copies of `value`.
+    /// A tensor of `len` copies of `value`. [`Error::OutOfMemory`] if the device (or, on the
+    /// emulator, the host) cannot hold it.
     pub fn full<T: Element>(&self, len: usize, value: T) -> Result<GlobalTensor<T>> {
-        let width = T::DTYPE.size_bytes();
-        match &self.inner.backend {
-            Backend::Emu(_) => {
-                let buf = EmuBuf::filled(width, len, value.to_bits());
-                Ok(GlobalTensor::from_parts(self.clone(), len, Mem::Emu(buf)))
-            }
-            #[cfg(feature = "cuda")]
-            Backend::Cuda(c) => {
-                let buf = c.alloc(len * width)?;
-                let ptr = buf.as_device_ptr().as_raw();
-                let t = GlobalTensor::from_parts(
-                    self.clone(),
-                    len,
-                    Mem::Cuda(std::mem::ManuallyDrop::new(buf)),
-                );
-                c.fill(ptr, width, value.to_bits(), len)?;
-                Ok(t)
-            }
-        }
+        self.alloc(len, value.to_bits())
     }
 
-    /// Wait until all work issued to the device has finished (a no-op on the emulator, whose
-    /// launches are synchronous).
+    /// Wait until all work issued to the device has finished, on every stream (a no-op on the
+    /// emulator, whose work is synchronous).
     pub fn synchronize(&self) -> Result<()> {
         match &self.inner.backend {
             Backend::Emu(_) => Ok(()),
@@ -284,42 +353,68 @@ impl Device {
         }
     }
 
-    /// Device-to-device copy of `src` into `dst` (equal lengths, both on this device). On a GPU
-    /// it is issued to the device's stream like a launch (so it can be timed with
-    /// [`time_ms`](Self::time_ms)); on the emulator it completes before returning.
-    pub fn copy<T: Element>(&self, src: &GlobalTensor<T>, dst: &GlobalTensor<T>) -> Result<()> {
-        for t in [src.device(), dst.device()] {
-            if !t.same_device(self) {
-                return Err(Error::DeviceMismatch {
-                    op: "Device::copy",
-                    a: t.describe(),
-                    b: self.describe(),
-                });
-            }
+    /// A new stream of this device: an ordered queue of launches, copies and event records
+    /// that may overlap with other streams' work. See [`Stream`].
+    pub fn stream(&self) -> Result<Stream<'static>> {
+        Stream::new(self)
+    }
+
+    /// The device's default stream, the one [`launch`](Self::launch) and the blocking calls
+    /// use (CUDA's legacy default stream on a GPU), as a [`Stream`] for
+    /// [`Event::record`](crate::Event::record) and [`Stream::wait_event`].
+    pub fn default_stream(&self) -> Stream<'static> {
+        Stream::default_of(self)
+    }
+
+    /// Device-to-device copy of `src` into `dst` (equal lengths, both on this device; tensors
+    /// or views). On a GPU it is issued to the default stream like a launch (so it can be
+    /// timed with [`time_ms`](Self::time_ms)); on the emulator it completes before returning.
+    pub fn copy<T: Element>(&self, src: &impl AsTensor<T>, dst: &impl AsTensor<T>) -> Result<()> {
+        self.copy_on(src, dst, &StreamKind::Default, "Device::copy")
+    }
+
+    pub(crate) fn copy_on<T: Element>(
+        &self,
+        src: &impl AsTensor<T>,
+        dst: &impl AsTensor<T>,
+        stream: &StreamKind,
+        op: &'static str,
+    ) -> Result<()> {
+        let (s, d) = (src.tensor_ref(), dst.tensor_ref());
+        for t in [s.device, d.device] {
+            self.expect_same(t, op)?;
         }
-        if src.len() != dst.len() {
+        if s.len != d.len {
             return Err(Error::LengthMismatch {
-                op: "Device::copy",
-                expected: dst.len(),
-                got: src.len(),
+                op,
+                expected: d.len,
+                got: s.len,
             });
         }
-        match (src.as_ref_arg().mem, dst.as_ref_arg().mem) {
-            (MemRef::Emu(s), MemRef::Emu(d)) => {
-                if !s.same(&d) {
-                    for i in 0..src.len() {
-                        d.store(i, s.load(i, Ordering::Relaxed), Ordering::Relaxed);
+        match (s.mem, d.mem) {
+            (MemRef::Emu(sm, _), MemRef::Emu(dm, _)) => {
+                let _ = stream; // the emulator runs each operation when it is issued
+                if !sm.same(&dm) {
+                    // A whole-value snapshot first: overlapping views must copy like memmove.
+                    let vals: Vec<u64> =
+                        (0..s.len).map(|i| sm.load(i, Ordering::Relaxed)).collect();
+                    for (i, v) in vals.into_iter().enumerate() {
+                        dm.store(i, v, Ordering::Relaxed);
                     }
                 }
                 Ok(())
             }
             #[cfg(feature = "cuda")]
-            (MemRef::Cuda(s), MemRef::Cuda(d)) => {
-                if s == d {
+            (MemRef::Cuda(sp), MemRef::Cuda(dp)) => {
+                if sp == dp {
                     return Ok(());
                 }
-                self.cuda_backend()?
-                    .copy_dtod(d, s, src.len() * std::mem::size_of::<T>())
+                self.cuda_backend()?.copy_dtod(
+                    dp,
+                    sp,
+                    s.len * std::mem::size_of::<T>(),
+                    stream.raw(),
+                )
             }
             #[cfg(feature = "cuda")]
             _ => unreachable!("tensors of one device share its backend"),
@@ -327,9 +422,9 @@ impl Device {
     }
 
     /// Run `f` `reps` times and return the duration of each run in milliseconds: measured with
-    /// CUDA events recorded on the device's stream around `f` on a GPU (so it times the device
-    /// work `f` issues), with the host clock around `f` and a [`synchronize`](Self::synchronize)
-    /// on the emulator. Stops at the first error of `f`.
+    /// events recorded on the default stream around `f` (on a GPU it times the device work
+    /// `f` issues there; on the emulator, whose work runs when issued, the host time of `f`).
+    /// Stops at the first error of `f`.
     ///
     /// ```
     /// use tilus_runtime::Device;
@@ -341,30 +436,34 @@ impl Device {
     /// # Ok(()) }
     /// ```
     pub fn time_ms(&self, reps: usize, mut f: impl FnMut() -> Result<()>) -> Result<Vec<f64>> {
-        match &self.inner.backend {
-            Backend::Emu(_) => {
-                let mut out = Vec::with_capacity(reps);
-                for _ in 0..reps {
-                    let t0 = Instant::now();
-                    f()?;
-                    self.synchronize()?;
-                    out.push(t0.elapsed().as_secs_f64() * 1e3);
-                }
-                Ok(out)
-            }
-            #[cfg(feature = "cuda")]
-            Backend::Cuda(c) => c.time_ms(reps, &mut f),
+        let stream = self.default_stream();
+        let (start, end) = (self.event()?, self.event()?);
+        let mut out = Vec::with_capacity(reps);
+        for _ in 0..reps {
+            start.record(&stream)?;
+            f()?;
+            end.record(&stream)?;
+            out.push(start.elapsed_ms(&end)? as f64);
         }
+        Ok(out)
     }
 
-    /// Launch `spec` over `grid` blocks with `args` (one per parameter, in order).
+    /// Launch `spec` over `grid` on the default stream with `args` (one per parameter, in
+    /// order). `grid` is a block count (`u32`), `(x, y)`, `(x, y, z)`, `[x, y, z]` or a
+    /// [`Grid`].
     ///
     /// Everything is validated before the device is touched, each failure an [`Error`] naming
-    /// the kernel and the parameter: the grid size (`1..=2^31-1`), the block size and shared
-    /// memory against the device's limits, the number of arguments, each argument's kind and
-    /// element type, that each tensor lives on this device, has at most `i32::MAX` elements and
-    /// a 16-byte aligned address. On a GPU the launch is asynchronous (errors of the running
-    /// kernel surface at the next synchronising call); on the emulator it runs to completion.
+    /// the kernel and the parameter: each grid dimension against the device's limits
+    /// ([`InvalidGrid`](Error::InvalidGrid)); for a cluster kernel, that the device can launch
+    /// clusters ([`ClusterUnsupported`](Error::ClusterUnsupported)), that the grid is a whole
+    /// number of clusters ([`ClusterShape`](Error::ClusterShape)) and that the cluster is not
+    /// larger than the device runs ([`ClusterTooLarge`](Error::ClusterTooLarge)); on a GPU, the
+    /// kernel's PTX target against its compute capability
+    /// ([`TargetUnsupported`](Error::TargetUnsupported)); the block size and shared memory
+    /// against the device's limits; the number of arguments, each argument's kind and element
+    /// type, that each tensor lives on this device and has a 16-byte aligned address. On a GPU
+    /// the launch is asynchronous (errors of the running kernel surface at the next
+    /// synchronising call); on the emulator it runs to completion.
     ///
     /// Launchers generated by `#[tile_kernel]` call this; by hand:
     ///
@@ -374,8 +473,18 @@ impl Device {
     pub fn launch(
         &self,
         spec: &'static KernelSpec,
-        grid: u32,
+        grid: impl Into<Grid>,
         args: &[KernelArg<'_>],
+    ) -> Result<()> {
+        self.launch_on(spec, grid.into(), args, &StreamKind::Default)
+    }
+
+    pub(crate) fn launch_on(
+        &self,
+        spec: &'static KernelSpec,
+        grid: Grid,
+        args: &[KernelArg<'_>],
+        stream: &StreamKind,
     ) -> Result<()> {
         self.validate(spec, grid, args)?;
         match &self.inner.backend {
@@ -385,7 +494,7 @@ impl Device {
                     .iter()
                     .map(|a| match a.repr {
                         ArgRepr::Tensor(t) => match t.mem {
-                            MemRef::Emu(m) => EmuArg::Tensor(m),
+                            MemRef::Emu(m, _) => EmuArg::Tensor(m),
                             #[cfg(feature = "cuda")]
                             MemRef::Cuda(_) => {
                                 unreachable!("validated: tensors live on this device")
@@ -394,23 +503,49 @@ impl Device {
                         ArgRepr::Scalar(_, bits) => EmuArg::Scalar(bits),
                     })
                     .collect();
-                emu::launch(ir, grid, &emu_args, opts).map_err(|source| Error::Emulator {
+                let _ = stream; // the emulator runs each operation when it is issued
+                emu::launch(ir, grid, &emu_args, opts).map_err(|error| Error::Emulator {
                     kernel: spec.name().to_string(),
-                    source,
+                    error,
                 })
             }
             #[cfg(feature = "cuda")]
-            Backend::Cuda(c) => c.launch(spec, grid, args),
+            Backend::Cuda(c) => c.launch(spec, grid, args, stream.raw()),
         }
     }
 
-    fn validate(&self, spec: &KernelSpec, grid: u32, args: &[KernelArg<'_>]) -> Result<()> {
-        let kernel = || spec.name().to_string();
-        if grid == 0 || grid > i32::MAX as u32 {
-            return Err(Error::InvalidGrid {
-                kernel: kernel(),
-                grid,
-            });
+    fn validate(&self, spec: &KernelSpec, grid: Grid, args: &[KernelArg<'_>]) -> Result<()> {
+        let name = spec.name();
+        let kernel = || name.to_string();
+        let device = self.describe();
+        check_grid(name, grid, self.max_grid(), &device)?;
+        let blocks = check_cluster_shape(name, grid, spec.cluster())?;
+        if blocks > 1 {
+            self.cluster_support()
+                .map_err(|reason| Error::ClusterUnsupported {
+                    kernel: kernel(),
+                    device: device.clone(),
+                    reason,
+                })?;
+            check_cluster_size(
+                name,
+                blocks,
+                self.max_cluster_blocks(),
+                &device,
+                String::new(),
+            )?;
+        }
+        if let (Some((major, minor)), Some(target)) =
+            (self.compute_capability(), ptx_target(spec.ptx()))
+        {
+            if target > major * 10 + minor {
+                return Err(Error::TargetUnsupported {
+                    kernel: kernel(),
+                    target,
+                    device,
+                    compute_capability: (major, minor),
+                });
+            }
         }
         let max_threads = self.max_threads_per_block();
         if spec.threads() == 0 || spec.threads() > max_threads {
@@ -462,15 +597,13 @@ impl Device {
                         device: self.describe(),
                     });
                 }
-                #[cfg(feature = "cuda")]
-                if let MemRef::Cuda(addr) = t.mem {
-                    if addr % 16 != 0 {
-                        return Err(Error::Misaligned {
-                            kernel: kernel(),
-                            param: p.name().to_string(),
-                            addr,
-                        });
-                    }
+                let addr = t.align_addr();
+                if addr % 16 != 0 {
+                    return Err(Error::Misaligned {
+                        kernel: kernel(),
+                        param: p.name().to_string(),
+                        addr,
+                    });
                 }
             }
         }

@@ -4,16 +4,16 @@
 use crate::device::Backend;
 use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::view::TensorView;
 use std::fmt;
 use std::marker::PhantomData;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use tilus_core::emu::GlobalMem;
 use tilus_core::ir::DType;
 
 #[cfg(feature = "cuda")]
 use cust::memory::DeviceBuffer;
-#[cfg(feature = "cuda")]
-use std::mem::ManuallyDrop;
 
 pub(crate) mod sealed {
     /// Conversion to and from the bit pattern kept in memory (`tilus_core::elem`).
@@ -59,15 +59,23 @@ pub(crate) enum EmuBuf {
     W64(Box<[AtomicU64]>),
 }
 
+/// `len` cells from `make`, or `None` if the host cannot allocate them.
+fn cells<A>(len: usize, make: impl Fn() -> A) -> Option<Box<[A]>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).ok()?;
+    v.extend((0..len).map(|_| make()));
+    Some(v.into_boxed_slice())
+}
+
 impl EmuBuf {
-    /// `len` cells of `width` bytes holding `bits`.
-    pub(crate) fn filled(width: usize, len: usize, bits: u64) -> EmuBuf {
-        match width {
-            1 => EmuBuf::W8((0..len).map(|_| AtomicU8::new(bits as u8)).collect()),
-            2 => EmuBuf::W16((0..len).map(|_| AtomicU16::new(bits as u16)).collect()),
-            4 => EmuBuf::W32((0..len).map(|_| AtomicU32::new(bits as u32)).collect()),
-            _ => EmuBuf::W64((0..len).map(|_| AtomicU64::new(bits)).collect()),
-        }
+    /// `len` cells of `width` bytes holding `bits`, or `None` if the host is out of memory.
+    pub(crate) fn filled(width: usize, len: usize, bits: u64) -> Option<EmuBuf> {
+        Some(match width {
+            1 => EmuBuf::W8(cells(len, || AtomicU8::new(bits as u8))?),
+            2 => EmuBuf::W16(cells(len, || AtomicU16::new(bits as u16))?),
+            4 => EmuBuf::W32(cells(len, || AtomicU32::new(bits as u32))?),
+            _ => EmuBuf::W64(cells(len, || AtomicU64::new(bits))?),
+        })
     }
     pub(crate) fn mem(&self) -> GlobalMem<'_> {
         match self {
@@ -79,21 +87,35 @@ impl EmuBuf {
     }
 }
 
+/// Elements `r` of emulator memory `m` (the caller checked the range).
+pub(crate) fn sub_mem(m: GlobalMem<'_>, r: Range<usize>) -> GlobalMem<'_> {
+    match m {
+        GlobalMem::W8(c) => GlobalMem::W8(&c[r]),
+        GlobalMem::W16(c) => GlobalMem::W16(&c[r]),
+        GlobalMem::W32(c) => GlobalMem::W32(&c[r]),
+        GlobalMem::W64(c) => GlobalMem::W64(&c[r]),
+    }
+}
+
 /// Where a tensor's elements live.
 pub(crate) enum Mem {
     Emu(EmuBuf),
-    /// A CUDA allocation (bytes), freed in `GlobalTensor::drop` with the device's context
-    /// current.
+    /// A CUDA allocation (`cuMemAlloc`; address 0 when empty), freed in `GlobalTensor::drop`
+    /// with the device's context current.
     #[cfg(feature = "cuda")]
-    Cuda(ManuallyDrop<DeviceBuffer<u8>>),
+    Cuda(u64),
 }
 
 /// A one-dimensional tensor of `T` in the memory of a [`Device`]: GPU global memory, or host
-/// memory for the emulator. Its contents are always initialised.
+/// memory for the emulator. It owns its memory, and its contents are always initialised.
 ///
-/// Kernels take tensors by shared reference and may write them; the runtime orders launches,
-/// copies and downloads of one device (they run in issue order on one stream), and
-/// [`download`](Self::download) waits for everything issued before it.
+/// Kernels take tensors by shared reference and may write them. Work issued without a stream
+/// (launches, [`Device::copy`], [`download`](Self::download), ...) runs in issue order, after
+/// the work issued before it to the device's blocking [`Stream`](crate::Stream)s; the
+/// blocking calls ([`download`](Self::download), [`copy_from_host`](Self::copy_from_host))
+/// return when they are complete. Dropping a tensor waits for all work of its device first.
+///
+/// [`view`](Self::view) borrows a range of it as a [`TensorView`], which kernels accept too.
 ///
 /// ```
 /// use tilus_runtime::Device;
@@ -114,9 +136,11 @@ pub struct GlobalTensor<T: Element> {
     _t: PhantomData<T>,
 }
 
-/// A borrowed, type-erased view of a tensor for launches and copies.
+/// A borrowed, type-erased view of device memory for launches and copies. (Nominally `pub`
+/// for the sealed [`AsTensor`](crate::AsTensor) trait's method; not reachable outside the
+/// crate.)
 #[derive(Clone, Copy)]
-pub(crate) struct TensorRef<'a> {
+pub struct TensorRef<'a> {
     pub(crate) dtype: DType,
     pub(crate) len: usize,
     pub(crate) device: &'a Device,
@@ -133,11 +157,99 @@ impl fmt::Debug for TensorRef<'_> {
     }
 }
 
+/// Where the elements of a [`TensorRef`] are.
 #[derive(Clone, Copy)]
-pub(crate) enum MemRef<'a> {
-    Emu(GlobalMem<'a>),
+pub enum MemRef<'a> {
+    /// Emulator cells, and their byte offset into the tensor they belong to (the emulator's
+    /// stand-in for an address, for the alignment rule).
+    Emu(GlobalMem<'a>, u64),
+    /// A device address.
     #[cfg(feature = "cuda")]
     Cuda(u64),
+}
+
+impl<'a> TensorRef<'a> {
+    /// The address kernels' 16-byte alignment rule applies to.
+    pub(crate) fn align_addr(&self) -> u64 {
+        match self.mem {
+            MemRef::Emu(_, offset) => offset,
+            #[cfg(feature = "cuda")]
+            MemRef::Cuda(ptr) => ptr,
+        }
+    }
+
+    /// The address of the first element (a device address, or the emulator cells' host
+    /// address).
+    pub(crate) fn address(&self) -> u64 {
+        match self.mem {
+            MemRef::Emu(m, _) => match m {
+                GlobalMem::W8(c) => c.as_ptr() as u64,
+                GlobalMem::W16(c) => c.as_ptr() as u64,
+                GlobalMem::W32(c) => c.as_ptr() as u64,
+                GlobalMem::W64(c) => c.as_ptr() as u64,
+            },
+            #[cfg(feature = "cuda")]
+            MemRef::Cuda(ptr) => ptr,
+        }
+    }
+
+    /// Elements `r` (checked against the length; `op` names the operation in the error).
+    pub(crate) fn sub(&self, r: Range<usize>, op: &'static str) -> Result<(usize, MemRef<'a>)> {
+        if r.start > r.end || r.end > self.len {
+            return Err(Error::OutOfRange {
+                op,
+                start: r.start,
+                end: r.end,
+                len: self.len,
+            });
+        }
+        let width = self.dtype.size_bytes() as u64;
+        let mem = match self.mem {
+            MemRef::Emu(m, offset) => {
+                MemRef::Emu(sub_mem(m, r.clone()), offset + r.start as u64 * width)
+            }
+            #[cfg(feature = "cuda")]
+            MemRef::Cuda(ptr) => MemRef::Cuda(ptr + r.start as u64 * width),
+        };
+        Ok((r.end - r.start, mem))
+    }
+
+    /// Copy the elements to the host, after the work issued before on the default stream.
+    pub(crate) fn download<T: Element>(&self) -> Result<Vec<T>> {
+        match self.mem {
+            MemRef::Emu(m, _) => Ok((0..self.len)
+                .map(|i| T::from_bits(m.load(i, Ordering::Relaxed)))
+                .collect()),
+            #[cfg(feature = "cuda")]
+            MemRef::Cuda(ptr) => {
+                let size = std::mem::size_of::<T>();
+                let mut bytes = vec![0u8; self.len * size];
+                self.device.cuda_backend()?.download(ptr, &mut bytes)?;
+                Ok(bytes.chunks_exact(size).map(from_le_bytes::<T>).collect())
+            }
+        }
+    }
+
+    /// Overwrite the elements with `data` (`op` names the operation in the error).
+    pub(crate) fn upload<T: Element>(&self, data: &[T], op: &'static str) -> Result<()> {
+        if data.len() != self.len {
+            return Err(Error::LengthMismatch {
+                op,
+                expected: self.len,
+                got: data.len(),
+            });
+        }
+        match self.mem {
+            MemRef::Emu(m, _) => {
+                for (i, v) in data.iter().enumerate() {
+                    m.store(i, v.to_bits(), Ordering::Relaxed);
+                }
+                Ok(())
+            }
+            #[cfg(feature = "cuda")]
+            MemRef::Cuda(ptr) => self.device.cuda_backend()?.upload(ptr, &to_le_bytes(data)),
+        }
+    }
 }
 
 impl<T: Element> GlobalTensor<T> {
@@ -165,52 +277,48 @@ impl<T: Element> GlobalTensor<T> {
         &self.dev
     }
 
-    /// Copy the tensor to the host. Waits for all work issued to the device before it
-    /// (so a kernel's results are visible, and a kernel's fault is reported here).
+    /// Copy the tensor to the host. Waits for the work issued before it without a stream and
+    /// on the device's blocking streams (so a kernel's results are visible, and a kernel's
+    /// fault is reported here).
     pub fn download(&self) -> Result<Vec<T>> {
-        match &self.mem {
-            Mem::Emu(m) => {
-                let m = m.mem();
-                Ok((0..self.len)
-                    .map(|i| T::from_bits(m.load(i, Ordering::Relaxed)))
-                    .collect())
-            }
-            #[cfg(feature = "cuda")]
-            Mem::Cuda(buf) => {
-                let size = std::mem::size_of::<T>();
-                let mut bytes = vec![0u8; self.len * size];
-                self.dev
-                    .cuda_backend()?
-                    .download(buf.as_device_ptr().as_raw(), &mut bytes)?;
-                Ok(bytes.chunks_exact(size).map(from_le_bytes::<T>).collect())
-            }
-        }
+        self.as_ref_arg().download()
     }
 
-    /// Overwrite the tensor with `data`, which must have the same length. Ordered after the
-    /// work issued to the device before it; returns when the copy is complete.
+    /// Overwrite the tensor with `data`, which must have the same length. Ordered like
+    /// [`download`](Self::download); returns when the copy is complete.
     pub fn copy_from_host(&self, data: &[T]) -> Result<()> {
-        if data.len() != self.len {
-            return Err(Error::LengthMismatch {
-                op: "GlobalTensor::copy_from_host",
-                expected: self.len,
-                got: data.len(),
-            });
-        }
-        match &self.mem {
-            Mem::Emu(m) => {
-                let m = m.mem();
-                for (i, v) in data.iter().enumerate() {
-                    m.store(i, v.to_bits(), Ordering::Relaxed);
-                }
-                Ok(())
-            }
-            #[cfg(feature = "cuda")]
-            Mem::Cuda(buf) => self
-                .dev
-                .cuda_backend()?
-                .upload(buf.as_device_ptr().as_raw(), &to_le_bytes(data)),
-        }
+        self.as_ref_arg()
+            .upload(data, "GlobalTensor::copy_from_host")
+    }
+
+    /// Borrow elements `range` as a [`TensorView`] (no copy): kernels and copies that write
+    /// the view write this tensor. [`Error::OutOfRange`] if the range is not inside it. Kernels
+    /// need 16-byte aligned tensors, so a view passed to a kernel must start at a multiple of
+    /// 16 bytes ([`Error::Misaligned`] at launch otherwise).
+    ///
+    /// ```
+    /// use tilus_runtime::Device;
+    /// # fn main() -> tilus_runtime::Result<()> {
+    /// let dev = Device::emulator();
+    /// let t = dev.upload(&[0, 1, 2, 3, 4, 5, 6, 7])?;
+    /// let v = t.view(4..8)?;
+    /// assert_eq!(v.download()?, vec![4, 5, 6, 7]);
+    /// v.copy_from_host(&[9, 9, 9, 9])?;
+    /// assert_eq!(t.download()?, vec![0, 1, 2, 3, 9, 9, 9, 9]);
+    /// assert_eq!(v.address(), t.address() + 4 * 4);
+    /// # Ok(()) }
+    /// ```
+    pub fn view(&self, range: Range<usize>) -> Result<TensorView<'_, T>> {
+        let (len, mem) = self.as_ref_arg().sub(range, "GlobalTensor::view")?;
+        Ok(TensorView::from_parts(self.dev.clone(), len, mem))
+    }
+
+    /// The address of the first element: the device address on a GPU (the same number as
+    /// `device_ptr` with feature `cuda`), the host address of the emulator's cells on the
+    /// emulator. For identity checks (a view's address is its tensor's plus its offset) and
+    /// interop; 0 for an empty GPU tensor.
+    pub fn address(&self) -> u64 {
+        self.as_ref_arg().address()
     }
 
     pub(crate) fn as_ref_arg(&self) -> TensorRef<'_> {
@@ -219,14 +327,16 @@ impl<T: Element> GlobalTensor<T> {
             len: self.len,
             device: &self.dev,
             mem: match &self.mem {
-                Mem::Emu(m) => MemRef::Emu(m.mem()),
+                Mem::Emu(m) => MemRef::Emu(m.mem(), 0),
                 #[cfg(feature = "cuda")]
-                Mem::Cuda(buf) => MemRef::Cuda(buf.as_device_ptr().as_raw()),
+                Mem::Cuda(ptr) => MemRef::Cuda(*ptr),
             },
         }
     }
 
-    /// Adopt a `cust` device buffer as a tensor of `dev`.
+    /// Adopt a `cust` device buffer as a tensor of `dev` (ownership moves to the tensor, which
+    /// frees it). To use a buffer without giving it up, borrow it with
+    /// [`TensorView::from_cust`].
     ///
     /// `dev` must be a CUDA device ([`Error::WrongBackend`] otherwise) and the buffer must have
     /// been allocated in its (primary) context ([`Error::DeviceMismatch`] otherwise). On error
@@ -239,6 +349,7 @@ impl<T: Element> GlobalTensor<T> {
     /// let t = tilus::GlobalTensor::from_cust(&dev, buf)?;
     /// ```
     #[cfg(feature = "cuda")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
     pub fn from_cust(dev: &Device, buf: DeviceBuffer<T>) -> Result<Self>
     where
         T: cust::memory::DeviceCopy,
@@ -254,31 +365,26 @@ impl<T: Element> GlobalTensor<T> {
             }
         };
         let len = buf.len();
-        let ptr = buf.as_device_ptr();
+        let ptr = buf.as_device_ptr().as_raw();
+        // The allocation (cuMemAlloc, or null when empty) is now the tensor's: it frees it with
+        // cuMemFree whatever the element type.
         std::mem::forget(buf);
-        // SAFETY: the allocation of `len` elements of `T` is now owned as bytes (the memory is
-        // freed with cuMemFree whatever its element type).
-        let bytes = unsafe {
-            DeviceBuffer::<u8>::from_raw_parts(ptr.cast(), len * std::mem::size_of::<T>())
-        };
-        let tensor =
-            GlobalTensor::from_parts(dev.clone(), len, Mem::Cuda(ManuallyDrop::new(bytes)));
-        if len > 0 {
-            if let Mem::Cuda(b) = &tensor.mem {
-                cuda.check_owns(b.as_device_ptr().as_raw(), &dev.describe())?;
-            }
+        let tensor = GlobalTensor::from_parts(dev.clone(), len, Mem::Cuda(ptr));
+        if ptr != 0 {
+            cuda.check_owns(ptr, "GlobalTensor::from_cust")?;
         }
         Ok(tensor)
     }
 
     /// The device address of the tensor's first element on a CUDA device (`None` on the
     /// emulator), for code that uses `cust` or the driver directly alongside tilus. Work issued
-    /// through it is not ordered with this device's stream: call [`Device::synchronize`] in
-    /// between when in doubt.
+    /// through it on a non-blocking stream is not ordered with tilus's work: use events, or
+    /// [`Device::synchronize`] in between.
     #[cfg(feature = "cuda")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
     pub fn device_ptr(&self) -> Option<u64> {
         match &self.mem {
-            Mem::Cuda(b) => Some(b.as_device_ptr().as_raw()),
+            Mem::Cuda(ptr) => Some(*ptr),
             Mem::Emu(..) => None,
         }
     }
@@ -297,7 +403,7 @@ fn from_le_bytes<T: Element>(b: &[u8]) -> T {
 #[cfg(feature = "cuda")]
 pub(crate) fn to_le_bytes<T: Element>(data: &[T]) -> Vec<u8> {
     let size = std::mem::size_of::<T>();
-    let mut out = Vec::with_capacity(data.len() * size);
+    let mut out = Vec::with_capacity(std::mem::size_of_val(data));
     for v in data {
         out.extend_from_slice(&v.to_bits().to_le_bytes()[..size]);
     }
@@ -307,14 +413,11 @@ pub(crate) fn to_le_bytes<T: Element>(data: &[T]) -> Vec<u8> {
 impl<T: Element> Drop for GlobalTensor<T> {
     fn drop(&mut self) {
         #[cfg(feature = "cuda")]
-        if let Mem::Cuda(buf) = &mut self.mem {
-            // cuMemFree needs the owning context current on this thread; kernels still using the
-            // buffer must finish first (errors cannot be reported from drop).
-            if let Ok(c) = self.dev.cuda_backend() {
-                c.quiesce_for_free();
-            }
-            // SAFETY: `buf` is not used again: this is the tensor's destructor.
-            unsafe { ManuallyDrop::drop(buf) };
+        if let (Mem::Cuda(ptr), Ok(c)) = (&self.mem, self.dev.cuda_backend()) {
+            // cuMemFree needs the owning context current on this thread; work still using the
+            // memory, on any stream, must finish first (errors cannot be reported from drop).
+            c.quiesce_for_free();
+            c.free(*ptr);
         }
     }
 }

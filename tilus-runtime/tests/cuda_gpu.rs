@@ -4,7 +4,7 @@
 #![cfg(feature = "cuda")]
 
 use cust::context::CurrentContext;
-use cust::memory::{DeviceBuffer, DevicePointer};
+use cust::memory::DeviceBuffer;
 use tilus_core::ir::DType;
 use tilus_runtime::*;
 
@@ -339,21 +339,19 @@ fn cust_interop_and_alignment() {
     let buf = DeviceBuffer::from_slice(&[1i32, 2, 3, 4, 5, 6, 7, 8]).unwrap();
     let t = GlobalTensor::from_cust(&dev, buf).unwrap();
     assert_eq!(t.download().unwrap(), vec![1, 2, 3, 4, 5, 6, 7, 8]);
-    assert_eq!(t.as_cust().unwrap().len(), 8);
+    assert_eq!(t.len(), 8);
     dev.launch(fill_spec(), 1, &[KernelArg::from(&t), 3.into()])
         .unwrap();
     assert_eq!(t.download().unwrap(), vec![3; 8]);
 
     // A view 4 bytes into the buffer: misaligned for the kernels' vector accesses.
-    let base = t.as_cust().unwrap().as_device_ptr().as_raw();
-    // SAFETY: the view lies inside `t`'s allocation; it is never freed (forgotten below).
-    let view = unsafe { DeviceBuffer::from_raw_parts(DevicePointer::<i32>::from_raw(base + 4), 4) };
-    let v = GlobalTensor::from_cust(&dev, view).unwrap();
+    let base = t.device_ptr().unwrap();
+    // SAFETY: the view lies inside `t`'s allocation, which outlives it.
+    let v = unsafe { TensorView::<i32>::from_raw(&dev, base + 4, 4) }.unwrap();
     let err = dev
         .launch(fill_spec(), 1, &[KernelArg::from(&v), 3.into()])
         .unwrap_err();
     assert!(matches!(err, Error::Misaligned { .. }), "{err}");
-    std::mem::forget(v);
 
     CurrentContext::set_current(dev.cuda_context().unwrap()).unwrap();
     let buf = DeviceBuffer::from_slice(&[1i32]).unwrap();

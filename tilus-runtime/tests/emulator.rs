@@ -207,7 +207,9 @@ fn launch_rejects_bad_grid() {
         err,
         Error::InvalidGrid {
             kernel: "two".into(),
-            grid: 0
+            grid: Grid::new(0, 1, 1),
+            limit: EMULATOR_MAX_GRID,
+            device: err_device(&err),
         }
     );
     assert!(err.to_string().contains("kernel `two`"), "{err}");
@@ -215,10 +217,16 @@ fn launch_rejects_bad_grid() {
     assert!(matches!(
         err,
         Error::InvalidGrid {
-            grid: 2147483648,
+            grid: Grid {
+                x: 2147483648,
+                y: 1,
+                z: 1
+            },
             ..
         }
     ));
+    let err = dev.launch(spec, (1, 1, 65_536), &args).unwrap_err();
+    assert!(err.to_string().contains("1×1×65536 blocks"), "{err}");
 }
 
 #[test]
@@ -368,7 +376,7 @@ fn emulator_errors_are_reported() {
     match &err {
         Error::Emulator {
             kernel,
-            source: EmuError::StepLimit { limit: 100, .. },
+            error: EmuError::StepLimit { limit: 100, .. },
         } => assert_eq!(kernel, "spin"),
         e => panic!("{e}"),
     }
@@ -377,4 +385,30 @@ fn emulator_errors_are_reported() {
             .starts_with("kernel `spin` failed in the emulator:"),
         "{err}"
     );
+    // Printed as a chain (what `anyhow`'s `{:#}` does), the emulator's message appears once.
+    let Error::Emulator { error: inner, .. } = &err else {
+        unreachable!()
+    };
+    let inner = inner.to_string();
+    let chain = chain(&err);
+    assert_eq!(chain.matches(&inner).count(), 1, "{chain}");
+}
+
+/// The device named by an `InvalidGrid` error (emulators are numbered).
+fn err_device(e: &Error) -> String {
+    match e {
+        Error::InvalidGrid { device, .. } if device.starts_with("CPU emulator") => device.clone(),
+        _ => "not an emulator's InvalidGrid".into(),
+    }
+}
+
+/// An error and its `source()`s, joined with ": ".
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        parts.push(s.to_string());
+        cur = s.source();
+    }
+    parts.join(": ")
 }

@@ -122,3 +122,27 @@ pub fn spin_kernel() -> Kernel {
     }];
     k
 }
+
+/// GPU 0 when built with `cuda` and one opens; `None` (skip) otherwise, except that with
+/// `TILUS_REQUIRE_GPU=1` a GPU that does not open is a test failure.
+pub fn gpu() -> Option<tilus_runtime::Device> {
+    #[cfg(feature = "cuda")]
+    match tilus_runtime::Device::cuda(0) {
+        Ok(d) => return Some(d),
+        Err(e) => eprintln!("no GPU: {e}"),
+    }
+    assert_ne!(
+        std::env::var("TILUS_REQUIRE_GPU").as_deref(),
+        Ok("1"),
+        "TILUS_REQUIRE_GPU=1 but no GPU could be opened (built with `--features cuda`?)"
+    );
+    None
+}
+
+/// The devices a backend-independent test runs on: the emulator, then the GPU if [`gpu`] has
+/// one.
+pub fn devices() -> Vec<tilus_runtime::Device> {
+    let mut v = vec![tilus_runtime::Device::emulator()];
+    v.extend(gpu());
+    v
+}

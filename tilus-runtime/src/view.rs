@@ -1,0 +1,236 @@
+//! [`TensorView`]: device memory the runtime borrows instead of owning.
+
+use crate::device::Device;
+#[cfg(feature = "cuda")]
+use crate::error::Error;
+use crate::error::Result;
+use crate::tensor::{Element, MemRef, TensorRef};
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::Range;
+
+/// A borrowed one-dimensional tensor of `T`: a range of a [`GlobalTensor`](crate::GlobalTensor)
+/// ([`GlobalTensor::view`](crate::GlobalTensor::view)) or, with feature `cuda`, a `cust`
+/// buffer (`TensorView::from_cust`) or any device memory by address (`TensorView::from_raw`,
+/// `unsafe`). Kernels accept it wherever they accept a `GlobalTensor<T>` (both are
+/// [`AsTensor<T>`](crate::AsTensor)); they read and write the borrowed memory in place, with no
+/// copy. Dropping a view frees nothing.
+///
+/// **Other libraries' memory.** The safe borrow is of `cust`'s `DeviceBuffer`, the library the
+/// GPU backend is built on (so interop code needs no second CUDA crate, and the version is
+/// pinned by `tilus::cust`); `examples/borrowed_memory.rs` does the round trip (same device
+/// pointer before and after, no copy). Memory of any other owner (cudarc's `CudaSlice`, a
+/// framework's tensor, a DLPack `DLTensor`'s `data` pointer) goes through the unsafe
+/// `from_raw`, whose contract states what a safe borrow cannot check across libraries. A
+/// dedicated cudarc borrow was left out: cudarc tracks each use of a slice with events on its
+/// stream (`SyncOnDrop`), which a view would have to hold and order with tilus's stream; a
+/// DLPack import would add a C ABI surface with no library here to test it against.
+///
+/// The lifetime `'a` is the borrow of the memory's owner. A kernel launched on a view may
+/// still be running when the borrow ends; what keeps the memory alive until it finishes is
+/// that freeing device memory waits for the device: a `GlobalTensor`'s drop synchronises the
+/// context, and `cuMemFree` (behind cust's and cudarc's synchronous frees) waits for the work
+/// of the device before it releases memory. For memory freed by other means (a stream-ordered
+/// free) the owner must order the free after the kernel, as for its own work.
+///
+/// Two views (or a view and a tensor) passed to one launch may overlap, as one tensor may be
+/// passed twice; elements a kernel writes through one and reads or writes through the other
+/// then race like any unsynchronised accesses of a kernel (unspecified values, no undefined
+/// behaviour on the host).
+///
+/// ```
+/// use tilus_runtime::Device;
+/// # fn main() -> tilus_runtime::Result<()> {
+/// let dev = Device::emulator();
+/// let t = dev.upload(&(0..64).collect::<Vec<i32>>())?;
+/// let v = t.view(16..48)?; // borrows `t`: no copy
+/// assert_eq!(v.len(), 32);
+/// assert_eq!(v.download()?[0], 16);
+/// let w = v.view(8..12)?; // a view of a view
+/// assert_eq!(w.download()?, vec![24, 25, 26, 27]);
+/// # Ok(()) }
+/// ```
+pub struct TensorView<'a, T: Element> {
+    dev: Device,
+    len: usize,
+    mem: MemRef<'a>,
+    _t: PhantomData<&'a [T]>,
+}
+
+impl<'a, T: Element> TensorView<'a, T> {
+    pub(crate) fn from_parts(dev: Device, len: usize, mem: MemRef<'a>) -> Self {
+        TensorView {
+            dev,
+            len,
+            mem,
+            _t: PhantomData,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the view has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The device whose memory the view borrows.
+    pub fn device(&self) -> &Device {
+        &self.dev
+    }
+
+    /// Copy the elements to the host (ordered like
+    /// [`GlobalTensor::download`](crate::GlobalTensor::download)).
+    pub fn download(&self) -> Result<Vec<T>> {
+        self.as_ref_arg().download()
+    }
+
+    /// Overwrite the elements with `data` of the same length (ordered like
+    /// [`GlobalTensor::copy_from_host`](crate::GlobalTensor::copy_from_host)).
+    pub fn copy_from_host(&self, data: &[T]) -> Result<()> {
+        self.as_ref_arg().upload(data, "TensorView::copy_from_host")
+    }
+
+    /// Elements `range` of this view, as a view ([`Error::OutOfRange`](crate::Error::OutOfRange)
+    /// if the range is not inside it).
+    pub fn view(&self, range: Range<usize>) -> Result<TensorView<'_, T>> {
+        let (len, mem) = self.as_ref_arg().sub(range, "TensorView::view")?;
+        Ok(TensorView::from_parts(self.dev.clone(), len, mem))
+    }
+
+    /// The address of the first element (see
+    /// [`GlobalTensor::address`](crate::GlobalTensor::address)).
+    pub fn address(&self) -> u64 {
+        self.as_ref_arg().address()
+    }
+
+    /// The device address of the first element on a CUDA device (`None` on the emulator).
+    #[cfg(feature = "cuda")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
+    pub fn device_ptr(&self) -> Option<u64> {
+        match self.mem {
+            MemRef::Cuda(ptr) => Some(ptr),
+            MemRef::Emu(..) => None,
+        }
+    }
+
+    pub(crate) fn as_ref_arg(&self) -> TensorRef<'_> {
+        TensorRef {
+            dtype: T::DTYPE,
+            len: self.len,
+            device: &self.dev,
+            mem: self.mem,
+        }
+    }
+
+    /// Borrow a `cust` device buffer as a view of `dev`, for as long as the borrow lasts: no
+    /// copy, no transfer of ownership (use [`view`](Self::view) for a range of it).
+    ///
+    /// [`Error::WrongBackend`] on the emulator; [`Error::DeviceMismatch`] if the memory is not
+    /// on `dev`'s GPU. Kernels may write the buffer through the view, as they write a
+    /// `GlobalTensor` passed by shared reference.
+    ///
+    /// Why a `DeviceBuffer` and not a `DeviceSlice`: in cust 0.3 a `DeviceSlice` is a `Copy`
+    /// value (a pointer and a length) that safe code can keep after its buffer is freed
+    /// (`buf.index(..)` returns one by value), so a borrow of a slice does not prove the memory
+    /// is alive; a borrow of the owning buffer does. Slices of other origin go through
+    /// [`from_raw`](Self::from_raw), whose contract says what the borrow cannot.
+    ///
+    /// ```ignore
+    /// use tilus::cust::memory::DeviceBuffer;
+    /// let buf = DeviceBuffer::from_slice(&data)?;
+    /// my_kernel::launch(&dev, blocks, &tilus::TensorView::from_cust(&dev, &buf)?)?;
+    /// ```
+    #[cfg(feature = "cuda")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
+    pub fn from_cust(dev: &Device, buf: &'a cust::memory::DeviceBuffer<T>) -> Result<Self>
+    where
+        T: cust::memory::DeviceCopy,
+    {
+        let ptr = buf.as_device_ptr().as_raw();
+        // SAFETY: a live `DeviceBuffer` owns `buf.len()` elements of `T` at `ptr` (allocated by
+        // cuMemAlloc: aligned, in a context of its GPU, which `checked_raw` verifies is `dev`'s),
+        // initialised as cust requires of its buffers; the borrow `'a` keeps it from being
+        // freed, and its free (cuMemFree) waits for the device's work first.
+        unsafe { Self::checked_raw(dev, ptr, buf.len(), "TensorView::from_cust") }
+    }
+
+    /// A view of `len` elements of `T` at device address `ptr` of `dev`'s GPU, for memory
+    /// owned by code outside tilus (another library, a framework's tensor, a raw
+    /// `cuMemAlloc`). tilus checks that `dev` is a GPU ([`Error::WrongBackend`]) and, for a
+    /// non-empty view, that the driver knows `ptr` as memory of that GPU
+    /// ([`Error::DeviceMismatch`], or the driver's error for an address it does not know).
+    ///
+    /// # Safety
+    ///
+    /// The caller promises, for the whole lifetime `'a` **and** until all work issued through
+    /// the view has completed:
+    ///
+    /// * **Extent**: `ptr..ptr + len * size_of::<T>()` lies inside one live device allocation
+    ///   (tilus does not check the extent; kernels access every element `0..len` they are asked
+    ///   to, and a view longer than its memory makes them read or write other allocations, or
+    ///   fault with [`Error::IllegalAddress`] and poison the context).
+    /// * **Lifetime**: the memory is not freed or reused while `'a` lasts or work issued
+    ///   through the view (on any stream) has not finished; choose `'a` no longer than the
+    ///   owner's borrow (a `PhantomData` of it, or a reference you keep).
+    /// * **Device and context**: the memory is accessible from `dev`'s context (the primary
+    ///   context of its GPU; memory of another GPU, or of a context that is destroyed, is not).
+    /// * **Contents**: every element is initialised; any bit pattern is accepted for the numeric
+    ///   types, a `bool` view must hold bytes 0 or 1 (the kernels' `bool` loads assume so).
+    /// * **Exclusivity**: nothing else writes the memory concurrently with a kernel that uses
+    ///   the view unless that kernel's own accesses are atomic or disjoint from those writes
+    ///   (the same rule as for two kernels of tilus sharing a tensor); overlapping views passed
+    ///   to one launch follow the rule of [`TensorView`].
+    ///
+    /// Alignment is checked at launch: kernels use 16-byte vector accesses, so a view whose
+    /// `ptr` is not a multiple of 16 is rejected with [`Error::Misaligned`] (not undefined
+    /// behaviour).
+    #[cfg(feature = "cuda")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
+    pub unsafe fn from_raw(dev: &Device, ptr: u64, len: usize) -> Result<Self> {
+        // SAFETY: the caller's contract.
+        unsafe { Self::checked_raw(dev, ptr, len, "TensorView::from_raw") }
+    }
+
+    /// [`from_raw`](Self::from_raw) with `op` naming the operation in errors.
+    ///
+    /// # Safety
+    ///
+    /// As for [`from_raw`](Self::from_raw).
+    #[cfg(feature = "cuda")]
+    pub(crate) unsafe fn checked_raw(
+        dev: &Device,
+        ptr: u64,
+        len: usize,
+        op: &'static str,
+    ) -> Result<Self> {
+        let cuda = match &dev.inner.backend {
+            crate::device::Backend::Cuda(c) => c,
+            crate::device::Backend::Emu(_) => {
+                return Err(Error::WrongBackend {
+                    op,
+                    needed: "CUDA",
+                    device: dev.describe(),
+                })
+            }
+        };
+        if len > 0 {
+            cuda.check_device_memory(ptr, op)?;
+        }
+        Ok(TensorView::from_parts(dev.clone(), len, MemRef::Cuda(ptr)))
+    }
+}
+
+impl<T: Element> fmt::Debug for TensorView<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TensorView")
+            .field("dtype", &T::DTYPE)
+            .field("len", &self.len)
+            .field("device", &self.dev.describe())
+            .field("address", &format_args!("{:#x}", self.address()))
+            .finish()
+    }
+}
