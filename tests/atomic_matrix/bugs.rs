@@ -17,7 +17,7 @@ pub const KNOWN_BUGS: &[KnownBug] = &[
     KnownBug {
         id: "cluster-scope-moves-rmw-error-span",
         what: "With `scope = \"cluster\"`, an error about the op or element type of an atomic \
-           (no such atomic on the type, no scatter form, op newer than the target) is reported \
+           (no such atomic on the type, no scatter form of the op) is reported \
            at the `sem = ..` argument (or at `scope = ..` when the explicit target is also \
            below sm_90) instead of at the call: `rmw_qualifiers` in lower/atomics.rs picks \
            `qualifier_span` for every `check_rmw` error whenever the scope is cluster. Minimal: \
@@ -28,11 +28,9 @@ pub const KNOWN_BUGS: &[KnownBug] = &[
             let op_error = reasons
                 .iter()
                 .any(|r| matches!(r, Reason::NoInstruction | Reason::ScatterOp));
-            let scope_error = reasons.contains(&Reason::ClusterTarget);
-            is_rmw(c.op)
-                && c.scope == Some("cluster")
-                && ((op_error && (c.sem.is_some() || scope_error))
-                    || (reasons.contains(&Reason::RowTarget) && !scope_error && c.sem.is_some()))
+            // Without an explicit `sem` and with the scope legal, the fallback is the call.
+            let moved = c.sem.is_some() || reasons.contains(&Reason::ClusterTarget);
+            is_rmw(c.op) && c.scope == Some("cluster") && op_error && moved
         },
     },
     KnownBug {
