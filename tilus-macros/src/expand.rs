@@ -25,8 +25,18 @@ pub fn tile_kernel(attr_tokens: TokenStream, item: TokenStream) -> TokenStream {
             emit(&func, Some(&compiled), Vec::new())
         }
         Err(diags) => {
-            let errors = diagnostics_to_errors(&p, &func, diags);
-            emit(&func, None, errors)
+            // With rustc's unstable diagnostics (nightly, `--cfg tilus_nightly_diagnostics`) the
+            // errors are emitted directly, and the stub carries no `compile_error!`.
+            #[cfg(tilus_nightly_diagnostics)]
+            {
+                crate::report::emit_nightly(&p, func.sig.ident.span(), &diags);
+                return emit(&func, None, Vec::new());
+            }
+            #[cfg(not(tilus_nightly_diagnostics))]
+            {
+                let errors = diagnostics_to_errors(&p, &func, diags);
+                emit(&func, None, errors)
+            }
         }
     }
 }
@@ -115,7 +125,9 @@ pub(crate) fn compile_caught(
 }
 
 /// The compiler's diagnostics as errors at the user's tokens (at the kernel's name where a
-/// diagnostic's span is unknown).
+/// diagnostic's span is unknown), each followed by its labels (see [`crate::report`]).
+/// (Unused by the macro itself with `--cfg tilus_nightly_diagnostics`; the fuzzer uses it.)
+#[cfg_attr(tilus_nightly_diagnostics, allow(dead_code))]
 pub(crate) fn diagnostics_to_errors(
     p: &Parser,
     func: &syn::ItemFn,
@@ -123,18 +135,9 @@ pub(crate) fn diagnostics_to_errors(
 ) -> Vec<syn::Error> {
     let name = func.sig.ident.span();
     diags
-        .into_iter()
-        .map(|d| error_at(p.span_of(d.span).unwrap_or((name, name)), &d.render()))
+        .iter()
+        .flat_map(|d| crate::report::to_errors(p, name, d))
         .collect()
-}
-
-/// An error underlining `start..=end` (syn spans an error over the first and last token it is
-/// given; on stable Rust that is the only way to cover more than one token).
-fn error_at((start, end): (Span, Span), msg: &str) -> syn::Error {
-    let mut tokens = TokenStream::new();
-    tokens.extend(quote_spanned! {start=> start});
-    tokens.extend(quote_spanned! {end=> end});
-    syn::Error::new_spanned(tokens, msg)
 }
 
 fn check_signature(sig: &syn::Signature, errors: &mut Vec<syn::Error>) {

@@ -97,13 +97,34 @@ impl Parser {
                     syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
                         (pi.ident.to_string(), pi.mutability.is_some(), pi.ident.span())
                     }
+                    // `let _ = expr;`: evaluated for its effect, its value dropped (so an
+                    // atomic's result is unused and it may lower to `red`). A call stays a
+                    // call statement, which may also be one that returns nothing.
+                    syn::Pat::Wild(w) => match &l.init {
+                        Some(init) if init.diverge.is_none() => {
+                            let e = self.expr(&init.expr)?;
+                            if matches!(e.kind, ast::ExprKind::Call { .. } | ast::ExprKind::Method { .. }) {
+                                return Ok(ast::Stmt::Expr(e));
+                            }
+                            let name_span = self.sp(w.underscore_token.span);
+                            let span = self.spt(&l);
+                            return Ok(ast::Stmt::Let {
+                                name: "_".into(),
+                                name_span,
+                                mutable: false,
+                                init: e,
+                                span,
+                            });
+                        }
+                        _ => ("_".to_string(), false, w.underscore_token.span),
+                    },
                     syn::Pat::Type(pt) => match &*pt.pat {
                         syn::Pat::Ident(pi) => {
                             return self.err(&pt.ty, format!("type annotations are not supported on `let {}`: types are inferred", pi.ident))
                         }
-                        p => return self.err(p, "only `let name = ...` and `let mut name = ...` are supported"),
+                        p => return self.err(p, "only `let name = ...`, `let mut name = ...` and `let _ = ...` are supported"),
                     },
-                    p => return self.err(p, "only `let name = ...` and `let mut name = ...` are supported"),
+                    p => return self.err(p, "only `let name = ...`, `let mut name = ...` and `let _ = ...` are supported"),
                 };
                 let Some(init) = &l.init else {
                     return self.err(l, "a `let` in a tile kernel needs an initial value");
