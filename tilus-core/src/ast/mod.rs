@@ -6,6 +6,8 @@
 
 use crate::ir::Span;
 
+mod display;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelDef {
     pub name: String,
