@@ -247,7 +247,7 @@ fn float_atomics_add_with_tolerance_and_min_max_exactly() {
             if i < 6 {
                 (i % 2) as i32 + 3
             } else {
-                r.range(0, bins + 1) - 0
+                r.range(0, bins + 1)
             }
         })
         .collect();
@@ -420,6 +420,225 @@ fn conversions_are_rusts_as() {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// exp / ln: expanded into correctly rounded operations, so every backend gives the same bits;
+// accuracy against higher-precision references over random bit patterns (all magnitudes,
+// subnormals, infinities, NaNs) and the special values.
+
+#[tile_kernel(threads = 128)]
+fn transcendental(
+    x: GlobalTensor<f32>,
+    w: GlobalTensor<f64>,
+    h: GlobalTensor<f16>,
+    o32: GlobalTensor<f32>,
+    o64: GlobalTensor<f64>,
+    oh: GlobalTensor<f16>,
+    bits: GlobalTensor<u32>,
+) {
+    let start = block_idx() * 256;
+    let n = x.len();
+    let m = h.len();
+    let a = load_global(x, offsets = [start], shape = [256]);
+    let b = load_global(w, offsets = [start], shape = [256]);
+    let c = load_global(h, offsets = [start], shape = [256]);
+    store_global(o32.view(0, [n]), a.exp(), offsets = [start]);
+    store_global(o32.view(n, [n]), ln(a), offsets = [start]);
+    // Sign flip through the bits: `from_bits(to_bits(a) ^ sign)` is `-a`, NaN payloads kept.
+    store_global(
+        o32.view(2 * n, [n]),
+        f32::from_bits(a.to_bits() ^ 0x8000_0000),
+        offsets = [start],
+    );
+    store_global(o64.view(0, [n]), exp(b), offsets = [start]);
+    store_global(o64.view(n, [n]), b.ln(), offsets = [start]);
+    store_global(oh.view(0, [m]), c.exp(), offsets = [start]);
+    store_global(oh.view(m, [m]), log(c), offsets = [start]);
+    store_global(bits, a.to_bits(), offsets = [start]);
+}
+
+/// Distance in units in the last place (0 for equal values, NaN only equal to NaN).
+fn ulps(got: f64, want: f64, to_key: impl Fn(f64) -> i64) -> i64 {
+    if got.is_nan() || want.is_nan() {
+        return if got.is_nan() && want.is_nan() {
+            0
+        } else {
+            i64::MAX
+        };
+    }
+    (to_key(got) - to_key(want)).abs()
+}
+
+fn key32(v: f64) -> i64 {
+    let b = (v as f32).to_bits() as i32;
+    (if b < 0 { i32::MIN - b } else { b }) as i64
+}
+
+fn key64(v: f64) -> i64 {
+    let b = v.to_bits() as i64;
+    if b < 0 {
+        i64::MIN - b
+    } else {
+        b
+    }
+}
+
+fn key16(v: f64) -> i64 {
+    let b = f16::from_f64(v).to_bits() as i16;
+    (if b < 0 { i16::MIN - b } else { b }) as i64
+}
+
+#[test]
+fn exp_and_ln_are_accurate_and_identical_on_every_backend() {
+    let mut r = rng();
+    let specials32 = [
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MIN_POSITIVE,
+        1e-45,
+        f32::MAX,
+        88.72283,
+        88.72284,
+        -87.33654,
+        -103.27893,
+        -103.97208,
+        -104.0,
+        0.5,
+        2.0,
+        1.0 + f32::EPSILON,
+        1.0 - f32::EPSILON / 2.0,
+        std::f32::consts::E,
+    ];
+    let n = 5000 + specials32.len(); // not a multiple of the 256-element tile
+    let mut x: Vec<f32> = specials32.to_vec();
+    while x.len() < n {
+        // Half random bit patterns (every magnitude), half values where exp is finite.
+        let v = if r.next_u64() % 2 == 0 {
+            f32::from_bits(r.next_u64() as u32)
+        } else {
+            (r.next_u64() % 200_000) as f32 / 1000.0 - 110.0
+        };
+        x.push(v);
+    }
+    let mut w: Vec<f64> = vec![
+        0.0,
+        -0.0,
+        1.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        f64::MIN_POSITIVE,
+        5e-324,
+        f64::MAX,
+        709.782712893384,
+        709.782712893385,
+        -708.3964185322641,
+        -745.1332191019411,
+        -745.2,
+        1.0 + f64::EPSILON,
+        1.0 - f64::EPSILON / 2.0,
+    ];
+    while w.len() < n {
+        let v = if r.next_u64() % 2 == 0 {
+            f64::from_bits(r.next_u64())
+        } else {
+            (r.next_u64() % 1_500_000) as f64 / 1000.0 - 750.0
+        };
+        w.push(v);
+    }
+    let h: Vec<f16> = (0..n)
+        .map(|i| match i {
+            0 => f16::INFINITY,
+            1 => f16::NEG_INFINITY,
+            2 => f16::NAN,
+            3 => f16::from_bits(1), // smallest subnormal
+            4 => f16::MAX,
+            5 => f16::ZERO,
+            _ => f16::from_bits(r.next_u64() as u16),
+        })
+        .collect();
+    let mut results = Vec::new();
+    for dev in backends() {
+        let xs = dev.upload(&x).unwrap();
+        let ws = dev.upload(&w).unwrap();
+        let hs = dev.upload(&h).unwrap();
+        let o32 = dev.full(3 * n, f32::from_bits(0x7fbad000)).unwrap();
+        let o64 = dev.full(2 * n, -7.0f64).unwrap();
+        let oh = dev.full(2 * n, f16::from_f32(-7.0)).unwrap();
+        let bits = dev.full(n, 0xdead_beefu32).unwrap();
+        let grid = n.div_ceil(256) as u32;
+        transcendental::launch(&dev, grid, &xs, &ws, &hs, &o32, &o64, &oh, &bits).unwrap();
+        let (o32, o64, oh, bits) = (
+            o32.download().unwrap(),
+            o64.download().unwrap(),
+            oh.download().unwrap(),
+            bits.download().unwrap(),
+        );
+        let mut worst = [0i64; 6];
+        for i in 0..n {
+            let a = x[i] as f64;
+            let errs = [
+                ulps(o32[i] as f64, a.exp(), key32),
+                ulps(o32[n + i] as f64, a.ln(), key32),
+                ulps(o64[i], w[i].exp(), key64),
+                ulps(o64[n + i], w[i].ln(), key64),
+                ulps(oh[i].to_f64(), h[i].to_f64().exp(), key16),
+                ulps(oh[n + i].to_f64(), h[i].to_f64().ln(), key16),
+            ];
+            for (k, e) in errs.into_iter().enumerate() {
+                assert!(
+                    e <= 2,
+                    "{dev:?}: function {k} at element {i} (x = {:e}, w = {:e}, h = {}): {e} ulp; got {:e} / {:e} / {}",
+                    x[i], w[i], h[i], o32[i], o64[i], oh[i]
+                );
+                worst[k] = worst[k].max(e);
+            }
+            assert_eq!(bits[i], x[i].to_bits(), "{dev:?}: to_bits at {i}");
+            assert_eq!(
+                o32[2 * n + i].to_bits(),
+                x[i].to_bits() ^ 0x8000_0000,
+                "{dev:?}: from_bits at {i}"
+            );
+        }
+        eprintln!(
+            "{dev:?}: worst ulp exp/ln f32 {:?}, f64 {:?}, f16 {:?}",
+            &worst[0..2],
+            &worst[2..4],
+            &worst[4..6]
+        );
+        results.push((format!("{dev:?}"), o32, o64, oh));
+    }
+    // The same bits on every backend (the expansion uses correctly rounded operations only).
+    for other in &results[1..] {
+        let first = &results[0];
+        let same32 = first
+            .1
+            .iter()
+            .zip(&other.1)
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+        let same64 = first
+            .2
+            .iter()
+            .zip(&other.2)
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+        let same16 = first
+            .3
+            .iter()
+            .zip(&other.3)
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(
+            same32 && same64 && same16,
+            "{} and {} differ",
+            first.0,
+            other.0
+        );
+    }
+}
+
 #[test]
 fn every_kernel_here_assembles() {
     for (name, ptx, target) in [
@@ -430,6 +649,11 @@ fn every_kernel_here_assembles() {
         ("float_atomics", float_atomics::PTX, float_atomics::TARGET),
         ("literals", literals::PTX, literals::TARGET),
         ("conversions", conversions::PTX, conversions::TARGET),
+        (
+            "transcendental",
+            transcendental::PTX,
+            transcendental::TARGET,
+        ),
     ] {
         common::assemble_all(name, ptx, target);
     }

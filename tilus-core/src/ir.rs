@@ -522,6 +522,20 @@ pub enum Inst {
     GridDim {
         axis: u8,
     },
+    /// The block's rank in its thread-block cluster (`%cluster_ctarank`: `x` fastest), an i32
+    /// scalar in `0..cluster size`. Only in kernels declared with a cluster shape.
+    ClusterRank,
+    /// Blocks per cluster (`%cluster_nctarank`), an i32 scalar.
+    ClusterSize,
+    /// The cluster's index in the grid of clusters along axis 0, 1, 2 (`%clusterid.{x,y,z}`).
+    ClusterIdx {
+        axis: u8,
+    },
+    /// Cluster-wide barrier: every thread of every block of the cluster arrives (release) and
+    /// waits (acquire), so shared-memory writes before it, in any block of the cluster, are
+    /// visible to reads after it in any block (`barrier.cluster.arrive.release` +
+    /// `barrier.cluster.wait.acquire`). It is also a block-wide barrier.
+    ClusterSync,
     /// Runtime size of axis `axis` of a global view (i64 scalar).
     Dim {
         tensor: VarId,
@@ -575,6 +589,12 @@ pub enum Inst {
         x: Operand,
         dtype: DType,
     },
+    /// Reinterpret the bits of each element as `dtype`, of the same size (`f32::to_bits`,
+    /// `f32::from_bits`; neither side `bool`).
+    Bitcast {
+        x: Operand,
+        dtype: DType,
+    },
     /// Same elements in row-major order, new shape (same element count).
     Reshape {
         x: VarId,
@@ -591,10 +611,20 @@ pub enum Inst {
         x: VarId,
     },
     /// Allocate a shared-memory tensor at byte `offset` of the block's shared window.
+    ///
+    /// `distributed`: a tensor of the whole cluster (distributed shared memory, sm_90): its
+    /// axis 0 is split evenly over the cluster's blocks in rank order, block `r` holding rows
+    /// `r * rows .. (r + 1) * rows` (`rows = shape[0] / cluster size`) at `offset` of its own
+    /// window; every block addresses every element, the owner's through `.shared::cluster`.
+    /// Accesses need the cluster running: a block must have passed a [`Inst::ClusterSync`]
+    /// before it touches the tensor, and blocks do not exit while others may still access
+    /// their part (the front end ends such kernels with a `ClusterSync`).
     AllocShared {
         dtype: DType,
         shape: Vec<usize>,
         offset: usize,
+        #[serde(default)]
+        distributed: bool,
     },
     /// Block-wide barrier (`bar.sync 0`); also orders shared- and global-memory accesses of the
     /// block's threads (CTA scope).
@@ -652,6 +682,7 @@ impl Inst {
         matches!(
             self,
             Inst::Sync
+                | Inst::ClusterSync
                 | Inst::Fence { .. }
                 | Inst::Store { .. }
                 | Inst::AtomicStore { .. }
@@ -679,6 +710,7 @@ impl Inst {
         match self {
             Inst::Mov(o) => out.push(*o),
             Inst::BlockIdx { .. } | Inst::GridDim { .. } | Inst::Arange { .. } | Inst::Sync => {}
+            Inst::ClusterRank | Inst::ClusterSize | Inst::ClusterIdx { .. } | Inst::ClusterSync => {}
             Inst::AllocShared { .. } | Inst::Fence { .. } => {}
             Inst::Dim { tensor, .. } => out.push(Operand::Var(*tensor)),
             Inst::View { src, offset, shape } => {
@@ -688,7 +720,7 @@ impl Inst {
             }
             Inst::Full { value, .. } => out.push(*value),
             Inst::Binary { lhs, rhs, .. } => out.extend([*lhs, *rhs]),
-            Inst::Unary { x, .. } | Inst::Cast { x, .. } => out.push(*x),
+            Inst::Unary { x, .. } | Inst::Cast { x, .. } | Inst::Bitcast { x, .. } => out.push(*x),
             Inst::Select { cond, a, b } => out.extend([*cond, *a, *b]),
             Inst::Fma { a, b, c } => out.extend([*a, *b, *c]),
             Inst::Reshape { x, .. } | Inst::Broadcast { x, .. } | Inst::Reduce { x, .. } => {

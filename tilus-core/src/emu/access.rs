@@ -17,6 +17,9 @@ pub(crate) enum Region {
     /// The block's shared window; addresses are indices of elements of the allocation's type
     /// counted from the window's start (byte offset = address × element size).
     Shared,
+    /// A distributed tensor in the cluster's windows: indices of elements counted from the
+    /// start of the rank-0 window (windows are consecutive, `window` bytes each).
+    Cluster,
 }
 
 impl Region {
@@ -24,6 +27,7 @@ impl Region {
         match self {
             Region::Global { .. } => "global",
             Region::Shared => "shared",
+            Region::Cluster => "cluster shared",
         }
     }
 }
@@ -84,7 +88,8 @@ fn dtype_of(kernel: &Kernel, op: Operand) -> DType {
 
 /// Resolve `access` into `addrs` (one entry per element of `access.shape`, row-major: the
 /// address, or [`INACTIVE`]). `global_lens[p]` is the length of tensor parameter `p`;
-/// `shared_bytes` the size of the shared window.
+/// `shared_bytes` the size of the shared window (and the distance between consecutive windows
+/// of a cluster).
 pub(crate) fn resolve(
     access: &Access,
     kernel: &Kernel,
@@ -93,6 +98,8 @@ pub(crate) fn resolve(
     shared_bytes: usize,
     addrs: &mut Vec<i64>,
 ) -> Result<Resolved, AccessFault> {
+    // A distributed tensor: (elements per block, elements per window).
+    let mut distributed: Option<(i64, i64)> = None;
     let bad = |m: String| AccessFault::Malformed(m);
     let shape = &access.shape;
     let n =
@@ -117,15 +124,27 @@ pub(crate) fn resolve(
                     .unwrap_or(i64::MAX);
                 let size = s.dtype.size_bytes();
                 let first = (s.byte / size) as i64;
-                (
-                    Region::Shared,
-                    &shared_dims,
-                    first,
-                    first,
-                    first
-                        .saturating_add(count)
-                        .min((shared_bytes / size) as i64),
-                )
+                match s.part {
+                    Some(part) => {
+                        distributed = Some((part.max(1) as i64, (shared_bytes / size) as i64));
+                        (
+                            Region::Cluster,
+                            &shared_dims,
+                            first,
+                            first,
+                            first.saturating_add(count),
+                        )
+                    }
+                    None => (
+                        Region::Shared,
+                        &shared_dims,
+                        first,
+                        first,
+                        first
+                            .saturating_add(count)
+                            .min((shared_bytes / size) as i64),
+                    ),
+                }
             }
             _ => {
                 return Err(bad(format!(
@@ -250,7 +269,11 @@ pub(crate) fn resolve(
         }
         let abs = start.saturating_add(f);
         if f != BAD && abs >= lo && abs < hi {
-            *a = abs;
+            *a = match distributed {
+                // Owner block `f / part`, at the same place in its window.
+                Some((part, window)) => (f / part) * window + start + f % part,
+                None => abs,
+            };
         } else if access.check_bounds {
             *a = INACTIVE;
         } else {

@@ -4,6 +4,7 @@
 //! the next statement starts, so a block is exactly a sequential program over tile values;
 //! `Sync` has nothing to wait for. Memory instructions live in `mem.rs`.
 
+use super::cluster::{rank_of, BarrierError, ClusterMem};
 use super::ops;
 use super::race::Shadow;
 use super::value::{
@@ -74,6 +75,13 @@ pub(crate) struct Interp<'c, 'k, 'a> {
     iterations: u64,
     /// Race-checking shadow of the shared window (only under `check_races`).
     pub race: Option<Shadow>,
+    /// The running cluster's shared windows and barrier (kernels with a cluster of more than
+    /// one block); `shared` is unused then.
+    pub cluster: Option<&'c ClusterMem>,
+    /// The block's rank in its cluster (0 without one).
+    pub rank: u32,
+    /// Cluster barriers this block has passed.
+    pub cluster_phase: u64,
 }
 
 impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
@@ -89,13 +97,48 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             block: 0,
             iterations: 0,
             race: ctx.opts.check_races.then(|| Shadow::new(ctx.kernel)),
+            cluster: None,
+            rank: 0,
+            cluster_phase: 0,
         }
+    }
+
+    /// An interpreter for one block of a running cluster.
+    pub fn in_cluster(ctx: &'c Ctx<'k, 'a>, cluster: &'c ClusterMem) -> Self {
+        let mut i = Interp::new(ctx);
+        i.shared = Vec::new();
+        i.cluster = Some(cluster);
+        i
+    }
+
+    /// `barrier.cluster`: a block barrier, then (with peers) the wait for the whole cluster.
+    fn cluster_sync(&mut self) -> R<()> {
+        self.barrier();
+        self.cluster_phase += 1;
+        let Some(c) = self.cluster else { return Ok(()) };
+        c.barrier.wait(self.ctx.abort).map_err(|e| match e {
+            BarrierError::Aborted => Fault::Aborted,
+            BarrierError::Broken => self.cluster_error(
+                "`cluster_sync()` waits for a block of the cluster that has already exited (the GPU would hang): every block of a cluster must reach the same cluster barriers".into(),
+            ),
+        })
+    }
+
+    /// A violation of the cluster protocol.
+    pub fn cluster_error(&self, detail: String) -> Fault {
+        Fault::Error(EmuError::Cluster {
+            kernel: self.ctx.kernel.name.clone(),
+            block: self.block,
+            detail,
+        })
     }
 
     /// Run block `block` to completion.
     pub fn run_block(&mut self, block: u32) -> R<()> {
         self.block = block;
         self.iterations = 0;
+        self.rank = rank_of(self.ctx.grid.coords(block as u64), self.ctx.kernel.cluster).0;
+        self.cluster_phase = 0;
         for (i, b) in self.shared.iter_mut().enumerate() {
             *b = SHARED_POISON.to_le_bytes()[i % 4];
         }
@@ -340,6 +383,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     self.barrier();
                     Ok(())
                 }
+                Inst::ClusterSync => self.cluster_sync(),
                 _ => Ok(()),
             };
         };
@@ -372,6 +416,14 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 self.set(d, Value::Scalar(c as u64))
             }
             Inst::GridDim { axis } => self.set(d, Value::Scalar(self.ctx.grid.dim(*axis) as u64)),
+            Inst::ClusterRank => self.set(d, Value::Scalar(self.rank as u64)),
+            Inst::ClusterSize => self.set(d, Value::Scalar(self.ctx.kernel.cluster.blocks())),
+            Inst::ClusterIdx { axis } => {
+                let coords = self.ctx.grid.coords(self.block as u64);
+                let cid = rank_of(coords, self.ctx.kernel.cluster).1;
+                self.set(d, Value::Scalar(cid[(*axis as usize).min(2)] as u64))
+            }
+            Inst::ClusterSync => self.cluster_sync(),
             Inst::Dim { tensor, axis } => {
                 let v = match self.vars.get(*tensor as usize) {
                     Some(Value::Global(g)) => g.dims.get(*axis).copied(),
@@ -464,6 +516,21 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     e @ Elems::Tile(s, xs) => {
                         let s = s.to_vec();
                         elem::cast_into(from, *dtype, e.lanes(), xs.len(), &mut out);
+                        self.set_tile(d, s, out)
+                    }
+                }
+            }
+            Inst::Bitcast { x, dtype } => {
+                // Values are canonical bit patterns and the sizes agree: only the type changes.
+                let mut out = self.take_buf();
+                match self.operand(*x)? {
+                    Elems::Scalar(v) => {
+                        self.pool.push(out);
+                        self.set(d, Value::Scalar(elem::canon(*dtype, v)))
+                    }
+                    Elems::Tile(s, xs) => {
+                        let s = s.to_vec();
+                        out.extend(xs.iter().map(|&v| elem::canon(*dtype, v)));
                         self.set_tile(d, s, out)
                     }
                 }
@@ -562,14 +629,22 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 shape,
                 offset,
                 dtype,
+                distributed,
             } => {
-                let end = self
-                    .numel(shape)?
+                let blocks = if *distributed {
+                    self.ctx.kernel.cluster.blocks().max(1) as usize
+                } else {
+                    1
+                };
+                let part = self.numel(shape)? / blocks;
+                let window = match self.cluster {
+                    Some(c) => c.window,
+                    None => self.shared.len(),
+                };
+                let end = part
                     .checked_mul(dtype.size_bytes())
                     .and_then(|b| b.checked_add(*offset));
-                if offset % dtype.size_bytes() != 0
-                    || !matches!(end, Some(end) if end <= self.shared.len())
-                {
+                if offset % dtype.size_bytes() != 0 || !matches!(end, Some(end) if end <= window) {
                     return Err(self.malformed(format!(
                         "shared allocation of {shape:?} at byte {offset} does not fit the {}-byte window",
                         self.ctx.kernel.shared_bytes
@@ -581,6 +656,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                         byte: *offset,
                         shape: shape.clone(),
                         dtype: *dtype,
+                        part: distributed.then_some(part),
                     }),
                 )
             }

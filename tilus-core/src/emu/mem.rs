@@ -13,6 +13,7 @@
 //! which is one of the orders the GPU may choose.
 
 use super::access::{self, AccessFault, Region, Resolved, INACTIVE};
+use super::cluster::ClusterMem;
 use super::global::GlobalMem;
 use super::interp::{Fault, Interp, R};
 use super::race::{Kind, Target};
@@ -89,6 +90,53 @@ fn global_rmw(
     }
 }
 
+/// The bytes a shared access indexes: the block's own window, or (in a cluster) the
+/// cluster's windows, locked for the operation.
+enum Window<'w> {
+    Own(&'w mut Vec<u8>),
+    Cluster(std::sync::MutexGuard<'w, Vec<u8>>),
+}
+
+impl std::ops::Deref for Window<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Window::Own(w) => w,
+            Window::Cluster(g) => g,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Window<'_> {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        match self {
+            Window::Own(w) => w,
+            Window::Cluster(g) => g,
+        }
+    }
+}
+
+/// The window of a resolved shared access of `size`-byte elements, and the element index its
+/// address 0 has there (a cluster block's own window starts at `rank * window`).
+fn open_window<'w>(
+    own: &'w mut Vec<u8>,
+    cluster: Option<&'w ClusterMem>,
+    rank: u32,
+    region: Region,
+    size: usize,
+) -> (Window<'w>, usize) {
+    match cluster {
+        None => (Window::Own(own), 0),
+        Some(c) => {
+            let base = match region {
+                Region::Cluster => 0,
+                _ => rank as usize * c.window / size,
+            };
+            (Window::Cluster(c.lock()), base)
+        }
+    }
+}
+
 /// Element `i` (of `size` bytes) of the shared window, little endian.
 #[inline(always)]
 fn read_shared(window: &[u8], i: usize, size: usize) -> u64 {
@@ -126,7 +174,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             self.ctx.kernel,
             &self.vars,
             &self.ctx.global_lens,
-            self.shared.len(),
+            self.cluster.map_or(self.shared.len(), |c| c.window),
             &mut self.addrs,
         )
         .map_err(|f| match f {
@@ -142,6 +190,25 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 element,
                 detail,
             }),
+        })
+        .and_then(|r| {
+            let Some(c) = self.cluster else { return Ok(r) };
+            if r.region != Region::Cluster || self.cluster_phase > 0 {
+                return Ok(r);
+            }
+            // Before the first cluster barrier only the block's own part may be touched.
+            let per_window = (c.window / self.mem_dtype(a).size_bytes()) as i64;
+            let own = self.rank as i64;
+            if self
+                .addrs
+                .iter()
+                .any(|&p| p != INACTIVE && p / per_window != own)
+            {
+                return Err(self.cluster_error(
+                    "a cluster shared tensor is accessed before this block's first `cluster_sync()`: the other blocks of the cluster may not have started (their shared memory does not exist yet) or initialised their part".into(),
+                ));
+            }
+            Ok(r)
         })
     }
 
@@ -237,13 +304,14 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     }
                 }));
             }
-            Region::Shared => {
-                let sh = &self.shared;
+            Region::Shared | Region::Cluster => {
+                let (sh, base) =
+                    open_window(&mut self.shared, self.cluster, self.rank, r.region, size);
                 out.extend(self.addrs.iter().enumerate().map(|(e, &p)| {
                     if p == INACTIVE {
                         other.at(e)
                     } else {
-                        read_shared(sh, p as usize, size)
+                        read_shared(&sh, base + p as usize, size)
                     }
                 }));
             }
@@ -273,13 +341,14 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     }
                 }));
             }
-            Region::Shared => {
-                let sh = &self.shared;
+            Region::Shared | Region::Cluster => {
+                let (sh, base) =
+                    open_window(&mut self.shared, self.cluster, self.rank, r.region, size);
                 out.extend(self.addrs.iter().map(|&p| {
                     if p == INACTIVE {
                         0
                     } else {
-                        read_shared(sh, p as usize, size)
+                        read_shared(&sh, base + p as usize, size)
                     }
                 }));
             }
@@ -325,10 +394,12 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     }
                 }
             }
-            Region::Shared => {
+            Region::Shared | Region::Cluster => {
+                let (mut sh, base) =
+                    open_window(&mut self.shared, self.cluster, self.rank, r.region, size);
                 for (e, &p) in self.addrs.iter().enumerate() {
                     if p != INACTIVE {
-                        write_shared(&mut self.shared, p as usize, size, v.at(e));
+                        write_shared(&mut sh, base + p as usize, size, v.at(e));
                     }
                 }
             }
@@ -406,14 +477,17 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     }
                 }
             }
-            Region::Shared => {
+            Region::Shared | Region::Cluster => {
+                let (mut sh, base) =
+                    open_window(&mut self.shared, self.cluster, self.rank, r.region, size);
                 for (e, &p) in self.addrs.iter().enumerate() {
                     let old = if p == INACTIVE {
                         dead(e)
                     } else {
-                        let old = read_shared(&self.shared, p as usize, size);
+                        let at = base + p as usize;
+                        let old = read_shared(&sh, at, size);
                         let new = rmw_new(op, d, old, v.at(e), c.at(e), false);
-                        write_shared(&mut self.shared, p as usize, size, new);
+                        write_shared(&mut sh, at, size, new);
                         old
                     };
                     if want {

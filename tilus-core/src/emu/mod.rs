@@ -21,6 +21,7 @@
 //! order, so the last of several weak stores to one address wins).
 
 mod access;
+mod cluster;
 mod global;
 mod interp;
 mod mem;
@@ -141,6 +142,16 @@ pub enum EmuError {
         block: u32,
         detail: String,
     },
+    /// A thread-block cluster was used wrongly: a grid that is not a whole number of clusters,
+    /// a distributed shared tensor touched before the block's first `cluster_sync()` (its
+    /// peers may not have started), or a cluster barrier that some block never reaches (a hang
+    /// on the GPU).
+    #[error("kernel `{kernel}`, block {block}: {detail}")]
+    Cluster {
+        kernel: String,
+        block: u32,
+        detail: String,
+    },
     /// The IR breaks an invariant the front end guarantees (a compiler bug, or hand-built IR).
     #[error("kernel `{kernel}`, block {block}: malformed IR: {message}")]
     Malformed {
@@ -225,6 +236,9 @@ pub fn launch(
         opts,
         abort: &abort,
     };
+    if kernel.cluster.blocks() > 1 {
+        return launch_clusters(&ctx);
+    }
     let workers = match opts.workers {
         0 => (blocks.min(MAX_DEFAULT_WORKERS as u64)) as usize,
         w => w.min(blocks.min(usize::MAX as u64) as usize),
@@ -246,31 +260,56 @@ pub fn launch(
                 Err(payload) => {
                     // The interpreter's state is suspect after a panic: start afresh.
                     interp = Interp::new(&ctx);
-                    let message = payload
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| payload.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "panic".into());
-                    Err(Fault::Error(EmuError::Internal {
-                        kernel: kernel.name.clone(),
-                        block,
-                        message,
-                    }))
+                    Err(internal(kernel, block, payload))
                 }
             };
-            match result {
-                Ok(()) => {}
-                Err(Fault::Aborted) => break,
-                Err(Fault::Error(e)) => {
-                    let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
-                    slot.get_or_insert(e);
-                    abort.store(true, Ordering::Relaxed);
-                    break;
-                }
+            if !record(result, &first_error, &abort) {
+                break;
             }
         }
     };
 
+    run_workers(workers, work);
+    match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// A panic inside the interpreter, as the error it is.
+fn internal(kernel: &Kernel, block: u32, payload: Box<dyn std::any::Any + Send>) -> Fault {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".into());
+    Fault::Error(EmuError::Internal {
+        kernel: kernel.name.clone(),
+        block,
+        message,
+    })
+}
+
+/// Record a block's outcome; false when the launch stops (an error here or elsewhere).
+fn record(
+    result: Result<(), Fault>,
+    first_error: &Mutex<Option<EmuError>>,
+    abort: &AtomicBool,
+) -> bool {
+    match result {
+        Ok(()) => true,
+        Err(Fault::Aborted) => false,
+        Err(Fault::Error(e)) => {
+            let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
+            slot.get_or_insert(e);
+            abort.store(true, Ordering::Relaxed);
+            false
+        }
+    }
+}
+
+/// Run `work` on `workers` host threads (the calling thread is one of them).
+fn run_workers(workers: usize, work: impl Fn() + Sync) {
     if workers <= 1 {
         work();
     } else {
@@ -280,7 +319,7 @@ pub fn launch(
             for _ in 1..workers {
                 if std::thread::Builder::new()
                     .name("tilus-emu".into())
-                    .spawn_scoped(s, work)
+                    .spawn_scoped(s, &work)
                     .is_err()
                 {
                     break;
@@ -289,6 +328,82 @@ pub fn launch(
             work();
         });
     }
+}
+
+/// A launch of a kernel with clusters: whole clusters are handed out to workers, and the
+/// blocks of a cluster run at the same time, one host thread each, over the cluster's shared
+/// windows (`cluster.rs`).
+fn launch_clusters(ctx: &Ctx<'_, '_>) -> Result<(), EmuError> {
+    let (kernel, grid, c) = (ctx.kernel, ctx.grid, ctx.kernel.cluster);
+    if grid.x % c.x != 0 || grid.y % c.y != 0 || grid.z % c.z != 0 {
+        return Err(EmuError::Cluster {
+            kernel: kernel.name.clone(),
+            block: 0,
+            detail: format!(
+                "the grid ({}, {}, {}) is not a whole number of ({}, {}, {})-block clusters",
+                grid.x, grid.y, grid.z, c.x, c.y, c.z
+            ),
+        });
+    }
+    let clusters = Grid::new(grid.x / c.x, grid.y / c.y, grid.z / c.z);
+    let size = c.blocks() as u32;
+    let count = clusters.blocks();
+    let per_cluster = size as usize;
+    let workers = match ctx.opts.workers {
+        0 => (MAX_DEFAULT_WORKERS / per_cluster).max(1),
+        w => w.div_ceil(per_cluster).max(1),
+    }
+    .min(count.min(usize::MAX as u64) as usize);
+    let next = AtomicU64::new(0);
+    let first_error: Mutex<Option<EmuError>> = Mutex::new(None);
+    let poison = interp::SHARED_POISON.to_le_bytes();
+    let work = || {
+        while !ctx.abort.load(Ordering::Relaxed) {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= count {
+                break;
+            }
+            let cid = clusters.coords(i);
+            let mem = cluster::ClusterMem::new(size, kernel.shared_bytes, poison);
+            let run_rank = |rank: u32| {
+                let block = cluster::block_of(rank, cid, c, grid) as u32;
+                let mut interp = Interp::in_cluster(ctx, &mem);
+                let result = catch_unwind(AssertUnwindSafe(|| interp.run_block(block)))
+                    .unwrap_or_else(|payload| Err(internal(kernel, block, payload)));
+                // Blocks still waiting for this one at a cluster barrier are never released.
+                mem.barrier.exit();
+                record(result, &first_error, ctx.abort);
+            };
+            std::thread::scope(|s| {
+                let mut spawned = Vec::new();
+                for rank in 1..size {
+                    match std::thread::Builder::new()
+                        .name("tilus-emu-cluster".into())
+                        .spawn_scoped(s, move || run_rank(rank))
+                    {
+                        Ok(h) => spawned.push(h),
+                        Err(e) => {
+                            // Without all of its blocks in flight a cluster cannot run.
+                            record(
+                                Err(Fault::Error(EmuError::Internal {
+                                    kernel: kernel.name.clone(),
+                                    block: 0,
+                                    message: format!(
+                                        "cannot start a thread for a cluster block: {e}"
+                                    ),
+                                })),
+                                &first_error,
+                                ctx.abort,
+                            );
+                            mem.barrier.exit();
+                        }
+                    }
+                }
+                run_rank(0);
+            });
+        }
+    };
+    run_workers(workers, work);
     match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some(e) => Err(e),
         None => Ok(()),

@@ -86,6 +86,7 @@ impl Kb {
                     dtype: DType::I32,
                     shape: shape.to_vec(),
                     offset,
+                    distributed: false,
                 },
             ),
         )
@@ -1509,6 +1510,7 @@ fn malformed_ir_is_an_error_not_a_panic() {
                 dtype: DType::I32,
                 shape: vec![4],
                 offset: 0,
+                distributed: false,
             },
         )],
     ];

@@ -43,6 +43,9 @@ pub(crate) struct SharedView {
     pub byte: usize,
     pub shape: Vec<usize>,
     pub dtype: DType,
+    /// A distributed (cluster) tensor: elements per block, block `r` holding flat elements
+    /// `r * part .. (r + 1) * part` at `byte` of its own window.
+    pub part: Option<usize>,
 }
 
 /// A borrowed element source: an operand that is either a scalar (broadcast to every element)

@@ -164,6 +164,10 @@ impl Lowerer {
         call_span: Span,
     ) -> LResult<Bound<'a>> {
         let mut slots: Vec<Option<&'a Expr>> = vec![None; params.len()];
+        // Where each bound parameter was given (its keyword, or the positional argument).
+        let mut given_at: Vec<Span> = vec![Span::NONE; params.len()];
+        // Parameter names offered for unknown keyword arguments ("did you mean").
+        let mut suggested: Vec<&str> = Vec::new();
         // Parameter index of each argument, in source order.
         let mut order: Vec<usize> = Vec::with_capacity(args.len());
         let mut ok = true;
@@ -185,15 +189,16 @@ impl Lowerer {
                         let d = Diagnostic::new(
                             a.span,
                             format!(
-                                "`{fname}` takes {} argument(s) but {} were supplied",
-                                params.len(),
-                                args.iter().filter(|a| a.name.is_none()).count()
+                                "`{fname}` takes {} but {} supplied",
+                                crate::diag::count(params.len(), "argument"),
+                                crate::diag::were(args.iter().filter(|a| a.name.is_none()).count())
                             ),
                         )
                         .note(format!("signature: `{}`", sig()));
                         return Err(self.error(d));
                     }
                     slots[positional] = Some(&a.value);
+                    given_at[positional] = a.span;
                     order.push(positional);
                     positional += 1;
                 }
@@ -204,23 +209,37 @@ impl Lowerer {
                         .position(|p| p.name == name || p.aliases.contains(&name.as_str()))
                     {
                         Some(i) if slots[i].is_some() => {
-                            self.error(Diagnostic::new(
-                                *nspan,
-                                format!("argument `{}` is given twice", params[i].name),
-                            ));
+                            self.error(
+                                Diagnostic::new(
+                                    *nspan,
+                                    format!("argument `{}` is given twice", params[i].name),
+                                )
+                                .label(
+                                    given_at[i],
+                                    format!("`{}` is first given here", params[i].name),
+                                ),
+                            );
                             ok = false;
                         }
                         Some(i) => {
                             slots[i] = Some(&a.value);
+                            given_at[i] = *nspan;
                             order.push(i);
                         }
                         None => {
+                            let names = params.iter().flat_map(|p| {
+                                std::iter::once(p.name).chain(p.aliases.iter().copied())
+                            });
+                            let close = super::suggest::closest(name, names);
+                            let shown: Vec<String> = close.iter().map(|c| c.to_string()).collect();
+                            suggested.extend(close);
                             self.error(
                                 Diagnostic::new(
                                     *nspan,
                                     format!("`{fname}` has no argument named `{name}`"),
                                 )
-                                .note(format!("signature: `{}`", sig())),
+                                .note(format!("signature: `{}`", sig()))
+                                .maybe_help(super::suggest::help_line("an argument", &shown)),
                             );
                             ok = false;
                         }
@@ -229,7 +248,12 @@ impl Lowerer {
             }
         }
         for (p, s) in params.iter().zip(&slots) {
-            if p.required && s.is_none() {
+            // A missing argument that an unknown one was suggested for has been reported (as
+            // the misspelling it most likely is).
+            let misspelt = suggested
+                .iter()
+                .any(|n| *n == p.name || p.aliases.contains(n));
+            if p.required && s.is_none() && !misspelt {
                 self.error(
                     Diagnostic::new(
                         call_span,

@@ -39,8 +39,8 @@ impl Lowerer {
             e,
             default,
             table::SEM_NAMES,
-            "memory order",
-            "orders: relaxed, acquire, release, acq_rel (or MemoryOrder::{Relaxed, Acquire, Release, AcqRel})",
+            ("memory order", "MemoryOrder"),
+            "the orders are `relaxed`, `acquire`, `release`, `acq_rel`, or `MemoryOrder::{Relaxed, Acquire, Release, AcqRel}`",
         )
     }
 
@@ -49,32 +49,54 @@ impl Lowerer {
             e,
             default,
             table::SCOPE_NAMES,
-            "memory scope",
-            "scopes: cta, cluster, gpu, sys (or MemoryScope::{Block, Cluster, Device, Sys})",
+            ("memory scope", "MemoryScope"),
+            "the scopes are `cta`, `cluster`, `gpu`, `sys`, or `MemoryScope::{Block, Cluster, Device, Sys}`",
         )
     }
 
     /// A qualifier given by name (`acquire`, `"acquire"`, `MemoryOrder::Acquire`), looked up
-    /// in one of the legality table's name lists.
+    /// in one of the legality table's name lists; `what` is what the name is and the Rust enum
+    /// of its capitalised spellings.
     fn named_arg<T: Copy>(
         &mut self,
         e: Option<&Expr>,
         default: T,
         names: &[(&str, T)],
-        what: &str,
+        (what, enum_name): (&str, &str),
         note: &str,
     ) -> LResult<T> {
         let Some(e) = e else { return Ok(default) };
         let name = name_of(e);
         match names.iter().find(|(n, _)| Some(*n) == name.as_deref()) {
             Some((_, v)) => Ok(*v),
-            None => Err(self.error(
-                Diagnostic::new(
-                    e.span,
-                    format!("unknown {what} `{}`", name.unwrap_or_else(|| "?".into())),
-                )
-                .note(note),
-            )),
+            None => {
+                let name = name.unwrap_or_else(|| "?".into());
+                // Suggested the way the user wrote the name (`MemoryOrder::AcqRel`, `"acq_rel"`);
+                // an enum variant for a bare name is written with its enum (`device` →
+                // `MemoryScope::Device`), as the variant alone reads like a typo.
+                let close = super::suggest::closest(&name, names.iter().map(|(n, _)| *n));
+                let written: Vec<String> = close
+                    .into_iter()
+                    .map(|c| match &e.kind {
+                        ExprKind::Path(p) if p.len() > 1 => {
+                            format!("{}::{c}", p[..p.len() - 1].join("::"))
+                        }
+                        ExprKind::Str(_) => format!("\"{c}\""),
+                        // CamelCase is the enum's spelling (ALL_CAPS is a name of its own).
+                        _ if c.starts_with(|ch: char| ch.is_ascii_uppercase())
+                            && c.contains(|ch: char| ch.is_ascii_lowercase()) =>
+                        {
+                            format!("{enum_name}::{c}")
+                        }
+                        _ => c.to_string(),
+                    })
+                    .collect();
+                Err(self.error(
+                    Diagnostic::new(e.span, format!("unknown {what} `{name}`"))
+                        .note(note)
+                        .maybe_help(super::suggest::help_line(&format!("a {what}"), &written)),
+                ))
+            }
         }
     }
 
@@ -163,7 +185,7 @@ impl Lowerer {
             RmwForm::Elementwise,
             space,
             Sem::Relaxed,
-            table::default_scope(space),
+            self.scope_default(space, m),
             span,
         )?;
         let values = self.arg_of_shape(bound, "values", dtype, &shape, "`values`")?;
@@ -208,7 +230,7 @@ impl Lowerer {
             RmwForm::Scatter,
             space,
             Sem::Relaxed,
-            table::default_scope(space),
+            self.scope_default(space, m),
             span,
         )?;
         let (access, shape) = self.scatter_access(bound, m, &dst_shape)?;
@@ -374,7 +396,7 @@ impl Lowerer {
             RmwForm::Indexed,
             space,
             Sem::AcqRel,
-            table::default_scope(space),
+            self.scope_default(space, access.mem),
             span,
         )?;
         // cuTile's rule ("common mistake 3"): a read-modify-write that synchronises is acq_rel.
@@ -414,7 +436,7 @@ impl Lowerer {
     pub(super) fn indexed_load(&mut self, bound: &Bound<'_>, span: Span) -> LResult<Operand> {
         let (_, dtype, space, access, all_scalar) = self.indexed_access(bound)?;
         let sem = self.sem_arg(bound.get("sem"), Sem::Acquire)?;
-        let scope = self.scope_arg(bound.get("scope"), table::default_scope(space))?;
+        let scope = self.scope_arg(bound.get("scope"), self.scope_default(space, access.mem))?;
         if let Err(e) = table::check_atomic_load(dtype, sem, scope, self.explicit_target) {
             let at = self.qualifier_span(bound, scope, span);
             return Err(self.illegal(at, e));
@@ -433,7 +455,7 @@ impl Lowerer {
     pub(super) fn indexed_store(&mut self, bound: &Bound<'_>, span: Span) -> LResult<()> {
         let (_, dtype, space, access, _) = self.indexed_access(bound)?;
         let sem = self.sem_arg(bound.get("sem"), Sem::Release)?;
-        let scope = self.scope_arg(bound.get("scope"), table::default_scope(space))?;
+        let scope = self.scope_arg(bound.get("scope"), self.scope_default(space, access.mem))?;
         if let Err(e) = table::check_atomic_store(dtype, sem, scope, self.explicit_target) {
             let at = self.qualifier_span(bound, scope, span);
             return Err(self.illegal(at, e));
@@ -469,7 +491,24 @@ impl Lowerer {
     }
 
     /// Record a synchronising access (for the scope-mismatch check in `finish`).
+    /// The default scope of an atomic on `mem`: the table's for its space, but `cluster` for a
+    /// distributed shared tensor (blocks of the whole cluster access it).
+    pub(super) fn scope_default(&self, space: Space, mem: crate::ir::VarId) -> Scope {
+        if self.distributed_vars.contains(&mem) {
+            Scope::Cluster
+        } else {
+            table::default_scope(space)
+        }
+    }
+
     pub(super) fn note_sync(&mut self, access: &Access, sem: Sem, scope: Scope, span: Span) {
+        if scope == Scope::Cta && self.distributed_vars.contains(&access.mem) {
+            self.error(
+                Diagnostic::new(span, "a `cta`-scoped atomic on a cluster shared tensor")
+                    .note("other blocks of the cluster access its elements too: at block scope their atomics are not atomic with this one, and nothing is ordered across blocks")
+                    .help("use `scope = cluster` (the default for cluster shared tensors)"),
+            );
+        }
         if sem == Sem::Relaxed {
             return;
         }

@@ -3,6 +3,7 @@
 
 use super::args::{opt, opt_alias, req, req_alias, P};
 use super::memory::whole;
+use super::mathfns::MathFn;
 use super::{shape_str, ty_name, LResult, Lowerer};
 use crate::ast::{Arg, ExprKind, GenericArg};
 use crate::diag::Diagnostic;
@@ -27,12 +28,21 @@ enum Builtin {
     Abs,
     Sqrt,
     Fma,
+    Math(MathFn),
+    /// `f32::from_bits(x)` and the other float types'.
+    FromBits(DType),
     LoadGlobal,
     StoreGlobal,
     SharedTensor,
     LoadShared,
     StoreShared,
     Sync,
+    ClusterRank,
+    ClusterSize,
+    ClusterIdx,
+    ClusterSync,
+    /// `cluster_shared_tensor`: a shared tensor distributed over the cluster's blocks.
+    ClusterSharedTensor,
     Fence,
     StoreScatter(Space),
     /// tilus `atomic::{space}_{op}` (element-wise).
@@ -59,12 +69,21 @@ const FREE_NAMES: &[(&str, Builtin)] = &[
     ("abs", Builtin::Abs),
     ("sqrt", Builtin::Sqrt),
     ("fma", Builtin::Fma),
+    ("exp", Builtin::Math(MathFn::Exp)),
+    ("ln", Builtin::Math(MathFn::Ln)),
+    // Natural logarithm, as `log` is in numpy, Triton and CUDA.
+    ("log", Builtin::Math(MathFn::Ln)),
     ("load_global", Builtin::LoadGlobal),
     ("store_global", Builtin::StoreGlobal),
     ("shared_tensor", Builtin::SharedTensor),
     ("load_shared", Builtin::LoadShared),
     ("store_shared", Builtin::StoreShared),
     ("sync", Builtin::Sync),
+    ("cluster_rank", Builtin::ClusterRank),
+    ("cluster_size", Builtin::ClusterSize),
+    ("cluster_idx", Builtin::ClusterIdx),
+    ("cluster_sync", Builtin::ClusterSync),
+    ("cluster_shared_tensor", Builtin::ClusterSharedTensor),
     ("fence", Builtin::Fence),
     ("store_shared_scatter", Builtin::StoreScatter(Space::Shared)),
     ("store_global_scatter", Builtin::StoreScatter(Space::Global)),
@@ -107,6 +126,9 @@ fn resolve(path: &[String]) -> Option<Builtin> {
     };
     match segs {
         [name] => FREE_NAMES.iter().find(|(n, _)| n == name).map(|(_, b)| *b),
+        [ty, "from_bits"] => DType::from_name(ty)
+            .filter(|d| d.is_float())
+            .map(Builtin::FromBits),
         ["atomic", name] => {
             let (space, rest) = if let Some(r) = name.strip_prefix("shared_") {
                 (Space::Shared, r)
@@ -133,14 +155,20 @@ fn resolve(path: &[String]) -> Option<Builtin> {
 
 fn signature(b: Builtin) -> &'static [P] {
     match b {
-        Builtin::BlockIdx | Builtin::GridDim => const { &[opt("axis").meta()] },
-        Builtin::Sync => const { &[] },
+        Builtin::BlockIdx | Builtin::GridDim | Builtin::ClusterIdx => {
+            const { &[opt("axis").meta()] }
+        }
+        Builtin::Sync | Builtin::ClusterRank | Builtin::ClusterSize | Builtin::ClusterSync => {
+            const { &[] }
+        }
         Builtin::Arange => const { &[req("n").meta()] },
         Builtin::Zeros | Builtin::Ones => const { &[req("shape").meta(), opt("dtype").meta()] },
         Builtin::Full => const { &[req("shape").meta(), req("value")] },
         Builtin::Select => const { &[req("cond"), req("a"), req("b")] },
         Builtin::Min | Builtin::Max => const { &[req("a"), req("b")] },
-        Builtin::Abs | Builtin::Sqrt => const { &[req("x")] },
+        Builtin::Abs | Builtin::Sqrt | Builtin::Math(_) | Builtin::FromBits(_) => {
+            const { &[req("x")] }
+        }
         Builtin::Fma => const { &[req("a"), req("b"), req("c")] },
         Builtin::LoadGlobal => {
             const {
@@ -156,7 +184,9 @@ fn signature(b: Builtin) -> &'static [P] {
         Builtin::StoreGlobal => {
             const { &[req("dst"), req("value"), req("offsets").list(), opt("mask")] }
         }
-        Builtin::SharedTensor => const { &[req("dtype").meta(), req("shape").meta()] },
+        Builtin::SharedTensor | Builtin::ClusterSharedTensor => {
+            const { &[req("dtype").meta(), req("shape").meta()] }
+        }
         Builtin::LoadShared => const { &[req("src")] },
         Builtin::StoreShared => const { &[req("dst"), req("value")] },
         Builtin::Fence => {
@@ -286,6 +316,70 @@ fn display_name(path: &[String]) -> String {
     path.join("::")
 }
 
+/// Whether the tilus scatter form of `op` exists (the legality table provides it for some
+/// element type).
+fn has_scatter(op: RmwOp) -> bool {
+    table::RMW_ROWS.iter().any(|r| r.op == op && r.scatter)
+}
+
+/// Every builtin as it is written (`load_global`, `atomic::global_add`, `f32::from_bits`), for
+/// "did you mean". Generated from the tables above, and each checked with [`resolve`], so it
+/// cannot offer a name that does not resolve.
+fn names() -> Vec<String> {
+    let mut v: Vec<String> = FREE_NAMES.iter().map(|(n, _)| n.to_string()).collect();
+    for space in ["shared", "global"] {
+        for (op, o) in TILUS_OPS {
+            v.push(format!("atomic::{space}_{op}"));
+            if has_scatter(*o) {
+                v.push(format!("atomic::{space}_scatter_{op}"));
+            }
+        }
+    }
+    v.extend(
+        DType::ALL
+            .iter()
+            .map(|d| format!("{}::from_bits", d.name())),
+    );
+    v.retain(|n| resolve(&n.split("::").map(String::from).collect::<Vec<_>>()).is_some());
+    v
+}
+
+/// The builtins in one line, for the note of an unknown function.
+fn names_summary() -> String {
+    let free: Vec<&str> = FREE_NAMES.iter().map(|(n, _)| *n).collect();
+    let plain: Vec<&str> = free
+        .iter()
+        .copied()
+        .filter(|n| !n.starts_with("atomic_"))
+        .collect();
+    let cutile: Vec<&str> = free
+        .iter()
+        .filter_map(|n| n.strip_prefix("atomic_"))
+        .collect();
+    let ops: Vec<&str> = TILUS_OPS.iter().map(|(n, _)| *n).collect();
+    let scatter: Vec<&str> = TILUS_OPS
+        .iter()
+        .filter(|(_, o)| has_scatter(*o))
+        .map(|(n, _)| *n)
+        .collect();
+    let from_bits: Vec<&str> = DType::ALL
+        .iter()
+        .map(|d| d.name())
+        .filter(|t| resolve(&[t.to_string(), "from_bits".into()]).is_some())
+        .collect();
+    let mut s = plain.join(", ");
+    s += &format!(
+        ", atomic::{{shared,global}}_{{{}}}, atomic::{{shared,global}}_scatter_{{{}}}, atomic_{{{}}}",
+        ops.join(","),
+        scatter.join(","),
+        cutile.join(",")
+    );
+    if !from_bits.is_empty() {
+        s += &format!(", {{{}}}::from_bits", from_bits.join(","));
+    }
+    s
+}
+
 impl Lowerer {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn call(
@@ -299,12 +393,18 @@ impl Lowerer {
     ) -> LResult<Option<Operand>> {
         let name = display_name(path);
         let Some(b) = resolve(path) else {
-            let d = Diagnostic::new(path_span, format!("cannot find function `{name}` in tile kernels")).note(
-                "kernel bodies may call: block_idx, grid_dim, arange, zeros, ones, full, select, min, max, abs, sqrt, fma, load_global, \
-                 store_global, shared_tensor, load_shared, store_shared, sync, fence, store_shared_scatter, \
-                 store_global_scatter, atomic::{shared,global}_{add,sub,min,max,exch,cas}, \
-                 atomic::{shared,global}_scatter_{add,sub,min,max}, atomic_{load,store,add,sub,min,max,xchg,cas,and,or,xor,inc,dec}",
+            let d = Diagnostic::new(
+                path_span,
+                format!("cannot find function `{name}` in tile kernels"),
             );
+            // A close name says what to write; only without one is the whole list worth reading.
+            let names = names();
+            let d =
+                match super::suggest::similar("a builtin", &name, names.iter().map(String::as_str))
+                {
+                    Some(h) => d.help(h),
+                    None => d.note(format!("kernel bodies may call: {}", names_summary())),
+                };
             return Err(self.error(d));
         };
         // Generic arguments: an element type, on the builtins that make values of one
@@ -313,13 +413,18 @@ impl Lowerer {
         if !generics.is_empty() {
             match (b, generics) {
                 (
-                    Builtin::SharedTensor | Builtin::Zeros | Builtin::Ones | Builtin::Arange,
+                    Builtin::SharedTensor
+                    | Builtin::ClusterSharedTensor
+                    | Builtin::Zeros
+                    | Builtin::Ones
+                    | Builtin::Arange,
                     [GenericArg::Type(t, s)],
                 ) => generic_dtype = Some((t.clone(), *s)),
                 _ => return self.err(path_span, format!("`{name}` takes no generic arguments")),
             }
         }
-        let sig: &'static [P] = if b == Builtin::SharedTensor && generic_dtype.is_some() {
+        let shared_tensor = matches!(b, Builtin::SharedTensor | Builtin::ClusterSharedTensor);
+        let sig: &'static [P] = if shared_tensor && generic_dtype.is_some() {
             const { &[req("shape").meta()] }
         } else {
             signature(b)
@@ -343,7 +448,7 @@ impl Lowerer {
         let dtype_arg = bound.has("dtype").then(|| bound.get("dtype")).flatten();
         let explicit = match (&generic_dtype, dtype_arg) {
             (Some((t, s)), _) => Some((t.clone(), *s)),
-            (None, Some(e)) if b != Builtin::SharedTensor => match &e.kind {
+            (None, Some(e)) if !shared_tensor => match &e.kind {
                 ExprKind::Path(p) if p.len() == 1 => Some((p[0].clone(), e.span)),
                 _ => return self.err(e.span, "expected an element type such as `f32`"),
             },
@@ -352,7 +457,12 @@ impl Lowerer {
         let explicit = match explicit {
             Some((t, s)) => match DType::from_name(&t) {
                 Some(d) => Some(d),
-                None => return self.err(s, format!("unknown element type `{t}`")),
+                None => {
+                    return Err(self.error(super::suggest::unknown_dtype(
+                        Diagnostic::new(s, format!("unknown element type `{t}`")),
+                        &t,
+                    )))
+                }
             },
             None => None,
         };
@@ -386,6 +496,38 @@ impl Lowerer {
             }
             Builtin::Sync => {
                 self.emit_void(Inst::Sync, span);
+                Ok(None)
+            }
+            Builtin::ClusterRank | Builtin::ClusterSize | Builtin::ClusterIdx => {
+                self.need_cluster(&name, span)?;
+                let inst = match b {
+                    Builtin::ClusterRank => Inst::ClusterRank,
+                    Builtin::ClusterSize => Inst::ClusterSize,
+                    _ => Inst::ClusterIdx {
+                        axis: match bound.get("axis") {
+                            Some(e) => {
+                                let a = self.const_usize(e, "a cluster-grid axis")?;
+                                if a > 2 {
+                                    return self.err(
+                                        e.span,
+                                        format!("axis {a} does not exist: the grid of clusters has axes 0 (x), 1 (y) and 2 (z)"),
+                                    );
+                                }
+                                a as u8
+                            }
+                            None => 0,
+                        },
+                    },
+                };
+                let v = self.emit(inst, Ty::Scalar(DType::I32), span);
+                match want {
+                    Some(d) if d.is_int() && d != DType::I32 => Ok(Some(self.cast(v, d, span)?)),
+                    _ => Ok(Some(v)),
+                }
+            }
+            Builtin::ClusterSync => {
+                self.need_cluster(&name, span)?;
+                self.emit_void(Inst::ClusterSync, span);
                 Ok(None)
             }
             Builtin::Arange => {
@@ -465,6 +607,15 @@ impl Lowerer {
                 let x = self.req_arg(&bound, "x", want.filter(|d| d.is_float()))?;
                 Ok(Some(self.float_fn("sqrt", x, span)?))
             }
+            Builtin::Math(func) => {
+                let x = self.req_arg(&bound, "x", want.filter(|d| d.is_float()))?;
+                Ok(Some(self.math_fn(func, x, span)?))
+            }
+            Builtin::FromBits(to) => {
+                let bits = DType::from_name(&format!("u{}", to.bits())).expect("unsigned type");
+                let x = self.req_arg(&bound, "x", Some(bits))?;
+                Ok(Some(self.bitcast_checked(x, bits, to, "from_bits", span)?))
+            }
             Builtin::Fma => {
                 // The typed operand decides the type of context-typed ones.
                 let known = ["a", "b", "c"]
@@ -478,7 +629,14 @@ impl Lowerer {
                 let c = self.req_arg(&bound, "c", w)?;
                 Ok(Some(self.fma(a, b2, c, span)?))
             }
-            Builtin::SharedTensor => {
+            Builtin::SharedTensor | Builtin::ClusterSharedTensor => {
+                let distributed = b == Builtin::ClusterSharedTensor;
+                let blocks = if distributed {
+                    let c = self.need_cluster(&name, span)?;
+                    c.iter().product::<u32>() as usize
+                } else {
+                    1
+                };
                 let (dtype, dspan) = match generic_dtype {
                     Some((t, s)) => (t, s),
                     None => {
@@ -490,13 +648,24 @@ impl Lowerer {
                     }
                 };
                 let Some(d) = DType::from_name(&dtype) else {
-                    return self.err(
-                        dspan,
-                        format!("unknown element type `{dtype}`: the element types are bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64"),
-                    );
+                    return Err(self.error(super::suggest::unknown_dtype(
+                        Diagnostic::new(dspan, format!("unknown element type `{dtype}`")),
+                        &dtype,
+                    )));
                 };
                 let shape = self.shape_arg(bound.req("shape"))?;
-                let bytes = numel(&shape) * d.size_bytes();
+                let rows = shape.first().copied().unwrap_or(1);
+                if rows % blocks != 0 {
+                    return Err(self.error(
+                        Diagnostic::new(
+                            bound.req("shape").span,
+                            format!("a cluster shared tensor's axis 0 is split evenly over the cluster's {blocks} blocks, but {rows} rows do not divide by {blocks}"),
+                        )
+                        .help(format!("make axis 0 a multiple of {blocks}")),
+                    ));
+                }
+                // Each block holds its share of the rows.
+                let bytes = numel(&shape) / blocks * d.size_bytes();
                 let offset = self.shared_bytes.next_multiple_of(16);
                 if offset + bytes > super::MAX_SHARED_BYTES {
                     return self.err(
@@ -509,15 +678,21 @@ impl Lowerer {
                     );
                 }
                 self.shared_bytes = offset + bytes;
-                Ok(Some(self.emit(
+                self.distributed_shared |= distributed;
+                let t = self.emit(
                     Inst::AllocShared {
                         dtype: d,
                         shape: shape.clone(),
                         offset,
+                        distributed,
                     },
                     Ty::Shared { dtype: d, shape },
                     span,
-                )))
+                );
+                if let (true, Operand::Var(v)) = (distributed, t) {
+                    self.distributed_vars.insert(v);
+                }
+                Ok(Some(t))
             }
             Builtin::LoadShared => {
                 let src = self.req_arg(&bound, "src", None)?;
@@ -692,5 +867,22 @@ impl Lowerer {
         let w = w.or(Some(self.ty(va).dtype()));
         let vb = self.req_arg(bound, b, w)?;
         Ok((va, vb))
+    }
+}
+
+impl Lowerer {
+    /// The declared cluster shape, or an error at `span` for a cluster builtin in a kernel
+    /// without one.
+    fn need_cluster(&mut self, name: &str, span: Span) -> LResult<[u32; 3]> {
+        match self.cluster {
+            Some(c) => Ok(c),
+            None => Err(self.error(
+                Diagnostic::new(
+                    span,
+                    format!("`{name}` needs a thread-block cluster, and this kernel declares none"),
+                )
+                .help("declare one: `#[tile_kernel(threads = .., cluster = 4)]` (sm_90)"),
+            )),
+        }
     }
 }

@@ -106,12 +106,13 @@ impl Lowerer {
             ExprKind::Cast { x, ty, ty_span } => {
                 let a = self.expr(x)?;
                 let Some(d) = DType::from_name(ty) else {
-                    return self.err(
-                        *ty_span,
-                        format!(
-                            "cannot cast to `{ty}`: the element types are bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64"
+                    return Err(self.error(super::suggest::unknown_dtype(
+                        Diagnostic::new(
+                            *ty_span,
+                            format!("cannot cast to `{ty}`: it is not an element type"),
                         ),
-                    );
+                        ty,
+                    )));
                 };
                 self.cast(a, d, e.span)?
             }
@@ -256,10 +257,18 @@ impl Lowerer {
                 return Ok(c);
             }
         }
-        self.err(
-            span,
-            format!("cannot find value `{}` in this kernel", p.join("::")),
-        )
+        let help = match p {
+            [name] => self.similar_variable(name),
+            [ty, _] if DType::from_name(ty).is_none() => super::suggest::dtype(ty),
+            _ => None,
+        };
+        Err(self.error(
+            Diagnostic::new(
+                span,
+                format!("cannot find value `{}` in this kernel", p.join("::")),
+            )
+            .maybe_help(help),
+        ))
     }
 
     /// Make two operands shape-compatible (numpy broadcasting); scalars stay scalars.
@@ -655,8 +664,9 @@ impl Lowerer {
                 return cx.err(
                     span,
                     format!(
-                        "`.{method}()` takes {n} argument(s) but {} were supplied",
-                        args.len()
+                        "`.{method}()` takes {} but {} supplied",
+                        crate::diag::count(n, "argument"),
+                        crate::diag::were(args.len())
                     ),
                 );
             }
@@ -784,6 +794,24 @@ impl Lowerer {
                 expect_args(self, 0)?;
                 self.float_fn(method, recv, span).map(Some)
             }
+            (Ty::Scalar(_) | Ty::Tile { .. }, "exp" | "ln") => {
+                expect_args(self, 0)?;
+                let func = if method == "exp" {
+                    super::mathfns::MathFn::Exp
+                } else {
+                    super::mathfns::MathFn::Ln
+                };
+                self.math_fn(func, recv, span).map(Some)
+            }
+            (Ty::Scalar(d) | Ty::Tile { dtype: d, .. }, "to_bits") => {
+                expect_args(self, 0)?;
+                let d = *d;
+                let bits = DType::from_name(&format!("u{}", d.bits()))
+                    .filter(|_| d.is_float())
+                    .unwrap_or(d);
+                self.bitcast_checked(recv, d, bits, "to_bits", span)
+                    .map(Some)
+            }
             (Ty::Scalar(_) | Ty::Tile { .. }, "mul_add") => {
                 expect_args(self, 2)?;
                 let d = ty.dtype();
@@ -791,13 +819,23 @@ impl Lowerer {
                 let c = self.expr_as(&args[1].value, Some(d))?;
                 self.fma(recv, b, c, span).map(Some)
             }
-            _ => Err(self.error(
-                Diagnostic::new(
+            _ => {
+                // The note lists the methods; a close one is said as help instead.
+                let list = method_help(&ty);
+                let d = Diagnostic::new(
                     method_span,
                     format!("no method `{method}` on {}", ty_name(&ty)),
-                )
-                .note(method_help(&ty)),
-            )),
+                );
+                let d = match super::suggest::similar(
+                    "a method",
+                    method,
+                    super::suggest::methods_in(&list),
+                ) {
+                    Some(h) => d.help(h),
+                    None => d.note(list),
+                };
+                Err(self.error(d))
+            }
         }
     }
 
@@ -822,6 +860,36 @@ impl Lowerer {
             _ => UnOp::RoundEven,
         };
         Ok(self.emit(Inst::Unary { op, x: a }, t, span))
+    }
+
+    /// Reinterpret `x` (of type `from`) as `to`: `f32::to_bits`/`from_bits` and friends, which
+    /// pair each float type with the unsigned integer of its size.
+    pub(crate) fn bitcast_checked(
+        &mut self,
+        x: Operand,
+        from: DType,
+        to: DType,
+        name: &str,
+        span: Span,
+    ) -> LResult<Operand> {
+        let t = self.ty(x);
+        let (float, int) = if name == "to_bits" { (from, to) } else { (to, from) };
+        if t.dtype() != from || !float.is_float() || matches!(t, Ty::Global { .. } | Ty::Shared { .. }) {
+            let msg = if name == "to_bits" {
+                format!("`to_bits` takes floats, found {}", ty_name(&t))
+            } else {
+                format!("`{float}::from_bits` takes a `{int}`, found {}", ty_name(&t))
+            };
+            return Err(self.error(Diagnostic::new(span, msg)));
+        }
+        let ty = match t.tile_shape() {
+            Some(shape) => Ty::Tile {
+                dtype: to,
+                shape: shape.to_vec(),
+            },
+            None => Ty::Scalar(to),
+        };
+        Ok(self.emit(Inst::Bitcast { x, dtype: to }, ty, span))
     }
 
     /// `a * b + c` with one rounding (`a.mul_add(b, c)`, `fma(a, b, c)`), with broadcasting.

@@ -8,7 +8,9 @@ mod args;
 mod atomics;
 mod builtins;
 mod expr;
+mod mathfns;
 mod memory;
+pub mod suggest;
 mod types;
 
 use crate::ast::{self, Expr, ExprKind};
@@ -31,7 +33,17 @@ pub const MAX_PARAM_BYTES: usize = 32764;
 pub fn lower(def: &ast::KernelDef) -> Result<Kernel, Vec<Diagnostic>> {
     let mut cx = Lowerer::new(def);
     cx.params(def);
-    let body = cx.block(&def.body);
+    let mut body = cx.block(&def.body);
+    if cx.distributed_shared {
+        // A block must not exit while other blocks of its cluster may still access its part of
+        // a distributed shared tensor (its shared memory goes away with it): every block waits
+        // for the whole cluster at the end.
+        body.push(Stmt::Inst {
+            dst: None,
+            inst: ir::Inst::ClusterSync,
+            span: def.name_span,
+        });
+    }
     cx.check_scopes();
     if !cx.errors.is_empty() {
         return Err(cx.errors);
@@ -69,6 +81,8 @@ pub(crate) enum Binding {
     Var {
         var: VarId,
         mutable: bool,
+        /// Where it is declared (for labels in diagnostics).
+        decl: Span,
     },
     /// An immutable binding of a context-typed expression (`let n = 4096;`), lowered at each
     /// use with that use's type (it is pure; see `types.rs`). Names of other such bindings in
@@ -91,6 +105,12 @@ pub(crate) struct Lowerer {
     pub(crate) needed_target: Target,
     /// The user's explicit target, if any (features above it are errors).
     pub(crate) explicit_target: Option<Target>,
+    /// The declared cluster shape (`#[tile_kernel(cluster = ..)]`).
+    pub(crate) cluster: Option<[u32; 3]>,
+    /// The kernel allocates a distributed shared tensor (so it ends with a cluster barrier).
+    pub(crate) distributed_shared: bool,
+    /// The distributed shared tensors (their atomics default to `cluster` scope).
+    pub(crate) distributed_vars: std::collections::HashSet<VarId>,
     loop_depth: usize,
     temp_counter: usize,
     /// View variable → the kernel parameter it views.
@@ -125,6 +145,9 @@ impl Lowerer {
             shared_bytes: 0,
             needed_target: Target::DEFAULT,
             explicit_target: def.options.target.map(Target),
+            cluster: def.options.cluster,
+            distributed_shared: false,
+            distributed_vars: Default::default(),
             loop_depth: 0,
             temp_counter: 0,
             view_base: HashMap::new(),
@@ -149,7 +172,7 @@ impl Lowerer {
                     )
                     .note("8 blocks is the portable limit; 16 needs a GPU that allows non-portable cluster sizes (checked at launch)"),
                 );
-            } else if blocks > 1 {
+            } else {
                 if def.options.target.is_some_and(|t| t < 90) {
                     cx.error(
                         Diagnostic::new(
@@ -183,34 +206,43 @@ impl Lowerer {
     }
 
     fn params(&mut self, def: &ast::KernelDef) {
-        let mut seen = HashMap::new();
+        let mut seen: HashMap<&str, Span> = HashMap::new();
         let mut param_bytes = 0usize;
         let mut reported_space = false;
         for p in &def.params {
-            if seen.insert(p.name.clone(), ()).is_some() {
-                self.error(Diagnostic::new(
-                    p.span,
-                    format!("parameter `{}` is declared twice", p.name),
-                ));
+            if let Some(first) = seen.insert(&p.name, p.span) {
+                self.error(
+                    Diagnostic::new(p.span, format!("parameter `{}` is declared twice", p.name))
+                        .label(first, format!("`{}` is first declared here", p.name)),
+                );
             }
-            let types = "bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64";
             let (kind, ty) = match &p.ty {
                 ast::ParamTy::GlobalTensor { elem } => {
                     let d = DType::from_name(elem).unwrap_or_else(|| {
-                        self.error(Diagnostic::new(
-                            p.ty_span,
-                            format!("`GlobalTensor<{elem}>` is not supported: the element types are {types}"),
-                        ));
+                        self.error(
+                            suggest::unknown_dtype(
+                                Diagnostic::new(
+                                    p.ty_span,
+                                    format!("`GlobalTensor<{elem}>` is not supported: `{elem}` is not an element type"),
+                                ),
+                                elem,
+                            ),
+                        );
                         DType::I32
                     });
                     (ir::ParamKind::Tensor(d), Ty::Global { dtype: d, rank: 1 })
                 }
                 ast::ParamTy::Scalar(name) => {
                     let d = DType::from_name(name).unwrap_or_else(|| {
-                        self.error(Diagnostic::new(
-                            p.ty_span,
-                            format!("parameter type `{name}` is not supported: use `GlobalTensor<T>` or a scalar `T` of {types}"),
-                        ));
+                        self.error(
+                            suggest::unknown_dtype(
+                                Diagnostic::new(
+                                    p.ty_span,
+                                    format!("parameter type `{name}` is not supported: use `GlobalTensor<T>` or a scalar element type `T`"),
+                                ),
+                                name,
+                            ),
+                        );
                         DType::I32
                     });
                     (ir::ParamKind::Scalar(d), Ty::Scalar(d))
@@ -241,6 +273,7 @@ impl Lowerer {
                 Binding::Var {
                     var,
                     mutable: false,
+                    decl: p.span,
                 },
             );
         }
@@ -285,6 +318,7 @@ impl Lowerer {
                                 b.scope.ptx()
                             ),
                         )
+                        .label(b.span, format!("the earlier `{}` access, at scope `{}`", b.sem.ptx(), b.scope.ptx()))
                         .note("a release and an acquire synchronise only if each one's scope includes the other thread")
                         .help("use the same scope on both sides (`gpu`/`MemoryScope::Device` across blocks)"),
                     );
@@ -388,7 +422,15 @@ impl Lowerer {
                     if let Some((kind, lit)) = self.open_literal(init) {
                         return match self.open_init(name, kind, lit, *name_span) {
                             Ok(var) => {
-                                self.bind(name, Binding::Var { var, mutable: true });
+                                let decl = *name_span;
+                                self.bind(
+                                    name,
+                                    Binding::Var {
+                                        var,
+                                        mutable: true,
+                                        decl,
+                                    },
+                                );
                                 Ok(())
                             }
                             Err(r) => {
@@ -447,6 +489,7 @@ impl Lowerer {
                     Binding::Var {
                         var,
                         mutable: *mutable,
+                        decl: *name_span,
                     },
                 );
                 Ok(())
@@ -458,24 +501,34 @@ impl Lowerer {
                 value,
                 span,
             } => {
-                let (var, mutable) = match self.lookup(name) {
-                    Some(Binding::Var { var, mutable }) => (var, mutable),
-                    Some(Binding::Flex(_)) => (u32::MAX, false),
+                let (var, mutable, decl) = match self.lookup(name) {
+                    Some(Binding::Var { var, mutable, decl }) => (var, mutable, decl),
+                    Some(Binding::Flex(_)) => (u32::MAX, false, Span::NONE),
                     Some(Binding::Poisoned) => return Err(Reported),
                     None => {
-                        return self.err(
-                            *name_span,
-                            format!("cannot find value `{name}` in this kernel"),
-                        )
+                        return Err(self.error(
+                            Diagnostic::new(
+                                *name_span,
+                                format!("cannot find value `{name}` in this kernel"),
+                            )
+                            .maybe_help(self.similar_variable(name)),
+                        ))
                     }
                 };
                 if !mutable {
+                    // Parameters are the first variables.
+                    let help = if (var as usize) < self.params.len() {
+                        format!("copy it into a mutable variable: `let mut {name} = {name};`")
+                    } else {
+                        format!("declare it with `let mut {name}`")
+                    };
                     return Err(self.error(
                         Diagnostic::new(
                             *name_span,
                             format!("cannot assign twice to immutable variable `{name}`"),
                         )
-                        .help(format!("declare it with `let mut {name}`")),
+                        .label(decl, format!("`{name}` is declared here, without `mut`"))
+                        .help(help),
                     ));
                 }
                 // An open variable assigned another open literal stays open.
@@ -545,7 +598,7 @@ impl Lowerer {
                 };
                 let want = self.vars[var as usize].ty.clone();
                 let got = self.ty(rhs);
-                let rhs = self.coerce_assign(rhs, &want, &got, value.span, name)?;
+                let rhs = self.coerce_assign(rhs, &want, &got, value.span, (name, decl))?;
                 self.push(Stmt::Inst {
                     dst: Some(var),
                     inst: ir::Inst::Mov(rhs),
@@ -613,13 +666,13 @@ impl Lowerer {
                     Binding::Var {
                         var: lv,
                         mutable: false,
+                        decl: *var_span,
                     },
                 );
                 self.loop_depth += 1;
                 let body = self.block(body);
                 self.loop_depth -= 1;
                 self.scopes.pop();
-                let _ = var_span;
                 self.push(Stmt::For {
                     var: lv,
                     start,
@@ -672,13 +725,14 @@ impl Lowerer {
     }
 
     /// Check that an assigned value fits the variable's type (a scalar may fill a tile variable).
+    /// `var` is the variable's name and where it is declared.
     fn coerce_assign(
         &mut self,
         rhs: Operand,
         want: &Ty,
         got: &Ty,
         span: Span,
-        name: &str,
+        (name, decl): (&str, Span),
     ) -> LResult<Operand> {
         if want == got {
             return Ok(rhs);
@@ -695,14 +749,20 @@ impl Lowerer {
                 ));
             }
         }
-        self.err(
-            span,
-            format!(
-                "mismatched types: `{name}` is {} but the assigned value is {}",
-                ty_name(want),
-                ty_name(got)
+        Err(self.error(
+            Diagnostic::new(
+                span,
+                format!(
+                    "mismatched types: `{name}` is {} but the assigned value is {}",
+                    ty_name(want),
+                    ty_name(got)
+                ),
+            )
+            .label(
+                decl,
+                format!("`{name}` is declared here as {}", ty_name(want)),
             ),
-        )
+        ))
     }
 
     pub(crate) fn uniform_bool(&mut self, c: Operand, span: Span, what: &str) -> LResult<Operand> {
@@ -743,12 +803,13 @@ impl Lowerer {
             match d {
                 None => d = Some((vd, e.span)),
                 Some((d0, _)) if d0 == vd => {}
-                Some((d0, _)) => {
+                Some((d0, s0)) => {
                     return Err(self.error(
                         Diagnostic::new(
                             e.span,
                             format!("mismatched types: expected `{d0}`, found `{vd}`"),
                         )
+                        .label(s0, format!("expected `{d0}` because of this"))
                         .help(types::cast_help(vd, d0)),
                     ))
                 }

@@ -102,7 +102,12 @@ impl Lowerer {
                 let plain =
                     path.len() == 1 || matches!(path.first().map(String::as_str), Some("tilus"));
                 match (name, plain) {
-                    (Some("block_idx" | "grid_dim"), true) if args.len() <= 1 => Some(Flex::Int),
+                    (Some("block_idx" | "grid_dim" | "cluster_idx"), true) if args.len() <= 1 => {
+                        Some(Flex::Int)
+                    }
+                    (Some("cluster_rank" | "cluster_size"), true) if args.is_empty() => {
+                        Some(Flex::Int)
+                    }
                     (Some("arange"), true) if args.len() == 1 => Some(Flex::Int),
                     (Some("zeros" | "ones"), true) if args.len() == 1 => Some(Flex::Num),
                     (Some("full"), true) if args.len() == 2 => self.flex_kind(&args[1].value),

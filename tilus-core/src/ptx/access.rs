@@ -59,11 +59,14 @@ impl Addr {
 
 pub(super) enum Mem {
     Global(GlobalSt),
-    /// Shared window base register and the allocation's byte offset and shape.
+    /// Shared window base register and the allocation's byte offset and shape; `rows`: a
+    /// distributed tensor (`rows` of axis 0 per block of the cluster), addressed element by
+    /// element in the owner block's window through `mapa` and `.shared::cluster`.
     Shared {
         smem: Reg,
         offset: usize,
         shape: Vec<usize>,
+        rows: Option<usize>,
     },
 }
 
@@ -315,10 +318,15 @@ impl Emitter<'_> {
         let layout = self.layout_of(&access.shape);
         let mem = match self.storage(access.mem)?.clone() {
             Storage::Global(g) => Mem::Global(g),
-            Storage::Shared { offset, shape } => Mem::Shared {
+            Storage::Shared {
+                offset,
+                shape,
+                rows,
+            } => Mem::Shared {
                 smem: self.smem_base(),
                 offset,
                 shape,
+                rows,
             },
             _ => return internal("memory operand is not a tensor"),
         };
@@ -344,8 +352,9 @@ impl Emitter<'_> {
             range: None,
             general: None,
         };
-        if let ([Coord::Pos { axis: 0, offset }], 1) =
-            (access.coords.as_slice(), access.shape.len())
+        let distributed = matches!(plan.mem, Mem::Shared { rows: Some(_), .. });
+        if let ([Coord::Pos { axis: 0, offset }], 1, false) =
+            (access.coords.as_slice(), access.shape.len(), distributed)
         {
             let f0 = self.flat_base(&plan);
             plan.range = Some(match &plan.mem {
@@ -540,6 +549,50 @@ impl Emitter<'_> {
         }
     }
 
+    /// A distributed tensor's row `c` as (row in the owner's part, owner rank). The rank is
+    /// clamped to the cluster (an inactive element's row may be anything, and `mapa` must
+    /// name a block that exists).
+    fn split_rows(&mut self, c: Val, rows: usize) -> (Val, Val) {
+        let last = self.k.cluster.blocks().max(1) as i32 - 1;
+        let rows = rows as i32;
+        match c {
+            Val::Imm(c) => (
+                Val::Imm((c as u32 % rows as u32) as i32),
+                Val::Imm(((c as u32 / rows as u32) as i32).min(last)),
+            ),
+            Val::Reg(r) => {
+                let (local, rank) = (self.r32(), self.r32());
+                if (rows as u32).is_power_of_two() {
+                    let shift = rows.trailing_zeros();
+                    self.line(format!("and.b32 \t{local}, {r}, {};", rows - 1));
+                    self.line(format!("shr.u32 \t{rank}, {r}, {shift};"));
+                } else {
+                    self.line(format!("rem.u32 \t{local}, {r}, {rows};"));
+                    self.line(format!("div.u32 \t{rank}, {r}, {rows};"));
+                }
+                self.line(format!("min.u32 \t{rank}, {rank}, {last};"));
+                (Val::Reg(local), Val::Reg(rank))
+            }
+        }
+    }
+
+    /// The `.shared::cluster` address of the same shared-window address in block `rank`.
+    fn map_to_block(&mut self, addr: Addr, rank: Val) -> Addr {
+        let (local, mapped) = (self.r32(), self.r32());
+        self.line(format!("add.u32 \t{local}, {}, {};", addr.base, addr.imm));
+        let rank = match rank {
+            Val::Imm(x) => x.to_string(),
+            Val::Reg(r) => r.to_string(),
+        };
+        self.line(format!(
+            "mapa.shared::cluster.u32 \t{mapped}, {local}, {rank};"
+        ));
+        Addr {
+            base: mapped,
+            imm: 0,
+        }
+    }
+
     /// Address of element `m` of a shared allocation (relative to the allocation).
     fn shared_address(&mut self, plan: &Plan, m: Val) -> Addr {
         let Mem::Shared { smem, offset, .. } = &plan.mem else {
@@ -635,8 +688,9 @@ impl Emitter<'_> {
         let mut f = None;
         let mut pos: Vec<Option<Val>> = vec![None; plan.access.shape.len()];
         let mut m = Val::Imm(0);
+        let mut owner = None;
         for (k, coord) in plan.access.coords.iter().enumerate() {
-            let c = match coord {
+            let mut c = match coord {
                 Coord::Pos { axis, offset } => {
                     let p = self.pos_of(plan, s, *axis, &mut f, &mut pos)?;
                     let o = self.coord32(*offset, 0)?;
@@ -651,11 +705,25 @@ impl Emitter<'_> {
                 let ok = self.vsetp("lt", "u32", c, dims[k]);
                 act = self.pand(act, ok);
             }
+            if let (
+                0,
+                Mem::Shared {
+                    rows: Some(rows), ..
+                },
+            ) = (k, &plan.mem)
+            {
+                let (local, rank) = self.split_rows(c, *rows);
+                c = local;
+                owner = Some(rank);
+            }
             let t = self.vmul(c, strides[k]);
             m = self.vadd(m, t);
         }
         let addr = self.shared_address(plan, m);
-        Ok((act, addr))
+        match owner {
+            None => Ok((act, addr)),
+            Some(rank) => Ok((act, self.map_to_block(addr, rank))),
+        }
     }
 
     /// The uniform `min(dim, limit)` of axis `k` for 32-bit coordinates of the given signedness
@@ -971,6 +1039,24 @@ impl Emitter<'_> {
         match plan.mem {
             Mem::Global(_) => Space::Global,
             Mem::Shared { .. } => Space::Shared,
+        }
+    }
+
+    /// The state space an access names in PTX: a distributed tensor's elements are addressed
+    /// in `.shared::cluster` (sm_90).
+    pub(super) fn space_ptx(&self, plan: &Plan) -> &'static str {
+        match plan.mem {
+            Mem::Shared { rows: Some(_), .. } => "shared::cluster",
+            _ => space_name(self.space_of(plan)),
+        }
+    }
+
+    /// An instruction the legality table spelled for `.shared`, re-spelled for the access's
+    /// actual state space.
+    pub(super) fn respace(&self, plan: &Plan, instr: String) -> String {
+        match plan.mem {
+            Mem::Shared { rows: Some(_), .. } => instr.replacen(".shared", ".shared::cluster", 1),
+            _ => instr,
         }
     }
 }

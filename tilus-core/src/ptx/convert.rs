@@ -10,7 +10,7 @@
 
 use super::emit::{Emitter, Res};
 use super::regs::{EVal, Reg};
-use crate::dtype::{Class, DType};
+use crate::dtype::{Class, DType, RegClass};
 
 impl Emitter<'_> {
     /// Move `v` (of type `d`) into register `r` of the same class.
@@ -221,6 +221,40 @@ impl Emitter<'_> {
 }
 
 /// The `mov` type for a register of type `d`.
+impl Emitter<'_> {
+    /// `r = v` reinterpreted as `to` (same size; `f32::to_bits` and friends). 32- and 64-bit
+    /// values move between register classes unchanged; narrow integers live sign- or
+    /// zero-extended in 32-bit registers and `f16`/`bf16` in 16-bit ones, so 8/16-bit
+    /// reinterpretations re-extend (a `cvt` that reads the low bits) or truncate.
+    pub fn bitcast(&mut self, from: DType, to: DType, r: Reg, v: EVal) -> Res<()> {
+        if let EVal::Const(bits, _) = v {
+            return self.copy_elem(to, r, EVal::Const(crate::elem::canon(to, bits), to));
+        }
+        let (fi, ti) = (from.info(), to.info());
+        if fi.size != ti.size || from == DType::Bool || to == DType::Bool {
+            return super::emit::internal(format!("bitcast from {from} to {to}"));
+        }
+        let src = self.ereg(v);
+        let line = match (fi.size, ti.reg, fi.reg) {
+            (4 | 8, _, _) => format!("mov.{} 	{r}, {src};", ti.bit_reg()),
+            (_, RegClass::B16, RegClass::B16) => format!("mov.b16 	{r}, {src};"),
+            // Narrow integer into a 16-bit float register: keep the low 16 bits.
+            (_, RegClass::B16, _) => format!("cvt.u16.u32 	{r}, {src};"),
+            // Into a narrow integer: extend its low bits as the destination type does.
+            (_, _, _) => {
+                let wide = if ti.class == Class::Signed {
+                    "s32"
+                } else {
+                    "u32"
+                };
+                format!("cvt.{wide}.{} 	{r}, {src};", ti.mem)
+            }
+        };
+        self.line(line);
+        Ok(())
+    }
+}
+
 pub(super) fn mov_type(d: DType) -> &'static str {
     match d {
         DType::F32 => "f32",

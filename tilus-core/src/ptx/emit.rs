@@ -37,10 +37,12 @@ pub(super) enum Storage {
     /// One register per layout slot.
     Tile(Vec<Reg>),
     Global(GlobalSt),
-    /// Compile-time placement in the shared window.
+    /// Compile-time placement in the shared window. `rows`: a distributed (cluster) tensor
+    /// whose axis 0 is split over the cluster's blocks, `rows` rows per block.
     Shared {
         offset: usize,
         shape: Vec<usize>,
+        rows: Option<usize>,
     },
 }
 

@@ -27,12 +27,29 @@ fn inst_kind(inst: &Inst) -> String {
         Inst::Unary { op, .. } => format!("{op:?}").to_lowercase(),
         Inst::Select { .. } => "select".into(),
         Inst::Fma { .. } => "fma".into(),
+        Inst::Bitcast { dtype, .. } => format!("bitcast {}", dtype.name()),
         Inst::Cast { dtype, .. } => format!("cast {}", dtype.name()),
         Inst::Reshape { shape, .. } => format!("reshape {shape:?}"),
         Inst::Broadcast { shape, .. } => format!("broadcast {shape:?}"),
         Inst::Reduce { op, .. } => format!("reduce {op:?}").to_lowercase(),
-        Inst::AllocShared { shape, offset, .. } => format!("alloc_shared {shape:?} at {offset}"),
+        Inst::AllocShared {
+            shape,
+            offset,
+            distributed,
+            ..
+        } => {
+            let what = if *distributed {
+                "alloc_cluster_shared"
+            } else {
+                "alloc_shared"
+            };
+            format!("{what} {shape:?} at {offset}")
+        }
         Inst::Sync => "sync".into(),
+        Inst::ClusterRank => "cluster_rank".into(),
+        Inst::ClusterSize => "cluster_size".into(),
+        Inst::ClusterIdx { axis } => format!("cluster_idx.{}", axis_name(*axis)),
+        Inst::ClusterSync => "cluster_sync".into(),
         Inst::Fence { sem, scope } => format!("fence {} {}", sem.ptx(), scope.ptx()),
         Inst::Load { access, .. } => {
             format!("load {:?} {:?}", access.shape, access.coords).to_lowercase()
@@ -83,9 +100,28 @@ impl Emitter<'_> {
                 self.line("bar.sync \t0;");
                 return Ok(());
             }
-            Inst::AllocShared { shape, offset, .. } => {
+            Inst::AllocShared {
+                shape,
+                offset,
+                distributed,
+                ..
+            } => {
                 let Some(d) = dst else { return Ok(()) };
-                return self.set_shared(d, *offset, shape.clone());
+                let rows = distributed.then(|| {
+                    let blocks = self.k.cluster.blocks().max(1) as usize;
+                    shape.first().copied().unwrap_or(1) / blocks
+                });
+                return self.set_shared(d, *offset, shape.clone(), rows);
+            }
+            Inst::ClusterSync => {
+                // Every thread arrives and waits (not `.aligned`: control flow may diverge
+                // within a warp around it in hand-written PTX; ours is uniform, this is just
+                // the general form). Release/acquire make the cluster's shared-memory writes
+                // before it visible after it.
+                self.line("barrier.cluster.arrive.release;");
+                self.line("barrier.cluster.wait.acquire;");
+                self.min_version = self.min_version.max(80);
+                return Ok(());
             }
             Inst::Store { .. }
             | Inst::AtomicStore { .. }
@@ -100,13 +136,18 @@ impl Emitter<'_> {
         match inst {
             Inst::Load { .. } => self.memory(dst, inst),
             Inst::Mov(o) => self.mov(d, *o),
-            Inst::BlockIdx { axis } | Inst::GridDim { axis } => {
+            Inst::BlockIdx { .. }
+            | Inst::GridDim { .. }
+            | Inst::ClusterRank
+            | Inst::ClusterSize
+            | Inst::ClusterIdx { .. } => {
                 let r = self.dst_regs(d)?[0];
-                let xyz = axis_name(*axis);
-                let sreg = if matches!(inst, Inst::BlockIdx { .. }) {
-                    format!("%ctaid.{xyz}")
-                } else {
-                    format!("%nctaid.{xyz}")
+                let sreg = match inst {
+                    Inst::BlockIdx { axis } => format!("%ctaid.{}", axis_name(*axis)),
+                    Inst::GridDim { axis } => format!("%nctaid.{}", axis_name(*axis)),
+                    Inst::ClusterIdx { axis } => format!("%clusterid.{}", axis_name(*axis)),
+                    Inst::ClusterRank => "%cluster_ctarank".into(),
+                    _ => "%cluster_nctarank".into(),
                 };
                 self.line(format!("mov.u32 \t{r}, {sreg};"));
                 self.set_tz(d, 0);
@@ -161,6 +202,10 @@ impl Emitter<'_> {
                 })
             }
             Inst::Cast { x, dtype } => self.cast(d, *x, *dtype),
+            Inst::Bitcast { x, dtype } => {
+                let from = self.dtype_of(*x)?;
+                self.elementwise(d, &[*x], |e, r, v| e.bitcast(from, *dtype, r, v[0]))
+            }
             Inst::Reshape { x, .. } => {
                 let dt = self.dtype_of(Operand::Var(*x))?;
                 self.elementwise(d, &[Operand::Var(*x)], |e, r, v| e.copy_elem(dt, r, v[0]))
@@ -171,13 +216,27 @@ impl Emitter<'_> {
         }
     }
 
-    pub(super) fn set_shared(&mut self, d: VarId, offset: usize, shape: Vec<usize>) -> Res<()> {
+    pub(super) fn set_shared(
+        &mut self,
+        d: VarId,
+        offset: usize,
+        shape: Vec<usize>,
+        rows: Option<usize>,
+    ) -> Res<()> {
         match &self.storage[d as usize] {
             None => {
-                self.storage[d as usize] = Some(Storage::Shared { offset, shape });
+                self.storage[d as usize] = Some(Storage::Shared {
+                    offset,
+                    shape,
+                    rows,
+                });
                 Ok(())
             }
-            Some(Storage::Shared { offset: o, shape: s }) if *o == offset && *s == shape => Ok(()),
+            Some(Storage::Shared {
+                offset: o,
+                shape: s,
+                rows: r,
+            }) if *o == offset && *s == shape && *r == rows => Ok(()),
             Some(_) => internal(format!(
                 "shared tensor variable `{}` is re-assigned to a different allocation (not supported)",
                 self.name(d)
@@ -230,7 +289,11 @@ impl Emitter<'_> {
                 Ok(())
             }
             (Ty::Shared { .. }, Operand::Var(src)) => match self.storage(src)?.clone() {
-                Storage::Shared { offset, shape } => self.set_shared(d, offset, shape),
+                Storage::Shared {
+                    offset,
+                    shape,
+                    rows,
+                } => self.set_shared(d, offset, shape, rows),
                 _ => internal("shared mov from a non-shared value"),
             },
             _ => {

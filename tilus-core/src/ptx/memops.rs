@@ -7,7 +7,7 @@
 //! legality table (`crate::table`): the operand is converted to the instruction's register width
 //! where they differ (16-bit `cas` of an integer held in 32 bits).
 
-use super::access::{space_name, Addr, Op, Plan};
+use super::access::{Addr, Op, Plan};
 use super::emit::{internal, Emitter, Res};
 use super::regs::{EVal, PVal, Reg};
 use crate::dtype::{Class, DType, RegClass};
@@ -71,7 +71,7 @@ impl Emitter<'_> {
 
     pub(super) fn element_ops(&mut self, plan: &Plan, op: &Op, elems: &[(PVal, Addr)]) -> Res<()> {
         let d = plan.dtype;
-        let sp = space_name(self.space_of(plan));
+        let sp = self.space_ptx(plan);
         match op {
             Op::Load { dst, other } => {
                 for (s, (act, addr)) in elems.iter().enumerate() {
@@ -191,6 +191,7 @@ impl Emitter<'_> {
             return internal("cas without a compare operand");
         }
         let (instr, red) = table::rmw_ptx(row, space, *sem, *scope, *with_output);
+        let instr = self.respace(plan, instr);
         let narrow_result = row.ptx_type == "b16" && d.info().reg == RegClass::B32;
         // A scalar operand is converted once.
         let scalar_b = if self.is_tile(*values)? {
@@ -231,7 +232,7 @@ impl Emitter<'_> {
             match row.how {
                 RmwHow::FloatMinMax => {
                     let q = (space, *sem, *scope, *with_output);
-                    self.float_minmax(plan.dtype, row, q, *act, *addr, out, b)?;
+                    self.float_minmax(plan, row, q, *act, *addr, out, b)?;
                 }
                 _ => match (red, cmp) {
                     (true, _) => self.line(format!("{g}{instr} \t{addr}, {b};")),
@@ -255,7 +256,7 @@ impl Emitter<'_> {
     #[allow(clippy::too_many_arguments)]
     fn float_minmax(
         &mut self,
-        d: DType,
+        plan: &Plan,
         row: &table::RmwRow,
         (space, sem, scope, with_output): (
             crate::ir::Space,
@@ -268,7 +269,7 @@ impl Emitter<'_> {
         out: Reg,
         b: EVal,
     ) -> Res<()> {
-        let wide = d.bits() == 64;
+        let wide = plan.dtype.bits() == 64;
         let (sty, bit) = if wide { ("s64", "b64") } else { ("s32", "b32") };
         // The operand's bits in an integer register, and its sign.
         let bits = if wide { self.r64() } else { self.r32() };
@@ -290,6 +291,7 @@ impl Emitter<'_> {
         };
         let (pos, red) = table::rmw_ptx(row, space, sem, scope, with_output);
         let (negi, _) = table::float_minmax_negative(row, space, sem, scope, with_output);
+        let (pos, negi) = (self.respace(plan, pos), self.respace(plan, negi));
         if red {
             self.line(format!("{gp}{pos} \t{addr}, {bits};"));
             self.line(format!("{gn}{negi} \t{addr}, {bits};"));
@@ -311,7 +313,7 @@ impl Emitter<'_> {
     pub(super) fn vector_ops(&mut self, plan: &Plan, op: &Op, first: Addr) -> Res<()> {
         let layout = plan.layout;
         let (v, size, d) = (layout.v, plan.size, plan.dtype);
-        let sp = space_name(self.space_of(plan));
+        let sp = self.space_ptx(plan);
         let packed = size < 4;
         // Elements per word (1 unless packed), words per run, words per instruction.
         let per_word = if packed { 4 / size } else { 1 };

@@ -142,7 +142,14 @@ pub fn generate(kernel: &Kernel) -> Result<PtxModule, CodegenError> {
         ".visible .entry {name}(\n{}\n)\n",
         params.join(",\n")
     ));
-    t.push_str(&format!(".maxntid {}, 1, 1\n{{\n", kernel.threads));
+    t.push_str(&format!(".maxntid {}, 1, 1\n", kernel.threads));
+    let c = kernel.cluster;
+    if c.blocks() > 1 {
+        // The cluster shape is part of the kernel: any launch (`cuLaunchKernel` too) runs it in
+        // clusters of this shape, and a launch naming another shape fails.
+        t.push_str(&format!(".reqnctapercluster {}, {}, {}\n", c.x, c.y, c.z));
+    }
+    t.push_str("{\n");
     t.push_str(&e.regs.declarations());
     t.push('\n');
     for l in &e.prologue {

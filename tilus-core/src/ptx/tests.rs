@@ -137,6 +137,7 @@ impl B {
                 dtype: I,
                 shape: shape.to_vec(),
                 offset,
+                distributed: false,
             },
         )
     }

@@ -307,10 +307,10 @@ fn hash_of(s: &str) -> u64 {
 /// One body: generate, check, queue its PTX, maybe emulate it.
 fn run_body(sh: &Shared, i: u64, slot: &Slot, batches: &std::sync::mpsc::SyncSender<Batch>) {
     slot.enter(COMPILE, i, sh.t0);
-    let body = generate(&sh.corpus, sh.cfg.seed, i);
-    let checked = check::check(&body.kernel);
     let st = &sh.stats;
     st.tried.fetch_add(1, Ordering::Relaxed);
+    let body = generate(&sh.corpus, sh.cfg.seed, i);
+    let checked = check::check(&body.kernel);
     if checked.stage > Stage::NotTokens {
         st.tokens.fetch_add(1, Ordering::Relaxed);
     }
@@ -490,7 +490,22 @@ fn fuzz(cfg: Config) -> (String, Summary) {
                     if i >= sh.cfg.bodies {
                         break;
                     }
-                    run_body(&sh, i, &slots[w], &tx);
+                    // `check` catches the macro's and the compiler's panics; one here is the
+                    // fuzzer's own (generating the body, or the emulator's arguments).
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        run_body(&sh, i, &slots[w], &tx)
+                    }));
+                    if let Err(payload) = r {
+                        slots[w].idle();
+                        let at = take_panic_location().unwrap_or_default();
+                        sh.stats.fail(
+                            i,
+                            Failure::new(
+                                Class::Panic,
+                                format!("the fuzzer panicked: {}{at}", panic_message(&*payload)),
+                            ),
+                        );
+                    }
                 })
                 .expect("a fuzzer thread"),
         );

@@ -1,0 +1,283 @@
+//! Thread-block clusters (issue 9): cluster ranks and indices over 1-, 2- and 3-D grids,
+//! `cluster_sync()`, and distributed shared memory (`cluster_shared_tensor`: axis 0 split over
+//! the cluster's blocks, any block reading, writing and updating any element atomically) on
+//! every backend (the emulator, and the GPU with `--features cuda`); the emulator's checks of
+//! the cluster protocol; every kernel assembles for sm_90.
+
+mod common;
+
+use common::{backends, Rng};
+use tilus::prelude::*;
+
+// ---------------------------------------------------------------------------------------------
+// Where each block is: rank, cluster size and cluster index against the grid position.
+
+#[tile_kernel(threads = 64, cluster = [2, 2, 1])]
+fn cluster_info(out: GlobalTensor<i32>) {
+    let b = block_idx(0) + grid_dim(0) * (block_idx(1) + grid_dim(1) * block_idx(2));
+    let row = arange(8) * 0
+        + select(
+            arange(8) == 0,
+            cluster_rank(),
+            select(
+                arange(8) == 1,
+                cluster_size(),
+                select(
+                    arange(8) == 2,
+                    cluster_idx(0),
+                    select(
+                        arange(8) == 3,
+                        cluster_idx(1),
+                        select(
+                            arange(8) == 4,
+                            cluster_idx(2),
+                            block_idx(0) + block_idx(1) * 100,
+                        ),
+                    ),
+                ),
+            ),
+        );
+    store_global(out, row, offsets = [b * 8]);
+}
+
+#[test]
+fn ranks_and_cluster_indices_follow_the_grid() {
+    let grid = (4u32, 6u32, 3u32);
+    let blocks = (grid.0 * grid.1 * grid.2) as usize;
+    for dev in backends() {
+        let out = dev.full(blocks * 8, -7i32).unwrap();
+        cluster_info::launch(&dev, grid, &out).unwrap();
+        let got = out.download().unwrap();
+        for z in 0..grid.2 {
+            for y in 0..grid.1 {
+                for x in 0..grid.0 {
+                    let b = (x + grid.0 * (y + grid.1 * z)) as usize;
+                    // %cluster_ctarank: x fastest within the 2x2x1 cluster.
+                    let rank = (x % 2 + 2 * (y % 2)) as i32;
+                    let want = [rank, 4, (x / 2) as i32, (y / 2) as i32, z as i32];
+                    assert_eq!(
+                        &got[b * 8..b * 8 + 5],
+                        &want,
+                        "{dev:?}: block ({x}, {y}, {z})"
+                    );
+                    assert_eq!(got[b * 8 + 5], (x + y * 100) as i32, "{dev:?}");
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Distributed shared memory: a histogram whose bins are spread over the cluster's blocks.
+
+/// 4096 bins over a cluster of 4 (1024 per block); every block counts its tiles into the bin's
+/// owner, whoever that is, then each block adds its own part to the global histogram.
+#[tile_kernel(threads = 256, cluster = 4)]
+fn cluster_histogram(values: GlobalTensor<i32>, hist: GlobalTensor<i32>) {
+    let counts = cluster_shared_tensor(i32, [4096]);
+    let mine = cluster_rank() * 1024 + arange(1024);
+    store_shared_scatter(counts, dim = 0, indices = mine, values = 0);
+    cluster_sync();
+    let n = values.len();
+    for start in (block_idx() * 2048..n).step_by(grid_dim() * 2048) {
+        let bins = load_global(values, offsets = [start], shape = [2048], other = -1);
+        atomic::shared_scatter_add(counts, dim = 0, indices = bins, values = 1);
+    }
+    cluster_sync();
+    let c = atomic_load(counts, mine);
+    atomic_add(hist, mine, c);
+}
+
+fn cpu_histogram(values: &[i32], bins: usize) -> Vec<i32> {
+    let mut h = vec![0i32; bins];
+    for &v in values {
+        if (0..bins as i32).contains(&v) {
+            h[v as usize] += 1;
+        }
+    }
+    h
+}
+
+#[test]
+fn distributed_histogram_counts_into_every_block() {
+    let mut r = Rng::new();
+    let n = 100_000 + r.range(0, 5000) as usize; // not a multiple of the tile
+    let uniform: Vec<i32> = (0..n).map(|_| r.range(-50, 4146)).collect();
+    // Contention: most values in a few bins, spread over every owner block.
+    let skewed: Vec<i32> = (0..n)
+        .map(|i| match i % 5 {
+            0 => 5,
+            1 => 1029,
+            2 => 4095,
+            3 => 2048,
+            _ => r.range(0, 4096),
+        })
+        .collect();
+    for dev in backends() {
+        for (label, data) in [("uniform", &uniform), ("skewed", &skewed)] {
+            let values = dev.upload(data).unwrap();
+            for blocks in [4u32, 12, 40] {
+                let hist = dev.zeros::<i32>(4096).unwrap();
+                cluster_histogram::launch(&dev, blocks, &values, &hist).unwrap();
+                let got = hist.download().unwrap();
+                assert_eq!(
+                    got,
+                    cpu_histogram(data, 4096),
+                    "{dev:?}: {label}, {blocks} blocks"
+                );
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Peer reads and writes: every block writes its neighbour's part, then reads its own.
+
+#[tile_kernel(threads = 128, cluster = 8)]
+fn ring(out: GlobalTensor<i64>) {
+    let parts = cluster_shared_tensor(i64, [8, 300]);
+    let me = cluster_rank();
+    let next = (me + 1) % cluster_size();
+    // Row `next` of the tensor lives in block `next`.
+    let cols = arange(300);
+    let v = (block_idx() as i64) * 1000 + cols.reshape([1, 300]) as i64;
+    // The neighbour must be running before its shared memory is written.
+    cluster_sync();
+    store_shared_scatter(
+        parts,
+        dim = 0,
+        indices = cols.reshape([1, 300]) * 0 + next,
+        values = v,
+    );
+    cluster_sync();
+    // Own row: written by the previous block.
+    let got = atomic_load(parts, (cols * 0 + me, cols));
+    store_global(out, got, offsets = [block_idx() as i64 * 300]);
+}
+
+#[test]
+fn blocks_write_and_read_each_others_shared_memory() {
+    for dev in backends() {
+        let blocks = 24u32;
+        let out = dev.full(blocks as usize * 300, -1i64).unwrap();
+        ring::launch(&dev, blocks, &out).unwrap();
+        let got = out.download().unwrap();
+        for b in 0..blocks as i64 {
+            // The writer of block b's row is the previous block of its cluster.
+            let base = b - b % 8;
+            let prev = base + (b % 8 + 7) % 8;
+            for c in 0..300 {
+                assert_eq!(
+                    got[(b * 300 + c) as usize],
+                    prev * 1000 + c,
+                    "{dev:?}: block {b}"
+                );
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The emulator's checks: a use before the first cluster barrier, a barrier some blocks skip,
+// a grid that is not a whole number of clusters.
+
+#[tile_kernel(threads = 32, cluster = 2)]
+fn too_early(out: GlobalTensor<i32>) {
+    let t = cluster_shared_tensor(i32, [64]);
+    store_shared_scatter(
+        t,
+        dim = 0,
+        indices = arange(32) + 32 * (1 - cluster_rank()),
+        values = 1,
+    );
+    cluster_sync();
+    store_global(
+        out,
+        atomic_load(t, arange(32) + 32 * cluster_rank()),
+        offsets = [0],
+    );
+}
+
+#[tile_kernel(threads = 32, cluster = 2)]
+fn skipped_barrier(out: GlobalTensor<i32>) {
+    if cluster_rank() == 0 {
+        cluster_sync();
+    }
+    store_global(out, arange(32), offsets = [block_idx() * 32]);
+}
+
+#[test]
+fn the_emulator_reports_cluster_protocol_errors() {
+    let dev = common::emulator();
+    let out = dev.zeros::<i32>(64).unwrap();
+    let e = too_early::launch(&dev, 2u32, &out).unwrap_err().to_string();
+    assert!(
+        e.contains("before this block's first `cluster_sync()`"),
+        "{e}"
+    );
+    let e = skipped_barrier::launch(&dev, 2u32, &out)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("already exited"), "{e}");
+    let e = cluster_info::launch(&dev, (3u32, 2u32, 1u32), &out)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("cluster"), "{e}");
+}
+
+#[test]
+fn cluster_launches_need_whole_clusters_on_every_backend() {
+    for dev in backends() {
+        let out = dev.zeros::<i32>(1024).unwrap();
+        assert!(
+            cluster_info::launch(&dev, (3u32, 2u32, 1u32), &out).is_err(),
+            "{dev:?}"
+        );
+        assert!(
+            cluster_histogram::launch(&dev, 6u32, &out, &out).is_err(),
+            "{dev:?}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// PTX: cluster special registers, the barrier, `mapa` + `.shared::cluster` accesses, the
+// cluster shape in the kernel, and ptxas accepts all of it.
+
+#[test]
+fn cluster_kernels_assemble_with_their_cluster_shape() {
+    for (name, ptx, target) in [
+        ("cluster_info", cluster_info::PTX, cluster_info::TARGET),
+        (
+            "cluster_histogram",
+            cluster_histogram::PTX,
+            cluster_histogram::TARGET,
+        ),
+        ("ring", ring::PTX, ring::TARGET),
+        ("too_early", too_early::PTX, too_early::TARGET),
+        (
+            "skipped_barrier",
+            skipped_barrier::PTX,
+            skipped_barrier::TARGET,
+        ),
+    ] {
+        assert_eq!(target, 90, "{name}");
+        common::assemble_all(name, ptx, target);
+    }
+    let h = cluster_histogram::PTX;
+    assert!(h.contains(".reqnctapercluster 4, 1, 1"), "{h}");
+    assert!(h.contains("mapa.shared::cluster.u32"), "{h}");
+    // Atomics on a distributed tensor are cluster-scoped by default.
+    assert!(
+        h.contains("red.relaxed.cluster.shared::cluster.add.u32"),
+        "{h}"
+    );
+    assert!(h.contains("ld.acquire.cluster.shared::cluster.s32"), "{h}");
+    assert!(h.contains("barrier.cluster.arrive.release;"), "{h}");
+    assert!(cluster_info::PTX.contains("%cluster_ctarank"));
+    assert!(cluster_info::PTX.contains(".reqnctapercluster 2, 2, 1"));
+    // A kernel with distributed shared memory ends with a cluster barrier: no block exits
+    // while another may still use its part.
+    let tail = &h[h.rfind("barrier.cluster.arrive").unwrap()..];
+    assert!(tail.contains("ret;"), "{tail}");
+}
