@@ -28,6 +28,7 @@ use rand::{Rng, SeedableRng};
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use tilus::core::dtype::DType;
 use tilus::core::emu::{launch, EmuArg, EmuOptions, GlobalMem};
+use tilus::core::Compiled;
 use tilus::{bf16, f16};
 
 /// Host memory of one tensor argument, by element width.
@@ -222,7 +223,26 @@ impl Run {
 
 /// Run one combination on the emulator and compare with the reference; `Err` says how it
 /// differs.
-fn check(c: Combo, rng: &mut StdRng) -> Result<(), String> {
+/// Runs a compiled kernel over a grid of blocks with the given tensors (element type and bits,
+/// in parameter order) and returns every tensor's bits afterwards.
+pub type Exec<'a> =
+    dyn Fn(&Combo, &Compiled, u32, &[(DType, Vec<u64>)]) -> Result<Vec<Vec<u64>>, String> + 'a;
+
+/// The executor on `tilus::core::emu::launch` directly (host atomics per element).
+pub fn raw_emulator(
+    _: &Combo,
+    k: &Compiled,
+    blocks: u32,
+    inputs: &[(DType, Vec<u64>)],
+) -> Result<Vec<Vec<u64>>, String> {
+    let bufs: Vec<Buf> = inputs.iter().map(|(d, b)| Buf::new(*d, b)).collect();
+    let args: Vec<EmuArg<'_>> = bufs.iter().map(|b| EmuArg::Tensor(b.mem())).collect();
+    launch(&k.ir, blocks, &args, &EmuOptions::default())
+        .map_err(|e| format!("emulator error: {e}"))?;
+    Ok(bufs.iter().map(Buf::bits).collect())
+}
+
+fn check(c: Combo, rng: &mut StdRng, exec: &Exec<'_>) -> Result<(), String> {
     let k = tilus::core::compile(&build::kernel(&c))
         .map_err(|ds| format!("does not compile: {}", ds[0].render()))?;
     let sh = shapes(c.form);
@@ -307,21 +327,19 @@ fn check(c: Combo, rng: &mut StdRng) -> Result<(), String> {
         .collect();
     const POISON: u64 = 0x5a5a_5a5a_5a5a_5a5a;
     let poison = POISON & width_mask(d) & if d == DType::Bool { 1 } else { u64::MAX };
-    let bufs: Vec<Buf> = build::param_names(&c)
+    let inputs: Vec<(DType, Vec<u64>)> = build::param_names(&c)
         .into_iter()
         .map(|p| match p {
-            "x" => Buf::new(d, &x0),
-            "vals" => Buf::new(d, &vals),
-            "cmp" => Buf::new(d, &cmp),
-            "idx" => Buf::new(DType::I32, &idx),
-            _ => Buf::new(d, &vec![poison; total]),
+            "x" => (d, x0.clone()),
+            "vals" => (d, vals.clone()),
+            "cmp" => (d, cmp.clone()),
+            "idx" => (DType::I32, idx.clone()),
+            _ => (d, vec![poison; total]),
         })
         .collect();
-    let args: Vec<EmuArg<'_>> = bufs.iter().map(|b| EmuArg::Tensor(b.mem())).collect();
-    launch(&k.ir, run.blocks as u32, &args, &EmuOptions::default())
-        .map_err(|e| format!("emulator error: {e}"))?;
-    let x = bufs[0].bits();
-    let out = c.used.then(|| bufs.last().unwrap().bits());
+    let after = exec(&c, &k, run.blocks as u32, &inputs)?;
+    let x = after[0].clone();
+    let out = c.used.then(|| after.last().unwrap().clone());
     let hex = |v: u64| format!("{v:#x}");
     for (a, ups) in updates.iter().enumerate() {
         let olds: Vec<u64> = out
@@ -432,7 +450,8 @@ pub fn subset() -> Vec<Combo> {
         .collect()
 }
 
-pub fn run_all() {
+/// Run the subset with `exec` (named `backend` in the failure message).
+pub fn run_all(backend: &str, exec: &Exec<'_>) {
     let seed = std::env::var("ATOMIC_MATRIX_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -441,13 +460,13 @@ pub fn run_all() {
     let combos = subset();
     let mut failures = Vec::new();
     for c in &combos {
-        if let Err(e) = check(*c, &mut rng) {
+        if let Err(e) = check(*c, &mut rng, exec) {
             failures.push(format!("{}: {e}", c.name()));
         }
     }
     assert!(
         failures.is_empty(),
-        "seed {seed} (ATOMIC_MATRIX_SEED={seed} replays it): {} of {} emulator runs differ from the reference:\n{}",
+        "{backend}, seed {seed} (ATOMIC_MATRIX_SEED={seed} replays it): {} of {} runs differ from the reference:\n{}",
         failures.len(),
         combos.len(),
         failures.join("\n")

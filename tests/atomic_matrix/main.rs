@@ -25,16 +25,21 @@
 //! atomic instructions is assembled once per target it occurs with; a few thousand kernels in
 //! merged batches (`tilus::core::ptx::assemble::assemble_many`).
 //!
-//! **Emulator** (`emu.rs`): a deterministic subset under contention (many elements and blocks on
-//! one address) against CPU references written here.
+//! **Emulator and GPU** (`emu.rs`, `backend.rs`): every legal cell with default qualifiers under
+//! contention (many elements and blocks on one address) against CPU references written here, on
+//! `emu::launch` directly and through the runtime on every backend (the GPU with `--features
+//! cuda`).
 //!
 //! Known compiler bugs are listed in `bugs.rs`; their cells must keep failing until fixed.
 //! `ATOMIC_MATRIX_DUMP=<file>` writes every failure of the matrix test there (the panic shows ten).
 
 #![allow(clippy::needless_range_loop, clippy::type_complexity)] // test tables and index loops mirror the kernels
 
+mod backend;
 mod bugs;
 mod build;
+#[path = "../common/mod.rs"]
+mod common;
 mod diagcheck;
 mod emu;
 mod matrix;
@@ -276,5 +281,17 @@ fn atomic_matrix_help_texts() {
 
 #[test]
 fn atomic_matrix_emulator_contention() {
-    emu::run_all();
+    emu::run_all("emulator (emu::launch)", &emu::raw_emulator);
+}
+
+/// The same subset through the runtime on every backend: the strict emulator, and the GPU with
+/// `--features cuda` (`TILUS_REQUIRE_GPU=1` makes a missing GPU a failure).
+#[test]
+fn atomic_matrix_backends_contention() {
+    for dev in common::backends() {
+        let name = dev.name();
+        emu::run_all(&name, &|c, k, blocks, inputs| {
+            backend::run_on(&dev, c, k, blocks, inputs)
+        });
+    }
 }
