@@ -36,5 +36,12 @@ fn many(values: GlobalTensor<i32>, out: GlobalTensor<i32>, flag: GlobalTensor<i3
 }
 
 fn main() {
-    let _ = many::launch;
+    // The launcher's grid and tensor parameters are generic (`impl Into<Grid>`,
+    // `&impl AsTensor<i32>`): name an instantiation, and type-check a call on a stream.
+    type Launch = fn(&Device, u32, &GlobalTensor<i32>, &GlobalTensor<i32>, &GlobalTensor<i32>, i32)
+        -> Result<(), tilus::Error>;
+    let _: Launch = many::launch;
+    let _ = |s: &tilus::Stream<'_>, v: &TensorView<'_, i32>, t: &GlobalTensor<i32>| {
+        many::launch_on(s, (2, 2), v, t, t, 1)
+    };
 }
