@@ -257,6 +257,9 @@ pub struct Gen {
     sscope: &'static str,
     oscope: &'static str,
     pub target: Option<u32>,
+    /// `#[tile_kernel(cluster = [c, 1, 1])]`: launched in clusters of `c` blocks (the grid is
+    /// a multiple of `c`).
+    pub cluster: Option<[u32; 3]>,
     loop_depth: usize,
     /// Depth of loads being generated inside other loads.
     nest: usize,
@@ -314,6 +317,12 @@ impl Gen {
             _ => None,
         };
         let cluster_ok = target.is_none_or(|t| t >= 90);
+        // A cluster shape raises the target to sm_90 (an explicit lower target is an error).
+        let cluster = if cluster_ok && rng.chance(15) {
+            Some([rng.pick(&[1u32, 2, 4]), 1, 1])
+        } else {
+            None
+        };
         let private_scope = |rng: &mut KRng| {
             if cluster_ok && rng.chance(5) {
                 "cluster"
@@ -356,6 +365,7 @@ impl Gen {
             sscope,
             oscope,
             target,
+            cluster,
             loop_depth: 0,
             nest: 0,
             fx_ok: false,
@@ -2907,6 +2917,9 @@ pub fn gen_kernel(seed: u64, name: &str) -> (KernelDef, Gen) {
         }
         g.feature("tilus:: paths");
     }
+    if g.cluster.is_some() {
+        g.feature("thread-block clusters");
+    }
     let tensor = |n: &str| ParamDef {
         name: n.to_string(),
         span: S,
@@ -2931,6 +2944,7 @@ pub fn gen_kernel(seed: u64, name: &str) -> (KernelDef, Gen) {
         options: KernelOptions {
             threads,
             target: g.target,
+            cluster: g.cluster,
             ..KernelOptions::default()
         },
     };

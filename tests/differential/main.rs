@@ -35,7 +35,8 @@
 //! `_tmp`) or PTX words (`ld`, `reg`, `WARP_SZ`); every spelling of orders and scopes
 //! (`"relaxed"`, `relaxed`, `MemoryOrder::Relaxed`, `RELAXED`, `sem`/`order`/`memory_order`);
 //! builtins called as `tilus::..`; `cluster` scope (raising the target to sm_90) and explicit
-//! targets; masked stores into a poisoned output through flat offsets and views. The rules that
+//! targets; launches in thread-block clusters (`cluster = [c, 1, 1]`, a grid of whole
+//! clusters); masked stores into a poisoned output through flat offsets and views. The rules that
 //! keep every kernel deterministic are listed at the top of `gen.rs`. A run ends with how many
 //! kernels exercised each feature.
 //!
@@ -91,7 +92,11 @@ struct Inputs {
 }
 
 fn gen_inputs(rng: &mut KRng, g: &Gen) -> Inputs {
-    let grid = rng.int(1, 5) as u32;
+    // A whole number of clusters (of 1, 2 or 4 blocks), else 1 to 5 blocks.
+    let grid = match g.cluster {
+        Some([c, ..]) => c * rng.int(1, 2) as u32,
+        None => rng.int(1, 5) as u32,
+    };
     let data = |rng: &mut KRng, lo: i64, hi: i64| -> Vec<i32> {
         let n = rng.int(lo, hi) as usize;
         (0..n).map(|_| rng.value()).collect()
@@ -148,6 +153,7 @@ fn leak_spec(
     ir_json: String,
     threads: u32,
     shared_bytes: usize,
+    cluster: Option<[u32; 3]>,
 ) -> &'static KernelSpec {
     let params: &'static [ParamSpec] = Box::leak(
         TENSORS
@@ -160,15 +166,16 @@ fn leak_spec(
     // SAFETY: the PTX, the IR and the parameter list all come from one compilation of one
     // `KernelDef` whose parameters are exactly these (checked again by the launcher); generated
     // accesses are bounds-checked by the compiler (or, with `check_bounds = false`, in bounds
-    // by construction).
+    // by construction). The cluster shape is the one the kernel was compiled for.
     let spec = unsafe {
-        KernelSpec::new(
+        KernelSpec::new_clustered(
             name.to_string().leak(),
             ptx.to_string().leak(),
             ir_json.leak(),
             threads,
             shared_bytes,
             params,
+            cluster.unwrap_or([1, 1, 1]),
         )
     };
     Box::leak(Box::new(spec))
@@ -235,6 +242,7 @@ fn check_kernel(seed: u64, index: usize, devices: &[(String, Device, bool)]) -> 
         compiled.ir.to_json(),
         def.options.threads,
         compiled.shared_bytes,
+        def.options.cluster,
     );
     let spec_unopt = leak_spec(
         &name,
@@ -242,6 +250,7 @@ fn check_kernel(seed: u64, index: usize, devices: &[(String, Device, bool)]) -> 
         unopt.to_json(),
         def.options.threads,
         compiled.shared_bytes,
+        def.options.cluster,
     );
     // Metamorphic variants: the same program written differently must give the same results.
     let variants = [
@@ -258,6 +267,7 @@ fn check_kernel(seed: u64, index: usize, devices: &[(String, Device, bool)]) -> 
                 c.ir.to_json(),
                 def.options.threads,
                 c.shared_bytes,
+                def.options.cluster,
             );
             (format!("emulator ({what})"), spec)
         })
