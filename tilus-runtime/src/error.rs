@@ -308,7 +308,9 @@ const TYPED_CODES: &[(i32, MakeError)] = &[
 
 /// Codes after which the context is unusable ("sticky" errors in the driver's documentation):
 /// every later call in the process fails with the same code.
-const STICKY_CODES: &[i32] = &[700, 702, 710, 714, 715, 716, 717, 718, 719, 720];
+/// (720, a cooperative launch too large, fails at launch and is not sticky; 226 and 721 are
+/// sticky on CUDA 12 and later.)
+const STICKY_CODES: &[i32] = &[226, 700, 702, 710, 714, 715, 716, 717, 718, 719, 721];
 
 impl DriverError {
     /// A driver error (the constructor the backends use).
@@ -383,3 +385,42 @@ impl Error {
 
 /// `std::result::Result` with the runtime's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn driver_err(code: i32) -> Error {
+        DriverError::new("testing", code, format!("code {code}"), "described").into()
+    }
+
+    #[test]
+    fn driver_codes_become_their_variants_and_keep_the_code() {
+        type IsVariant = fn(&Error) -> bool;
+        let cases: &[(i32, IsVariant)] = &[
+            (1, |e| matches!(e, Error::InvalidValue(_))),
+            (2, |e| matches!(e, Error::OutOfMemory(_))),
+            (700, |e| matches!(e, Error::IllegalAddress(_))),
+            (701, |e| matches!(e, Error::LaunchOutOfResources(_))),
+            (719, |e| matches!(e, Error::LaunchFailed(_))),
+            (801, |e| matches!(e, Error::NotSupported(_))),
+            (912, |e| matches!(e, Error::Cuda(_))),
+            (999, |e| matches!(e, Error::Cuda(_))),
+        ];
+        for &(code, is_variant) in cases {
+            let e = driver_err(code);
+            assert!(is_variant(&e), "{code}: {e:?}");
+            assert_eq!(e.driver().map(|d| d.code), Some(code));
+            // The driver's text once, with what the runtime was doing.
+            assert_eq!(
+                e.to_string(),
+                format!("CUDA error in testing: code {code} ({code}): described")
+            );
+            assert!(std::error::Error::source(&e).is_none());
+        }
+        assert!(driver_err(700).driver().unwrap().is_sticky());
+        assert!(!driver_err(2).driver().unwrap().is_sticky());
+        assert!(!driver_err(720).driver().unwrap().is_sticky());
+        assert!(Error::EventNotRecorded { op: "x" }.driver().is_none());
+    }
+}

@@ -15,6 +15,11 @@ fn handles_are_send_and_sync() {
     assert_send_sync::<GlobalTensor<i32>>();
     assert_send_sync::<KernelSpec>();
     assert_send_sync::<Error>();
+    assert_send_sync::<Stream<'static>>();
+    assert_send_sync::<Event>();
+    assert_send_sync::<TensorView<'static, f32>>();
+    assert_send_sync::<HostBuffer<u8>>();
+    assert_send_sync::<Pending<Vec<i32>>>();
 }
 
 #[test]
