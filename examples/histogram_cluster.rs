@@ -1,30 +1,32 @@
-//! A 65,536-bin histogram in distributed shared memory: the bins (256 KiB of `i32`) do not fit
+//! Many-bin histograms in distributed shared memory: 65,536 bins of `i32` (256 KiB) do not fit
 //! in one block's shared memory, but they fit in a thread-block cluster's. Each cluster holds
 //! one copy of the histogram spread over its blocks (`cluster_shared_tensor`: block `r` owns
-//! bins `r * 65536 / C ..`); every block counts its tiles into whichever block owns each bin
+//! bins `r * BINS / C ..`); every block counts its tiles into whichever block owns each bin
 //! (`.shared::cluster` atomics), and at the end each block adds its own part to the global
-//! histogram. Compared with counting straight into global memory (`global_atomics`).
+//! histogram. Compared with counting straight into global memory (`global_atomics`) and, where
+//! the bins fit one block, with a block-private shared histogram.
 //!
 //! cargo run --release --example histogram_cluster                    # the CPU emulator
 //! cargo run --release --example histogram_cluster --features cuda    # an H100/H200 (sm_90)
 //!
-//! Every result is checked against a CPU count. On a GPU it also times every variant over
-//! 2^28 values (pass `-- LOG2_N` to change it) and prints values per second and the ratio to
-//! global atomics measured in the same run.
+//! Inputs: uniform bins and a skewed (Zipf-like) distribution, plus some out-of-range values;
+//! every result is checked against a CPU count. On a GPU it also times every variant over 2^28
+//! values (pass `-- LOG2_N` to change it) for 16,384, 65,536 and 262,144 bins and prints values
+//! per second and the ratio to global atomics measured in the same run.
 
 use tilus::prelude::*;
 
-/// One kernel per cluster size `C`: `PART = 65536 / C` bins per block.
+/// One kernel per (bins, cluster size `C`): `PART = BINS / C` bins per block.
 macro_rules! cluster_histogram {
-    ($name:ident, cluster = $c:literal, part = $part:literal) => {
+    ($name:ident, bins = $bins:literal, cluster = $c:literal, part = $part:literal, flush = $f:literal) => {
         #[tile_kernel(threads = 512, cluster = $c)]
         fn $name(values: GlobalTensor<i32>, hist: GlobalTensor<i32>) {
-            let counts = cluster_shared_tensor(i32, [65536]);
+            let counts = cluster_shared_tensor(i32, [$bins]);
             let first = cluster_rank() * $part;
             // Zero this block's part, then wait until every block of the cluster has (and is
             // running: its shared memory exists).
-            for j in (0..$part).step_by(4096) {
-                let mine = first + j + arange(4096);
+            for j in (0..$part).step_by($f) {
+                let mine = first + j + arange($f);
                 store_shared_scatter(counts, dim = 0, indices = mine, values = 0);
             }
             cluster_sync();
@@ -36,8 +38,8 @@ macro_rules! cluster_histogram {
             }
             // Every block's counts are in; then each block flushes its own part.
             cluster_sync();
-            for j in (0..$part).step_by(4096) {
-                let mine = first + j + arange(4096);
+            for j in (0..$part).step_by($f) {
+                let mine = first + j + arange($f);
                 let c = atomic_load(counts, mine, sem = relaxed);
                 atomic::global_scatter_add(
                     hist,
@@ -51,10 +53,65 @@ macro_rules! cluster_histogram {
     };
 }
 
-cluster_histogram!(cluster2, cluster = 2, part = 32768);
-cluster_histogram!(cluster4, cluster = 4, part = 16384);
-cluster_histogram!(cluster8, cluster = 8, part = 8192);
-cluster_histogram!(cluster16, cluster = 16, part = 4096);
+cluster_histogram!(
+    c2_64k,
+    bins = 65536,
+    cluster = 2,
+    part = 32768,
+    flush = 4096
+);
+cluster_histogram!(
+    c4_64k,
+    bins = 65536,
+    cluster = 4,
+    part = 16384,
+    flush = 4096
+);
+cluster_histogram!(c8_64k, bins = 65536, cluster = 8, part = 8192, flush = 4096);
+cluster_histogram!(
+    c16_64k,
+    bins = 65536,
+    cluster = 16,
+    part = 4096,
+    flush = 4096
+);
+cluster_histogram!(c2_16k, bins = 16384, cluster = 2, part = 8192, flush = 4096);
+cluster_histogram!(c4_16k, bins = 16384, cluster = 4, part = 4096, flush = 4096);
+cluster_histogram!(
+    c8_256k,
+    bins = 262144,
+    cluster = 8,
+    part = 32768,
+    flush = 4096
+);
+cluster_histogram!(
+    c16_256k,
+    bins = 262144,
+    cluster = 16,
+    part = 16384,
+    flush = 4096
+);
+
+/// 16,384 bins fit one block (64 KiB): the block-private histogram, for comparison.
+#[tile_kernel(threads = 512)]
+fn block_16k(values: GlobalTensor<i32>, hist: GlobalTensor<i32>) {
+    let counts = shared_tensor(i32, [16384]);
+    for j in (0..16384).step_by(4096) {
+        store_shared_scatter(counts, dim = 0, indices = j + arange(4096), values = 0);
+    }
+    sync();
+    let n = values.len();
+    for start in (block_idx() * 8192..n).step_by(grid_dim() * 8192) {
+        let bins = load_global(values, offsets = [start], shape = [8192], other = -1);
+        atomic::shared_scatter_add(counts, dim = 0, indices = bins, values = 1);
+    }
+    sync();
+    for j in (0..16384).step_by(4096) {
+        let mine = j + arange(4096);
+        let c = atomic_load(counts, mine, sem = relaxed, scope = cta);
+        atomic::global_scatter_add(hist, dim = 0, indices = mine, values = c, mask = c != 0);
+    }
+}
 
 /// The baseline: every value is one atomic add in global memory.
 #[tile_kernel(threads = 512)]
@@ -73,31 +130,75 @@ type Launch = fn(
     &tilus::GlobalTensor<i32>,
 ) -> Result<(), tilus::Error>;
 
-fn variants() -> Vec<(&'static str, u32, Launch)> {
+/// (bins, label, blocks per cluster, launcher).
+fn variants() -> Vec<(usize, &'static str, u32, Launch)> {
     vec![
-        ("global atomics", 1, |d, g, v, h| {
+        (16384, "global atomics", 1, |d, g, v, h| {
             global_atomics::launch(d, g, v, h)
         }),
-        ("cluster of 2", 2, |d, g, v, h| cluster2::launch(d, g, v, h)),
-        ("cluster of 4", 4, |d, g, v, h| cluster4::launch(d, g, v, h)),
-        ("cluster of 8", 8, |d, g, v, h| cluster8::launch(d, g, v, h)),
-        ("cluster of 16", 16, |d, g, v, h| {
-            cluster16::launch(d, g, v, h)
+        (16384, "block-private shared", 1, |d, g, v, h| {
+            block_16k::launch(d, g, v, h)
+        }),
+        (16384, "cluster of 2", 2, |d, g, v, h| {
+            c2_16k::launch(d, g, v, h)
+        }),
+        (16384, "cluster of 4", 4, |d, g, v, h| {
+            c4_16k::launch(d, g, v, h)
+        }),
+        (65536, "global atomics", 1, |d, g, v, h| {
+            global_atomics::launch(d, g, v, h)
+        }),
+        (65536, "cluster of 2", 2, |d, g, v, h| {
+            c2_64k::launch(d, g, v, h)
+        }),
+        (65536, "cluster of 4", 4, |d, g, v, h| {
+            c4_64k::launch(d, g, v, h)
+        }),
+        (65536, "cluster of 8", 8, |d, g, v, h| {
+            c8_64k::launch(d, g, v, h)
+        }),
+        (65536, "cluster of 16", 16, |d, g, v, h| {
+            c16_64k::launch(d, g, v, h)
+        }),
+        (262144, "global atomics", 1, |d, g, v, h| {
+            global_atomics::launch(d, g, v, h)
+        }),
+        (262144, "cluster of 8", 8, |d, g, v, h| {
+            c8_256k::launch(d, g, v, h)
+        }),
+        (262144, "cluster of 16", 16, |d, g, v, h| {
+            c16_256k::launch(d, g, v, h)
         }),
     ]
 }
 
-/// Uniform values in `0..65536` plus a few out-of-range ones (xorshift: no dependencies).
-fn random_values(n: usize, mut seed: u64) -> Vec<i32> {
+/// xorshift64: the example needs no dependencies.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// `n` values in `0..bins`, uniform or skewed (bin `k` about as likely as `1 / (k + 1)`: a
+/// Zipf-like law, by inverting its continuous approximation), one in 1000 out of range.
+fn values(n: usize, bins: usize, skewed: bool, seed: u64) -> Vec<i32> {
+    let mut r = Rng(seed | 1);
+    let ln_bins = (bins as f64 + 1.0).ln();
     (0..n)
         .map(|i| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
+            let x = r.next();
             if i % 1000 == 999 {
-                -1 - (seed % 5) as i32
+                return -1 - (x % 5) as i32;
+            }
+            if skewed {
+                let u = (x >> 11) as f64 / (1u64 << 53) as f64;
+                (((u * ln_bins).exp() - 1.0) as usize).min(bins - 1) as i32
             } else {
-                (seed % 65536) as i32
+                (x % bins as u64) as i32
             }
         })
         .collect()
@@ -110,62 +211,68 @@ fn main() -> Result<(), tilus::Error> {
     let log2_n: u32 = std::env::args()
         .nth(1)
         .and_then(|a| a.parse().ok())
-        .unwrap_or(if gpu { 28 } else { 18 });
+        .unwrap_or(if gpu { 28 } else { 17 });
     let n = (1usize << log2_n) + 4321; // not a multiple of the tile
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1)
-        | 1;
-    let data = random_values(n, seed);
-    let mut expected = vec![0i32; 65536];
-    for &v in &data {
-        if (0..65536).contains(&v) {
-            expected[v as usize] += 1;
+        .unwrap_or(1);
+    for bins in [16384usize, 65536, 262144] {
+        for skewed in [false, true] {
+            let label_in = if skewed { "skewed" } else { "uniform" };
+            let data = values(n, bins, skewed, seed ^ bins as u64);
+            let mut expected = vec![0i32; bins];
+            for &v in &data {
+                if (0..bins as i32).contains(&v) {
+                    expected[v as usize] += 1;
+                }
+            }
+            let input = dev.upload(&data)?;
+            let mut baseline = None;
+            for (b, label, c, launch) in variants() {
+                if b != bins {
+                    continue;
+                }
+                // Two waves of blocks on a 132-SM GPU, a whole number of clusters.
+                let blocks =
+                    (264u32.div_ceil(c) * c).min((n.div_ceil(8192) as u32).div_ceil(c) * c);
+                let hist = dev.zeros::<i32>(bins)?;
+                if let Err(e) = launch(&dev, blocks, &input, &hist) {
+                    // A cluster shape this GPU cannot schedule (16 needs non-portable sizes).
+                    println!("{bins} bins, {label_in}, {label}: not run: {e}");
+                    continue;
+                }
+                let got = hist.download()?;
+                if got != expected {
+                    let bad = got
+                        .iter()
+                        .zip(&expected)
+                        .position(|(a, b)| a != b)
+                        .unwrap_or(0);
+                    eprintln!(
+                        "{bins} bins, {label_in}, {label}: MISMATCH at bin {bad}: got {}, expected {}",
+                        got[bad], expected[bad]
+                    );
+                    std::process::exit(1);
+                }
+                if !gpu {
+                    println!("{bins} bins, {label_in}, {label}: {n} values, {blocks} blocks: matches the CPU count");
+                    continue;
+                }
+                // (The counts keep accumulating over the repetitions; they were checked above.)
+                let times = dev.time_ms(15, || launch(&dev, blocks, &input, &hist))?;
+                let mut sorted = times[3..].to_vec();
+                sorted.sort_by(|a, b| a.total_cmp(b));
+                let ms = sorted[sorted.len() / 2];
+                let rate = n as f64 / ms / 1e6;
+                let base = *baseline.get_or_insert(rate);
+                println!(
+                    "{bins} bins, {label_in}, {label}: {blocks} blocks, median {ms:.3} ms, {rate:.2} Gvalues/s ({:.0} GB/s read), {:.2}x global atomics (checked)",
+                    rate * 4.0,
+                    rate / base
+                );
+            }
         }
-    }
-    let values = dev.upload(&data)?;
-    let mut baseline = None;
-    for (label, c, launch) in variants() {
-        if c == 16 && gpu && !dev.supports_clusters() {
-            continue;
-        }
-        // Two waves of blocks on a 132-SM GPU, a whole number of clusters.
-        let blocks = (264u32.div_ceil(c) * c).min((n.div_ceil(8192) as u32).div_ceil(c) * c);
-        let hist = dev.zeros::<i32>(65536)?;
-        if let Err(e) = launch(&dev, blocks, &values, &hist) {
-            // A cluster shape the GPU cannot schedule (16 blocks needs non-portable sizes).
-            println!("{label}: not run: {e}");
-            continue;
-        }
-        let got = hist.download()?;
-        if got != expected {
-            let bad = got
-                .iter()
-                .zip(&expected)
-                .position(|(a, b)| a != b)
-                .unwrap_or(0);
-            eprintln!(
-                "{label}: MISMATCH at bin {bad}: got {}, expected {}",
-                got[bad], expected[bad]
-            );
-            std::process::exit(1);
-        }
-        if !gpu {
-            println!("{label}: {n} values into 65536 bins, {blocks} blocks: matches the CPU count");
-            continue;
-        }
-        // (The counts keep accumulating over the repetitions; they were checked above.)
-        let times = dev.time_ms(20, || launch(&dev, blocks, &values, &hist))?;
-        let mut sorted = times.clone();
-        sorted.sort_by(|a, b| a.total_cmp(b));
-        let ms = sorted[sorted.len() / 2];
-        let rate = n as f64 / ms / 1e6;
-        let base = *baseline.get_or_insert(rate);
-        println!(
-            "{label}: {blocks} blocks, median {ms:.3} ms, {rate:.2} Gvalues/s, {:.2}x global atomics (checked)",
-            rate / base
-        );
     }
     Ok(())
 }

@@ -178,6 +178,145 @@ fn blocks_write_and_read_each_others_shared_memory() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Every atomic on distributed shared memory, contended by all blocks of the cluster.
+
+/// Row `k` of `t` (rows 3r..3r+3 owned by block rank r) gets op `k` from all four blocks: add,
+/// sub, min, max, and, or, xor, inc, scatter add (rows 8..11), exch (row 11). The owners then
+/// copy their rows out; the values the exchanges swapped out are stored too.
+#[tile_kernel(threads = 64, cluster = 4)]
+fn peer_atomics(vals: GlobalTensor<u32>, init: GlobalTensor<u32>, out: GlobalTensor<u32>) {
+    let t = cluster_shared_tensor(u32, [12, 64]);
+    let cols = arange(64);
+    let me = cluster_rank();
+    for r in me * 3..me * 3 + 3 {
+        let v0 = load_global(init, offsets = [r * 64], shape = [64]);
+        atomic_store(t, (r, cols), v0, sem = relaxed);
+    }
+    cluster_sync();
+    let v = load_global(vals, offsets = [block_idx() * 64], shape = [64]);
+    atomic_add(t, (0, cols), v);
+    atomic_sub(t, (1, cols), v);
+    atomic_min(t, (2, cols), v);
+    atomic_max(t, (3, cols), v);
+    atomic_and(t, (4, cols), v | 0x0f0f_0f0f);
+    atomic_or(t, (5, cols), v & 0x0101_0101);
+    atomic_xor(t, (6, cols), v);
+    atomic_inc(t, (7, cols), 5);
+    atomic::shared_scatter_add(
+        t,
+        dim = 0,
+        indices = (cols % 3 + 8).reshape([1, 64]),
+        values = v.reshape([1, 64]),
+    );
+    let old = atomic_xchg(t, (11, cols), v);
+    let clusters = grid_dim() / cluster_size();
+    store_global(out, old, offsets = [(clusters * 12 + block_idx()) * 64]);
+    cluster_sync();
+    for r in me * 3..me * 3 + 3 {
+        let row = atomic_load(t, (r, cols));
+        store_global(out, row, offsets = [(cluster_idx() * 12 + r) * 64]);
+    }
+}
+
+#[test]
+fn every_atomic_on_peer_shared_memory_is_atomic_under_contention() {
+    let mut r = Rng::new();
+    let clusters = 3usize;
+    let blocks = clusters * 4;
+    for dev in backends() {
+        let vals: Vec<u32> = (0..blocks * 64).map(|_| r.next_u64() as u32).collect();
+        let init: Vec<u32> = (0..12 * 64).map(|_| r.next_u64() as u32 % 7).collect();
+        let vdev = dev.upload(&vals).unwrap();
+        let idev = dev.upload(&init).unwrap();
+        let out = dev
+            .full((clusters * 12 + blocks) * 64, 0xdead_beefu32)
+            .unwrap();
+        peer_atomics::launch(&dev, blocks as u32, &vdev, &idev, &out).unwrap();
+        let got = out.download().unwrap();
+        for c in 0..clusters {
+            for j in 0..64 {
+                let v = |b: usize| vals[(c * 4 + b) * 64 + j];
+                let at = |k: usize| got[(c * 12 + k) * 64 + j];
+                let i = |k: usize| init[k * 64 + j];
+                let fold =
+                    |k: usize, f: &dyn Fn(u32, u32) -> u32| (0..4).fold(i(k), |a, b| f(a, v(b)));
+                let what = format!("{dev:?}, cluster {c}, column {j}");
+                assert_eq!(at(0), fold(0, &|a, x| a.wrapping_add(x)), "add {what}");
+                assert_eq!(at(1), fold(1, &|a, x| a.wrapping_sub(x)), "sub {what}");
+                assert_eq!(at(2), fold(2, &|a, x| a.min(x)), "min {what}");
+                assert_eq!(at(3), fold(3, &|a, x| a.max(x)), "max {what}");
+                assert_eq!(at(4), fold(4, &|a, x| a & (x | 0x0f0f_0f0f)), "and {what}");
+                assert_eq!(at(5), fold(5, &|a, x| a | (x & 0x0101_0101)), "or {what}");
+                assert_eq!(at(6), fold(6, &|a, x| a ^ x), "xor {what}");
+                assert_eq!(
+                    at(7),
+                    fold(7, &|a, _| if a >= 5 { 0 } else { a + 1 }),
+                    "inc {what}"
+                );
+                for row in 8..11 {
+                    let want = if j % 3 + 8 == row {
+                        fold(row, &|a, x| a.wrapping_add(x))
+                    } else {
+                        i(row)
+                    };
+                    assert_eq!(at(row), want, "scatter add row {row} {what}");
+                }
+                // Exchanges: the final value and the four swapped-out ones are the initial
+                // value and the four blocks' values, each once.
+                let mut seen: Vec<u32> = (0..4)
+                    .map(|b| got[(clusters * 12 + c * 4 + b) * 64 + j])
+                    .collect();
+                seen.push(at(11));
+                let mut want: Vec<u32> = (0..4).map(v).collect();
+                want.push(i(11));
+                seen.sort_unstable();
+                want.sort_unstable();
+                assert_eq!(seen, want, "exch {what}");
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Producer/consumer between two blocks of a cluster: weak stores into the peer's shared memory
+// published by a cluster-scope release store, observed by a cluster-scope acquire load.
+
+#[tile_kernel(threads = 64, cluster = 2)]
+fn handoff(out: GlobalTensor<i32>) {
+    // Block r owns words 65 r .. 65 r + 65: 64 of payload and a flag.
+    let mail = cluster_shared_tensor(i32, [130]);
+    let me = cluster_rank();
+    atomic_store(mail, me * 65 + 64, 0, sem = relaxed);
+    cluster_sync();
+    if me == 0 {
+        let payload = arange(64) * 3 + block_idx() * 1000;
+        store_shared_scatter(mail, dim = 0, indices = 65 + arange(64), values = payload);
+        atomic_store(mail, 129, 1, sem = release, scope = cluster);
+    } else {
+        while atomic_load(mail, 129, sem = acquire, scope = cluster) == 0 {}
+        let got = atomic_load(mail, 65 + arange(64), sem = relaxed);
+        store_global(out, got, offsets = [block_idx() / 2 * 64]);
+    }
+}
+
+#[test]
+fn release_acquire_at_cluster_scope_hands_data_between_blocks() {
+    for dev in backends() {
+        let pairs = 20usize;
+        let out = dev.full(pairs * 64, -1i32).unwrap();
+        handoff::launch(&dev, (2 * pairs) as u32, &out).unwrap();
+        let got = out.download().unwrap();
+        for p in 0..pairs {
+            for j in 0..64 {
+                // The producer is block 2 p (rank 0 of cluster p).
+                let want = j as i32 * 3 + (2 * p) as i32 * 1000;
+                assert_eq!(got[p * 64 + j], want, "{dev:?}: pair {p}");
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // The emulator's checks: a use before the first cluster barrier, a barrier some blocks skip,
 // a grid that is not a whole number of clusters.
 
@@ -260,12 +399,13 @@ fn cluster_kernels_assemble_with_their_cluster_shape() {
             skipped_barrier::PTX,
             skipped_barrier::TARGET,
         ),
+        ("peer_atomics", peer_atomics::PTX, peer_atomics::TARGET),
+        ("handoff", handoff::PTX, handoff::TARGET),
     ] {
         assert_eq!(target, 90, "{name}");
         common::assemble_all(name, ptx, target);
     }
     let h = cluster_histogram::PTX;
-    assert!(h.contains(".reqnctapercluster 4, 1, 1"), "{h}");
     assert!(h.contains("mapa.shared::cluster.u32"), "{h}");
     // Atomics on a distributed tensor are cluster-scoped by default.
     assert!(
@@ -275,7 +415,6 @@ fn cluster_kernels_assemble_with_their_cluster_shape() {
     assert!(h.contains("ld.acquire.cluster.shared::cluster.s32"), "{h}");
     assert!(h.contains("barrier.cluster.arrive.release;"), "{h}");
     assert!(cluster_info::PTX.contains("%cluster_ctarank"));
-    assert!(cluster_info::PTX.contains(".reqnctapercluster 2, 2, 1"));
     // A kernel with distributed shared memory ends with a cluster barrier: no block exits
     // while another may still use its part.
     let tail = &h[h.rfind("barrier.cluster.arrive").unwrap()..];

@@ -1190,7 +1190,148 @@ pub fn store_global_scatter<T: Element, I: Int>(
     unreachable!()
 }
 
-// ==== CLUSTERS (lead) ========================================================================
-// `cluster_rank`, `cluster_size`, `cluster_idx`, `cluster_sync` and peer shared memory go here,
-// each as an item like the ones above; the language page's "Clusters" section links them.
-// =============================================================================================
+// ==== Clusters ===============================================================================
+
+/// This block's rank in its thread-block cluster, `0..cluster_size()`.
+///
+/// ```text
+/// cluster_rank() -> integer scalar
+/// ```
+///
+/// Ranks count the blocks of a cluster with x fastest: in a `cluster = [cx, cy, cz]` kernel the
+/// block at grid position `(x, y, z)` has rank `x % cx + cx * (y % cy) + cx * cy * (z % cz)`.
+/// Rank `r` owns rows `r * rows .. (r + 1) * rows` of every [`cluster_shared_tensor`].
+/// Typed like [`block_idx`]: `i32` unless the context asks for another integer type.
+///
+/// **Target:** sm_90 (PTX `%cluster_ctarank`); only in kernels that declare a cluster.
+///
+/// # Example
+///
+/// ```
+/// use tilus::prelude::*;
+///
+/// #[tile_kernel(threads = 32, cluster = [2, 2, 1])]
+/// fn ranks(out: GlobalTensor<i32>) {
+///     let b = block_idx(0) + grid_dim(0) * block_idx(1);
+///     store_global(out, zeros([1]) + cluster_rank() * 10 + cluster_idx(1), offsets = [b]);
+/// }
+///
+/// fn main() -> Result<(), tilus::Error> {
+///     let dev = tilus::Device::emulator();
+///     let out = dev.zeros::<i32>(8)?;
+///     ranks::launch(&dev, (2, 4), &out)?; // clusters of 2x2 blocks
+///     assert_eq!(out.download()?, [0, 10, 20, 30, 1, 11, 21, 31]);
+///     Ok(())
+/// }
+/// ```
+pub fn cluster_rank<I: Int>() -> I {
+    unreachable!()
+}
+
+/// The number of blocks in a cluster (the product of the kernel's `cluster = ..` shape).
+///
+/// ```text
+/// cluster_size() -> integer scalar
+/// ```
+///
+/// **Target:** sm_90 (PTX `%cluster_nctarank`); only in kernels that declare a cluster.
+pub fn cluster_size<I: Int>() -> I {
+    unreachable!()
+}
+
+/// The index of this block's cluster in the grid of clusters, along axis 0 (x) or `axis`.
+///
+/// ```text
+/// cluster_idx() -> integer scalar
+/// cluster_idx(axis) -> integer scalar
+/// ```
+///
+/// The grid of clusters is the launch grid divided by the cluster shape, axis by axis.
+///
+/// **Target:** sm_90 (PTX `%clusterid.{x,y,z}`); only in kernels that declare a cluster.
+pub fn cluster_idx<I: Int>() -> I {
+    unreachable!()
+}
+
+/// A barrier for every thread of every block of the cluster.
+///
+/// ```text
+/// cluster_sync()
+/// ```
+///
+/// Every block of the cluster arrives (with release semantics) and waits for all the others
+/// (acquire), so memory writes before the barrier, in any block of the cluster, are visible
+/// to reads after it in any block. It is also a block barrier like [`sync`]. Every block of
+/// the cluster must reach the same `cluster_sync()` calls: a block that skips one leaves the
+/// others waiting forever on the GPU (the emulator reports it as an error instead).
+///
+/// A kernel that uses a [`cluster_shared_tensor`] needs one before it touches another block's
+/// part (that block may not have started yet), and gets one more implicitly at its end (a block
+/// must not exit while others may still use its shared memory).
+///
+/// **Target:** sm_90 (PTX `barrier.cluster.arrive.release` + `barrier.cluster.wait.acquire`,
+/// ISA 8.0); only in kernels that declare a cluster.
+pub fn cluster_sync() {
+    unreachable!()
+}
+
+/// A shared tensor of the whole cluster (distributed shared memory): axis 0 is split evenly
+/// over the cluster's blocks, and every block can load, store and atomically update every
+/// element.
+///
+/// ```text
+/// cluster_shared_tensor(dtype, shape) -> shared tensor
+/// cluster_shared_tensor::<T>(shape) -> shared tensor
+/// ```
+///
+/// With `C` blocks per cluster, block rank `r` holds rows `r * shape[0] / C ..` in its own
+/// shared memory (so `shape[0]` must be a multiple of `C`, and each block allocates only its
+/// share: a 65,536-bin `i32` histogram over a cluster of 4 costs each block 64 KiB). The tensor
+/// is used like any shared tensor: [`store_shared_scatter`], the `atomic::shared_*` group, the
+/// indexed atomics, [`atomic_load`](super::atomic_load)... An element owned by another block is
+/// reached through `mapa` and the `.shared::cluster` state space. Atomics on it default to
+/// `cluster` scope (a `cta`-scoped one is a compile error: other blocks update the same
+/// elements).
+///
+/// Rules (the emulator checks the first two): touch another block's rows only after a
+/// [`cluster_sync`] (its part of the tensor may not exist before); every block reaches the same
+/// cluster barriers; the kernel ends with an implicit cluster barrier.
+///
+/// **Target:** sm_90; only in kernels that declare a cluster.
+///
+/// # Example
+///
+/// A 4096-bin histogram spread over clusters of 4 blocks (1024 bins each):
+///
+/// ```
+/// use tilus::prelude::*;
+///
+/// #[tile_kernel(threads = 256, cluster = 4)]
+/// fn hist4096(values: GlobalTensor<i32>, hist: GlobalTensor<i32>) {
+///     let counts = cluster_shared_tensor(i32, [4096]);
+///     let mine = cluster_rank() * 1024 + arange(1024);
+///     store_shared_scatter(counts, dim = 0, indices = mine, values = 0);
+///     cluster_sync();
+///     let n = values.len();
+///     for start in (block_idx() * 1024..n).step_by(grid_dim() * 1024) {
+///         let bins = load_global(values, offsets = [start], shape = [1024], other = -1);
+///         atomic::shared_scatter_add(counts, dim = 0, indices = bins, values = 1);
+///     }
+///     cluster_sync();
+///     atomic_add(hist, mine, atomic_load(counts, mine));
+/// }
+///
+/// fn main() -> Result<(), tilus::Error> {
+///     let dev = tilus::Device::emulator();
+///     let data: Vec<i32> = (0..50_000).map(|i| (i * 7919) % 4096).collect();
+///     let (values, hist) = (dev.upload(&data)?, dev.zeros::<i32>(4096)?);
+///     hist4096::launch(&dev, 8, &values, &hist)?;
+///     let mut want = vec![0; 4096];
+///     data.iter().for_each(|&v| want[v as usize] += 1);
+///     assert_eq!(hist.download()?, want);
+///     Ok(())
+/// }
+/// ```
+pub fn cluster_shared_tensor<T: Element>(dtype: ElementType<T>, shape: Shape) -> SharedTensor<T> {
+    unreachable!()
+}

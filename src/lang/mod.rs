@@ -177,7 +177,7 @@
 //! | ordering | [`sync`], [`fence`] (see [`memory_model`]) |
 //! | tilus atomics | `atomic::{shared,global}_{add,sub,min,max,exch,cas,and,or,xor,inc,dec}`, `atomic::{shared,global}_scatter_{add,sub,min,max}`: see [`atomic`] |
 //! | indexed atomics | [`atomic_load`], [`atomic_store`], [`atomic_add`], [`atomic_sub`], [`atomic_min`], [`atomic_max`], [`atomic_and`], [`atomic_or`], [`atomic_xor`], [`atomic_xchg`], [`atomic_cas`], [`atomic_inc`], [`atomic_dec`] |
-//! | clusters | (being written: `cluster_rank`, `cluster_size`, `cluster_idx`, `cluster_sync`, peer shared memory; see [below](#clusters)) |
+//! | clusters | [`cluster_rank`], [`cluster_size`], [`cluster_idx`], [`cluster_sync`], [`cluster_shared_tensor`] (see [below](#clusters)) |
 //!
 //! A `mask` is a `bool` tile of exactly the operation's shape (masks are not broadcast: use
 //! `.broadcast_to([..])`) or a `bool` scalar; elements where it is false do nothing. A shared
@@ -189,8 +189,15 @@
 //! clusters of 1 to 16 blocks, which needs sm_90: the kernel's target is raised to it, and an
 //! explicit older `target` is a compile error.
 //!
-//! <!-- Lead: the cluster language (cluster_rank, cluster_size, cluster_idx, cluster_sync, peer
-//! shared memory) is documented here and in builtins.rs, at the marked place. -->
+//! Inside one, [`cluster_rank`] and [`cluster_size`] say where a block is, [`cluster_idx`]
+//! which cluster it is in, [`cluster_sync`] is a barrier for the whole cluster, and
+//! [`cluster_shared_tensor`] is distributed shared memory: one tensor spread over the shared
+//! memory of the cluster's blocks, which every block of the cluster can read, write and update
+//! atomically (a 65,536-bin histogram that no single block could hold: see
+//! `examples/histogram_cluster.rs`). The launch grid must be a whole number of clusters
+//! (checked at launch on every backend). The emulator runs the blocks of a cluster at the
+//! same time and reports the mistakes the GPU would hang or read garbage on: touching another
+//! block's part before the first `cluster_sync()`, and a `cluster_sync()` some block skips.
 //!
 //! # Example: tiles, views, broadcasting, shared memory
 //!

@@ -83,6 +83,8 @@ fn raw_views_need_a_gpu() {
 fn cust_buffers_round_trip_with_no_copy() {
     use tilus::cust::memory::{CopyDestination, DeviceBuffer};
     let Some(dev) = common::gpu() else { return };
+    // cust calls on this thread need the device's context current (see `Device::cuda_context`).
+    tilus::cust::context::CurrentContext::set_current(dev.cuda_context().unwrap()).unwrap();
     let data: Vec<i32> = (0..10_000).map(|i| i * 7 - 3_000).collect();
     let buf = DeviceBuffer::from_slice(&data).unwrap();
     let before = buf.as_device_ptr().as_raw();

@@ -231,6 +231,8 @@ fn kernels_run_on_a_users_cust_stream() {
     use tilus::cust::memory::{CopyDestination, DeviceBuffer};
     use tilus::cust::stream::{Stream as CustStream, StreamFlags};
     let Some(dev) = common::gpu() else { return };
+    // cust calls on this thread need the device's context current (see `Device::cuda_context`).
+    tilus::cust::context::CurrentContext::set_current(dev.cuda_context().unwrap()).unwrap();
     let theirs = CustStream::new(StreamFlags::NON_BLOCKING, None).unwrap();
     let s = tilus::Stream::borrow_cust(&dev, &theirs).unwrap();
     let data = random(10_000);

@@ -2,8 +2,8 @@
 //! handler per family.
 
 use super::args::{opt, opt_alias, req, req_alias, P};
-use super::memory::whole;
 use super::mathfns::MathFn;
+use super::memory::whole;
 use super::{shape_str, ty_name, LResult, Lowerer};
 use crate::ast::{Arg, ExprKind, GenericArg};
 use crate::diag::Diagnostic;
@@ -614,7 +614,13 @@ impl Lowerer {
             Builtin::FromBits(to) => {
                 let bits = DType::from_name(&format!("u{}", to.bits())).expect("unsigned type");
                 let x = self.req_arg(&bound, "x", Some(bits))?;
-                Ok(Some(self.bitcast_checked(x, bits, to, "from_bits", span)?))
+                Ok(Some(self.bitcast_checked(
+                    x,
+                    bits,
+                    to,
+                    "from_bits",
+                    span,
+                )?))
             }
             Builtin::Fma => {
                 // The typed operand decides the type of context-typed ones.
@@ -653,7 +659,8 @@ impl Lowerer {
                         &dtype,
                     )));
                 };
-                let shape = self.shape_arg(bound.req("shape"))?;
+                let shape =
+                    self.shape_arg_max(bound.req("shape"), super::MAX_TILE_ELEMENTS * blocks)?;
                 let rows = shape.first().copied().unwrap_or(1);
                 if rows % blocks != 0 {
                     return Err(self.error(
@@ -697,6 +704,12 @@ impl Lowerer {
             Builtin::LoadShared => {
                 let src = self.req_arg(&bound, "src", None)?;
                 let (m, dtype, shape) = self.shared_arg(src, bound.req("src").span)?;
+                if numel(&shape) > super::MAX_TILE_ELEMENTS {
+                    return self.err(
+                        span,
+                        format!("`load_shared` of all {} elements makes a tile larger than {}: load parts with `atomic_load(t, indices)`", numel(&shape), super::MAX_TILE_ELEMENTS),
+                    );
+                }
                 let access = whole(m, &shape);
                 let other = Operand::Imm(0, dtype);
                 Ok(Some(self.emit(

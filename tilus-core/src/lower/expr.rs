@@ -873,12 +873,22 @@ impl Lowerer {
         span: Span,
     ) -> LResult<Operand> {
         let t = self.ty(x);
-        let (float, int) = if name == "to_bits" { (from, to) } else { (to, from) };
-        if t.dtype() != from || !float.is_float() || matches!(t, Ty::Global { .. } | Ty::Shared { .. }) {
+        let (float, int) = if name == "to_bits" {
+            (from, to)
+        } else {
+            (to, from)
+        };
+        if t.dtype() != from
+            || !float.is_float()
+            || matches!(t, Ty::Global { .. } | Ty::Shared { .. })
+        {
             let msg = if name == "to_bits" {
                 format!("`to_bits` takes floats, found {}", ty_name(&t))
             } else {
-                format!("`{float}::from_bits` takes a `{int}`, found {}", ty_name(&t))
+                format!(
+                    "`{float}::from_bits` takes a `{int}`, found {}",
+                    ty_name(&t)
+                )
             };
             return Err(self.error(Diagnostic::new(span, msg)));
         }
@@ -984,6 +994,12 @@ impl Lowerer {
 
     /// A compile-time shape: `[d0, d1, ...]` of positive integer literals.
     pub(crate) fn shape_arg(&mut self, e: &Expr) -> LResult<Vec<usize>> {
+        self.shape_arg_max(e, super::MAX_TILE_ELEMENTS)
+    }
+
+    /// A shape of at most `max` elements (a distributed shared tensor may be larger than a
+    /// tile: only each block's part must fit its shared memory).
+    pub(crate) fn shape_arg_max(&mut self, e: &Expr, max: usize) -> LResult<Vec<usize>> {
         let items = match &e.kind {
             ExprKind::Array(items) => items,
             _ => {
@@ -1024,13 +1040,10 @@ impl Lowerer {
             }
         }
         let n: usize = shape.iter().product();
-        if n > super::MAX_TILE_ELEMENTS {
+        if n > max {
             return self.err(
                 e.span,
-                format!(
-                    "a tile of {n} elements is too large (at most {} per tile)",
-                    super::MAX_TILE_ELEMENTS
-                ),
+                format!("a tile of {n} elements is too large (at most {max} per tile)"),
             );
         }
         Ok(shape)

@@ -179,9 +179,10 @@ impl Ew<'_> {
         let s2 = self.pow2(c, k2);
         let y = self.bin(BinOp::Mul, p, s1);
         let y = self.bin(BinOp::Mul, y, s2);
+        // NaN in, NaN out: one constant NaN, so that every back end gives the same bits (the
+        // GPU's arithmetic would return its canonical NaN, the host's the input's payload).
         let nan = self.bin(BinOp::Ne, x, x);
-        let quiet = self.bin(BinOp::Add, x, x);
-        self.select(nan, quiet, y)
+        self.select(nan, fimm(c.float, f64::NAN), y)
     }
 
     fn ln(&mut self, c: &Consts, x: Operand) -> Operand {
@@ -233,9 +234,10 @@ impl Ew<'_> {
         let y = self.select(zero, fimm(f, f64::NEG_INFINITY), y);
         let neg = self.bin(BinOp::Lt, x, fimm(f, 0.0));
         let y = self.select(neg, fimm(f, f64::NAN), y);
+        // NaN in, NaN out: one constant NaN, so that every back end gives the same bits (the
+        // GPU's arithmetic would return its canonical NaN, the host's the input's payload).
         let nan = self.bin(BinOp::Ne, x, x);
-        let quiet = self.bin(BinOp::Add, x, x);
-        self.select(nan, quiet, y)
+        self.select(nan, fimm(c.float, f64::NAN), y)
     }
 }
 

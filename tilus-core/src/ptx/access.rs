@@ -479,6 +479,9 @@ impl Emitter<'_> {
                 self.line(format!("sub.s64 \t{u}, {}, {c};", g.len));
                 self.line(format!("min.s64 \t{t}, {t}, {u};"));
             }
+            // The tile's own end first: a thread whose first element lies past the tile (a
+            // tile shorter than the block) must not pass the test.
+            self.line(format!("min.s64 \t{t}, {t}, {n};"));
             self.line(format!("add.s64 \t{t}, {t}, -1;"));
             let hi = self.clamp64(t, n);
             (Some(lo), Some(hi))

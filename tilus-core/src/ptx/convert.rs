@@ -123,6 +123,13 @@ impl Emitter<'_> {
                 let sty = if fi.size == 2 { "f32" } else { fi.arith };
                 if ti.bits >= 32 {
                     self.line(format!("cvt.rzi.{}.{sty} \t{r}, {src};", ti.arith));
+                    if ti.bits == 64 {
+                        // Measured on an H100: `cvt.rzi.s64/u64` turns NaN into the type's
+                        // minimum / maximum, not 0 (the 32-bit forms give 0, like Rust's `as`).
+                        let nan = self.pred();
+                        self.line(format!("setp.nan.{sty} \t{nan}, {src}, {src};"));
+                        self.line(format!("@{nan} mov.b64 \t{r}, 0;"));
+                    }
                 } else {
                     // Saturate at 32 bits, then at the narrow type's range.
                     let (lo, hi) = int_range(to);

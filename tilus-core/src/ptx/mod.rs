@@ -143,12 +143,9 @@ pub fn generate(kernel: &Kernel) -> Result<PtxModule, CodegenError> {
         params.join(",\n")
     ));
     t.push_str(&format!(".maxntid {}, 1, 1\n", kernel.threads));
-    let c = kernel.cluster;
-    if c.blocks() > 1 {
-        // The cluster shape is part of the kernel: any launch (`cuLaunchKernel` too) runs it in
-        // clusters of this shape, and a launch naming another shape fails.
-        t.push_str(&format!(".reqnctapercluster {}, {}, {}\n", c.x, c.y, c.z));
-    }
+    // A cluster kernel's shape is not written into the PTX (`.reqnctapercluster`): the runtime
+    // launches it with the shape as a launch attribute (`cuLaunchKernelEx`), and the driver's
+    // cluster-occupancy queries reject kernels that carry a compile-time shape.
     t.push_str("{\n");
     t.push_str(&e.regs.declarations());
     t.push('\n');

@@ -111,17 +111,25 @@ impl CudaDevice {
     /// Look up the entry and set and query its attributes.
     fn inspect(&self, spec: &KernelSpec, module: ffi::CUmodule) -> Result<Loaded> {
         let kernel = spec.name();
-        let fname =
-            CString::new(tilus_core::ptx::entry_name(kernel)).map_err(|_| Error::InvalidSpec {
+        let cname = |n: String| {
+            CString::new(n).map_err(|_| Error::InvalidSpec {
                 kernel: kernel.into(),
                 message: "the name contains a NUL byte".into(),
-            })?;
+            })
+        };
+        // The entry `#[tile_kernel]` generates (`tk_<name>`); a hand-written spec's PTX may name
+        // its entry after the kernel itself.
+        let generated = cname(tilus_core::ptx::entry_name(kernel))?;
+        let plain = cname(kernel.to_string())?;
         let mut func: ffi::CUfunction = std::ptr::null_mut();
-        // SAFETY: `module` is loaded, `fname` NUL-terminated.
-        check(
-            unsafe { ffi::module_get_function(&mut func, module, fname.as_ptr()) },
-            || format!("looking up kernel `{kernel}` in its PTX module"),
-        )?;
+        // SAFETY: `module` is loaded, the names NUL-terminated.
+        let mut r = unsafe { ffi::module_get_function(&mut func, module, generated.as_ptr()) };
+        if r != ffi::SUCCESS {
+            r = unsafe { ffi::module_get_function(&mut func, module, plain.as_ptr()) };
+        }
+        check(r, || {
+            format!("looking up kernel `{kernel}` in its PTX module")
+        })?;
         let shared = spec.shared_bytes();
         if shared > DEFAULT_SHARED_LIMIT {
             // SAFETY: valid function handle; the value was checked against the opt-in limit.
