@@ -710,7 +710,8 @@ impl Inst {
         match self {
             Inst::Mov(o) => out.push(*o),
             Inst::BlockIdx { .. } | Inst::GridDim { .. } | Inst::Arange { .. } | Inst::Sync => {}
-            Inst::ClusterRank | Inst::ClusterSize | Inst::ClusterIdx { .. } | Inst::ClusterSync => {}
+            Inst::ClusterRank | Inst::ClusterSize | Inst::ClusterIdx { .. } | Inst::ClusterSync => {
+            }
             Inst::AllocShared { .. } | Inst::Fence { .. } => {}
             Inst::Dim { tensor, .. } => out.push(Operand::Var(*tensor)),
             Inst::View { src, offset, shape } => {
