@@ -81,8 +81,51 @@ impl FromMeta for TargetArg {
     }
 }
 
+/// The options `#[tile_kernel(..)]` takes, as written.
+const OPTIONS: &[&str] = &["threads", "target", "cluster"];
+
 pub fn parse(attr: TokenStream) -> darling::Result<(KernelAttr, Span)> {
     let span = Span::call_site();
     let items = darling::ast::NestedMeta::parse_meta_list(attr)?;
+    unknown_options(&items)?;
     Ok((KernelAttr::from_list(&items)?, span))
+}
+
+/// An unknown option, in the words and layout of the compiler's own errors (darling's "Unknown
+/// field" has another style), with a close name as help or else the list of options.
+fn unknown_options(items: &[darling::ast::NestedMeta]) -> darling::Result<()> {
+    let mut errors = darling::Error::accumulator();
+    for item in items {
+        let darling::ast::NestedMeta::Meta(m) = item else {
+            continue;
+        };
+        let name = m
+            .path()
+            .get_ident()
+            .map(|i| i.to_string())
+            .unwrap_or_else(|| quote::ToTokens::to_token_stream(m.path()).to_string());
+        if OPTIONS.contains(&name.as_str()) {
+            continue;
+        }
+        let line = match tilus_core::lower::suggest::similar(
+            "an option",
+            &name,
+            OPTIONS.iter().copied(),
+        ) {
+            Some(h) => format!("help: {h}"),
+            None => format!("note: the options are {}", list(OPTIONS)),
+        };
+        errors.push(
+            darling::Error::custom(format!(
+                "unknown `#[tile_kernel]` option `{name}`\n= {line}"
+            ))
+            .with_span(m.path()),
+        );
+    }
+    errors.finish()
+}
+
+fn list(names: &[&str]) -> String {
+    let q: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    q.join(", ")
 }

@@ -1,0 +1,9 @@
+use tilus::prelude::*;
+
+#[tile_kernel(threads = 128)]
+fn k(x: GlobalTensor<i32>) {
+    let a = load_global(x, offsets = [0], shape = [128]);
+    store_global(x, full([1], a.summ()), offsets = [0]);
+}
+
+fn main() {}
