@@ -517,7 +517,7 @@ fn exp_and_ln_are_accurate_and_identical_on_every_backend() {
     let mut x: Vec<f32> = specials32.to_vec();
     while x.len() < n {
         // Half random bit patterns (every magnitude), half values where exp is finite.
-        let v = if r.next_u64() % 2 == 0 {
+        let v = if r.next_u64().is_multiple_of(2) {
             f32::from_bits(r.next_u64() as u32)
         } else {
             (r.next_u64() % 200_000) as f32 / 1000.0 - 110.0
@@ -543,7 +543,7 @@ fn exp_and_ln_are_accurate_and_identical_on_every_backend() {
         1.0 - f64::EPSILON / 2.0,
     ];
     while w.len() < n {
-        let v = if r.next_u64() % 2 == 0 {
+        let v = if r.next_u64().is_multiple_of(2) {
             f64::from_bits(r.next_u64())
         } else {
             (r.next_u64() % 1_500_000) as f64 / 1000.0 - 750.0
