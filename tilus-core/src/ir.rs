@@ -376,6 +376,17 @@ pub enum Sem {
     AcqRel,
 }
 
+impl Space {
+    /// The PTX state space (`.shared` is the block's own; a distributed tensor's elements are
+    /// in `.shared::cluster`, chosen by the code generator).
+    pub fn ptx(self) -> &'static str {
+        match self {
+            Space::Shared => "shared",
+            Space::Global => "global",
+        }
+    }
+}
+
 impl Sem {
     pub fn ptx(self) -> &'static str {
         match self {

@@ -297,11 +297,12 @@ pub fn check_rmw(
 /// form. For [`RmwHow::FloatMinMax`] it is the instruction for operands with a clear sign bit;
 /// [`float_minmax_negative`] gives the other.
 ///
-/// `with_output` says whether the result is used; without it the `red` form is chosen where
+/// `space` is the PTX state space (`global`, `shared`, `shared::cluster`: [`Space::ptx`] or a
+/// distributed shared tensor's). `with_output` says whether the result is used; without it the `red` form is chosen where
 /// PTX has one for this op and sem, otherwise `atom` with a discarded destination.
 pub fn rmw_ptx(
     row: &RmwRow,
-    space: Space,
+    space: &str,
     sem: Sem,
     scope: Scope,
     with_output: bool,
@@ -321,7 +322,7 @@ pub fn rmw_ptx(
 /// unsigned `min` for `max` and unsigned `max` for `min`, on the same width.
 pub fn float_minmax_negative(
     row: &RmwRow,
-    space: Space,
+    space: &str,
     sem: Sem,
     scope: Scope,
     with_output: bool,
@@ -339,16 +340,12 @@ fn rmw_text(
     op: &str,
     ty: &str,
     has_red: bool,
-    space: Space,
+    space: &str,
     sem: Sem,
     scope: Scope,
     with_output: bool,
 ) -> (String, bool) {
     let red = !with_output && has_red && matches!(sem, Sem::Relaxed | Sem::Release);
-    let space = match space {
-        Space::Shared => "shared",
-        Space::Global => "global",
-    };
     let instr = if red { "red" } else { "atom" };
     // `.noftz` goes after the op: `atom.global.add.noftz.f16`.
     (
@@ -473,14 +470,14 @@ mod tests {
     fn red_only_for_relaxed_and_release_and_never_exch_cas() {
         for row in RMW_ROWS {
             for sem in Sem::ALL {
-                let (text, red) = rmw_ptx(row, Space::Global, sem, Scope::Gpu, false);
+                let (text, red) = rmw_ptx(row, Space::Global.ptx(), sem, Scope::Gpu, false);
                 let expect_red = row.has_red && matches!(sem, Sem::Relaxed | Sem::Release);
                 assert_eq!(red, expect_red, "{text}");
                 assert_eq!(text.starts_with("red."), expect_red, "{text}");
                 if matches!(row.op, RmwOp::Exch | RmwOp::Cas) {
                     assert!(!red);
                 }
-                let (text, red) = rmw_ptx(row, Space::Shared, sem, Scope::Cta, true);
+                let (text, red) = rmw_ptx(row, Space::Shared.ptx(), sem, Scope::Cta, true);
                 assert!(!red && text.starts_with("atom."), "{text}");
             }
         }

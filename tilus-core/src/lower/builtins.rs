@@ -467,9 +467,21 @@ impl Lowerer {
             None => None,
         };
         match b {
-            Builtin::BlockIdx | Builtin::GridDim => {
-                // The axis of a 1-, 2- or 3-D grid: `block_idx()` is axis 0 (x).
-                let axis = match bound.get("axis") {
+            Builtin::BlockIdx
+            | Builtin::GridDim
+            | Builtin::ClusterRank
+            | Builtin::ClusterSize
+            | Builtin::ClusterIdx => {
+                if matches!(
+                    b,
+                    Builtin::ClusterRank | Builtin::ClusterSize | Builtin::ClusterIdx
+                ) {
+                    self.need_cluster(&name, span)?;
+                }
+                // The axis of a 1-, 2- or 3-D grid (of blocks, or of clusters): x by default
+                // (`cluster_rank()`/`cluster_size()` take none).
+                let axis_arg = bound.has("axis").then(|| bound.get("axis")).flatten();
+                let axis = match axis_arg {
                     Some(e) => {
                         let a = self.const_usize(e, "a grid axis")?;
                         if a > 2 {
@@ -482,10 +494,12 @@ impl Lowerer {
                     }
                     None => 0,
                 };
-                let inst = if b == Builtin::BlockIdx {
-                    Inst::BlockIdx { axis }
-                } else {
-                    Inst::GridDim { axis }
+                let inst = match b {
+                    Builtin::BlockIdx => Inst::BlockIdx { axis },
+                    Builtin::GridDim => Inst::GridDim { axis },
+                    Builtin::ClusterIdx => Inst::ClusterIdx { axis },
+                    Builtin::ClusterRank => Inst::ClusterRank,
+                    _ => Inst::ClusterSize,
                 };
                 let v = self.emit(inst, Ty::Scalar(DType::I32), span);
                 // An integer of the type its context needs (`types.rs`).
@@ -497,33 +511,6 @@ impl Lowerer {
             Builtin::Sync => {
                 self.emit_void(Inst::Sync, span);
                 Ok(None)
-            }
-            Builtin::ClusterRank | Builtin::ClusterSize | Builtin::ClusterIdx => {
-                self.need_cluster(&name, span)?;
-                let inst = match b {
-                    Builtin::ClusterRank => Inst::ClusterRank,
-                    Builtin::ClusterSize => Inst::ClusterSize,
-                    _ => Inst::ClusterIdx {
-                        axis: match bound.get("axis") {
-                            Some(e) => {
-                                let a = self.const_usize(e, "a cluster-grid axis")?;
-                                if a > 2 {
-                                    return self.err(
-                                        e.span,
-                                        format!("axis {a} does not exist: the grid of clusters has axes 0 (x), 1 (y) and 2 (z)"),
-                                    );
-                                }
-                                a as u8
-                            }
-                            None => 0,
-                        },
-                    },
-                };
-                let v = self.emit(inst, Ty::Scalar(DType::I32), span);
-                match want {
-                    Some(d) if d.is_int() && d != DType::I32 => Ok(Some(self.cast(v, d, span)?)),
-                    _ => Ok(Some(v)),
-                }
             }
             Builtin::ClusterSync => {
                 self.need_cluster(&name, span)?;

@@ -135,13 +135,6 @@ pub(super) enum Op {
     },
 }
 
-pub(super) fn space_name(s: Space) -> &'static str {
-    match s {
-        Space::Shared => "shared",
-        Space::Global => "global",
-    }
-}
-
 impl Emitter<'_> {
     pub fn memory(&mut self, dst: Option<VarId>, inst: &Inst) -> Res<()> {
         let (access, sem) = match inst {
@@ -479,11 +472,11 @@ impl Emitter<'_> {
                 self.line(format!("sub.s64 \t{u}, {}, {c};", g.len));
                 self.line(format!("min.s64 \t{t}, {t}, {u};"));
             }
-            // The tile's own end first: a thread whose first element lies past the tile (a
-            // tile shorter than the block) must not pass the test.
-            self.line(format!("min.s64 \t{t}, {t}, {n};"));
             self.line(format!("add.s64 \t{t}, {t}, -1;"));
-            let hi = self.clamp64(t, n);
+            // At most the tile's last element: a thread whose first element lies past the end
+            // of a tile shorter than the block must fail the test (clamping to `n` let one such
+            // thread through, which ran [1]-tile RMWs twice on the GPU).
+            let hi = self.clamp64(t, n - 1);
             (Some(lo), Some(hi))
         } else {
             (None, None)
@@ -1038,28 +1031,13 @@ impl Emitter<'_> {
         Ok(Some((full, first)))
     }
 
-    pub(super) fn space_of(&self, plan: &Plan) -> Space {
+    /// The PTX state space of an access: a distributed tensor's elements are addressed in
+    /// `.shared::cluster` (sm_90), other shared tensors in `.shared`.
+    pub(super) fn state_space(&self, plan: &Plan) -> &'static str {
         match plan.mem {
-            Mem::Global(_) => Space::Global,
-            Mem::Shared { .. } => Space::Shared,
-        }
-    }
-
-    /// The state space an access names in PTX: a distributed tensor's elements are addressed
-    /// in `.shared::cluster` (sm_90).
-    pub(super) fn space_ptx(&self, plan: &Plan) -> &'static str {
-        match plan.mem {
+            Mem::Global(_) => Space::Global.ptx(),
             Mem::Shared { rows: Some(_), .. } => "shared::cluster",
-            _ => space_name(self.space_of(plan)),
-        }
-    }
-
-    /// An instruction the legality table spelled for `.shared`, re-spelled for the access's
-    /// actual state space.
-    pub(super) fn respace(&self, plan: &Plan, instr: String) -> String {
-        match plan.mem {
-            Mem::Shared { rows: Some(_), .. } => instr.replacen(".shared", ".shared::cluster", 1),
-            _ => instr,
+            Mem::Shared { .. } => Space::Shared.ptx(),
         }
     }
 }

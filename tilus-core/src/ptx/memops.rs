@@ -71,7 +71,7 @@ impl Emitter<'_> {
 
     pub(super) fn element_ops(&mut self, plan: &Plan, op: &Op, elems: &[(PVal, Addr)]) -> Res<()> {
         let d = plan.dtype;
-        let sp = self.space_ptx(plan);
+        let sp = self.state_space(plan);
         match op {
             Op::Load { dst, other } => {
                 for (s, (act, addr)) in elems.iter().enumerate() {
@@ -183,7 +183,7 @@ impl Emitter<'_> {
             return internal("not an RMW");
         };
         let d = plan.dtype;
-        let space = self.space_of(plan);
+        let space = self.state_space(plan);
         let Some(row) = table::rmw_row(*op, d) else {
             return internal(format!("no atomic `{}` on `{d}`", op.name()));
         };
@@ -191,7 +191,6 @@ impl Emitter<'_> {
             return internal("cas without a compare operand");
         }
         let (instr, red) = table::rmw_ptx(row, space, *sem, *scope, *with_output);
-        let instr = self.respace(plan, instr);
         let narrow_result = row.ptx_type == "b16" && d.info().reg == RegClass::B32;
         // A scalar operand is converted once.
         let scalar_b = if self.is_tile(*values)? {
@@ -258,12 +257,7 @@ impl Emitter<'_> {
         &mut self,
         plan: &Plan,
         row: &table::RmwRow,
-        (space, sem, scope, with_output): (
-            crate::ir::Space,
-            crate::ir::Sem,
-            crate::ir::Scope,
-            bool,
-        ),
+        (space, sem, scope, with_output): (&str, crate::ir::Sem, crate::ir::Scope, bool),
         act: PVal,
         addr: Addr,
         out: Reg,
@@ -291,7 +285,6 @@ impl Emitter<'_> {
         };
         let (pos, red) = table::rmw_ptx(row, space, sem, scope, with_output);
         let (negi, _) = table::float_minmax_negative(row, space, sem, scope, with_output);
-        let (pos, negi) = (self.respace(plan, pos), self.respace(plan, negi));
         if red {
             self.line(format!("{gp}{pos} \t{addr}, {bits};"));
             self.line(format!("{gn}{negi} \t{addr}, {bits};"));
@@ -313,7 +306,7 @@ impl Emitter<'_> {
     pub(super) fn vector_ops(&mut self, plan: &Plan, op: &Op, first: Addr) -> Res<()> {
         let layout = plan.layout;
         let (v, size, d) = (layout.v, plan.size, plan.dtype);
-        let sp = self.space_ptx(plan);
+        let sp = self.state_space(plan);
         let packed = size < 4;
         // Elements per word (1 unless packed), words per run, words per instruction.
         let per_word = if packed { 4 / size } else { 1 };

@@ -144,8 +144,9 @@ pub fn generate(kernel: &Kernel) -> Result<PtxModule, CodegenError> {
     ));
     t.push_str(&format!(".maxntid {}, 1, 1\n", kernel.threads));
     // A cluster kernel's shape is not written into the PTX (`.reqnctapercluster`): the runtime
-    // launches it with the shape as a launch attribute (`cuLaunchKernelEx`), and the driver's
-    // cluster-occupancy queries reject kernels that carry a compile-time shape.
+    // launches it with the shape as a launch attribute (`cuLaunchKernelEx`). Measured on an H100
+    // (driver 580, CUDA 13): with the directive, the runtime's `cuOccupancyMaxPotentialClusterSize`
+    // query failed with CUDA_ERROR_INVALID_CLUSTER_SIZE; without it every cluster test passed.
     t.push_str("{\n");
     t.push_str(&e.regs.declarations());
     t.push('\n');
