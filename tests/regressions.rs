@@ -441,3 +441,53 @@ fn the_parameter_space_is_checked_at_compile_time() {
         err[0].message
     );
 }
+
+#[test]
+fn every_known_target_compiles_and_assembles() {
+    // Any target >= 70 used to be printed under `.version 7.8`, which ptxas rejects for sm_100
+    // and newer (and for architectures that do not exist).
+    for &(sm, version) in tilus::core::ir::Target::KNOWN {
+        let mut def = kernel(&format!("on_sm_{sm}"), vec![tensor_param("out")]);
+        def.options.target = Some(sm);
+        let c = tilus::core::compile(&def).unwrap_or_else(|e| panic!("sm_{sm}: {e:?}"));
+        let v = version.max(78);
+        let header = format!(".version {}.{}\n.target sm_{sm}\n", v / 10, v % 10);
+        assert!(c.ptx.contains(&header), "sm_{sm}:\n{}", c.ptx);
+        if let Err(e) = tilus::core::ptx::assemble::assemble(&c.ptx, sm) {
+            panic!("ptxas rejected the kernel for sm_{sm}:\n{e}");
+        }
+    }
+    for sm in [71, 101, 1000] {
+        let mut def = kernel("nowhere", vec![tensor_param("out")]);
+        def.options.target = Some(sm);
+        let Err(err) = tilus::core::compile(&def) else {
+            panic!("sm_{sm} is not an architecture");
+        };
+        assert!(
+            err[0].message.contains("no NVIDIA architecture"),
+            "{}",
+            err[0].message
+        );
+    }
+}
+
+#[tile_kernel(threads = 32)]
+fn extreme_offsets(x: GlobalTensor<i64>, out: GlobalTensor<i64>) {
+    // Every element of both loads is out of bounds: they read 0 (and must not overflow the
+    // bounds arithmetic, which once negated the offset in the compiler and added the position
+    // to it in the emulator).
+    let low = load_global(x, [-9223372036854775808i64], [4]);
+    let high = load_global(x, [9223372036854775806i64], [4]);
+    store_global(out, low + high + arange(4i64), offsets = [0]);
+}
+
+#[test]
+fn offsets_at_the_ends_of_i64_are_out_of_bounds() {
+    for dev in backends() {
+        let x = dev.upload(&[5i64, 6, 7, 8]).unwrap();
+        let out = dev.full(4, -1i64).unwrap();
+        extreme_offsets::launch(&dev, 1, &x, &out).unwrap();
+        assert_eq!(out.download().unwrap(), vec![0, 1, 2, 3], "{dev:?}");
+    }
+    assemble_all("extreme_offsets", extreme_offsets::PTX, 70);
+}

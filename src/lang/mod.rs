@@ -75,7 +75,7 @@
 //! | kind | what it is | written as |
 //! |---|---|---|
 //! | scalar | one block-uniform value of an element type | literals, parameters, [`block_idx()`](block_idx), [`x.len()`](GlobalTensor::len), reductions |
-//! | [tile](Tile) | register array of an element type, rank 1 to 3, at most 65 536 elements | [`arange`], [`zeros`], [`load_global`], arithmetic on tiles |
+//! | [tile](Tile) | register array of an element type, rank 1 to 3, at most 65 536 elements and at most 256 in each thread (a 32-thread block holds tiles of up to 8 192 elements) | [`arange`], [`zeros`], [`load_global`], arithmetic on tiles |
 //! | [global tensor](GlobalTensor) | a `GlobalTensor<T>` parameter or a `.view(..)` of one: runtime dims, row-major | parameters |
 //! | [shared tensor](SharedTensor) | block-local memory with a compile-time shape (at most 227 KiB per block) | [`shared_tensor(f32, [64, 64])`](shared_tensor) or `shared_tensor::<f32>([..])` |
 //!

@@ -178,12 +178,26 @@ pub fn access_type(dtype: DType) -> Option<&'static str> {
 pub struct Illegal {
     pub message: String,
     pub help: Option<String>,
+    /// Which part of the call is wrong (where the front end points).
+    pub about: Culprit,
 }
 
-fn illegal(message: impl Into<String>, help: Option<&str>) -> Illegal {
+/// The part of an atomic call a rejection is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Culprit {
+    /// The operation on this element type (or its form, or the target it needs): the call.
+    Call,
+    /// The memory order (`sem = ..`).
+    Order,
+    /// The scope (`scope = ..`).
+    Scope,
+}
+
+fn illegal(about: Culprit, message: impl Into<String>, help: Option<&str>) -> Illegal {
     Illegal {
         message: message.into(),
         help: help.map(str::to_string),
+        about,
     }
 }
 
@@ -199,6 +213,7 @@ fn check_scope(scope: Scope, target: Option<Target>) -> Result<(), Illegal> {
     let need = scope_min_target(scope);
     match target {
         Some(t) if t < need => Err(illegal(
+            Culprit::Scope,
             format!(
                 "scope `{}` needs target sm_{} or newer, but this kernel targets sm_{}",
                 scope.ptx(),
@@ -248,6 +263,7 @@ fn missing_rmw(op: RmwOp, dtype: DType) -> Illegal {
     Illegal {
         message: what,
         help: Some(help),
+        about: Culprit::Call,
     }
 }
 
@@ -269,6 +285,7 @@ pub fn check_rmw(
             _ => Some("use the indexed form (`atomic_and(array, indices, update)` and the like), whose per-element results say what each update saw"),
         };
         return Err(illegal(
+            Culprit::Call,
             format!(
                 "scatter `{}` is not provided: its result is undefined when indices repeat (which element wins depends on timing)",
                 op.name()
@@ -280,6 +297,7 @@ pub fn check_rmw(
     if let Some(t) = target {
         if t < row.min_target {
             return Err(illegal(
+                Culprit::Call,
                 format!(
                     "atomic `{}` on `{dtype}` needs target sm_{} or newer, but this kernel targets sm_{}",
                     op.name(),
@@ -363,12 +381,14 @@ pub fn check_atomic_load(
 ) -> Result<&'static str, Illegal> {
     let ty = access_type(dtype).ok_or_else(|| {
         illegal(
+            Culprit::Call,
             format!("atomic load of `{}` is not supported", dtype.name()),
             None,
         )
     })?;
     if sem.has_release() {
         return Err(illegal(
+            Culprit::Order,
             format!(
                 "an atomic load cannot have `{}` order: a load has no release component",
                 sem.ptx()
@@ -389,12 +409,14 @@ pub fn check_atomic_store(
 ) -> Result<&'static str, Illegal> {
     let ty = access_type(dtype).ok_or_else(|| {
         illegal(
+            Culprit::Call,
             format!("atomic store of `{}` is not supported", dtype.name()),
             None,
         )
     })?;
     if sem.has_acquire() {
         return Err(illegal(
+            Culprit::Order,
             format!(
                 "an atomic store cannot have `{}` order: a store has no acquire component",
                 sem.ptx()
@@ -412,6 +434,7 @@ pub fn check_atomic_store(
 pub fn check_fence(sem: Sem, scope: Scope, target: Option<Target>) -> Result<String, Illegal> {
     if sem == Sem::Relaxed {
         return Err(illegal(
+            Culprit::Order,
             "a fence cannot be `relaxed`: a relaxed fence orders nothing",
             Some("use `AcqRel` (or `Acquire` / `Release`)"),
         ));

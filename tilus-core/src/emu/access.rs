@@ -244,7 +244,7 @@ pub(crate) fn resolve(
                         let Some(chunk) = chunks.next() else {
                             break 'outer;
                         };
-                        let c = offset + i as i64;
+                        let c = offset.saturating_add(i as i64);
                         chunk.iter_mut().for_each(|f| add(f, c));
                     }
                 }
@@ -312,7 +312,7 @@ fn first_bad_coord(
     }
     srcs.iter().enumerate().find_map(|(k, src)| {
         let c = match src {
-            Src::Pos { axis, offset } => offset + pos[*axis] as i64,
+            Src::Pos { axis, offset } => offset.saturating_add(pos[*axis] as i64),
             Src::Fixed(v) => *v,
             Src::Tile(d, dt) => coord(*dt, d[e]),
         };

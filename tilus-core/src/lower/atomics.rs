@@ -12,22 +12,21 @@ use crate::ir::{
 use crate::table::{self, RmwForm};
 
 impl Lowerer {
-    /// Where a rejected order/scope combination is reported: at `scope = ..` when the scope is
-    /// the problem (cluster below sm_90), else at the order argument, else at the call.
-    pub(super) fn qualifier_span(&self, bound: &Bound<'_>, scope: Scope, call: Span) -> Span {
-        let scope_bad = self
-            .explicit_target
-            .is_some_and(|t| t < table::scope_min_target(scope));
-        let pick = if scope_bad {
-            bound.get("scope")
-        } else {
-            bound.get("sem")
+    /// Report a combination the table rejects at the argument it is about: `sem = ..` for an
+    /// order, `scope = ..` for a scope, the call for the operation, its element type or form
+    /// (and the call when the argument was left to its default).
+    pub(super) fn illegal(
+        &mut self,
+        bound: &Bound<'_>,
+        call: Span,
+        e: table::Illegal,
+    ) -> super::Reported {
+        let arg = match e.about {
+            table::Culprit::Call => None,
+            table::Culprit::Order => bound.get("sem"),
+            table::Culprit::Scope => bound.get("scope"),
         };
-        pick.map(|e| e.span).unwrap_or(call)
-    }
-
-    pub(super) fn illegal(&mut self, span: Span, e: table::Illegal) -> super::Reported {
-        let mut d = Diagnostic::new(span, e.message);
+        let mut d = Diagnostic::new(arg.map_or(call, |a| a.span), e.message);
         if let Some(h) = e.help {
             d = d.help(h);
         }
@@ -130,14 +129,7 @@ impl Lowerer {
         let scope = self.scope_arg(bound.get("scope"), default_scope)?;
         let row = match table::check_rmw(op, dtype, form, scope, self.explicit_target) {
             Ok(row) => row,
-            Err(e) => {
-                let at = if scope == Scope::Cluster {
-                    self.qualifier_span(bound, scope, span)
-                } else {
-                    span
-                };
-                return Err(self.illegal(at, e));
-            }
+            Err(e) => return Err(self.illegal(bound, span, e)),
         };
         self.require_target(table::scope_min_target(scope));
         self.require_target(row.min_target);
@@ -438,8 +430,7 @@ impl Lowerer {
         let sem = self.sem_arg(bound.get("sem"), Sem::Acquire)?;
         let scope = self.scope_arg(bound.get("scope"), self.scope_default(space, access.mem))?;
         if let Err(e) = table::check_atomic_load(dtype, sem, scope, self.explicit_target) {
-            let at = self.qualifier_span(bound, scope, span);
-            return Err(self.illegal(at, e));
+            return Err(self.illegal(bound, span, e));
         }
         self.require_target(table::scope_min_target(scope));
         self.note_sync(&access, sem, scope, span);
@@ -457,8 +448,7 @@ impl Lowerer {
         let sem = self.sem_arg(bound.get("sem"), Sem::Release)?;
         let scope = self.scope_arg(bound.get("scope"), self.scope_default(space, access.mem))?;
         if let Err(e) = table::check_atomic_store(dtype, sem, scope, self.explicit_target) {
-            let at = self.qualifier_span(bound, scope, span);
-            return Err(self.illegal(at, e));
+            return Err(self.illegal(bound, span, e));
         }
         self.require_target(table::scope_min_target(scope));
         let shape = access.shape.clone();

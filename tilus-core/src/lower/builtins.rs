@@ -811,8 +811,7 @@ impl Lowerer {
                 let sem = self.sem_arg(Some(bound.req("sem")), Sem::AcqRel)?;
                 let scope = self.scope_arg(Some(bound.req("scope")), Scope::Gpu)?;
                 if let Err(e) = table::check_fence(sem, scope, self.explicit_target) {
-                    let at = self.qualifier_span(&bound, scope, span);
-                    return Err(self.illegal(at, e));
+                    return Err(self.illegal(&bound, span, e));
                 }
                 self.require_target(table::scope_min_target(scope));
                 self.emit_void(Inst::Fence { sem, scope }, span);

@@ -10,7 +10,9 @@ mod builtins;
 mod expr;
 mod mathfns;
 mod memory;
+mod registers;
 pub mod suggest;
+pub use registers::MAX_ELEMENTS_PER_THREAD;
 mod types;
 
 use crate::ast::{self, Expr, ExprKind};
@@ -57,7 +59,7 @@ pub fn lower(def: &ast::KernelDef) -> Result<Kernel, Vec<Diagnostic>> {
         .cluster
         .map(ir::Grid::from)
         .unwrap_or(ir::Grid::new(1, 1, 1));
-    Ok(Kernel {
+    let kernel = Kernel {
         name: def.name.clone(),
         threads: def.options.threads,
         cluster,
@@ -66,7 +68,11 @@ pub fn lower(def: &ast::KernelDef) -> Result<Kernel, Vec<Diagnostic>> {
         vars: cx.vars,
         shared_bytes: cx.shared_bytes,
         body,
-    })
+    };
+    match registers::check(&kernel) {
+        None => Ok(kernel),
+        Some(too_large) => Err(vec![too_large]),
+    }
 }
 
 /// Lowering failed for this expression; the diagnostic has been recorded.
@@ -191,6 +197,16 @@ impl Lowerer {
                     def.options.target_span,
                     format!("target sm_{t} is not supported: tilus needs sm_70 or newer (the `.sem`/`.scope` memory model)"),
                 ));
+            } else if Target(t).min_ptx_version().is_none() {
+                let known: Vec<String> =
+                    Target::KNOWN.iter().map(|(sm, _)| sm.to_string()).collect();
+                cx.error(
+                    Diagnostic::new(
+                        def.options.target_span,
+                        format!("there is no NVIDIA architecture sm_{t}"),
+                    )
+                    .note(format!("the targets are {}", known.join(", "))),
+                );
             }
         }
         cx

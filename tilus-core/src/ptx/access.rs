@@ -52,7 +52,7 @@ impl Addr {
     pub fn plus(self, bytes: i64) -> Addr {
         Addr {
             base: self.base,
-            imm: self.imm + bytes,
+            imm: self.imm.wrapping_add(bytes),
         }
     }
 }
@@ -446,7 +446,7 @@ impl Emitter<'_> {
             let lo = match (off, c0) {
                 (EVal::Const(a, _), EVal::Const(..)) => {
                     // Only the whole tensor has a constant c0 (== off).
-                    Val::Imm(clamp_tile(-(a as i64), n))
+                    Val::Imm(clamp_tile((a as i64).saturating_neg(), n))
                 }
                 _ => {
                     // lo = max(-offset, -c0), clamped to [-1, n].
@@ -481,11 +481,12 @@ impl Emitter<'_> {
         } else {
             (None, None)
         };
-        // first = ptr + size * (c0 + tid * v).
+        // first = ptr + size * (c0 + tid * v), wrapping like the address arithmetic it stands for
+        // (an offset near the ends of i64 is out of bounds, never accessed, but still printed).
         let first = match (c0, f0) {
             (EVal::Const(c, _), Val::Imm(f)) => Addr {
                 base: g.ptr,
-                imm: (c as i64 + f as i64) * size as i64,
+                imm: (c as i64).wrapping_add(f as i64).wrapping_mul(size as i64),
             },
             (EVal::Const(c, _), Val::Reg(fr)) => {
                 let a = self.r64();
@@ -493,7 +494,7 @@ impl Emitter<'_> {
                 self.line(format!("add.s64 \t{a}, {a}, {};", g.ptr));
                 Addr {
                     base: a,
-                    imm: c as i64 * size as i64,
+                    imm: (c as i64).wrapping_mul(size as i64),
                 }
             }
             (EVal::Reg(cr), f) => {
@@ -808,7 +809,7 @@ impl Emitter<'_> {
             // Accumulate c_k * stride_k.
             let c64 = match (c32, c64) {
                 (Some(Val::Imm(c)), _) if strides[k].is_none() => {
-                    m_imm += c as i64;
+                    m_imm = m_imm.wrapping_add(c as i64);
                     continue;
                 }
                 (Some(c), _) => {
@@ -866,14 +867,14 @@ impl Emitter<'_> {
         let addr = match idx {
             None => Addr {
                 base: g.ptr,
-                imm: m_imm * size,
+                imm: m_imm.wrapping_mul(size),
             },
             Some(i) => {
                 let a = self.r64();
                 self.line(format!("mad.lo.s64 \t{a}, {i}, {size}, {};", g.ptr));
                 Addr {
                     base: a,
-                    imm: m_imm * size,
+                    imm: m_imm.wrapping_mul(size),
                 }
             }
         };

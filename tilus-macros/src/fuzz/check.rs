@@ -9,16 +9,7 @@ use std::fmt;
 /// `"{class}: {message}"` contains one of these is counted as known instead of failing the test.
 /// Whoever fixes one removes its line (and `TILUS_FUZZ_IGNORE_KNOWN=1` shows them all).
 pub const KNOWN_BUGS: &[&str] = &[
-    // `#[tile_kernel(target = 100)]` (or 120, 71, 1000, "sm_100") is accepted: any target >= 70
-    // is printed into `.target sm_NN` under `.version 7.8`, which ptxas rejects.
-    "does not support .target sm_",
-    "is not defined for option 'gpu-name'",
-    // A load at an offset near `i64::MAX` (`block_idx() * u64::MAX`) overflows `offset + i` in
-    // the emulator's address resolution (a panic in debug builds, reported as Internal).
-    "attempt to add with overflow (at tilus-core/src/emu/access.rs",
-    // `offsets = [i64::MIN]` on a global access: the PTX generator negates the constant offset
-    // (`-(a as i64)`) to bound the access, which overflows (a compiler panic).
-    "attempt to negate with overflow (at tilus-core/src/ptx/access.rs",
+    // None known.
 ];
 
 /// How far a body got.

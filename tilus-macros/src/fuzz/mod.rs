@@ -53,9 +53,9 @@ use tok::Kernel;
 /// Bodies of the default run (CI: about two minutes on two cores in the test profile).
 pub const DEFAULT_BODIES: u64 = 30_000;
 
-/// PTX modules larger than this (kernels with thousands of tile elements per thread, fully
-/// unrolled) are assembled alone and with `-O0`: ptxas's optimiser can take minutes on them,
-/// while its checks of the PTX are the same.
+/// PTX modules larger than this (long unrolled bodies; tiles themselves are limited to
+/// `MAX_ELEMENTS_PER_THREAD` elements per thread) are assembled alone and with `-O0`: ptxas's
+/// optimiser can take minutes on them, while its checks of the PTX are the same.
 const BIG_PTX: usize = 256 << 10;
 
 fn ptxas_args(modules: &[&str]) -> &'static [&'static str] {
