@@ -121,12 +121,13 @@ fn atomic_matrix() {
         ));
     }
     eprintln!(
-        "{} combinations: {} accepted, {} rejected ({} cells with a known bug); {} kernels to ptxas: {} assembled, {} skipped (no ptxas), {} ptxas runs; compile+check {:.1?}, ptxas {:.1?}",
+        "{} combinations: {} accepted, {} rejected ({} cells with a known bug); {} kernels to ptxas ({} of them variants for newer targets): {} assembled, {} skipped (no ptxas), {} ptxas runs; compile+check {:.1?}, ptxas {:.1?}",
         combos.len(),
         r.accepted,
         r.rejected,
         r.known_hits.iter().sum::<usize>(),
         modules.len(),
+        r.chosen.by_key.keys().filter(|k| k.starts_with("variant")).count(),
         report.assembled,
         report.skipped,
         report.runs,

@@ -68,12 +68,17 @@ impl Chosen {
             self.offer(k, i, &p);
         }
     }
-    /// The chosen kernels, without repeats, by combination index.
-    pub fn kernels(&self) -> BTreeMap<usize, &str> {
-        self.by_key
+    /// The chosen kernels, without repeats, by combination index (a combination may give two:
+    /// its kernel and an sm_90 variant).
+    pub fn kernels(&self) -> Vec<(usize, &str)> {
+        let mut v: Vec<(usize, &str)> = self
+            .by_key
             .values()
             .map(|(i, p)| (*i, p.as_str()))
-            .collect()
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
     }
 }
 
@@ -102,7 +107,10 @@ fn cell_key(c: &Combo) -> String {
 }
 
 /// Compile `c` and check it against the oracle; `Ok(Some((target, ptx)))` for an accepted one.
-fn check_one(c: &Combo) -> Result<Option<(u32, String)>, String> {
+/// An accepted combination: its target, its PTX and its variants for newer targets.
+type Accepted = (u32, String, Vec<(u32, String)>);
+
+fn check_one(c: &Combo) -> Result<Option<Accepted>, String> {
     let reasons = oracle::reasons(c);
     match (tilus::core::compile(&build::kernel(c)), reasons.is_empty()) {
         (Ok(_), false) => Err(format!("accepted, but the oracle rejects it: {reasons:?}")),
@@ -120,7 +128,7 @@ fn check_one(c: &Combo) -> Result<Option<(u32, String)>, String> {
                 return Err(format!("target sm_{}, expected sm_{t}", k.ir.target.0));
             }
             ptxcheck::check(c, &k.ptx, t)?;
-            Ok(Some((t, k.ptx)))
+            Ok(Some((t, k.ptx, k.variants)))
         }
     }
 }
@@ -165,7 +173,11 @@ pub fn run(combos: &[Combo]) -> Results {
                             )),
                             (Err(e), None) => r.failures.push(format!("{}: {e}", c.name())),
                             (Ok(None), None) => r.rejected += 1,
-                            (Ok(Some((t, ptx))), None) => {
+                            (Ok(Some((t, ptx, variants))), None) => {
+                                for (vt, v) in &variants {
+                                    let spelling = ptxcheck::rmw_instrs(v).join(" ");
+                                    r.chosen.offer(format!("variant {spelling} @{vt}"), i, v);
+                                }
                                 r.accepted += 1;
                                 r.legal_cells.entry(cell_key(c)).or_default().insert(t);
                                 r.chosen

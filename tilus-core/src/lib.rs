@@ -38,7 +38,15 @@ pub struct Compiled {
     /// Dynamic shared memory bytes to request at launch (user allocations plus the back end's
     /// scratch space).
     pub shared_bytes: usize,
+    /// The same kernel for newer targets, as `(target, PTX)`, where the compiler has better
+    /// instructions there (vector atomics on sm_90) and the user named no target: the runtime
+    /// loads the newest one the device runs. Each needs the same shared memory as `ptx`.
+    pub variants: Vec<(u32, String)>,
 }
+
+/// Targets a kernel is also generated for when the user names none (see
+/// [`Compiled::variants`]).
+pub const VARIANT_TARGETS: &[ir::Target] = &[ir::Target::SM_90];
 
 /// Compile a kernel definition: lower and validate, run the passes, generate PTX.
 ///
@@ -75,9 +83,42 @@ pub fn compile(def: &ast::KernelDef) -> Result<Compiled, Vec<diag::Diagnostic>> 
         .help("use smaller shared tensors, or broadcast or reduce smaller tiles");
         return Err(vec![d]);
     }
+    let variants = if def.options.target.is_some() {
+        Vec::new()
+    } else {
+        variants(&ir, &module)
+    };
     Ok(Compiled {
         ir,
         ptx: module.text,
         shared_bytes: module.shared_bytes,
+        variants,
     })
+}
+
+/// The kernel generated again for each of [`VARIANT_TARGETS`] above its own target, kept where
+/// the instructions differ (not only the header) and the shared memory is the same.
+fn variants(ir: &ir::Kernel, base: &ptx::PtxModule) -> Vec<(u32, String)> {
+    let body = |text: &str| -> String {
+        text.lines()
+            .filter(|l| !l.starts_with(".version") && !l.starts_with(".target"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let base_body = body(&base.text);
+    let mut out = Vec::new();
+    for &target in VARIANT_TARGETS {
+        if target <= ir.target {
+            continue;
+        }
+        let mut k = ir.clone();
+        k.target = target;
+        match ptx::generate(&k) {
+            Ok(m) if m.shared_bytes == base.shared_bytes && body(&m.text) != base_body => {
+                out.push((target.0, m.text))
+            }
+            _ => {}
+        }
+    }
+    out
 }

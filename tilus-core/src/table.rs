@@ -311,6 +311,57 @@ pub fn check_rmw(
     Ok(row)
 }
 
+/// Vector RMWs (`red/atom.global.v{2,4}.f32.add`, `.v{2,4,8}` of `f16`/`bf16` with `.noftz`):
+/// global memory only, sm_90 and PTX ISA 8.1. One row per (op, type): the most lanes one
+/// instruction takes (16 bytes). `sub` is an `add` of the negated operand, as in its scalar row.
+pub const VECTOR_RMW: &[(RmwOp, DType, usize)] = &[
+    (RmwOp::Add, DType::F32, 4),
+    (RmwOp::Sub, DType::F32, 4),
+    (RmwOp::Add, DType::F16, 8),
+    (RmwOp::Sub, DType::F16, 8),
+    (RmwOp::Add, DType::BF16, 8),
+    (RmwOp::Sub, DType::BF16, 8),
+];
+
+/// The oldest target and PTX ISA version (times 10) with vector RMWs.
+pub const VECTOR_RMW_TARGET: Target = Target::SM_90;
+pub const VECTOR_RMW_PTX: u32 = 81;
+
+/// The most lanes of a vector RMW of `row` on global memory for `target` (`None`: scalar only).
+pub fn vector_rmw_lanes(row: &RmwRow, target: Target) -> Option<usize> {
+    if target < VECTOR_RMW_TARGET {
+        return None;
+    }
+    VECTOR_RMW
+        .iter()
+        .find(|(op, d, _)| *op == row.op && *d == row.dtype)
+        .map(|(_, _, lanes)| *lanes)
+}
+
+/// The vector form of `row`'s instruction with `lanes` lanes (see [`rmw_ptx`]):
+/// `red.relaxed.gpu.global.add.noftz.v8.bf16`.
+pub fn rmw_vector_ptx(
+    row: &RmwRow,
+    lanes: usize,
+    sem: Sem,
+    scope: Scope,
+    with_output: bool,
+) -> (String, bool) {
+    let ty = match row.ptx_type.rsplit_once('.') {
+        Some((prefix, scalar)) => format!("{prefix}.v{lanes}.{scalar}"),
+        None => format!("v{lanes}.{}", row.ptx_type),
+    };
+    rmw_text(
+        row.ptx_op,
+        &ty,
+        row.has_red,
+        "global",
+        sem,
+        scope,
+        with_output,
+    )
+}
+
 /// The PTX instruction (without operands) for an RMW of `row`, and whether it is the `red`
 /// form. For [`RmwHow::FloatMinMax`] it is the instruction for operands with a clear sign bit;
 /// [`float_minmax_negative`] gives the other.

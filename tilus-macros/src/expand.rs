@@ -22,6 +22,9 @@ pub fn tile_kernel(attr_tokens: TokenStream, item: TokenStream) -> TokenStream {
     match compile_caught(&def) {
         Ok(compiled) => {
             dump_ptx(&def.name, &compiled.ptx);
+            for (target, ptx) in &compiled.variants {
+                dump_ptx(&format!("{}.sm_{target}", def.name), ptx);
+            }
             emit(&func, Some(&compiled), Vec::new())
         }
         Err(diags) => {
@@ -162,7 +165,8 @@ fn check_signature(sig: &syn::Signature, errors: &mut Vec<syn::Error>) {
     }
 }
 
-/// Write the PTX to `$TILUS_DUMP_PTX/<name>.ptx` when that variable is set at build time.
+/// Write the PTX to `$TILUS_DUMP_PTX/<name>.ptx` when that variable is set at build time (a
+/// variant for a newer target to `<name>.sm_<target>.ptx`).
 fn dump_ptx(name: &str, ptx: &str) {
     if let Some(dir) = std::env::var_os("TILUS_DUMP_PTX") {
         let dir = std::path::PathBuf::from(dir);
@@ -238,6 +242,9 @@ pub(crate) fn emit(
     let (consts, launch_body, launch_on_body) = match compiled {
         Some(c) => {
             let ptx = &c.ptx;
+            let variant_targets = c.variants.iter().map(|(t, _)| *t);
+            let variant_ptx = c.variants.iter().map(|(_, p)| p.as_str());
+            let (variant_targets2, variant_ptx2) = (variant_targets.clone(), variant_ptx.clone());
             let ir = c.ir.to_json();
             let threads = c.ir.threads;
             let shared = c.shared_bytes;
@@ -252,6 +259,10 @@ pub(crate) fn emit(
                 pub const ENTRY: &'static str = #entry;
                 /// The PTX module, generated at build time.
                 pub const PTX: &'static str = #ptx;
+                /// The kernel generated again for newer targets where the compiler has better
+                /// instructions there (`(compute capability, PTX)`: vector atomics on sm_90);
+                /// a GPU runs the newest it can. Empty when the kernel names its `target`.
+                pub const PTX_VARIANTS: &'static [(u32, &'static str)] = &[#((#variant_targets, #variant_ptx)),*];
                 /// Threads per block.
                 pub const THREADS: u32 = #threads;
                 /// Dynamic shared memory requested per block, in bytes.
@@ -265,7 +276,7 @@ pub(crate) fn emit(
                     static SPEC: ::tilus::KernelSpec =
                         // SAFETY: PTX, IR and parameter list are all generated from one
                         // checked IR; every access in the PTX is bounds-checked or proven.
-                        unsafe { ::tilus::KernelSpec::new_clustered(#name_str, #ptx, #ir, #threads, #shared, &[#(#specs),*], [#cx, #cy, #cz]) };
+                        unsafe { ::tilus::KernelSpec::new_with_variants(#name_str, #ptx, &[#((#variant_targets2, #variant_ptx2)),*], #ir, #threads, #shared, &[#(#specs),*], [#cx, #cy, #cz]) };
                     &SPEC
                 }
             };

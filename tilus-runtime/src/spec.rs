@@ -107,6 +107,8 @@ pub struct KernelSpec {
     shared_bytes: usize,
     params: &'static [ParamSpec],
     cluster: [u32; 3],
+    /// The kernel for newer targets: `(compute capability, PTX)`, oldest first.
+    variants: &'static [(u32, &'static str)],
     ir: OnceLock<std::result::Result<Kernel, String>>,
 }
 
@@ -139,6 +141,7 @@ impl KernelSpec {
             shared_bytes,
             params,
             cluster: [1, 1, 1],
+            variants: &[],
             ir: OnceLock::new(),
         }
     }
@@ -167,6 +170,40 @@ impl KernelSpec {
             shared_bytes,
             params,
             cluster,
+            variants: &[],
+            ir: OnceLock::new(),
+        }
+    }
+
+    /// [`new_clustered`](Self::new_clustered) with the same kernel generated for newer targets,
+    /// `(compute capability, PTX)` oldest first (`#[tile_kernel]` adds one where the compiler has
+    /// better instructions there, e.g. vector atomics on sm_90): a GPU loads the newest its
+    /// compute capability runs.
+    ///
+    /// # Safety
+    ///
+    /// As for [`new`](Self::new), for the main PTX and every variant: the same entry,
+    /// parameters, accesses and shared memory.
+    #[allow(clippy::too_many_arguments)]
+    pub const unsafe fn new_with_variants(
+        name: &'static str,
+        ptx: &'static str,
+        variants: &'static [(u32, &'static str)],
+        ir_json: &'static str,
+        threads: u32,
+        shared_bytes: usize,
+        params: &'static [ParamSpec],
+        cluster: [u32; 3],
+    ) -> KernelSpec {
+        KernelSpec {
+            name,
+            ptx,
+            ir_json,
+            threads,
+            shared_bytes,
+            params,
+            cluster,
+            variants,
             ir: OnceLock::new(),
         }
     }
@@ -181,9 +218,24 @@ impl KernelSpec {
         self.name
     }
 
-    /// The PTX module text.
+    /// The PTX module text (for the kernel's own target, the oldest it runs on).
     pub fn ptx(&self) -> &'static str {
         self.ptx
+    }
+
+    /// The variants for newer targets (see [`new_with_variants`](Self::new_with_variants)).
+    pub fn variants(&self) -> &'static [(u32, &'static str)] {
+        self.variants
+    }
+
+    /// The PTX a device of compute capability `cc` (`90` for 9.0) loads: the newest variant it
+    /// runs, else the main module.
+    pub fn ptx_for(&self, cc: u32) -> &'static str {
+        self.variants
+            .iter()
+            .rev()
+            .find(|(target, _)| *target <= cc)
+            .map_or(self.ptx, |(_, ptx)| ptx)
     }
 
     /// The JSON-serialised IR the emulator runs.
@@ -369,5 +421,28 @@ impl<T: Element> tensor_sealed::TensorSource<T> for GlobalTensor<T> {
 impl<T: Element> tensor_sealed::TensorSource<T> for TensorView<'_, T> {
     fn tensor_ref(&self) -> TensorRef<'_> {
         self.as_ref_arg()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_device_loads_the_newest_variant_it_runs() {
+        static VARIANTS: [(u32, &str); 2] = [(90, "sm90"), (100, "sm100")];
+        // SAFETY: never launched.
+        let spec = unsafe {
+            KernelSpec::new_with_variants("k", "base", &VARIANTS, "", 32, 0, &[], [1; 3])
+        };
+        assert_eq!(spec.ptx_for(70), "base");
+        assert_eq!(spec.ptx_for(89), "base");
+        assert_eq!(spec.ptx_for(90), "sm90");
+        assert_eq!(spec.ptx_for(91), "sm90");
+        assert_eq!(spec.ptx_for(120), "sm100");
+        assert_eq!(spec.ptx(), "base");
+        // SAFETY: never launched.
+        let plain = unsafe { KernelSpec::new("k", "base", "", 32, 0, &[]) };
+        assert_eq!(plain.ptx_for(90), "base");
     }
 }

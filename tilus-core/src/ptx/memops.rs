@@ -192,12 +192,33 @@ impl Emitter<'_> {
         }
         let (instr, red) = table::rmw_ptx(row, space, *sem, *scope, *with_output);
         let narrow_result = row.ptx_type == "b16" && d.info().reg == RegClass::B32;
-        // A scalar operand is converted once.
+        // Operands, converted once: one for a scalar `values`, else one per active slot.
         let scalar_b = if self.is_tile(*values)? {
             None
         } else {
             let v = self.eval(*values, 0)?;
             Some(self.rmw_operand(d, row, v))
+        };
+        let mut bs = Vec::with_capacity(elems.len());
+        for (s, (act, _)) in elems.iter().enumerate() {
+            bs.push(match (scalar_b, act) {
+                (Some(b), _) => Some(b),
+                (None, PVal::False) => None,
+                (None, _) => {
+                    let v = self.slot_val(*values, s)?;
+                    Some(self.rmw_operand(d, row, v))
+                }
+            });
+        }
+        // Where the layout gives a thread runs of contiguous elements and the table has a vector
+        // form: vector instructions where a run turns out contiguous at run time, and the scalar
+        // ones below only where it does not.
+        let scalar_needed = match self.vector_rmw_lanes(plan, row) {
+            Some(lanes) => {
+                let q = (*sem, *scope, *with_output);
+                self.rmw_vectors(plan, row, lanes, q, elems, &bs, dst)?
+            }
+            None => vec![PVal::True; elems.len()],
         };
         for (s, (act, addr)) in elems.iter().enumerate() {
             let cmp = match compare {
@@ -211,17 +232,13 @@ impl Emitter<'_> {
                 };
                 self.fill_inactive(d, *act, dst[s], fallback)?;
             }
-            if *act == PVal::False {
+            let (act, Some(b)) = (self.pand(*act, scalar_needed[s]), bs[s]) else {
+                continue;
+            };
+            if act == PVal::False {
                 continue;
             }
-            let b = match scalar_b {
-                Some(b) => b,
-                None => {
-                    let v = self.slot_val(*values, s)?;
-                    self.rmw_operand(d, row, v)
-                }
-            };
-            let g = Self::guard(*act);
+            let g = Self::guard(act);
             // The destination register of the instruction (16-bit for `cas.b16` of integers).
             let out = if narrow_result && !red {
                 self.reg16()
@@ -231,7 +248,7 @@ impl Emitter<'_> {
             match row.how {
                 RmwHow::FloatMinMax => {
                     let q = (space, *sem, *scope, *with_output);
-                    self.float_minmax(plan, row, q, *act, *addr, out, b)?;
+                    self.float_minmax(plan, row, q, act, *addr, out, b)?;
                 }
                 _ => match (red, cmp) {
                     (true, _) => self.line(format!("{g}{instr} \t{addr}, {b};")),
@@ -248,6 +265,119 @@ impl Emitter<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Lanes of a vector RMW for this access, if it can have one: global memory, a table row
+    /// with a vector form on this target, and runs of at least two elements per thread.
+    fn vector_rmw_lanes(&self, plan: &Plan, row: &table::RmwRow) -> Option<usize> {
+        let global = matches!(plan.mem, super::access::Mem::Global(_));
+        let v = plan.layout.v;
+        if !global || plan.uniform || v < 2 {
+            return None;
+        }
+        table::vector_rmw_lanes(row, self.k.target).map(|most| most.min(v))
+    }
+
+    /// Vector RMWs over pieces of `lanes` slots (each inside one run of the layout, so its
+    /// elements are consecutive in the tile): a piece goes as one vector instruction when, at
+    /// run time, all its elements are active, their addresses consecutive and the first aligned
+    /// to the vector's size. Returns, per slot, when its scalar instruction must still run
+    /// (`True` for slots no vector covers).
+    #[allow(clippy::too_many_arguments)]
+    fn rmw_vectors(
+        &mut self,
+        plan: &Plan,
+        row: &table::RmwRow,
+        lanes: usize,
+        (sem, scope, with_output): (crate::ir::Sem, crate::ir::Scope, bool),
+        elems: &[(PVal, Addr)],
+        bs: &[Option<EVal>],
+        dst: &[Reg],
+    ) -> Res<Vec<PVal>> {
+        let size = plan.size as i64;
+        let (instr, red) = table::rmw_vector_ptx(row, lanes, sem, scope, with_output);
+        self.min_version = self.min_version.max(table::VECTOR_RMW_PTX);
+        let mut needed = vec![PVal::True; elems.len()];
+        for (piece, slots) in elems.chunks(lanes).enumerate() {
+            let first = piece * lanes;
+            if slots.iter().any(|(act, _)| *act == PVal::False) {
+                continue;
+            }
+            // All active.
+            let mut ok = PVal::True;
+            for (act, _) in slots {
+                ok = self.pand(ok, *act);
+            }
+            // Consecutive: statically when the addresses share a base, else tested.
+            let a0 = slots[0].1;
+            let base0 = self.addr_reg(a0);
+            for (i, (_, a)) in slots.iter().enumerate().skip(1) {
+                if a.base == a0.base && a.imm == a0.imm.wrapping_add(i as i64 * size) {
+                    continue;
+                }
+                let ai = self.addr_reg(*a);
+                let t = self.r64();
+                self.line(format!("sub.s64 \t{t}, {ai}, {base0};"));
+                let p = self.pred();
+                self.line(format!("setp.eq.s64 \t{p}, {t}, {};", i as i64 * size));
+                ok = self.pand(ok, PVal::Reg(p));
+            }
+            // Aligned to the whole vector.
+            let t = self.r64();
+            self.line(format!(
+                "and.b64 \t{t}, {base0}, {};",
+                lanes as i64 * size - 1
+            ));
+            let p = self.pred();
+            self.line(format!("setp.eq.s64 \t{p}, {t}, 0;"));
+            let ok = self.pand(ok, PVal::Reg(p));
+            let g = Self::guard(ok);
+            let mut operands = Vec::with_capacity(lanes);
+            for b in &bs[first..first + lanes] {
+                let Some(b) = *b else {
+                    return internal("vector RMW of an inactive slot");
+                };
+                operands.push(self.ereg(b).to_string());
+            }
+            let operands = operands.join(", ");
+            if red {
+                self.line(format!("{g}{instr} \t[{base0}], {{{operands}}};"));
+            } else {
+                // An unused result still needs distinct registers in the vector.
+                let outs: Vec<String> = (first..first + lanes)
+                    .map(|s| match with_output {
+                        true => dst[s].to_string(),
+                        false => self.reg_of(plan.dtype).to_string(),
+                    })
+                    .collect();
+                let outs = outs.join(", ");
+                self.line(format!(
+                    "{g}{instr} \t{{{outs}}}, [{base0}], {{{operands}}};"
+                ));
+            }
+            // The scalar instructions of these slots run only where the vector one did not.
+            let not_ok = match ok {
+                PVal::True => PVal::False,
+                PVal::False => PVal::True,
+                PVal::Reg(p) => {
+                    let q = self.pred();
+                    self.line(format!("not.pred \t{q}, {p};"));
+                    PVal::Reg(q)
+                }
+            };
+            needed[first..first + lanes].fill(not_ok);
+        }
+        Ok(needed)
+    }
+
+    /// An address as one 64-bit register (its base where there is no offset).
+    fn addr_reg(&mut self, a: Addr) -> Reg {
+        if a.imm == 0 {
+            return a.base;
+        }
+        let r = self.r64();
+        self.line(format!("add.s64 \t{r}, {}, {};", a.base, a.imm));
+        r
     }
 
     /// Float `min`/`max` on the bit patterns (IEEE `totalOrder`, `crate::elem::rmw`): the signed

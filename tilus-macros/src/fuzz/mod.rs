@@ -362,22 +362,27 @@ fn run_body(sh: &Shared, i: u64, slot: &Slot, batches: &std::sync::mpsc::SyncSen
         }
     }
     slot.idle();
-    let fresh = sh
-        .seen_ptx
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(hash_of(&c.ptx));
-    if fresh {
+    // The kernel and its variants for newer targets (vector atomics on sm_90) all assemble.
+    let modules = std::iter::once((c.ir.target.0, c.ptx)).chain(c.variants);
+    for (target, ptx) in modules {
+        let fresh = sh
+            .seen_ptx
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(hash_of(&ptx));
+        if !fresh {
+            continue;
+        }
         st.distinct_ptx.fetch_add(1, Ordering::Relaxed);
-        if c.ptx.len() > BIG_PTX {
+        if ptx.len() > BIG_PTX {
             st.big_ptx.fetch_add(1, Ordering::Relaxed);
-            let _ = batches.send(vec![(i, c.ptx)]);
-            return;
+            let _ = batches.send(vec![(i, ptx)]);
+            continue;
         }
         let full = {
             let mut p = sh.pending.lock().unwrap_or_else(|p| p.into_inner());
-            let q = p.entry(c.ir.target.0).or_default();
-            q.push((i, c.ptx));
+            let q = p.entry(target).or_default();
+            q.push((i, ptx));
             (q.len() >= assemble::BATCH_MODULES).then(|| std::mem::take(q))
         };
         if let Some(b) = full {
@@ -829,7 +834,9 @@ fn reproduce(k: &Kernel, class: Class, seed: u64, index: u64) -> Option<Failure>
     match class {
         Class::Ptxas => {
             let c = checked.compiled?;
-            let r = assemble::assemble_many_with(&[&c.ptx], ptxas_args(&[&c.ptx])).ok()?;
+            let mut modules = vec![c.ptx.as_str()];
+            modules.extend(c.variants.iter().map(|(_, p)| p.as_str()));
+            let r = assemble::assemble_many_with(&modules, ptxas_args(&modules)).ok()?;
             r.failures.first().map(|f| ptxas_failure(f.sm, &f.log))
         }
         Class::Emulator => {

@@ -69,10 +69,12 @@ impl CudaDevice {
     /// explanation.
     fn load_module(&self, spec: &KernelSpec) -> Result<ffi::CUmodule> {
         let kernel = spec.name();
-        let ptx = CString::new(spec.ptx()).map_err(|_| Error::InvalidSpec {
-            kernel: kernel.into(),
-            message: "the PTX text contains a NUL byte".into(),
-        })?;
+        let (major, minor) = self.cc;
+        let ptx =
+            CString::new(spec.ptx_for(major * 10 + minor)).map_err(|_| Error::InvalidSpec {
+                kernel: kernel.into(),
+                message: "the PTX text contains a NUL byte".into(),
+            })?;
         let mut log = vec![0u8; 16 * 1024];
         let mut opts = [
             ffi::JIT_ERROR_LOG_BUFFER,
