@@ -238,7 +238,15 @@ impl Emitter<'_> {
         for s in 0..slots {
             elems.push(self.element(&plan, s)?);
         }
-        self.element_ops(&plan, &op, &elems)?;
+        // Without a range plan (2-D views, index tiles), runs that turn out contiguous at run
+        // time still go as vectors.
+        let needed = match (&op, &plan.range, &done) {
+            (Op::Load { .. } | Op::Store { .. }, None, None) => {
+                self.general_vectors(&plan, &op, &elems)?
+            }
+            _ => None,
+        };
+        self.element_ops(&plan, &op, &elems, needed.as_deref())?;
         if let Some(end) = done {
             self.body.push(format!("{end}:"));
         }

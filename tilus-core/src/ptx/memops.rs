@@ -69,14 +69,25 @@ impl Emitter<'_> {
         }
     }
 
-    pub(super) fn element_ops(&mut self, plan: &Plan, op: &Op, elems: &[(PVal, Addr)]) -> Res<()> {
+    /// The scalar instructions of an access, one per active element; `needed` (from
+    /// [`general_vectors`](Self::general_vectors)) says where no vector instruction did the
+    /// element's load or store.
+    pub(super) fn element_ops(
+        &mut self,
+        plan: &Plan,
+        op: &Op,
+        elems: &[(PVal, Addr)],
+        needed: Option<&[PVal]>,
+    ) -> Res<()> {
         let d = plan.dtype;
         let sp = self.state_space(plan);
+        let need = |s: usize| needed.map_or(PVal::True, |n| n[s]);
         match op {
             Op::Load { dst, other } => {
                 for (s, (act, addr)) in elems.iter().enumerate() {
-                    if *act != PVal::False {
-                        let g = Self::guard(*act);
+                    let act = self.pand(*act, need(s));
+                    if act != PVal::False {
+                        let g = Self::guard(act);
                         self.load_elem(&g, &format!("ld.{sp}"), d, dst[s], *addr);
                     }
                 }
@@ -87,12 +98,13 @@ impl Emitter<'_> {
             }
             Op::Store { value } => {
                 for (s, (act, addr)) in elems.iter().enumerate() {
-                    if *act == PVal::False {
+                    let act = self.pand(*act, need(s));
+                    if act == PVal::False {
                         continue;
                     }
                     let val = self.slot_val(*value, s)?;
                     let val = self.store_reg(d, val);
-                    let g = Self::guard(*act);
+                    let g = Self::guard(act);
                     self.line(format!("{g}st.{sp}.{} \t{addr}, {val};", d.info().mem));
                 }
             }
@@ -294,43 +306,15 @@ impl Emitter<'_> {
         bs: &[Option<EVal>],
         dst: &[Reg],
     ) -> Res<Vec<PVal>> {
-        let size = plan.size as i64;
         let (instr, red) = table::rmw_vector_ptx(row, lanes, sem, scope, with_output);
         self.min_version = self.min_version.max(table::VECTOR_RMW_PTX);
         let mut needed = vec![PVal::True; elems.len()];
         for (piece, slots) in elems.chunks(lanes).enumerate() {
             let first = piece * lanes;
-            if slots.iter().any(|(act, _)| *act == PVal::False) {
+            let Some(ok) = self.piece_ok(slots, plan.size) else {
                 continue;
-            }
-            // All active.
-            let mut ok = PVal::True;
-            for (act, _) in slots {
-                ok = self.pand(ok, *act);
-            }
-            // Consecutive: statically when the addresses share a base, else tested.
+            };
             let a0 = slots[0].1;
-            let base0 = self.addr_reg(a0);
-            for (i, (_, a)) in slots.iter().enumerate().skip(1) {
-                if a.base == a0.base && a.imm == a0.imm.wrapping_add(i as i64 * size) {
-                    continue;
-                }
-                let ai = self.addr_reg(*a);
-                let t = self.r64();
-                self.line(format!("sub.s64 \t{t}, {ai}, {base0};"));
-                let p = self.pred();
-                self.line(format!("setp.eq.s64 \t{p}, {t}, {};", i as i64 * size));
-                ok = self.pand(ok, PVal::Reg(p));
-            }
-            // Aligned to the whole vector.
-            let t = self.r64();
-            self.line(format!(
-                "and.b64 \t{t}, {base0}, {};",
-                lanes as i64 * size - 1
-            ));
-            let p = self.pred();
-            self.line(format!("setp.eq.s64 \t{p}, {t}, 0;"));
-            let ok = self.pand(ok, PVal::Reg(p));
             let g = Self::guard(ok);
             let mut operands = Vec::with_capacity(lanes);
             for b in &bs[first..first + lanes] {
@@ -341,7 +325,7 @@ impl Emitter<'_> {
             }
             let operands = operands.join(", ");
             if red {
-                self.line(format!("{g}{instr} \t[{base0}], {{{operands}}};"));
+                self.line(format!("{g}{instr} \t{a0}, {{{operands}}};"));
             } else {
                 // An unused result still needs distinct registers in the vector.
                 let outs: Vec<String> = (first..first + lanes)
@@ -351,32 +335,27 @@ impl Emitter<'_> {
                     })
                     .collect();
                 let outs = outs.join(", ");
-                self.line(format!(
-                    "{g}{instr} \t{{{outs}}}, [{base0}], {{{operands}}};"
-                ));
+                self.line(format!("{g}{instr} \t{{{outs}}}, {a0}, {{{operands}}};"));
             }
             // The scalar instructions of these slots run only where the vector one did not.
-            let not_ok = match ok {
-                PVal::True => PVal::False,
-                PVal::False => PVal::True,
-                PVal::Reg(p) => {
-                    let q = self.pred();
-                    self.line(format!("not.pred \t{q}, {p};"));
-                    PVal::Reg(q)
-                }
-            };
+            let not_ok = self.pnot(ok);
             needed[first..first + lanes].fill(not_ok);
         }
         Ok(needed)
     }
 
-    /// An address as one 64-bit register (its base where there is no offset).
+    /// An address as one register of its base's width (the base where there is no offset).
     fn addr_reg(&mut self, a: Addr) -> Reg {
         if a.imm == 0 {
             return a.base;
         }
-        let r = self.r64();
-        self.line(format!("add.s64 \t{r}, {}, {};", a.base, a.imm));
+        let r = self.regs.new_reg(a.base.class);
+        let ty = if a.base.class == RegClass::B64 {
+            "s64"
+        } else {
+            "s32"
+        };
+        self.line(format!("add.{ty} \t{r}, {}, {};", a.base, a.imm));
         r
     }
 
@@ -435,65 +414,163 @@ impl Emitter<'_> {
     /// ones packed in 32-bit words (16 `u8` in one `v4.b32`).
     pub(super) fn vector_ops(&mut self, plan: &Plan, op: &Op, first: Addr) -> Res<()> {
         let layout = plan.layout;
-        let (v, size, d) = (layout.v, plan.size, plan.dtype);
-        let sp = self.state_space(plan);
-        let packed = size < 4;
-        // Elements per word (1 unless packed), words per run, words per instruction.
-        let per_word = if packed { 4 / size } else { 1 };
-        let word_bytes = if packed { 4 } else { size };
-        let words = v / per_word;
-        let per_ins = (16 / word_bytes).min(words);
-        let wty = if packed { "b32" } else { d.info().mem };
+        let (v, size) = (layout.v, plan.size);
+        let lanes = vector_lanes(size, v);
         for o in 0..layout.outer {
             let run = first.plus((size * o * layout.chunk()) as i64);
             let slots: Vec<usize> = (o * v..(o + 1) * v).collect();
-            for (i, chunk) in slots.chunks(per_word * per_ins).enumerate() {
-                let addr = run.plus((i * per_ins * word_bytes) as i64);
-                let vec = if per_ins > 1 {
-                    format!(".v{per_ins}")
+            for (i, chunk) in slots.chunks(lanes).enumerate() {
+                let addr = run.plus((i * lanes * size) as i64);
+                self.vector_piece(plan, op, chunk, addr, "")?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Vector loads and stores where the access has no rank-1 range (2-D views, index tiles):
+    /// per piece of a run, one vector instruction where at run time all its elements are active,
+    /// consecutive in memory and aligned ([`piece_ok`](Self::piece_ok)). Returns, per slot, when
+    /// its scalar instruction must still run (`None` when no piece can be a vector).
+    pub(super) fn general_vectors(
+        &mut self,
+        plan: &Plan,
+        op: &Op,
+        elems: &[(PVal, Addr)],
+    ) -> Res<Option<Vec<PVal>>> {
+        let (v, size) = (plan.layout.v, plan.size);
+        let lanes = vector_lanes(size, v);
+        let distributed = matches!(plan.mem, super::access::Mem::Shared { rows: Some(_), .. });
+        if plan.uniform || distributed || lanes < 2 || lanes * size < 4 {
+            return Ok(None);
+        }
+        let mut needed = vec![PVal::True; elems.len()];
+        let slots: Vec<usize> = (0..elems.len()).collect();
+        for chunk in slots.chunks(lanes) {
+            let piece = &elems[chunk[0]..chunk[0] + chunk.len()];
+            let Some(ok) = self.piece_ok(piece, size) else {
+                continue;
+            };
+            self.vector_piece(plan, op, chunk, piece[0].1, &Self::guard(ok))?;
+            let not_ok = self.pnot(ok);
+            for &s in chunk {
+                needed[s] = not_ok;
+            }
+        }
+        Ok(Some(needed))
+    }
+
+    /// Whether a piece of a run (consecutive tile elements) can go as one vector: all active,
+    /// consecutive addresses (known when they share a base, else tested) and the first aligned
+    /// to the vector's size. `None` when some element is never active.
+    pub(super) fn piece_ok(&mut self, piece: &[(PVal, Addr)], size: usize) -> Option<PVal> {
+        if piece.iter().any(|(act, _)| *act == PVal::False) {
+            return None;
+        }
+        let size = size as i64;
+        let mut ok = PVal::True;
+        for (act, _) in piece {
+            ok = self.pand(ok, *act);
+        }
+        let a0 = piece[0].1;
+        // Global addresses are 64-bit, shared ones 32-bit offsets in the window.
+        let (ty, bits) = if a0.base.class == RegClass::B64 {
+            ("s64", "b64")
+        } else {
+            ("s32", "b32")
+        };
+        let base0 = self.addr_reg(a0);
+        for (i, (_, a)) in piece.iter().enumerate().skip(1) {
+            if a.base == a0.base && a.imm == a0.imm.wrapping_add(i as i64 * size) {
+                continue;
+            }
+            let ai = self.addr_reg(*a);
+            let t = self.regs.new_reg(a0.base.class);
+            self.line(format!("sub.{ty} \t{t}, {ai}, {base0};"));
+            let p = self.pred();
+            self.line(format!("setp.eq.{ty} \t{p}, {t}, {};", i as i64 * size));
+            ok = self.pand(ok, PVal::Reg(p));
+        }
+        let t = self.regs.new_reg(a0.base.class);
+        let align = piece.len() as i64 * size - 1;
+        self.line(format!("and.{bits} \t{t}, {base0}, {align};"));
+        let p = self.pred();
+        self.line(format!("setp.eq.{ty} \t{p}, {t}, 0;"));
+        Some(self.pand(ok, PVal::Reg(p)))
+    }
+
+    /// `!p`.
+    pub(super) fn pnot(&mut self, p: PVal) -> PVal {
+        match p {
+            PVal::True => PVal::False,
+            PVal::False => PVal::True,
+            PVal::Reg(r) => {
+                let q = self.pred();
+                self.line(format!("not.pred \t{q}, {r};"));
+                PVal::Reg(q)
+            }
+        }
+    }
+
+    /// One vector load or store of the slots `chunk` (consecutive elements) at `addr`, under
+    /// guard `g`.
+    fn vector_piece(
+        &mut self,
+        plan: &Plan,
+        op: &Op,
+        chunk: &[usize],
+        addr: Addr,
+        g: &str,
+    ) -> Res<()> {
+        let (size, d) = (plan.size, plan.dtype);
+        let sp = self.state_space(plan);
+        let packed = size < 4;
+        // Elements per word (1 unless packed), words in this instruction.
+        let per_word = if packed { 4 / size } else { 1 };
+        let per_ins = chunk.len() / per_word;
+        let wty = if packed { "b32" } else { d.info().mem };
+        let vec = if per_ins > 1 {
+            format!(".v{per_ins}")
+        } else {
+            String::new()
+        };
+        match op {
+            Op::Load { dst, .. } => {
+                if packed {
+                    let regs: Vec<Reg> = (0..per_ins).map(|_| self.r32()).collect();
+                    let list = reg_list(&regs);
+                    self.line(format!("{g}ld.{sp}{vec}.{wty} \t{list}, {addr};"));
+                    for (w, wr) in regs.iter().enumerate() {
+                        let elems = &chunk[w * per_word..(w + 1) * per_word];
+                        let outs: Vec<Reg> = elems.iter().map(|&s| dst[s]).collect();
+                        self.unpack_word(d, *wr, &outs);
+                    }
                 } else {
-                    String::new()
-                };
-                match op {
-                    Op::Load { dst, .. } => {
-                        if packed {
-                            let regs: Vec<Reg> = (0..per_ins).map(|_| self.r32()).collect();
-                            let list = reg_list(&regs);
-                            self.line(format!("ld.{sp}{vec}.{wty} \t{list}, {addr};"));
-                            for (w, wr) in regs.iter().enumerate() {
-                                let elems = &chunk[w * per_word..(w + 1) * per_word];
-                                let outs: Vec<Reg> = elems.iter().map(|&s| dst[s]).collect();
-                                self.unpack_word(d, *wr, &outs);
-                            }
-                        } else {
-                            let regs: Vec<Reg> = chunk.iter().map(|&s| dst[s]).collect();
-                            let list = reg_list(&regs);
-                            self.line(format!("ld.{sp}{vec}.{wty} \t{list}, {addr};"));
-                        }
-                    }
-                    Op::Store { value } => {
-                        let mut regs = Vec::with_capacity(per_ins);
-                        if packed {
-                            for w in 0..per_ins {
-                                let mut vals = Vec::with_capacity(per_word);
-                                for &s in &chunk[w * per_word..(w + 1) * per_word] {
-                                    let x = self.slot_val(*value, s)?;
-                                    vals.push(self.store_reg(d, x));
-                                }
-                                regs.push(self.pack_word(d, &vals));
-                            }
-                        } else {
-                            for &s in chunk {
-                                let x = self.slot_val(*value, s)?;
-                                regs.push(self.ereg(x));
-                            }
-                        }
-                        let list = reg_list(&regs);
-                        self.line(format!("st.{sp}{vec}.{wty} \t{addr}, {list};"));
-                    }
-                    _ => return internal("vector path for an atomic"),
+                    let regs: Vec<Reg> = chunk.iter().map(|&s| dst[s]).collect();
+                    let list = reg_list(&regs);
+                    self.line(format!("{g}ld.{sp}{vec}.{wty} \t{list}, {addr};"));
                 }
             }
+            Op::Store { value } => {
+                let mut regs = Vec::with_capacity(per_ins);
+                if packed {
+                    for w in 0..per_ins {
+                        let mut vals = Vec::with_capacity(per_word);
+                        for &s in &chunk[w * per_word..(w + 1) * per_word] {
+                            let x = self.slot_val(*value, s)?;
+                            vals.push(self.store_reg(d, x));
+                        }
+                        regs.push(self.pack_word(d, &vals));
+                    }
+                } else {
+                    for &s in chunk {
+                        let x = self.slot_val(*value, s)?;
+                        regs.push(self.ereg(x));
+                    }
+                }
+                let list = reg_list(&regs);
+                self.line(format!("{g}st.{sp}{vec}.{wty} \t{addr}, {list};"));
+            }
+            _ => return internal("vector path for an atomic"),
         }
         Ok(())
     }
@@ -539,6 +616,11 @@ impl Emitter<'_> {
         }
         w
     }
+}
+
+/// Elements per vector instruction: 16 bytes of them, at most a run of `v`.
+fn vector_lanes(size: usize, v: usize) -> usize {
+    (16 / size.max(1)).min(v).max(1)
 }
 
 fn reg_list(regs: &[Reg]) -> String {

@@ -1,0 +1,134 @@
+//! Vector loads and stores where an access has no rank-1 range (2-D views, rank-2 shared
+//! tensors): each run of a thread's consecutive elements goes as one vector instruction where,
+//! at run time, it is all in bounds, consecutive in memory and aligned, and element by element
+//! elsewhere. The cases copy tiles through 2-D views whose rows are padded (so rows start at
+//! any alignment), at column offsets that are aligned or not, past the last row and column
+//! (masked by the bounds), and through a 2-D shared tensor; for 1-, 2-, 4- and 8-byte elements.
+//! Outputs are poisoned first, so an element written that should not be shows.
+
+mod common;
+
+use common::{assemble_all, backends, Rng};
+use tilus::prelude::*;
+use tilus::{bf16, Device};
+
+/// `dst[r0 + i, c0 + j] = src[r0 + i, c0 + j]` for the `[8, 64]` tile of block `b` (rows
+/// `8b..8b+8`), through views of `cols` columns; also through a 2-D shared tensor.
+macro_rules! copy_kernel {
+    ($name:ident, $t:ident) => {
+        #[tile_kernel(threads = 64)]
+        fn $name(src: GlobalTensor<$t>, dst: GlobalTensor<$t>, cols: i32, c0: i32) {
+            let rows = src.len() as i32 / cols;
+            let s = src.view(0, [rows, cols]);
+            let d = dst.view(0, [rows, cols]);
+            let r0 = block_idx() * 8;
+            let tile = load_global(s, offsets = [r0, c0], shape = [8, 64]);
+            let staged = shared_tensor($t, [8, 64]);
+            store_shared(staged, tile);
+            sync();
+            store_global(d, load_shared(staged), offsets = [r0, c0]);
+        }
+    };
+}
+
+copy_kernel!(copy_u8, u8);
+copy_kernel!(copy_bf16, bf16);
+copy_kernel!(copy_f32, f32);
+copy_kernel!(copy_i64, i64);
+
+/// The CPU reference: `dst` = poison except the copied window.
+fn reference<T: Copy>(src: &[T], poison: T, rows: usize, cols: usize, c0: usize) -> Vec<T> {
+    let mut want = vec![poison; src.len()];
+    for r in 0..rows {
+        for c in c0..(c0 + 64).min(cols) {
+            want[r * cols + c] = src[r * cols + c];
+        }
+    }
+    want
+}
+
+/// Every (cols, c0) case: padded rows (cols not a multiple of the vector), aligned and
+/// misaligned column offsets, and windows that run past the last column.
+const CASES: [(usize, usize); 6] = [(64, 0), (80, 16), (70, 0), (70, 3), (67, 8), (96, 40)];
+
+fn run<T>(
+    dev: &Device,
+    name: &str,
+    launch: impl Fn(&tilus::GlobalTensor<T>, &tilus::GlobalTensor<T>, i32, i32, u32),
+    make: impl Fn(i32) -> T,
+    poison: T,
+    r: &mut Rng,
+) where
+    T: tilus::Element + PartialEq + std::fmt::Debug + Copy,
+{
+    for (cols, c0) in CASES {
+        let rows = 8 * 3 + 5; // a partial last block
+        let src: Vec<T> = (0..rows * cols).map(|_| make(r.range(-100, 100))).collect();
+        let s = dev.upload(&src).unwrap();
+        let d = dev.full(rows * cols, poison).unwrap();
+        launch(&s, &d, cols as i32, c0 as i32, rows.div_ceil(8) as u32);
+        let want = reference(&src, poison, rows, cols, c0);
+        assert_eq!(
+            d.download().unwrap(),
+            want,
+            "{dev:?} {name} cols {cols} c0 {c0}"
+        );
+    }
+}
+
+#[test]
+fn two_d_copies_match_on_every_alignment() {
+    let mut r = Rng::new();
+    for dev in backends() {
+        run(
+            &dev,
+            "u8",
+            |s, d, cols, c0, g| copy_u8::launch(&dev, g, s, d, cols, c0).unwrap(),
+            |x| x as u8,
+            0xEE,
+            &mut r,
+        );
+        run(
+            &dev,
+            "bf16",
+            |s, d, cols, c0, g| copy_bf16::launch(&dev, g, s, d, cols, c0).unwrap(),
+            |x| bf16::from_f32(x as f32),
+            bf16::from_f32(-7777.0),
+            &mut r,
+        );
+        run(
+            &dev,
+            "f32",
+            |s, d, cols, c0, g| copy_f32::launch(&dev, g, s, d, cols, c0).unwrap(),
+            |x| x as f32 * 0.5,
+            f32::MAX,
+            &mut r,
+        );
+        run(
+            &dev,
+            "i64",
+            |s, d, cols, c0, g| copy_i64::launch(&dev, g, s, d, cols, c0).unwrap(),
+            |x| x as i64 * 1_000_000_007,
+            i64::MIN,
+            &mut r,
+        );
+    }
+}
+
+#[test]
+fn two_d_accesses_are_vectors_with_a_scalar_fallback() {
+    for (name, ptx, vector) in [
+        ("copy_u8", copy_u8::PTX, "ld.global.v2.b32"),
+        ("copy_bf16", copy_bf16::PTX, "ld.global.v4.b32"),
+        ("copy_f32", copy_f32::PTX, "ld.global.v4.f32"),
+        ("copy_i64", copy_i64::PTX, "ld.global.v2.s64"),
+    ] {
+        assert!(ptx.contains(vector), "{name}: no `{vector}`");
+        assert!(ptx.contains("ld.shared.v"), "{name}: no vector shared load");
+        assert!(
+            ptx.contains("st.global.v"),
+            "{name}: no vector global store"
+        );
+        assemble_all(name, ptx, 70);
+    }
+}
