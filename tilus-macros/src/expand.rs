@@ -205,8 +205,15 @@ pub(crate) fn emit(
             syn::Pat::Ident(pi) => pi.ident.clone(),
             _ => format_ident!("arg{}", i),
         };
+        let pname = ident.unraw().to_string();
+        // A parameter named like its kernel (`fn hist(.., hist: GlobalTensor<u32>)`) would be a
+        // pattern matching the kernel's unit struct in the launchers: they name it apart.
+        let ident = if ident.unraw() == name.unraw() {
+            format_ident!("{}_arg", pname)
+        } else {
+            ident
+        };
         let ty = &pt.ty;
-        let pname = ident.to_string();
         let is_tensor = matches!(&**ty, syn::Type::Path(tp) if tp.path.segments.last().is_some_and(|s| s.ident == "GlobalTensor"));
         // The element type: from the compiled IR, or (after an error, for the stub) from the
         // declared name, `i32` when it names none, so that a rejected element type is not
