@@ -251,7 +251,6 @@ pub(crate) fn emit(
             let ptx = &c.ptx;
             let variant_targets = c.variants.iter().map(|(t, _)| *t);
             let variant_ptx = c.variants.iter().map(|(_, p)| p.as_str());
-            let (variant_targets2, variant_ptx2) = (variant_targets.clone(), variant_ptx.clone());
             let ir = c.ir.to_json();
             let threads = c.ir.threads;
             let shared = c.shared_bytes;
@@ -280,10 +279,12 @@ pub(crate) fn emit(
                 pub const CLUSTER: [u32; 3] = [#cx, #cy, #cz];
                 /// Everything the runtime needs to launch the kernel on either backend.
                 pub fn spec() -> &'static ::tilus::KernelSpec {
+                    // The PTX by the kernel's path, not repeated (a nested static cannot name
+                    // `Self`): the macro's output stays one copy of each module.
                     static SPEC: ::tilus::KernelSpec =
                         // SAFETY: PTX, IR and parameter list are all generated from one
                         // checked IR; every access in the PTX is bounds-checked or proven.
-                        unsafe { ::tilus::KernelSpec::new_with_variants(#name_str, #ptx, &[#((#variant_targets2, #variant_ptx2)),*], #ir, #threads, #shared, &[#(#specs),*], [#cx, #cy, #cz]) };
+                        unsafe { ::tilus::KernelSpec::new_with_variants(#name_str, #name::PTX, #name::PTX_VARIANTS, #ir, #threads, #shared, &[#(#specs),*], [#cx, #cy, #cz]) };
                     &SPEC
                 }
             };

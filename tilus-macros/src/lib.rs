@@ -18,6 +18,8 @@
 mod attr;
 mod expand;
 #[cfg(test)]
+mod compile_time;
+#[cfg(test)]
 mod fuzz;
 mod parse;
 mod report;

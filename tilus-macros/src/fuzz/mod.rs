@@ -32,7 +32,7 @@
 
 mod astmut;
 mod check;
-mod corpus;
+pub(crate) mod corpus;
 mod emulate;
 mod reduce;
 mod rng;

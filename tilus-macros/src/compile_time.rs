@@ -1,0 +1,89 @@
+//! How long `#[tile_kernel]` takes per kernel (a benchmark, not a test: it asserts nothing about
+//! time). Every kernel of the workspace's tests, examples, trybuild cases and docs goes through
+//! the macro's own path, each stage timed separately (the best of several runs per kernel, so
+//! the numbers are the compiler's cost and not the machine's noise):
+//!
+//! ```text
+//! cargo test --release -p tilus-macros --lib compile_time -- --ignored --nocapture
+//! ```
+
+use crate::expand::{self, Front};
+use crate::fuzz::corpus;
+use std::time::{Duration, Instant};
+
+/// Runs per kernel; the fastest counts.
+const RUNS: usize = 5;
+
+#[test]
+#[ignore = "a benchmark: run with --ignored --nocapture"]
+fn compile_time() {
+    let corpus = corpus::load();
+    // Per kernel: (parse + front end, compile (lower, passes, PTX and variants), emit tokens).
+    let mut rows: Vec<(Duration, Duration, Duration, String)> = Vec::new();
+    for seed in &corpus.seeds {
+        let (Ok(attr), Ok(item)) = (seed.kernel.attr_tokens(), seed.kernel.item_tokens()) else {
+            continue;
+        };
+        let mut best = (Duration::MAX, Duration::MAX, Duration::MAX);
+        let mut accepted = true;
+        for _ in 0..RUNS {
+            let t0 = Instant::now();
+            let Ok(func) = syn::parse2::<syn::ItemFn>(item.clone()) else {
+                accepted = false;
+                break;
+            };
+            let Front::Def(_, def) = expand::front(attr.clone(), &func) else {
+                accepted = false;
+                break;
+            };
+            let t1 = Instant::now();
+            let Ok(c) = expand::compile_caught(&def) else {
+                accepted = false;
+                break;
+            };
+            let t2 = Instant::now();
+            let tokens = expand::emit(&func, Some(&c), Vec::new());
+            std::hint::black_box(tokens);
+            let t3 = Instant::now();
+            best.0 = best.0.min(t1 - t0);
+            best.1 = best.1.min(t2 - t1);
+            best.2 = best.2.min(t3 - t2);
+        }
+        if accepted {
+            rows.push((best.0, best.1, best.2, seed.origin.clone()));
+        }
+    }
+    let total = |r: &(Duration, Duration, Duration, String)| r.0 + r.1 + r.2;
+    rows.sort_by_key(total);
+    let n = rows.len().max(1) as u32;
+    let sum = |f: fn(&(Duration, Duration, Duration, String)) -> Duration| -> Duration {
+        rows.iter().map(f).sum::<Duration>() / n
+    };
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "{} kernels (best of {RUNS} runs each); mean per kernel: front end {:.3} ms, compile {:.3} ms, emit {:.3} ms, total {:.3} ms",
+        rows.len(),
+        ms(sum(|r| r.0)),
+        ms(sum(|r| r.1)),
+        ms(sum(|r| r.2)),
+        ms(sum(|r| r.0 + r.1 + r.2)),
+    );
+    if let (Some(median), Some(max)) = (rows.get(rows.len() / 2), rows.last()) {
+        println!(
+            "median {:.3} ms; slowest {:.3} ms ({})",
+            ms(total(median)),
+            ms(total(max)),
+            max.3
+        );
+    }
+    for r in rows.iter().rev().take(5) {
+        println!(
+            "  {:8.3} ms  (front {:.3}, compile {:.3}, emit {:.3})  {}",
+            ms(total(r)),
+            ms(r.0),
+            ms(r.1),
+            ms(r.2),
+            r.3
+        );
+    }
+}
