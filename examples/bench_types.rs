@@ -85,6 +85,40 @@ macro_rules! hist_kernel {
         }
     };
 }
+/// The same with the tail split off: whole tiles need no mask (`arange + start < n` costs a
+/// 64-bit add and compare per byte), and only the last, partial tile is masked.
+macro_rules! hist_split_kernel {
+    ($name:ident, threads = $threads:literal, tile = $tile:literal) => {
+        #[tile_kernel(threads = $threads)]
+        fn $name(image: GlobalTensor<u8>, hist: GlobalTensor<u32>) {
+            let counts = shared_tensor(u32, [256]);
+            store_shared(counts, zeros([256]));
+            sync();
+            let n = image.len();
+            let whole = n - n % $tile;
+            for start in (block_idx() * $tile..whole).step_by(grid_dim() * $tile) {
+                let pixels = load_global(image, offsets = [start], shape = [$tile]);
+                atomic::shared_scatter_add(counts, dim = 0, indices = pixels, values = 1);
+            }
+            if block_idx() == 0 && whole < n {
+                let pixels = load_global(image, offsets = [whole], shape = [$tile]);
+                let inside = arange($tile) + whole < n;
+                atomic::shared_scatter_add(
+                    counts,
+                    dim = 0,
+                    indices = pixels,
+                    values = 1,
+                    mask = inside,
+                );
+            }
+            sync();
+            let c = load_shared(counts);
+            atomic::global_add(hist, c, mask = c != 0);
+        }
+    };
+}
+hist_split_kernel!(hist_split_w512_t16384, threads = 512, tile = 16384);
+hist_split_kernel!(hist_split_w512_t8192, threads = 512, tile = 8192);
 hist_kernel!(hist_w256_t4096, threads = 256, tile = 4096);
 hist_kernel!(hist_w512_t8192, threads = 512, tile = 8192);
 hist_kernel!(hist_w512_t16384, threads = 512, tile = 16384);
@@ -441,10 +475,13 @@ fn bench_bytes(dev: &Device, o: &Opts, rng: &mut Rng) -> Result<(), Error> {
     }
 
     if o.runs("hist") {
-        let image = dev.upload(&bytes)?;
+        // 7 bytes short of the power of two, so that every variant's tail (the mask, or the
+        // split kernels' last partial tile) is checked too.
+        let m = n - 7;
+        let image = dev.upload(&bytes[..m])?;
         let hist = dev.zeros::<u32>(256)?;
         let mut want = vec![0u32; 256];
-        for &b in &bytes {
+        for &b in &bytes[..m] {
             want[b as usize] += 1;
         }
         let variants: Vec<Variant> = vec![
@@ -464,13 +501,21 @@ fn bench_bytes(dev: &Device, o: &Opts, rng: &mut Rng) -> Result<(), Error> {
                 "hist256 w256 t16384",
                 Box::new(|g| hist_w256_t16384::launch(dev, g, &image, &hist)),
             ),
+            (
+                "hist256 split w512 t16384",
+                Box::new(|g| hist_split_w512_t16384::launch(dev, g, &image, &hist)),
+            ),
+            (
+                "hist256 split w512 t8192",
+                Box::new(|g| hist_split_w512_t8192::launch(dev, g, &image, &hist)),
+            ),
         ];
         let task = format!("u8 hist256 2^{}", o.bytes);
         let best = sweep(
             dev,
             o,
             &task,
-            n,
+            m,
             &variants,
             &|| hist.copy_from_host(&[0; 256]),
             &|| Ok(first_diff(&hist.download()?, &want)),
