@@ -235,8 +235,11 @@ impl Emitter<'_> {
         // Plan every element first (reads index and mask tiles), then issue the operations,
         // so loads are issued back to back and a destination may alias an operand.
         let mut elems = Vec::with_capacity(slots);
+        let mut local_alts = Vec::with_capacity(slots);
         for s in 0..slots {
+            self.local_alt = None;
             elems.push(self.element(&plan, s)?);
+            local_alts.push(self.local_alt.take());
         }
         // Without a range plan (2-D views, index tiles), runs that turn out contiguous at run
         // time still go as vectors.
@@ -246,7 +249,7 @@ impl Emitter<'_> {
             }
             _ => None,
         };
-        self.element_ops(&plan, &op, &elems, needed.as_deref())?;
+        self.element_ops(&plan, &op, &elems, needed.as_deref(), &local_alts)?;
         if let Some(end) = done {
             self.body.push(format!("{end}:"));
         }
@@ -734,7 +737,14 @@ impl Emitter<'_> {
         let addr = self.shared_address(plan, m);
         match owner {
             None => Ok((act, addr)),
-            Some(rank) => Ok((act, self.map_to_block(addr, rank))),
+            Some(rank) => {
+                // Elements this block owns can also be reached in its own window, where an
+                // atomic does not go through the cluster's network (see `rmw_elems`).
+                let me = self.cluster_rank_reg();
+                let local = self.vsetp("eq", "u32", rank, Val::Reg(me));
+                self.local_alt = Some((local, addr));
+                Ok((act, self.map_to_block(addr, rank)))
+            }
         }
     }
 

@@ -57,6 +57,7 @@ enum Cached {
     Lane,
     Warp,
     Zero16,
+    ClusterRank,
 }
 
 pub(super) struct Emitter<'k> {
@@ -85,6 +86,9 @@ pub(super) struct Emitter<'k> {
     pub scratch_span: Span,
     /// The statement being generated (for errors and scratch accounting).
     span: Span,
+    /// Set by the last element planned in a distributed shared tensor: whether the element lives
+    /// in this block, and its address in this block's own window (see `access.rs`).
+    pub local_alt: Option<(PVal, super::access::Addr)>,
 }
 
 fn stmt_span(s: &Stmt) -> Span {
@@ -157,6 +161,7 @@ impl<'k> Emitter<'k> {
             scratch_bytes: 0,
             scratch_span: Span::NONE,
             span: Span::NONE,
+            local_alt: None,
         }
     }
 
@@ -250,6 +255,13 @@ impl<'k> Emitter<'k> {
     pub fn const_pred(&mut self, b: bool) -> Reg {
         self.cached(Cached::ConstPred(b), Class::Pred, |r, _| {
             format!("\tmov.pred \t{r}, {};", b as i32)
+        })
+    }
+
+    /// This block's rank in its cluster.
+    pub fn cluster_rank_reg(&mut self) -> Reg {
+        self.cached(Cached::ClusterRank, Class::B32, |r, _| {
+            format!("\tmov.u32 \t{r}, %cluster_ctarank;")
         })
     }
 

@@ -78,6 +78,7 @@ impl Emitter<'_> {
         op: &Op,
         elems: &[(PVal, Addr)],
         needed: Option<&[PVal]>,
+        local_alts: &[Option<(PVal, Addr)>],
     ) -> Res<()> {
         let d = plan.dtype;
         let sp = self.state_space(plan);
@@ -134,7 +135,7 @@ impl Emitter<'_> {
                     ));
                 }
             }
-            Op::Rmw { .. } => self.rmw_elems(plan, op, elems)?,
+            Op::Rmw { .. } => self.rmw_elems(plan, op, elems, local_alts)?,
         }
         Ok(())
     }
@@ -180,7 +181,15 @@ impl Emitter<'_> {
         self.regs.new_reg(RegClass::B16)
     }
 
-    fn rmw_elems(&mut self, plan: &Plan, op: &Op, elems: &[(PVal, Addr)]) -> Res<()> {
+    /// The RMWs of an access. `local_alts` (distributed shared tensors): per slot, whether the
+    /// element is this block's and its address in the block's own window.
+    fn rmw_elems(
+        &mut self,
+        plan: &Plan,
+        op: &Op,
+        elems: &[(PVal, Addr)],
+        local_alts: &[Option<(PVal, Addr)>],
+    ) -> Res<()> {
         let Op::Rmw {
             dst,
             with_output,
@@ -257,6 +266,36 @@ impl Emitter<'_> {
             } else {
                 dst[s]
             };
+            // An element of a distributed tensor that this block owns: the same instruction on
+            // its own window (`.shared::cta`, same scope, so it is as atomic towards the other
+            // blocks' `.shared::cluster` ones), and the cluster form only for the others.
+            let local = match (local_alts.get(s).copied().flatten(), row.how, cmp) {
+                (Some((is_local, local_addr)), RmwHow::Direct | RmwHow::NegateAdd, None)
+                    if !narrow_result =>
+                {
+                    Some((is_local, local_addr))
+                }
+                _ => None,
+            };
+            if let Some((is_local, local_addr)) = local {
+                let (local_instr, _) =
+                    table::rmw_ptx(row, "shared::cta", *sem, *scope, *with_output);
+                let here = self.pand(act, is_local);
+                let not_local = self.pnot(is_local);
+                let there = self.pand(act, not_local);
+                for (p, ins, a) in [(here, &local_instr, local_addr), (there, &instr, *addr)] {
+                    if p == PVal::False {
+                        continue;
+                    }
+                    let g = Self::guard(p);
+                    if red {
+                        self.line(format!("{g}{ins} \t{a}, {b};"));
+                    } else {
+                        self.line(format!("{g}{ins} \t{out}, {a}, {b};"));
+                    }
+                }
+                continue;
+            }
             match row.how {
                 RmwHow::FloatMinMax => {
                     let q = (space, *sem, *scope, *with_output);
