@@ -7,7 +7,7 @@
 
 use crate::grid::fmt_dims;
 use tilus_core::emu::EmuError;
-use tilus_core::ir::Grid;
+use tilus_core::ir::{DType, Grid};
 
 /// Everything that can go wrong in the runtime: launch validation, memory operations, streams
 /// and events, the emulator and the CUDA driver.
@@ -190,6 +190,19 @@ pub enum Error {
         end: usize,
         /// The tensor's length.
         len: usize,
+    },
+    /// Memory of one element type viewed as another whose size does not divide its byte
+    /// length (feature `cudarc`: `CudarcScope::borrow_as`).
+    #[error("{op}: {bytes} bytes of `{from}` elements are not a whole number of `{to}` elements ({} bytes each)", to.size_bytes())]
+    ElementSize {
+        /// The operation, e.g. `"CudarcScope::borrow_as"`.
+        op: &'static str,
+        /// The byte length of the memory.
+        bytes: usize,
+        /// The memory's element type.
+        from: DType,
+        /// The element type of the view.
+        to: DType,
     },
     /// Two objects of one operation (tensors, streams, events, buffers) belong to different
     /// devices.

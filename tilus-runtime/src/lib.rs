@@ -51,6 +51,12 @@
 //! * `cuda`: the GPU backend, through [`cust`](https://docs.rs/cust/0.3) (re-exported as `tilus_runtime::cust` so that
 //!   interop code uses the same version): `Device::cuda`, `GlobalTensor::from_cust`,
 //!   `TensorView::from_cust` / `from_raw`, `Stream::borrow_cust` / `from_raw`.
+//! * `cudarc` (implies `cuda`): borrowing device memory and streams of the
+//!   [`cudarc`](https://docs.rs/cudarc/0.19) crate (re-exported as `tilus_runtime::cudarc`):
+//!   `Device::cudarc_scope` lends `CudaSlice`s to kernels in place, with cudarc's event
+//!   tracking honoured in both directions (`examples/cudarc_interop.rs`), and
+//!   `Stream::from_cudarc` launches on a cudarc stream. cudarc is loaded at run time: building
+//!   needs no CUDA toolkit.
 
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -58,6 +64,8 @@
 mod copy;
 #[cfg(feature = "cuda")]
 mod cuda;
+#[cfg(feature = "cudarc")]
+mod cudarc_interop;
 mod device;
 mod error;
 mod event;
@@ -89,8 +97,18 @@ pub use tilus_core::ir::Grid;
 pub use tilus_core::ir::ParamKind;
 pub use view::TensorView;
 
+#[cfg(feature = "cudarc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
+pub use cudarc_interop::{CudarcMemory, CudarcMemoryMut, CudarcScope};
+
 /// The `cust` crate the `cuda` backend is built on, for interop code (`DeviceBuffer`,
 /// `Stream`, `LockedBuffer` of the same version tilus accepts).
 #[cfg(feature = "cuda")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
 pub use cust;
+
+/// The `cudarc` crate of the `cudarc` feature, for interop code (`CudaContext`, `CudaStream`,
+/// `CudaSlice` of the same version tilus accepts: 0.19, driver API, loaded at run time).
+#[cfg(feature = "cudarc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
+pub use cudarc;

@@ -12,26 +12,37 @@ use std::ops::Range;
 /// A borrowed one-dimensional tensor of `T`: a range of a [`GlobalTensor`](crate::GlobalTensor)
 /// ([`GlobalTensor::view`](crate::GlobalTensor::view)) or, with feature `cuda`, a `cust`
 /// buffer (`TensorView::from_cust`) or any device memory by address (`TensorView::from_raw`,
-/// `unsafe`). Kernels accept it wherever they accept a `GlobalTensor<T>` (both are
+/// `unsafe`), or, with feature `cudarc`, a cudarc `CudaSlice` (`Device::cudarc_scope`).
+/// Kernels accept it wherever they accept a `GlobalTensor<T>` (both are
 /// [`AsTensor<T>`](crate::AsTensor)); they read and write the borrowed memory in place, with no
 /// copy. Dropping a view frees nothing.
 ///
-/// **Other libraries' memory.** The safe borrow is of `cust`'s `DeviceBuffer`, the library the
-/// GPU backend is built on (so interop code needs no second CUDA crate, and the version is
-/// pinned by `tilus::cust`); `examples/borrowed_memory.rs` does the round trip (same device
-/// pointer before and after, no copy). Memory of any other owner (cudarc's `CudaSlice`, a
-/// framework's tensor, a DLPack `DLTensor`'s `data` pointer) goes through the unsafe
-/// `from_raw`, whose contract states what a safe borrow cannot check across libraries. A
-/// dedicated cudarc borrow was left out: cudarc tracks each use of a slice with events on its
-/// stream (`SyncOnDrop`), which a view would have to hold and order with tilus's stream; a
-/// DLPack import would add a C ABI surface with no library here to test it against.
+/// **Other libraries' memory.** Two owners have safe borrows, each with a round trip that
+/// checks the device pointer is the same before and after (no copy): `cust`'s `DeviceBuffer`,
+/// the library the GPU backend is built on (`TensorView::from_cust`, version pinned by
+/// `tilus::cust`; `examples/borrowed_memory.rs`), and, with feature `cudarc`, cudarc's
+/// `CudaSlice`, `CudaView` and `CudaViewMut` (version pinned by `tilus::cudarc`;
+/// `examples/cudarc_interop.rs`). cudarc tracks each use of a slice with events
+/// (`SyncOnDrop`), so its memory is borrowed inside a scope (`Device::cudarc_scope`) rather
+/// than by a constructor: borrowing makes the scope's cudarc stream wait for cudarc's pending
+/// work on the memory, and the end of the scope records cudarc's events after the kernels, so
+/// cudarc's later work and its stream-ordered free wait for them. Because a view can be
+/// launched on any stream, the safe scope also synchronises the device when it borrows and when
+/// it ends; the `unsafe` `Device::cudarc_scope_on_stream` relies on stream order instead. A
+/// scope rather than a guard value, because the end of a borrow must run and safe code may
+/// `mem::forget` a guard. Memory of any other owner (a framework's tensor, a DLPack
+/// `DLTensor`'s `data` pointer) goes through the unsafe `from_raw`, whose contract states what
+/// a safe borrow cannot check across libraries; a DLPack import would add a C ABI surface with
+/// no library here to test it against.
 ///
 /// The lifetime `'a` is the borrow of the memory's owner. A kernel launched on a view may
 /// still be running when the borrow ends; what keeps the memory alive until it finishes is
 /// that freeing device memory waits for the device: a `GlobalTensor`'s drop synchronises the
-/// context, and `cuMemFree` (behind cust's and cudarc's synchronous frees) waits for the work
-/// of the device before it releases memory. For memory freed by other means (a stream-ordered
-/// free) the owner must order the free after the kernel, as for its own work.
+/// context, and `cuMemFree` (behind cust's synchronous free) waits for the work of the device
+/// before it releases memory. For memory freed by other means (a stream-ordered free, such as
+/// `cuMemFreeAsync` behind cudarc's `CudaSlice` drop on GPUs with memory pools) the owner must
+/// order the free after the kernel, as for its own work; for cudarc, the end of a
+/// `Device::cudarc_scope` does.
 ///
 /// Two views (or a view and a tensor) passed to one launch may overlap, as one tensor may be
 /// passed twice; elements a kernel writes through one and reads or writes through the other
