@@ -491,3 +491,22 @@ fn offsets_at_the_ends_of_i64_are_out_of_bounds() {
     }
     assemble_all("extreme_offsets", extreme_offsets::PTX, 70);
 }
+
+#[tile_kernel(threads = 32)]
+fn suffixed_arange(out: GlobalTensor<u64>, s: u32) {
+    // `arange(32u64)` is a u64 tile wherever it is used (its length's suffix types it, as in
+    // `0..32u64`); it used to be typed by its first use, `i32` here, which made `w` an i32.
+    let v = arange(32u64);
+    let w = v << s;
+    store_global(out, w + (1 << s), offsets = [0]);
+}
+
+#[test]
+fn an_arange_is_typed_by_its_suffix() {
+    for dev in backends() {
+        let out = dev.zeros::<u64>(32).unwrap();
+        suffixed_arange::launch(&dev, 1, &out, 40).unwrap();
+        let want: Vec<u64> = (0..32u64).map(|i| (i << 40) + (1 << 40)).collect();
+        assert_eq!(out.download().unwrap(), want, "{dev:?}");
+    }
+}

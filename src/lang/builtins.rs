@@ -158,8 +158,9 @@ pub fn grid_dim<I: Int>() -> I {
 /// |---|---|---|
 /// | `n` | integer literal, required | the length, 1 to 65 536 |
 ///
-/// The element type is the integer type the context needs (`arange(8) + x` with `x: u64`), the
-/// one named by the generic argument, or `i32`. `n - 1` must fit in it: `arange(300)` as `u8`
+/// The element type is the one named by the generic argument (`arange::<u64>(8)`) or by the
+/// length's suffix (`arange(8u64)`, as Rust types `0..8u64`), else the integer type the context
+/// needs (`arange(8) + x` with `x: u64`), else `i32`. `n - 1` must fit in it: `arange(300)` as `u8`
 /// is a compile error. To count from a runtime start, add it: `arange(256) + start`.
 ///
 /// **Target:** any.

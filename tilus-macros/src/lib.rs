@@ -16,9 +16,9 @@
 )]
 
 mod attr;
-mod expand;
 #[cfg(test)]
 mod compile_time;
+mod expand;
 #[cfg(test)]
 mod fuzz;
 mod parse;

@@ -528,7 +528,24 @@ impl Lowerer {
                         ),
                     );
                 }
+                // `arange::<u64>(n)`, or the suffix of the length (`arange(32u64)`, as Rust
+                // types `0..32u64`), else the context's integer type, else `i32`.
+                let suffixed = match &bound.req("n").kind {
+                    ExprKind::Int {
+                        suffix: Some(s), ..
+                    } => DType::from_name(s),
+                    _ => None,
+                };
+                if let (Some(e), Some(s)) = (explicit, suffixed) {
+                    if e != s {
+                        return self.err(
+                            bound.req("n").span,
+                            format!("`arange::<{e}>` with a length of type `{s}`: write one type"),
+                        );
+                    }
+                }
                 let d = explicit
+                    .or(suffixed)
                     .or(want.filter(|d| d.is_int()))
                     .unwrap_or(DType::I32);
                 if !d.is_int() || crate::elem::int_const(d, n as i128 - 1).is_none() {

@@ -108,7 +108,8 @@ impl Lowerer {
                     (Some("cluster_rank" | "cluster_size"), true) if args.is_empty() => {
                         Some(Flex::Int)
                     }
-                    (Some("arange"), true) if args.len() == 1 => Some(Flex::Int),
+                    // Typed by its length's suffix (`arange(32u64)`), else by the context.
+                    (Some("arange"), true) if args.len() == 1 => self.flex_kind(&args[0].value),
                     (Some("zeros" | "ones"), true) if args.len() == 1 => Some(Flex::Num),
                     (Some("full"), true) if args.len() == 2 => self.flex_kind(&args[1].value),
                     _ => None,
