@@ -345,6 +345,53 @@ fn skipped_barrier(out: GlobalTensor<i32>) {
     store_global(out, arange(32), offsets = [block_idx() * 32]);
 }
 
+/// Both blocks of a cluster store into the first 32 elements (block 0's part): with `ordered`
+/// a cluster barrier separates block 0's stores from block 1's, without it they race.
+#[tile_kernel(threads = 32, cluster = 2)]
+fn shared_writers(out: GlobalTensor<i32>, ordered: i32) {
+    let t = cluster_shared_tensor(i32, [64]);
+    cluster_sync();
+    if cluster_rank() == 0 {
+        store_shared_scatter(t, dim = 0, indices = arange(32), values = 10);
+    }
+    if ordered == 1 {
+        cluster_sync();
+    }
+    if cluster_rank() == 1 {
+        store_shared_scatter(t, dim = 0, indices = arange(32), values = 11);
+    }
+    cluster_sync();
+    store_global(
+        out,
+        atomic_load(t, arange(32)),
+        offsets = [block_idx() * 32],
+    );
+}
+
+#[test]
+fn the_emulator_reports_races_on_distributed_shared_memory() {
+    // Ordered: the same answer everywhere (block 1's stores are the last).
+    for dev in backends() {
+        let out = dev.zeros::<i32>(64).unwrap();
+        shared_writers::launch(&dev, 2u32, &out, 1).unwrap();
+        assert_eq!(out.download().unwrap(), vec![11; 64], "{dev:?}");
+    }
+    // Unordered: a race on the GPU (either block's value may win), an error in the emulator.
+    let dev = common::emulator();
+    let out = dev.zeros::<i32>(64).unwrap();
+    let e = shared_writers::launch(&dev, 2u32, &out, 0)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("write-after-write race") && e.contains("cluster_sync()"),
+        "{e}"
+    );
+    assert!(
+        e.contains("block 1 of the cluster") && e.contains("block 0 of the cluster"),
+        "{e}"
+    );
+}
+
 #[test]
 fn the_emulator_reports_cluster_protocol_errors() {
     let dev = common::emulator();

@@ -21,10 +21,17 @@ pub(crate) struct ClusterMem {
     /// Bytes per window (a multiple of 16, so every element type's index scales exactly).
     pub window: usize,
     pub barrier: ClusterBarrier,
+    /// Race checking of the distributed shared tensors (under `check_races`).
+    pub race: Option<super::race::ClusterShadow>,
 }
 
 impl ClusterMem {
-    pub fn new(blocks: u32, shared_bytes: usize, poison: [u8; 4]) -> ClusterMem {
+    pub fn new(
+        blocks: u32,
+        shared_bytes: usize,
+        poison: [u8; 4],
+        race: Option<super::race::ClusterShadow>,
+    ) -> ClusterMem {
         let window = shared_bytes.next_multiple_of(16);
         let bytes = (0..window * blocks as usize)
             .map(|i| poison[i % 4])
@@ -33,6 +40,7 @@ impl ClusterMem {
             bytes: Mutex::new(bytes),
             window,
             barrier: ClusterBarrier::new(blocks),
+            race,
         }
     }
 
@@ -52,6 +60,8 @@ struct BarrierState {
     generation: u64,
     /// A block exited while others waited: nobody will ever release them.
     broken: bool,
+    /// A block exited with an error: the waiters' own failure is only a consequence.
+    failed: bool,
 }
 
 /// `barrier.cluster.arrive` + `wait` for the blocks of one cluster.
@@ -92,6 +102,9 @@ impl ClusterBarrier {
             self.wake.notify_all();
             return Ok(());
         }
+        if s.failed {
+            return Err(BarrierError::Aborted);
+        }
         if s.exited > 0 {
             s.broken = true;
             self.wake.notify_all();
@@ -108,6 +121,9 @@ impl ClusterBarrier {
             if s.generation != generation {
                 return Ok(());
             }
+            if s.failed {
+                return Err(BarrierError::Aborted);
+            }
             if s.broken {
                 return Err(BarrierError::Broken);
             }
@@ -117,10 +133,16 @@ impl ClusterBarrier {
         }
     }
 
-    /// A block has finished: blocks still waiting for it are never released.
-    pub fn exit(&self) {
+    /// A block has finished (`failed`: with an error): blocks still waiting for it are never
+    /// released; after a failure they stop without an error of their own, so that the error
+    /// reported is the cause (a race, a fault) and not the hang it leads to.
+    pub fn exit(&self, failed: bool) {
         let mut s = self.state();
         s.exited += 1;
+        if failed {
+            s.failed = true;
+            self.wake.notify_all();
+        }
         if s.arrived > 0 {
             s.broken = true;
             self.wake.notify_all();

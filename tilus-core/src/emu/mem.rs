@@ -215,6 +215,9 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
     /// Race checking (under `check_races`): check and record the active elements of a resolved
     /// shared access. `uniform`: a scalar destination, so every thread performs the access.
     fn check_race(&mut self, a: &Access, r: &Resolved, kind: Kind, uniform: bool) -> R<()> {
+        if r.region == Region::Cluster {
+            return self.check_cluster_race(a, kind, uniform);
+        }
         if r.region != Region::Shared {
             return Ok(());
         }
@@ -244,6 +247,50 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             })
     }
 
+    /// [`check_race`](Self::check_race) for a distributed shared tensor: against every block of
+    /// the cluster.
+    fn check_cluster_race(&mut self, a: &Access, kind: Kind, uniform: bool) -> R<()> {
+        let Some((cluster, shadow)) = self.cluster.and_then(|c| Some((c, c.race.as_ref()?))) else {
+            return Ok(());
+        };
+        let Some(Value::Shared(view)) = self.vars.get(a.mem as usize) else {
+            return Ok(());
+        };
+        let kernel = self.ctx.kernel;
+        let var = kernel.vars.get(a.mem as usize);
+        let target = Target {
+            name: var.map_or("?", |v| v.name.as_str()),
+            temp: var.is_none_or(|v| v.temp),
+            byte: view.byte,
+            size: view.dtype.size_bytes(),
+            shape: &view.shape,
+        };
+        let who = super::race::Accessor {
+            rank: self.rank,
+            epoch: self.race.as_ref().map_or(0, |r| r.epoch()),
+            phase: self.cluster_phase,
+            acquired: self.acquired,
+        };
+        let part = view.part.unwrap_or(0);
+        shadow
+            .access(
+                kind,
+                &self.addrs,
+                uniform,
+                &who,
+                cluster.window,
+                part,
+                &target,
+            )
+            .map_err(|race| {
+                Fault::Error(EmuError::SharedRace {
+                    kernel: kernel.name.clone(),
+                    block: self.block,
+                    detail: race.detail,
+                })
+            })
+    }
+
     /// Whether a one-element result goes to a variable declared scalar, which every thread
     /// computes (the PTX's uniform access).
     fn uniform(&self, dst: Option<VarId>, n: usize) -> bool {
@@ -258,6 +305,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         if sem.has_release() {
             self.barrier();
         }
+        self.release_acquire(sem, true);
     }
 
     /// The barrier the PTX places after an acquire atomic.
@@ -265,6 +313,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         if sem.has_acquire() {
             self.barrier();
         }
+        self.release_acquire(sem, false);
     }
 
     /// The memory of tensor parameter `param`.

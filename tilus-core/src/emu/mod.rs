@@ -74,8 +74,11 @@ pub struct EmuOptions {
     /// Check shared memory for races the GPU would have: each tile element is performed by the
     /// thread that owns it in the PTX layout, and two accesses of one shared word by different
     /// threads (at least one a write, not both atomic) with no block-wide barrier between them
-    /// are reported as [`EmuError::SharedRace`] (a missing `sync()`). Costs a shadow of the
-    /// shared window per worker and a pass over each shared access (on in tests).
+    /// are reported as [`EmuError::SharedRace`] (a missing `sync()`). In distributed shared
+    /// tensors (`cluster_shared_tensor`) accesses of two blocks of a cluster race unless a
+    /// `cluster_sync()` or a release/acquire pair orders them (a missing `cluster_sync()`).
+    /// Costs a shadow of the shared window per worker (and of the windows per running cluster)
+    /// and a pass over each shared access (on in tests).
     pub check_races: bool,
 }
 
@@ -364,14 +367,18 @@ fn launch_clusters(ctx: &Ctx<'_, '_>) -> Result<(), EmuError> {
                 break;
             }
             let cid = clusters.coords(i);
-            let mem = cluster::ClusterMem::new(size, kernel.shared_bytes, poison);
+            let race = ctx
+                .opts
+                .check_races
+                .then(|| race::ClusterShadow::new(kernel, size));
+            let mem = cluster::ClusterMem::new(size, kernel.shared_bytes, poison, race);
             let run_rank = |rank: u32| {
                 let block = cluster::block_of(rank, cid, c, grid) as u32;
                 let mut interp = Interp::in_cluster(ctx, &mem);
                 let result = catch_unwind(AssertUnwindSafe(|| interp.run_block(block)))
                     .unwrap_or_else(|payload| Err(internal(kernel, block, payload)));
                 // Blocks still waiting for this one at a cluster barrier are never released.
-                mem.barrier.exit();
+                mem.barrier.exit(matches!(result, Err(Fault::Error(_))));
                 record(result, &first_error, ctx.abort);
             };
             std::thread::scope(|s| {
@@ -395,7 +402,7 @@ fn launch_clusters(ctx: &Ctx<'_, '_>) -> Result<(), EmuError> {
                                 &first_error,
                                 ctx.abort,
                             );
-                            mem.barrier.exit();
+                            mem.barrier.exit(true);
                         }
                     }
                 }
