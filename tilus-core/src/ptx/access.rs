@@ -78,6 +78,18 @@ pub(super) struct Range {
     pub first: Addr,
 }
 
+/// The first element of a run of a 2-D (or 3-D) global access whose run elements are
+/// consecutive in the tensor's last axis: element `i` of the run is at `addr + i * size` and in
+/// bounds iff `rows` (every other axis) and `c_last + i < dim` and `idx + i < len` (the view
+/// inside its base tensor).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RunHead {
+    rows: PVal,
+    c_last: Option<EVal>,
+    idx_end: Option<(Option<Reg>, i64)>,
+    addr: Addr,
+}
+
 /// The general path's uniform set-up.
 pub(super) enum General {
     /// Shared memory: per-axis dims and row-major strides (compile-time), 32-bit math.
@@ -236,9 +248,23 @@ impl Emitter<'_> {
         // so loads are issued back to back and a destination may alias an operand.
         let mut elems = Vec::with_capacity(slots);
         let mut local_alts = Vec::with_capacity(slots);
+        // Runs along the last axis: the first element of each run is planned in full, the
+        // others derived from it (no per-element coordinates, strides or address arithmetic).
+        let runs = self.derivable_runs(&plan);
+        let mut head = None;
         for s in 0..slots {
             self.local_alt = None;
-            elems.push(self.element(&plan, s)?);
+            let e = match (runs, head) {
+                (Some(v), Some(h)) if s % v != 0 => self.run_member(&plan, s, s % v, h)?,
+                _ => {
+                    self.run_head_wanted = runs.is_some();
+                    let e = self.element(&plan, s)?;
+                    self.run_head_wanted = false;
+                    head = self.run_head.take();
+                    e
+                }
+            };
+            elems.push(e);
             local_alts.push(self.local_alt.take());
         }
         // Without a range plan (2-D views, index tiles), runs that turn out contiguous at run
@@ -788,6 +814,11 @@ impl Emitter<'_> {
         // m = sum(c_k * stride_k) in 64 bits (the view offset added below).
         let mut m: Option<Reg> = None;
         let mut m_imm: i64 = 0;
+        // For a run head: the bounds of every axis but the last, and the last coordinate.
+        let want_head = self.run_head_wanted;
+        let last = plan.access.coords.len().saturating_sub(1);
+        let mut rows = PVal::True;
+        let mut c_last = None;
         for (k, coord) in plan.access.coords.iter().enumerate() {
             // The coordinate: 32-bit when its type is, else 64-bit.
             let (c32, c64, signed) = match coord {
@@ -830,6 +861,12 @@ impl Emitter<'_> {
                     _ => PVal::True,
                 };
                 act = self.pand(act, ok);
+                if want_head && k != last {
+                    rows = self.pand(rows, ok);
+                }
+            }
+            if want_head && k == last {
+                c_last = c64;
             }
             // Accumulate c_k * stride_k.
             let c64 = match (c32, c64) {
@@ -903,7 +940,79 @@ impl Emitter<'_> {
                 }
             }
         };
+        if want_head {
+            self.run_head = Some(RunHead {
+                rows,
+                c_last: if check { c_last } else { None },
+                idx_end: (check && !g.whole).then_some((idx, m_imm)),
+                addr,
+            });
+        }
         Ok((act, addr))
+    }
+
+    /// The run length `v` when the elements of this access can be derived from their run's
+    /// first element: a global access without a range plan whose last coordinate is the tile's
+    /// last axis (so a run, which never crosses a row of the tile when `v` divides its last
+    /// dimension, is consecutive in the tensor's last axis, of stride 1) and whose other
+    /// coordinates do not depend on it.
+    fn derivable_runs(&self, plan: &Plan) -> Option<usize> {
+        let v = plan.layout.v;
+        let shape = &plan.access.shape;
+        let coords = &plan.access.coords;
+        let tile_last = shape.len().checked_sub(1)?;
+        if plan.uniform
+            || plan.range.is_some()
+            || v < 2
+            || !matches!(plan.mem, Mem::Global(_))
+            || shape[tile_last] % v != 0
+        {
+            return None;
+        }
+        let (last, others) = coords.split_last()?;
+        if !matches!(last, Coord::Pos { axis, .. } if *axis == tile_last) {
+            return None;
+        }
+        let independent = |c: &Coord| match c {
+            Coord::Pos { axis, .. } => *axis != tile_last,
+            Coord::Index(o) => !self.is_tile(*o).unwrap_or(true),
+        };
+        others.iter().all(independent).then_some(v)
+    }
+
+    /// Element `i` (`1..v`) of the run that starts at slot `s - i`, from its head.
+    fn run_member(&mut self, plan: &Plan, s: usize, i: usize, h: RunHead) -> Res<(PVal, Addr)> {
+        let exists = self.exists(plan, s);
+        let mask = self.mask(plan, s)?;
+        let mut act = self.pand(exists, mask);
+        act = self.pand(act, h.rows);
+        let Some(General::Global { dims, .. }) = &plan.general else {
+            return internal("global plan without its set-up");
+        };
+        let dim_last = dims[dims.len() - 1];
+        if let Some(c) = h.c_last {
+            let t = self.r64();
+            let c = self.reg64(c);
+            self.line(format!("add.s64 \t{t}, {c}, {i};"));
+            let p = self.pred();
+            self.line(format!("setp.lt.u64 \t{p}, {t}, {dim_last};"));
+            act = self.pand(act, PVal::Reg(p));
+        }
+        if let (Some((idx, m_imm)), Mem::Global(g)) = (h.idx_end, &plan.mem) {
+            let len = g.len;
+            let end = m_imm.wrapping_add(i as i64);
+            let p = self.pred();
+            match idx {
+                Some(r) => {
+                    let t = self.r64();
+                    self.line(format!("add.s64 \t{t}, {r}, {end};"));
+                    self.line(format!("setp.lt.u64 \t{p}, {t}, {len};"));
+                }
+                None => self.line(format!("setp.lt.u64 \t{p}, {end}, {len};")),
+            }
+            act = self.pand(act, PVal::Reg(p));
+        }
+        Ok((act, h.addr.plus(i as i64 * plan.size as i64)))
     }
 
     /// `o + p` in 64 bits for a 32-bit `o` (of the given signedness) and a tile position `p`.
