@@ -308,12 +308,19 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         self.release_acquire(sem, true);
     }
 
-    /// The barrier the PTX places after an acquire atomic.
+    /// The barrier the PTX places after an acquire atomic. (The acquire itself is noted for
+    /// distributed shared memory after the access is performed: `acquired`.)
     fn after(&mut self, sem: Sem) {
         if sem.has_acquire() {
             self.barrier();
         }
-        self.release_acquire(sem, false);
+    }
+
+    /// An acquire access has been performed: what it may have read was released before now.
+    fn acquired(&mut self, sem: Sem) {
+        if self.race.is_some() {
+            self.release_acquire(sem, false);
+        }
     }
 
     /// The memory of tensor parameter `param`.
@@ -402,6 +409,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 }));
             }
         }
+        self.acquired(sem);
         match dst {
             Some(d) => self.set_tile(d, a.shape.clone(), out),
             None => Ok(()),
@@ -545,6 +553,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 }
             }
         }
+        self.acquired(sem);
         match dst {
             Some(d) => self.set_tile(d, a.shape.clone(), out),
             None => Ok(()),

@@ -965,7 +965,7 @@ impl Emitter<'_> {
             || plan.range.is_some()
             || v < 2
             || !matches!(plan.mem, Mem::Global(_))
-            || shape[tile_last] % v != 0
+            || !shape[tile_last].is_multiple_of(v)
         {
             return None;
         }
