@@ -1290,13 +1290,16 @@ pub fn cluster_sync() {
 /// share: a 65,536-bin `i32` histogram over a cluster of 4 costs each block 64 KiB). The tensor
 /// is used like any shared tensor: [`store_shared_scatter`], the `atomic::shared_*` group, the
 /// indexed atomics, [`atomic_load`](super::atomic_load)... An element owned by another block is
-/// reached through `mapa` and the `.shared::cluster` state space. Atomics on it default to
-/// `cluster` scope (a `cta`-scoped one is a compile error: other blocks update the same
-/// elements).
+/// reached through `mapa` and the `.shared::cluster` state space, an element of the block's own
+/// part (by atomics) through its own window. Atomics on it default to `cluster` scope (a
+/// `cta`-scoped one is a compile error: other blocks update the same elements).
 ///
-/// Rules (the emulator checks the first two): touch another block's rows only after a
+/// Rules (the emulator checks the first three): touch another block's rows only after a
 /// [`cluster_sync`] (its part of the tensor may not exist before); every block reaches the same
-/// cluster barriers; the kernel ends with an implicit cluster barrier.
+/// cluster barriers; two blocks' accesses to one element, one of them a plain write (or a plain
+/// read against a write), are separated by a [`cluster_sync`] or ordered by a cluster-scope
+/// release/acquire pair (else a race, reported like a missing [`sync`]); the kernel ends with
+/// an implicit cluster barrier.
 ///
 /// **Target:** sm_90; only in kernels that declare a cluster.
 ///
