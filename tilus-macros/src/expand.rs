@@ -208,8 +208,15 @@ pub(crate) fn emit(
         let pname = ident.unraw().to_string();
         // A parameter named like its kernel (`fn hist(.., hist: GlobalTensor<u32>)`) would be a
         // pattern matching the kernel's unit struct in the launchers: they name it apart.
+        // A parameter declared twice (reported by the compiler) is named apart too, so that
+        // rustc does not report it again (E0415) in the stub launchers.
         let ident = if ident.unraw() == name.unraw() {
             format_ident!("{}_arg", pname)
+        } else if idents
+            .iter()
+            .any(|seen: &syn::Ident| seen.unraw() == ident.unraw())
+        {
+            format_ident!("{}_{}", pname, i)
         } else {
             ident
         };
