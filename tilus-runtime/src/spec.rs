@@ -133,17 +133,8 @@ impl KernelSpec {
         shared_bytes: usize,
         params: &'static [ParamSpec],
     ) -> KernelSpec {
-        KernelSpec {
-            name,
-            ptx,
-            ir_json,
-            threads,
-            shared_bytes,
-            params,
-            cluster: [1, 1, 1],
-            variants: &[],
-            ir: OnceLock::new(),
-        }
+        // SAFETY: the caller's promise, for a kernel without clusters or variants.
+        unsafe { Self::new_clustered(name, ptx, ir_json, threads, shared_bytes, params, [1; 3]) }
     }
 
     /// [`new`](Self::new) for a kernel launched in thread-block clusters of `cluster` blocks.
@@ -162,16 +153,18 @@ impl KernelSpec {
         params: &'static [ParamSpec],
         cluster: [u32; 3],
     ) -> KernelSpec {
-        KernelSpec {
-            name,
-            ptx,
-            ir_json,
-            threads,
-            shared_bytes,
-            params,
-            cluster,
-            variants: &[],
-            ir: OnceLock::new(),
+        // SAFETY: the caller's promise, for a kernel without variants.
+        unsafe {
+            Self::new_with_variants(
+                name,
+                ptx,
+                &[],
+                ir_json,
+                threads,
+                shared_bytes,
+                params,
+                cluster,
+            )
         }
     }
 

@@ -83,11 +83,32 @@ pub(super) struct Range {
 /// bounds iff `rows` (every other axis) and `c_last + i < dim` and `idx + i < len` (the view
 /// inside its base tensor).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct RunHead {
+pub(super) struct RunHead {
     rows: PVal,
     c_last: Option<EVal>,
     idx_end: Option<(Option<Reg>, i64)>,
     addr: Addr,
+}
+
+/// One planned element: its activity and address, and for the general paths what else they
+/// know: in a distributed tensor whether the element is this block's (and its address in the
+/// block's own window), and for the head of a derivable run what its other elements need.
+pub(super) struct Planned {
+    pub act: PVal,
+    pub addr: Addr,
+    pub local: Option<(PVal, Addr)>,
+    pub head: Option<RunHead>,
+}
+
+impl Planned {
+    fn at(act: PVal, addr: Addr) -> Planned {
+        Planned {
+            act,
+            addr,
+            local: None,
+            head: None,
+        }
+    }
 }
 
 /// The general path's uniform set-up.
@@ -253,19 +274,16 @@ impl Emitter<'_> {
         let runs = self.derivable_runs(&plan);
         let mut head = None;
         for s in 0..slots {
-            self.local_alt = None;
-            let e = match (runs, head) {
+            let p = match (runs, head) {
                 (Some(v), Some(h)) if s % v != 0 => self.run_member(&plan, s, s % v, h)?,
                 _ => {
-                    self.run_head_wanted = runs.is_some();
-                    let e = self.element(&plan, s)?;
-                    self.run_head_wanted = false;
-                    head = self.run_head.take();
-                    e
+                    let p = self.element(&plan, s, runs.is_some())?;
+                    head = p.head;
+                    p
                 }
             };
-            elems.push(e);
-            local_alts.push(self.local_alt.take());
+            elems.push((p.act, p.addr));
+            local_alts.push(p.local);
         }
         // Without a range plan (2-D views, index tiles), runs that turn out contiguous at run
         // time still go as vectors.
@@ -649,8 +667,9 @@ impl Emitter<'_> {
         }
     }
 
-    /// Activity and address of slot `s`.
-    pub(super) fn element(&mut self, plan: &Plan, s: usize) -> Res<(PVal, Addr)> {
+    /// Activity and address of slot `s`, and what the general paths know besides
+    /// ([`Planned`]; `want_head`: record the slot as the head of a derivable run).
+    fn element(&mut self, plan: &Plan, s: usize, want_head: bool) -> Res<Planned> {
         let mask = self.mask(plan, s)?;
         if let Some(r) = &plan.range {
             let c = if plan.uniform {
@@ -668,7 +687,7 @@ impl Emitter<'_> {
                 _ => self.exists(plan, s),
             };
             let act = self.pand(act, mask);
-            return Ok((act, r.first.plus((plan.size * c) as i64)));
+            return Ok(Planned::at(act, r.first.plus((plan.size * c) as i64)));
         }
         let exists = self.exists(plan, s);
         let act = self.pand(exists, mask);
@@ -676,7 +695,7 @@ impl Emitter<'_> {
             Mem::Shared { .. } => self.shared_element(plan, s, act),
             Mem::Global(g) => {
                 let g = g.clone();
-                self.global_element(plan, &g, s, act)
+                self.global_element(plan, &g, s, act, want_head)
             }
         }
     }
@@ -714,7 +733,7 @@ impl Emitter<'_> {
         Ok(p)
     }
 
-    fn shared_element(&mut self, plan: &Plan, s: usize, mut act: PVal) -> Res<(PVal, Addr)> {
+    fn shared_element(&mut self, plan: &Plan, s: usize, mut act: PVal) -> Res<Planned> {
         let Some(General::Shared { dims, strides }) = &plan.general else {
             return internal("shared plan without its set-up");
         };
@@ -762,14 +781,15 @@ impl Emitter<'_> {
         }
         let addr = self.shared_address(plan, m);
         match owner {
-            None => Ok((act, addr)),
+            None => Ok(Planned::at(act, addr)),
             Some(rank) => {
                 // Elements this block owns can also be reached in its own window, where an
                 // atomic does not go through the cluster's network (see `rmw_elems`).
                 let me = self.cluster_rank_reg();
                 let local = self.vsetp("eq", "u32", rank, Val::Reg(me));
-                self.local_alt = Some((local, addr));
-                Ok((act, self.map_to_block(addr, rank)))
+                let mut p = Planned::at(act, self.map_to_block(addr, rank));
+                p.local = Some((local, addr));
+                Ok(p)
             }
         }
     }
@@ -803,7 +823,8 @@ impl Emitter<'_> {
         g: &GlobalSt,
         s: usize,
         mut act: PVal,
-    ) -> Res<(PVal, Addr)> {
+        want_head: bool,
+    ) -> Res<Planned> {
         let Some(General::Global { dims, strides, .. }) = &plan.general else {
             return internal("global plan without its set-up");
         };
@@ -815,7 +836,6 @@ impl Emitter<'_> {
         let mut m: Option<Reg> = None;
         let mut m_imm: i64 = 0;
         // For a run head: the bounds of every axis but the last, and the last coordinate.
-        let want_head = self.run_head_wanted;
         let last = plan.access.coords.len().saturating_sub(1);
         let mut rows = PVal::True;
         let mut c_last = None;
@@ -940,15 +960,16 @@ impl Emitter<'_> {
                 }
             }
         };
+        let mut p = Planned::at(act, addr);
         if want_head {
-            self.run_head = Some(RunHead {
+            p.head = Some(RunHead {
                 rows,
                 c_last: if check { c_last } else { None },
                 idx_end: (check && !g.whole).then_some((idx, m_imm)),
                 addr,
             });
         }
-        Ok((act, addr))
+        Ok(p)
     }
 
     /// The run length `v` when the elements of this access can be derived from their run's
@@ -981,7 +1002,7 @@ impl Emitter<'_> {
     }
 
     /// Element `i` (`1..v`) of the run that starts at slot `s - i`, from its head.
-    fn run_member(&mut self, plan: &Plan, s: usize, i: usize, h: RunHead) -> Res<(PVal, Addr)> {
+    fn run_member(&mut self, plan: &Plan, s: usize, i: usize, h: RunHead) -> Res<Planned> {
         let exists = self.exists(plan, s);
         let mask = self.mask(plan, s)?;
         let mut act = self.pand(exists, mask);
@@ -1012,7 +1033,7 @@ impl Emitter<'_> {
             }
             act = self.pand(act, PVal::Reg(p));
         }
-        Ok((act, h.addr.plus(i as i64 * plan.size as i64)))
+        Ok(Planned::at(act, h.addr.plus(i as i64 * plan.size as i64)))
     }
 
     /// `o + p` in 64 bits for a 32-bit `o` (of the given signedness) and a tile position `p`.

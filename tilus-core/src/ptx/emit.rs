@@ -86,13 +86,6 @@ pub(super) struct Emitter<'k> {
     pub scratch_span: Span,
     /// The statement being generated (for errors and scratch accounting).
     span: Span,
-    /// Set by the last element planned in a distributed shared tensor: whether the element lives
-    /// in this block, and its address in this block's own window (see `access.rs`).
-    pub local_alt: Option<(PVal, super::access::Addr)>,
-    /// Set while the elements of a run-derivable global access are planned (`access.rs`): the
-    /// head of each run records what the run's other elements are derived from.
-    pub run_head_wanted: bool,
-    pub run_head: Option<super::access::RunHead>,
 }
 
 fn stmt_span(s: &Stmt) -> Span {
@@ -165,9 +158,6 @@ impl<'k> Emitter<'k> {
             scratch_bytes: 0,
             scratch_span: Span::NONE,
             span: Span::NONE,
-            local_alt: None,
-            run_head_wanted: false,
-            run_head: None,
         }
     }
 

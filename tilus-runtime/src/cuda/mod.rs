@@ -331,19 +331,12 @@ impl CudaDevice {
     /// Check that device address `ptr` belongs to this device's context (`op` names the
     /// operation in the error).
     pub(crate) fn check_owns(&self, ptr: CUdeviceptr, op: &'static str) -> Result<()> {
-        self.make_current()?;
-        let mut ctx: ffi::CUcontext = std::ptr::null_mut();
         // SAFETY: CU_POINTER_ATTRIBUTE_CONTEXT writes one CUcontext.
-        check(
-            unsafe {
-                ffi::pointer_get_attribute(
-                    (&mut ctx as *mut ffi::CUcontext).cast(),
-                    ffi::POINTER_ATTR_CONTEXT,
-                    ptr,
-                )
-            },
-            || format!("{op}: querying the context of device address {ptr:#x}"),
-        )?;
+        let ctx = unsafe {
+            self.pointer_attribute(ptr, ffi::POINTER_ATTR_CONTEXT, std::ptr::null_mut(), || {
+                format!("{op}: querying the context of device address {ptr:#x}")
+            })?
+        };
         if ctx != self.ctx.as_raw() {
             return Err(Error::DeviceMismatch {
                 op,
@@ -358,19 +351,12 @@ impl CudaDevice {
     /// holds for stream-ordered pool allocations, whose context attribute is not the primary
     /// context's).
     pub(crate) fn check_device_memory(&self, ptr: CUdeviceptr, op: &'static str) -> Result<()> {
-        self.make_current()?;
-        let mut ordinal: c_int = -1;
         // SAFETY: CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL writes one int.
-        check(
-            unsafe {
-                ffi::pointer_get_attribute(
-                    (&mut ordinal as *mut c_int).cast(),
-                    ffi::POINTER_ATTR_DEVICE_ORDINAL,
-                    ptr,
-                )
-            },
-            || format!("{op}: {ptr:#x} is not device memory the driver knows"),
-        )?;
+        let ordinal: c_int = unsafe {
+            self.pointer_attribute(ptr, ffi::POINTER_ATTR_DEVICE_ORDINAL, -1, || {
+                format!("{op}: {ptr:#x} is not device memory the driver knows")
+            })?
+        };
         if ordinal != self.ordinal as c_int {
             return Err(Error::DeviceMismatch {
                 op,
@@ -379,6 +365,28 @@ impl CudaDevice {
             });
         }
         Ok(())
+    }
+
+    /// One attribute of device address `ptr` (`cuPointerGetAttribute`), starting from `init`.
+    ///
+    /// # Safety
+    ///
+    /// `attr` must be an attribute the driver writes as one `T`.
+    unsafe fn pointer_attribute<T>(
+        &self,
+        ptr: CUdeviceptr,
+        attr: c_int,
+        init: T,
+        what: impl FnOnce() -> String,
+    ) -> Result<T> {
+        self.make_current()?;
+        let mut value = init;
+        // SAFETY: the caller's promise: the driver writes one `T` to `value`.
+        check(
+            unsafe { ffi::pointer_get_attribute((&mut value as *mut T).cast(), attr, ptr) },
+            what,
+        )?;
+        Ok(value)
     }
 
     /// Check that raw stream `s` belongs to this device's context.
