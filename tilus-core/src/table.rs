@@ -62,6 +62,9 @@ pub struct RmwRow {
     pub scatter: bool,
     /// The oldest target with the instruction.
     pub min_target: Target,
+    /// The most lanes of its vector form on global memory (`red/atom.global.add.v4.f32`,
+    /// `.v8.bf16`: 16 bytes; sm_90, PTX ISA 8.1), 0 where PTX has none.
+    pub vector_lanes: usize,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -84,6 +87,17 @@ const fn row(
         has_red,
         scatter,
         min_target: Target(sm),
+        vector_lanes: 0,
+    }
+}
+
+impl RmwRow {
+    /// The row with a vector form of up to `lanes` lanes.
+    const fn vector(self, lanes: usize) -> RmwRow {
+        RmwRow {
+            vector_lanes: lanes,
+            ..self
+        }
     }
 }
 
@@ -142,8 +156,8 @@ pub const RMW_ROWS: &[RmwRow] = &[
     row(O::Or,   D::U64, Direct,      "or",   "b64",         true,  false, 70),
     row(O::Xor,  D::U64, Direct,      "xor",  "b64",         true,  false, 70),
 
-    row(O::Add,  D::F32, Direct,      "add",  "f32",         true,  true,  70),
-    row(O::Sub,  D::F32, NegateAdd,   "add",  "f32",         true,  true,  70),
+    row(O::Add,  D::F32, Direct,      "add",  "f32",         true,  true,  70).vector(4),
+    row(O::Sub,  D::F32, NegateAdd,   "add",  "f32",         true,  true,  70).vector(4),
     row(O::Min,  D::F32, FloatMinMax, "min",  "s32",         true,  true,  70),
     row(O::Max,  D::F32, FloatMinMax, "max",  "s32",         true,  true,  70),
     row(O::Exch, D::F32, Direct,      "exch", "b32",         false, false, 70),
@@ -156,12 +170,12 @@ pub const RMW_ROWS: &[RmwRow] = &[
     row(O::Exch, D::F64, Direct,      "exch", "b64",         false, false, 70),
     row(O::Cas,  D::F64, Direct,      "cas",  "b64",         false, false, 70),
 
-    row(O::Add,  D::F16, Direct,      "add",  "noftz.f16",   true,  true,  70),
-    row(O::Sub,  D::F16, NegateAdd,   "add",  "noftz.f16",   true,  true,  70),
+    row(O::Add,  D::F16, Direct,      "add",  "noftz.f16",   true,  true,  70).vector(8),
+    row(O::Sub,  D::F16, NegateAdd,   "add",  "noftz.f16",   true,  true,  70).vector(8),
     row(O::Cas,  D::F16, Direct,      "cas",  "b16",         false, false, 70),
 
-    row(O::Add,  D::BF16, Direct,     "add",  "noftz.bf16",  true,  true,  90),
-    row(O::Sub,  D::BF16, NegateAdd,  "add",  "noftz.bf16",  true,  true,  90),
+    row(O::Add,  D::BF16, Direct,     "add",  "noftz.bf16",  true,  true,  90).vector(8),
+    row(O::Sub,  D::BF16, NegateAdd,  "add",  "noftz.bf16",  true,  true,  90).vector(8),
     row(O::Cas,  D::BF16, Direct,     "cas",  "b16",         false, false, 70),
 
     row(O::Cas,  D::I16, Direct,      "cas",  "b16",         false, false, 70),
@@ -311,31 +325,13 @@ pub fn check_rmw(
     Ok(row)
 }
 
-/// Vector RMWs (`red/atom.global.v{2,4}.f32.add`, `.v{2,4,8}` of `f16`/`bf16` with `.noftz`):
-/// global memory only, sm_90 and PTX ISA 8.1. One row per (op, type): the most lanes one
-/// instruction takes (16 bytes). `sub` is an `add` of the negated operand, as in its scalar row.
-pub const VECTOR_RMW: &[(RmwOp, DType, usize)] = &[
-    (RmwOp::Add, DType::F32, 4),
-    (RmwOp::Sub, DType::F32, 4),
-    (RmwOp::Add, DType::F16, 8),
-    (RmwOp::Sub, DType::F16, 8),
-    (RmwOp::Add, DType::BF16, 8),
-    (RmwOp::Sub, DType::BF16, 8),
-];
-
 /// The oldest target and PTX ISA version (times 10) with vector RMWs.
 pub const VECTOR_RMW_TARGET: Target = Target::SM_90;
 pub const VECTOR_RMW_PTX: u32 = 81;
 
 /// The most lanes of a vector RMW of `row` on global memory for `target` (`None`: scalar only).
 pub fn vector_rmw_lanes(row: &RmwRow, target: Target) -> Option<usize> {
-    if target < VECTOR_RMW_TARGET {
-        return None;
-    }
-    VECTOR_RMW
-        .iter()
-        .find(|(op, d, _)| *op == row.op && *d == row.dtype)
-        .map(|(_, _, lanes)| *lanes)
+    (target >= VECTOR_RMW_TARGET && row.vector_lanes > 1).then_some(row.vector_lanes)
 }
 
 /// The vector form of `row`'s instruction with `lanes` lanes (see [`rmw_ptx`]):
