@@ -791,6 +791,27 @@ impl Inst {
     }
 }
 
+/// Every instruction of `block`, nested blocks included, in program order: `f(dst, inst, span)`.
+pub fn for_each_inst(block: &[Stmt], f: &mut impl FnMut(Option<VarId>, &Inst, Span)) {
+    for s in block {
+        match s {
+            Stmt::Inst { dst, inst, span } => f(*dst, inst, *span),
+            Stmt::Break { .. } => {}
+            Stmt::For { body, .. } => for_each_inst(body, f),
+            Stmt::While {
+                cond_block, body, ..
+            } => {
+                for_each_inst(cond_block, f);
+                for_each_inst(body, f);
+            }
+            Stmt::If { then, els, .. } => {
+                for_each_inst(then, f);
+                for_each_inst(els, f);
+            }
+        }
+    }
+}
+
 impl Kernel {
     pub fn ty(&self, v: VarId) -> &Ty {
         &self.vars[v as usize].ty

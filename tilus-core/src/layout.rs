@@ -15,7 +15,7 @@
 //! Why this layout: consecutive threads own consecutive `v`-element runs, so a warp's chunk is one
 //! contiguous `32 * 4 * v`-byte span (fully coalesced), and each thread's run is one vector access.
 
-use crate::ir::{Kernel, ParamKind, Stmt};
+use crate::ir::{Kernel, ParamKind};
 
 /// The layout of one tile shape (only its element count matters).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,29 +35,11 @@ pub fn vector_width(k: &Kernel) -> usize {
             min = min.min(d.size_bytes());
         }
     }
-    fn walk(b: &[Stmt], min: &mut usize) {
-        for s in b {
-            match s {
-                Stmt::Inst {
-                    inst: crate::ir::Inst::AllocShared { dtype, .. },
-                    ..
-                } => *min = (*min).min(dtype.size_bytes()),
-                Stmt::Inst { .. } | Stmt::Break { .. } => {}
-                Stmt::For { body, .. } => walk(body, min),
-                Stmt::While {
-                    cond_block, body, ..
-                } => {
-                    walk(cond_block, min);
-                    walk(body, min);
-                }
-                Stmt::If { then, els, .. } => {
-                    walk(then, min);
-                    walk(els, min);
-                }
-            }
+    crate::ir::for_each_inst(&k.body, &mut |_, inst, _| {
+        if let crate::ir::Inst::AllocShared { dtype, .. } = inst {
+            min = min.min(dtype.size_bytes());
         }
-    }
-    walk(&k.body, &mut min);
+    });
     if min == usize::MAX {
         4
     } else {

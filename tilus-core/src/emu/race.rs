@@ -18,7 +18,7 @@
 //! between blocks.
 
 use super::access::INACTIVE;
-use crate::ir::{Inst, Kernel, Stmt};
+use crate::ir::{Inst, Kernel};
 use crate::layout::Layout;
 
 /// "Several threads" (or, as the accessor, "every thread": a block-uniform scalar access).
@@ -132,30 +132,12 @@ pub(crate) struct Shadow {
 
 /// The narrowest element type of the kernel's shared allocations, in bytes (4 when none).
 fn shared_granularity(k: &Kernel) -> usize {
-    fn walk(b: &[Stmt], g: &mut usize) {
-        for s in b {
-            match s {
-                Stmt::Inst {
-                    inst: Inst::AllocShared { dtype, .. },
-                    ..
-                } => *g = (*g).min(dtype.size_bytes()),
-                Stmt::Inst { .. } | Stmt::Break { .. } => {}
-                Stmt::For { body, .. } => walk(body, g),
-                Stmt::While {
-                    cond_block, body, ..
-                } => {
-                    walk(cond_block, g);
-                    walk(body, g);
-                }
-                Stmt::If { then, els, .. } => {
-                    walk(then, g);
-                    walk(els, g);
-                }
-            }
-        }
-    }
     let mut g = 4;
-    walk(&k.body, &mut g);
+    crate::ir::for_each_inst(&k.body, &mut |_, inst, _| {
+        if let Inst::AllocShared { dtype, .. } = inst {
+            g = g.min(dtype.size_bytes());
+        }
+    });
     g.max(1)
 }
 

@@ -5,7 +5,7 @@
 //! elements per thread the same kernel assembles in a second).
 
 use crate::diag::Diagnostic;
-use crate::ir::{Kernel, Span, Stmt, Ty};
+use crate::ir::{for_each_inst, Kernel, Ty};
 use crate::layout::{vector_width, Layout};
 
 /// Most elements of one tile that a thread may hold (the hardware has 255 32-bit registers per
@@ -18,8 +18,9 @@ pub const MAX_ELEMENTS_PER_THREAD: usize = 256;
 pub(super) fn check(k: &Kernel) -> Option<Diagnostic> {
     let vmax = vector_width(k);
     let mut error: Option<Diagnostic> = None;
-    walk(&k.body, &mut |dst, span| {
-        let Ty::Tile { shape, .. } = &k.vars[dst].ty else {
+    for_each_inst(&k.body, &mut |dst, _, span| {
+        let Some(dst) = dst else { return };
+        let Ty::Tile { shape, .. } = &k.vars[dst as usize].ty else {
             return;
         };
         let n: usize = shape.iter().product();
@@ -46,26 +47,4 @@ pub(super) fn check(k: &Kernel) -> Option<Diagnostic> {
         );
     });
     error
-}
-
-fn walk(b: &[Stmt], f: &mut impl FnMut(usize, Span)) {
-    for s in b {
-        match s {
-            Stmt::Inst {
-                dst: Some(d), span, ..
-            } => f(*d as usize, *span),
-            Stmt::Inst { .. } | Stmt::Break { .. } => {}
-            Stmt::For { body, .. } => walk(body, f),
-            Stmt::While {
-                cond_block, body, ..
-            } => {
-                walk(cond_block, f);
-                walk(body, f);
-            }
-            Stmt::If { then, els, .. } => {
-                walk(then, f);
-                walk(els, f);
-            }
-        }
-    }
 }
