@@ -324,3 +324,81 @@ fn sm_90_variants_carry_the_vector_forms() {
     // Descending columns still get a variant (the contiguity test is at run time).
     assert_eq!(rows_reversed_f32::PTX_VARIANTS.len(), 1);
 }
+
+/// Runs of 2 and 4 (`.v2`/`.v4` forms): `out[start + k] += x[k]` for tiles of 256 and 512
+/// elements on 128 threads, with a start that is aligned or not.
+macro_rules! span_add_kernel {
+    ($name:ident, $t:ident, $n:literal) => {
+        #[tile_kernel(threads = 128)]
+        fn $name(x: GlobalTensor<$t>, out: GlobalTensor<$t>, start: i32) {
+            let v = load_global(x, offsets = [block_idx() * $n], shape = [$n]);
+            atomic::global_add(out.view(start + block_idx() * $n, [$n]), values = v);
+        }
+    };
+}
+span_add_kernel!(pairs_f32, f32, 256);
+span_add_kernel!(pairs_f16, f16, 256);
+span_add_kernel!(quads_f16, f16, 512);
+
+#[test]
+fn two_and_four_lane_vectors() {
+    for (name, variants, vector) in [
+        (
+            "pairs_f32",
+            pairs_f32::PTX_VARIANTS,
+            "red.relaxed.gpu.global.add.v2.f32",
+        ),
+        (
+            "pairs_f16",
+            pairs_f16::PTX_VARIANTS,
+            "red.relaxed.gpu.global.add.noftz.v2.f16",
+        ),
+        (
+            "quads_f16",
+            quads_f16::PTX_VARIANTS,
+            "red.relaxed.gpu.global.add.noftz.v4.f16",
+        ),
+    ] {
+        assert_eq!(variants.len(), 1, "{name}");
+        assert!(variants[0].1.contains(vector), "{name}: no `{vector}`");
+        assemble_all(name, variants[0].1, 90);
+    }
+    let mut r = Rng::new();
+    for dev in backends() {
+        for start in [0usize, 2, 1] {
+            // 3 blocks of 256 (pairs) or 2 of 512 (quads) over 1000 elements: a partial last block.
+            let x: Vec<f32> = (0..1024).map(|_| r.range(-20, 20) as f32).collect();
+            let init: Vec<f32> = (0..1040).map(|k| (k % 9) as f32).collect();
+            let mut want = init.clone();
+            for k in 0..1000 {
+                want[start + k] += x[k];
+            }
+            let out = dev.upload(&init).unwrap();
+            pairs_f32::launch(
+                &dev,
+                4,
+                &dev.upload(&x[..1000]).unwrap(),
+                &out,
+                start as i32,
+            )
+            .unwrap();
+            assert_eq!(
+                out.download().unwrap(),
+                want,
+                "{dev:?} pairs_f32 start {start}"
+            );
+            let x16: Vec<f16> = x[..1000].iter().map(|&v| f16::from_f32(v)).collect();
+            let init16: Vec<f16> = init.iter().map(|&v| f16::from_f32(v)).collect();
+            for quads in [false, true] {
+                let out = dev.upload(&init16).unwrap();
+                let xs = dev.upload(&x16).unwrap();
+                match quads {
+                    false => pairs_f16::launch(&dev, 4, &xs, &out, start as i32).unwrap(),
+                    true => quads_f16::launch(&dev, 2, &xs, &out, start as i32).unwrap(),
+                }
+                let got: Vec<f32> = out.download().unwrap().iter().map(|v| v.to_f32()).collect();
+                assert_eq!(got, want, "{dev:?} f16 quads {quads} start {start}");
+            }
+        }
+    }
+}
