@@ -125,6 +125,9 @@
 //! [`global_max`], [`global_exch`], [`global_cas`], [`global_and`], [`global_or`],
 //! [`global_xor`], [`global_inc`], [`global_dec`].
 //!
+//! 128-bit, on pairs of 64-bit elements (sm_90): [`shared_exch128`], [`shared_cas128`],
+//! [`global_exch128`], [`global_cas128`].
+//!
 //! Scatter on shared memory: [`shared_scatter_add`], [`shared_scatter_sub`],
 //! [`shared_scatter_min`], [`shared_scatter_max`].
 //!
@@ -878,6 +881,183 @@ pub fn global_exch<T: Element>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T>
 /// }
 /// ```
 pub fn global_cas<T: Element>(
+    dst: GlobalTensor<T>,
+    compare: impl Value<T>,
+    values: Tile<T>,
+) -> Tile<T> {
+    unreachable!()
+}
+
+/// Element-wise 128-bit atomic `exch` on shared memory, on pairs of 64-bit elements: 128-bit exchange: replaces each pair of the destination by the pair of `values`.
+///
+/// ```text
+/// atomic::shared_exch128(dst, values, mask = .., sem = relaxed, scope = cta) -> Tile<T>
+/// ```
+///
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`SharedTensor<T>`], required | a block's own `shared_tensor` (not a cluster shared tensor) |
+/// | `values` | [`Tile<T>`], required | the operand: a tile of `dst`'s rank whose last axis has even length; elements `2k` and `2k + 1` along it are one pair |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `values` or a scalar; a pair with either element `false` touches no memory |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `cta`) | `cluster` needs sm_90 |
+///
+/// For every performed pair `(e, e + 1)`, atomically as one 128-bit access: `old = (dst[e], dst[e + 1])`, and the pair becomes `(values[e], values[e + 1])`. A pair is performed when both of its elements are active and its first element is
+/// 16-byte aligned: an even element of a tensor allocated by the runtime (allocations are
+/// 16-byte aligned; a view starting at an odd element is not). Other pairs touch no memory and
+/// give 0. The result is the tile of the `old` pairs. No `red` form exists: the instruction is
+/// `atom` whether or not the result is used.
+///
+/// **Element types:** `i64` `u64` `f64`.
+/// **Target:** sm_90 (the kernel's target is raised to it; an explicit lower `target` is a compile error). PTX: `atom.{sem}.{scope}.shared.exch.b128` (PTX ISA 8.3; 8.4 with `scope = sys`).
+///
+/// # Example
+///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::shared_exch128(dst, values = pairs); // `values`: a [n, 2] tile of `u64`
+/// ```
+///
+/// See the example under [`global_cas128`](global_cas128#example).
+pub fn shared_exch128<T: Element>(dst: SharedTensor<T>, values: Tile<T>) -> Tile<T> {
+    unreachable!()
+}
+
+/// Element-wise 128-bit atomic `cas` on shared memory, on pairs of 64-bit elements: 128-bit compare-and-swap: replaces each pair of the destination by the pair of `values` where both of its elements equal the pair of `compare`.
+///
+/// ```text
+/// atomic::shared_cas128(dst, compare, values, mask = .., sem = relaxed, scope = cta) -> Tile<T>
+/// ```
+///
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`SharedTensor<T>`], required | a block's own `shared_tensor` (not a cluster shared tensor) |
+/// | `compare` | [`Value<T>`], required | a tile of the shape of `values` or a scalar (both halves of each pair compare with it) |
+/// | `values` | [`Tile<T>`], required | the operand: a tile of `dst`'s rank whose last axis has even length; elements `2k` and `2k + 1` along it are one pair |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `values` or a scalar; a pair with either element `false` touches no memory |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `cta`) | `cluster` needs sm_90 |
+///
+/// For every performed pair `(e, e + 1)`, atomically as one 128-bit access: `old = (dst[e], dst[e + 1])`, and the pair becomes `(values[e], values[e + 1])` if `old == (compare[e], compare[e + 1])` (bit patterns compared, so `-0.0` does not match `0.0`). A pair is performed when both of its elements are active and its first element is
+/// 16-byte aligned: an even element of a tensor allocated by the runtime (allocations are
+/// 16-byte aligned; a view starting at an odd element is not). Other pairs touch no memory and
+/// give 0. The result is the tile of the `old` pairs. No `red` form exists: the instruction is
+/// `atom` whether or not the result is used.
+///
+/// **Element types:** `i64` `u64` `f64`.
+/// **Target:** sm_90 (the kernel's target is raised to it; an explicit lower `target` is a compile error). PTX: `atom.{sem}.{scope}.shared.cas.b128` (PTX ISA 8.3; 8.4 with `scope = sys`).
+///
+/// # Example
+///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::shared_cas128(dst, compare = c, values = pairs); // `values`: a [n, 2] tile of `u64`
+/// ```
+///
+/// See the example under [`global_cas128`](global_cas128#example).
+pub fn shared_cas128<T: Element>(
+    dst: SharedTensor<T>,
+    compare: impl Value<T>,
+    values: Tile<T>,
+) -> Tile<T> {
+    unreachable!()
+}
+
+/// Element-wise 128-bit atomic `exch` on global memory, on pairs of 64-bit elements: 128-bit exchange: replaces each pair of the destination by the pair of `values`.
+///
+/// ```text
+/// atomic::global_exch128(dst, values, offsets = [0, ..], mask = .., sem = relaxed, scope = gpu) -> Tile<T>
+/// ```
+///
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`GlobalTensor<T>`], required | a parameter or a view; the window updated starts at `offsets` |
+/// | `values` | [`Tile<T>`], required | the operand: a tile of `dst`'s rank whose last axis has even length; elements `2k` and `2k + 1` along it are one pair |
+/// | `offsets` | [`Coords`], optional (default all zeros) | the window's first element; window elements outside `dst` are skipped |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `values` or a scalar; a pair with either element `false` touches no memory |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `gpu`) | `cluster` needs sm_90 |
+///
+/// For every performed pair `(e, e + 1)`, atomically as one 128-bit access: `old = (dst[e], dst[e + 1])`, and the pair becomes `(values[e], values[e + 1])`. A pair is performed when both of its elements are active and its first element is
+/// 16-byte aligned: an even element of a tensor allocated by the runtime (allocations are
+/// 16-byte aligned; a view starting at an odd element is not). Other pairs touch no memory and
+/// give 0. The result is the tile of the `old` pairs. No `red` form exists: the instruction is
+/// `atom` whether or not the result is used.
+///
+/// **Element types:** `i64` `u64` `f64`.
+/// **Target:** sm_90 (the kernel's target is raised to it; an explicit lower `target` is a compile error). PTX: `atom.{sem}.{scope}.global.exch.b128` (PTX ISA 8.3; 8.4 with `scope = sys`).
+///
+/// # Example
+///
+/// Inside a kernel body:
+///
+/// ```text
+/// let old = atomic::global_exch128(dst, values = pairs); // `values`: a [n, 2] tile of `u64`
+/// ```
+///
+/// See the example under [`global_cas128`](global_cas128#example).
+pub fn global_exch128<T: Element>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
+    unreachable!()
+}
+
+/// Element-wise 128-bit atomic `cas` on global memory, on pairs of 64-bit elements: 128-bit compare-and-swap: replaces each pair of the destination by the pair of `values` where both of its elements equal the pair of `compare`.
+///
+/// ```text
+/// atomic::global_cas128(dst, compare, values, offsets = [0, ..], mask = .., sem = relaxed, scope = gpu) -> Tile<T>
+/// ```
+///
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `dst` | [`GlobalTensor<T>`], required | a parameter or a view; the window updated starts at `offsets` |
+/// | `compare` | [`Value<T>`], required | a tile of the shape of `values` or a scalar (both halves of each pair compare with it) |
+/// | `values` | [`Tile<T>`], required | the operand: a tile of `dst`'s rank whose last axis has even length; elements `2k` and `2k + 1` along it are one pair |
+/// | `offsets` | [`Coords`], optional (default all zeros) | the window's first element; window elements outside `dst` are skipped |
+/// | `mask` | `bool` [`Value`], optional | a `bool` tile of the shape of `values` or a scalar; a pair with either element `false` touches no memory |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `relaxed`) | any of the four, see [order and scope](super::atomic#order-and-scope-sem-and-scope) |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `gpu`) | `cluster` needs sm_90 |
+///
+/// For every performed pair `(e, e + 1)`, atomically as one 128-bit access: `old = (dst[e], dst[e + 1])`, and the pair becomes `(values[e], values[e + 1])` if `old == (compare[e], compare[e + 1])` (bit patterns compared, so `-0.0` does not match `0.0`). A pair is performed when both of its elements are active and its first element is
+/// 16-byte aligned: an even element of a tensor allocated by the runtime (allocations are
+/// 16-byte aligned; a view starting at an odd element is not). Other pairs touch no memory and
+/// give 0. The result is the tile of the `old` pairs. No `red` form exists: the instruction is
+/// `atom` whether or not the result is used.
+///
+/// **Element types:** `i64` `u64` `f64`.
+/// **Target:** sm_90 (the kernel's target is raised to it; an explicit lower `target` is a compile error). PTX: `atom.{sem}.{scope}.global.cas.b128` (PTX ISA 8.3; 8.4 with `scope = sys`).
+///
+/// # Example
+///
+/// Blocks race to claim 16 pair slots holding `(owner, tag)`: each slot is won by one block,
+/// and both halves of a slot always come from the same block:
+///
+/// ```
+/// use tilus::prelude::*;
+///
+/// #[tile_kernel(threads = 32)]
+/// fn claim(slots: GlobalTensor<u64>) {
+///     let me = (block_idx() + 1) as u64;
+///     let half = arange(2u64).reshape([1, 2]);
+///     let slot = arange(16u64).reshape([16, 1]);
+///     let mine = me + half * (me * 99 + slot); // (me, me * 100 + slot)
+///     atomic::global_cas128(slots.view(0, [16, 2]), compare = 0, values = mine);
+/// }
+///
+/// fn main() -> Result<(), tilus::Error> {
+///     let dev = tilus::Device::emulator();
+///     let slots = dev.zeros::<u64>(32)?;
+///     claim::launch(&dev, 4, &slots)?;
+///     let slots = slots.download()?;
+///     for j in 0..16 {
+///         let (me, tag) = (slots[2 * j], slots[2 * j + 1]);
+///         assert!((1..=4).contains(&me) && tag == me * 100 + j as u64);
+///     }
+///     assert!(claim::PTX.contains("atom.relaxed.gpu.global.cas.b128"));
+///     Ok(())
+/// }
+/// ```
+pub fn global_cas128<T: Element>(
     dst: GlobalTensor<T>,
     compare: impl Value<T>,
     values: Tile<T>,

@@ -178,3 +178,25 @@ fn atomic_items_list_the_legal_element_types() {
         |name| name.contains("_scatter_"),
     );
 }
+
+#[test]
+fn pair_items_list_the_pair_types() {
+    let items = element_type_lines(ATOMIC_PAGE, |name| {
+        let rest = name
+            .strip_prefix("shared_")
+            .or_else(|| name.strip_prefix("global_"))?;
+        op_named(rest.strip_suffix("128")?)
+    });
+    assert_eq!(items.len(), 4, "src/lang/atomic.rs: the four 128-bit items");
+    for (name, op, named, text) in items {
+        let want: Vec<DType> = table::RMW_ROWS
+            .iter()
+            .filter(|r| r.op == op && r.pairs)
+            .map(|r| r.dtype)
+            .collect();
+        assert_eq!(
+            named, want,
+            "`{name}` lists the wrong element types: {text}"
+        );
+    }
+}

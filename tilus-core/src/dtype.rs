@@ -58,6 +58,8 @@ pub enum RegClass {
     F32,
     /// `%fd`: `f64`.
     F64,
+    /// `%rq`: 128-bit operands of the pair atomics (`atom.cas.b128`); no element type's class.
+    B128,
 }
 
 /// One row of the table.
@@ -207,6 +209,7 @@ impl Info {
             RegClass::B16 => "b16",
             RegClass::B32 | RegClass::F32 => "b32",
             RegClass::B64 | RegClass::F64 => "b64",
+            RegClass::B128 => "b128",
         }
     }
 }

@@ -65,6 +65,9 @@ pub struct RmwRow {
     /// The most lanes of its vector form on global memory (`red/atom.global.add.v4.f32`,
     /// `.v8.bf16`: 16 bytes; sm_90, PTX ISA 8.1), 0 where PTX has none.
     pub vector_lanes: usize,
+    /// Whether it also exists on pairs of elements as one 128-bit atomic (`atom.cas.b128`,
+    /// `atom.exch.b128`: 64-bit elements, sm_90, PTX ISA 8.3).
+    pub pairs: bool,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -88,6 +91,7 @@ const fn row(
         scatter,
         min_target: Target(sm),
         vector_lanes: 0,
+        pairs: false,
     }
 }
 
@@ -96,6 +100,14 @@ impl RmwRow {
     const fn vector(self, lanes: usize) -> RmwRow {
         RmwRow {
             vector_lanes: lanes,
+            ..self
+        }
+    }
+
+    /// The row with a 128-bit form on element pairs.
+    const fn pairs(self) -> RmwRow {
+        RmwRow {
+            pairs: true,
             ..self
         }
     }
@@ -140,8 +152,8 @@ pub const RMW_ROWS: &[RmwRow] = &[
     row(O::Sub,  D::I64, NegateAdd,   "add",  "u64",         true,  true,  70),
     row(O::Min,  D::I64, Direct,      "min",  "s64",         true,  true,  70),
     row(O::Max,  D::I64, Direct,      "max",  "s64",         true,  true,  70),
-    row(O::Exch, D::I64, Direct,      "exch", "b64",         false, false, 70),
-    row(O::Cas,  D::I64, Direct,      "cas",  "b64",         false, false, 70),
+    row(O::Exch, D::I64, Direct,      "exch", "b64",         false, false, 70).pairs(),
+    row(O::Cas,  D::I64, Direct,      "cas",  "b64",         false, false, 70).pairs(),
     row(O::And,  D::I64, Direct,      "and",  "b64",         true,  false, 70),
     row(O::Or,   D::I64, Direct,      "or",   "b64",         true,  false, 70),
     row(O::Xor,  D::I64, Direct,      "xor",  "b64",         true,  false, 70),
@@ -150,8 +162,8 @@ pub const RMW_ROWS: &[RmwRow] = &[
     row(O::Sub,  D::U64, NegateAdd,   "add",  "u64",         true,  true,  70),
     row(O::Min,  D::U64, Direct,      "min",  "u64",         true,  true,  70),
     row(O::Max,  D::U64, Direct,      "max",  "u64",         true,  true,  70),
-    row(O::Exch, D::U64, Direct,      "exch", "b64",         false, false, 70),
-    row(O::Cas,  D::U64, Direct,      "cas",  "b64",         false, false, 70),
+    row(O::Exch, D::U64, Direct,      "exch", "b64",         false, false, 70).pairs(),
+    row(O::Cas,  D::U64, Direct,      "cas",  "b64",         false, false, 70).pairs(),
     row(O::And,  D::U64, Direct,      "and",  "b64",         true,  false, 70),
     row(O::Or,   D::U64, Direct,      "or",   "b64",         true,  false, 70),
     row(O::Xor,  D::U64, Direct,      "xor",  "b64",         true,  false, 70),
@@ -167,8 +179,8 @@ pub const RMW_ROWS: &[RmwRow] = &[
     row(O::Sub,  D::F64, NegateAdd,   "add",  "f64",         true,  true,  70),
     row(O::Min,  D::F64, FloatMinMax, "min",  "s64",         true,  true,  70),
     row(O::Max,  D::F64, FloatMinMax, "max",  "s64",         true,  true,  70),
-    row(O::Exch, D::F64, Direct,      "exch", "b64",         false, false, 70),
-    row(O::Cas,  D::F64, Direct,      "cas",  "b64",         false, false, 70),
+    row(O::Exch, D::F64, Direct,      "exch", "b64",         false, false, 70).pairs(),
+    row(O::Cas,  D::F64, Direct,      "cas",  "b64",         false, false, 70).pairs(),
 
     row(O::Add,  D::F16, Direct,      "add",  "noftz.f16",   true,  true,  70).vector(8),
     row(O::Sub,  D::F16, NegateAdd,   "add",  "noftz.f16",   true,  true,  70).vector(8),
@@ -356,6 +368,57 @@ pub fn rmw_vector_ptx(
         scope,
         with_output,
     )
+}
+
+/// The oldest target with 128-bit atomics.
+pub const PAIR_RMW_TARGET: Target = Target::SM_90;
+
+/// The oldest PTX ISA version (times 10) with a 128-bit atomic of `scope`: 8.3, but 8.4 for
+/// `.sys` (ptxas 13.0: "Feature '.b128 with .sys' requires PTX ISA .version 8.4").
+pub fn pair_rmw_ptx(scope: Scope) -> u32 {
+    match scope {
+        Scope::Sys => 84,
+        _ => 83,
+    }
+}
+
+/// Validate a 128-bit RMW on element pairs (`atomic::global_cas128` and the like).
+pub fn check_pair_rmw(
+    op: RmwOp,
+    dtype: DType,
+    scope: Scope,
+    target: Option<Target>,
+) -> Result<&'static RmwRow, Illegal> {
+    let row = rmw_row(op, dtype).filter(|r| r.pairs).ok_or_else(|| {
+        let help = if dtype.bits() == 64 {
+            "128-bit atomics are `cas` and `exch` only"
+        } else {
+            "a 128-bit atomic works on pairs of 64-bit elements: use an `i64`, `u64` or `f64` tensor"
+        };
+        illegal(
+            Culprit::Call,
+            format!("128-bit atomic `{}` is not supported on `{dtype}` elements", op.name()),
+            Some(help),
+        )
+    })?;
+    check_scope(scope, target)?;
+    match target {
+        Some(t) if t < PAIR_RMW_TARGET => Err(illegal(
+            Culprit::Call,
+            format!(
+                "128-bit atomics need target sm_{} or newer, but this kernel targets sm_{}",
+                PAIR_RMW_TARGET.0, t.0
+            ),
+            Some("remove the explicit `target` (the kernel's target is raised as needed) or raise it to 90"),
+        )),
+        _ => Ok(row),
+    }
+}
+
+/// The 128-bit instruction of a pair RMW of `row` (there is no `red` form):
+/// `atom.relaxed.gpu.global.cas.b128`.
+pub fn rmw_pair_ptx(row: &RmwRow, space: &str, sem: Sem, scope: Scope) -> String {
+    rmw_text(row.ptx_op, "b128", false, space, sem, scope, true).0
 }
 
 /// The PTX instruction (without operands) for an RMW of `row`, and whether it is the `red`

@@ -130,3 +130,37 @@ impl<'a> GlobalMem<'a> {
         }
     }
 }
+
+/// Locks serialising the 128-bit atomics of the emulator, striped by address (the host has no
+/// portable 128-bit atomic on two `AtomicU64` cells). Every 128-bit atomic takes the lock of
+/// its pair, so they are atomic towards each other; 64-bit atomics on the same elements do not
+/// take it (mixing the two widths on one element at the same time is not modelled).
+static PAIR_LOCKS: [std::sync::Mutex<()>; 64] = [const { std::sync::Mutex::new(()) }; 64];
+
+impl GlobalMem<'_> {
+    /// A 128-bit read-modify-write of elements `i` and `i + 1` (64-bit cells): `new` computes
+    /// the pair stored from the old one (or `None` to leave it); returns the old pair.
+    pub fn pair_update(
+        &self,
+        i: usize,
+        load: Ordering,
+        store: Ordering,
+        new: impl FnOnce((u64, u64)) -> Option<(u64, u64)>,
+    ) -> (u64, u64) {
+        let GlobalMem::W64(c) = self else {
+            return (0, 0);
+        };
+        let (Some(lo), Some(hi)) = (c.get(i), c.get(i + 1)) else {
+            return (0, 0);
+        };
+        let stripe = (lo as *const AtomicU64 as usize >> 4) % PAIR_LOCKS.len();
+        // A poisoned lock only means another block's thread panicked; the cells are intact.
+        let _held = PAIR_LOCKS[stripe].lock().unwrap_or_else(|p| p.into_inner());
+        let old = (lo.load(load), hi.load(load));
+        if let Some((l, h)) = new(old) {
+            lo.store(l, store);
+            hi.store(h, store);
+        }
+        old
+    }
+}

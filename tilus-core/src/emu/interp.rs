@@ -378,8 +378,11 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     compare,
                     sem,
                     inactive,
+                    pairs,
                     ..
-                } => self.rmw(None, *op, access, *values, *compare, *sem, *inactive),
+                } => self.rmw(
+                    None, *op, access, *values, *compare, *sem, *inactive, *pairs,
+                ),
                 Inst::Fence { sem, .. } => {
                     self.fence(*sem);
                     Ok(())
@@ -686,8 +689,18 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 compare,
                 sem,
                 inactive,
+                pairs,
                 ..
-            } => self.rmw(Some(d), *op, access, *values, *compare, *sem, *inactive),
+            } => self.rmw(
+                Some(d),
+                *op,
+                access,
+                *values,
+                *compare,
+                *sem,
+                *inactive,
+                *pairs,
+            ),
         }
     }
 

@@ -496,6 +496,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         compare: Option<Operand>,
         sem: Sem,
         inactive: InactiveResult,
+        pairs: bool,
     ) -> R<()> {
         let r = self.resolve(a)?;
         if op == RmwOp::Cas && compare.is_none() {
@@ -520,35 +521,92 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         };
         let d = self.mem_dtype(a);
         let size = d.size_bytes();
-        match r.region {
-            Region::Global { param } => {
-                let mem = self.global(param)?;
-                for (e, &p) in self.addrs.iter().enumerate() {
-                    let old = if p == INACTIVE {
-                        dead(e)
-                    } else {
-                        global_rmw(mem, p as usize, d, op, v.at(e), c.at(e), sem)
-                    };
-                    if want {
-                        out.push(old);
+        if pairs {
+            // 128-bit RMWs on the pairs `2k, 2k + 1`: performed when both elements are active
+            // and the first is 16-byte aligned (an even element: allocations are 16-byte
+            // aligned on both backends); skipped pairs give 0, as on the GPU.
+            if size != 8 || r.n % 2 != 0 {
+                return Err(
+                    self.malformed("a 128-bit atomic needs pairs of 64-bit elements".into())
+                );
+            }
+            let new = |e: usize, old: (u64, u64)| match op {
+                RmwOp::Exch => Some((v.at(e), v.at(e + 1))),
+                RmwOp::Cas => (old == (c.at(e), c.at(e + 1))).then(|| (v.at(e), v.at(e + 1))),
+                _ => None,
+            };
+            let load = match sem.has_acquire() {
+                true => Ordering::Acquire,
+                false => Ordering::Relaxed,
+            };
+            let store = match sem.has_release() {
+                true => Ordering::Release,
+                false => Ordering::Relaxed,
+            };
+            match r.region {
+                Region::Global { param } => {
+                    let mem = self.global(param)?;
+                    for e in (0..r.n).step_by(2) {
+                        let (p, q) = (self.addrs[e], self.addrs[e + 1]);
+                        let old = if p == INACTIVE || q == INACTIVE || p % 2 != 0 {
+                            (0, 0)
+                        } else {
+                            mem.pair_update(p as usize, load, store, |old| new(e, old))
+                        };
+                        out.extend([old.0, old.1]);
+                    }
+                }
+                Region::Shared | Region::Cluster => {
+                    let (mut sh, base) =
+                        open_window(&mut self.shared, self.cluster, self.rank, r.region, size);
+                    for e in (0..r.n).step_by(2) {
+                        let (p, q) = (self.addrs[e], self.addrs[e + 1]);
+                        let at = base.wrapping_add(p as usize);
+                        let old = if p == INACTIVE || q == INACTIVE || at % 2 != 0 {
+                            (0, 0)
+                        } else {
+                            let old = (read_shared(&sh, at, 8), read_shared(&sh, at + 1, 8));
+                            if let Some((l, h)) = new(e, old) {
+                                write_shared(&mut sh, at, 8, l);
+                                write_shared(&mut sh, at + 1, 8, h);
+                            }
+                            old
+                        };
+                        out.extend([old.0, old.1]);
                     }
                 }
             }
-            Region::Shared | Region::Cluster => {
-                let (mut sh, base) =
-                    open_window(&mut self.shared, self.cluster, self.rank, r.region, size);
-                for (e, &p) in self.addrs.iter().enumerate() {
-                    let old = if p == INACTIVE {
-                        dead(e)
-                    } else {
-                        let at = base + p as usize;
-                        let old = read_shared(&sh, at, size);
-                        let new = rmw_new(op, d, old, v.at(e), c.at(e), false);
-                        write_shared(&mut sh, at, size, new);
-                        old
-                    };
-                    if want {
-                        out.push(old);
+        } else {
+            match r.region {
+                Region::Global { param } => {
+                    let mem = self.global(param)?;
+                    for (e, &p) in self.addrs.iter().enumerate() {
+                        let old = if p == INACTIVE {
+                            dead(e)
+                        } else {
+                            global_rmw(mem, p as usize, d, op, v.at(e), c.at(e), sem)
+                        };
+                        if want {
+                            out.push(old);
+                        }
+                    }
+                }
+                Region::Shared | Region::Cluster => {
+                    let (mut sh, base) =
+                        open_window(&mut self.shared, self.cluster, self.rank, r.region, size);
+                    for (e, &p) in self.addrs.iter().enumerate() {
+                        let old = if p == INACTIVE {
+                            dead(e)
+                        } else {
+                            let at = base + p as usize;
+                            let old = read_shared(&sh, at, size);
+                            let new = rmw_new(op, d, old, v.at(e), c.at(e), false);
+                            write_shared(&mut sh, at, size, new);
+                            old
+                        };
+                        if want {
+                            out.push(old);
+                        }
                     }
                 }
             }

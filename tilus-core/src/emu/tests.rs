@@ -165,6 +165,7 @@ fn rmw(op: RmwOp, access: Access, values: Operand, compare: Option<Operand>, sem
         sem,
         scope: Scope::Gpu,
         inactive: InactiveResult::Zero,
+        pairs: false,
     }
 }
 fn for_(var: VarId, start: Operand, end: Operand, step: Operand, body: Block) -> Stmt {
@@ -255,6 +256,7 @@ fn histogram_kernel(tile: usize, bins: usize) -> Kernel {
                     sem: Sem::Relaxed,
                     scope: Scope::Cta,
                     inactive: InactiveResult::Zero,
+                    pairs: false,
                 }),
             ],
         ),
@@ -1413,6 +1415,7 @@ fn shared_rmw_inactive_results_and_cas() {
                 sem: Sem::AcqRel,
                 scope: Scope::Cta,
                 inactive: InactiveResult::Compare,
+                pairs: false,
             },
         ),
         put(out, 0, 8, v(old)),
@@ -2032,6 +2035,7 @@ fn race_release_acquire_atomics_and_fences_are_barriers() {
         sem,
         scope: Scope::Gpu,
         inactive: InactiveResult::Zero,
+        pairs: false,
     };
     let want: Vec<i32> = (0..128).rev().collect();
     for (between, ok) in [

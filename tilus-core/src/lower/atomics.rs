@@ -142,6 +142,7 @@ impl Lowerer {
         bound: &Bound<'_>,
         space: Space,
         op: RmwOp,
+        pairs: bool,
         span: Span,
     ) -> LResult<Operand> {
         let (dst, dst_span) = (self.req_arg(bound, "dst", None)?, bound.req("dst").span);
@@ -170,16 +171,20 @@ impl Lowerer {
                 (m, dtype, shape, coords, true)
             }
         };
-        let (sem, scope) = self.rmw_qualifiers(
-            bound,
-            op,
-            dtype,
-            RmwForm::Elementwise,
-            space,
-            Sem::Relaxed,
-            self.scope_default(space, m),
-            span,
-        )?;
+        let (sem, scope) = if pairs {
+            self.pair_qualifiers(bound, op, dtype, m, &shape, span)?
+        } else {
+            self.rmw_qualifiers(
+                bound,
+                op,
+                dtype,
+                RmwForm::Elementwise,
+                space,
+                Sem::Relaxed,
+                self.scope_default(space, m),
+                span,
+            )?
+        };
         let values = self.arg_of_shape(bound, "values", dtype, &shape, "`values`")?;
         let compare = match op {
             RmwOp::Cas => Some(self.arg_of_shape(bound, "compare", dtype, &shape, "`compare`")?),
@@ -202,8 +207,52 @@ impl Lowerer {
             sem,
             scope,
             inactive: InactiveResult::Zero,
+            pairs,
         };
         Ok(self.emit(inst, Ty::Tile { dtype, shape }, span))
+    }
+
+    /// The qualifiers of a 128-bit RMW on element pairs, and its rules: a legal (op, type) for
+    /// the table, block-local or global memory, and pairs along an even-length last axis.
+    fn pair_qualifiers(
+        &mut self,
+        bound: &Bound<'_>,
+        op: RmwOp,
+        dtype: DType,
+        mem: VarId,
+        shape: &[usize],
+        span: Span,
+    ) -> LResult<(Sem, Scope)> {
+        let sem = self.sem_arg(bound.get("sem"), Sem::Relaxed)?;
+        let space = match self.ty(Operand::Var(mem)) {
+            Ty::Shared { .. } => Space::Shared,
+            _ => Space::Global,
+        };
+        let scope = self.scope_arg(bound.get("scope"), table::default_scope(space))?;
+        if let Err(e) = table::check_pair_rmw(op, dtype, scope, self.explicit_target) {
+            return Err(self.illegal(bound, span, e));
+        }
+        if self.distributed_vars.contains(&mem) {
+            return Err(self.error(
+                Diagnostic::new(
+                    bound.req("dst").span,
+                    "128-bit atomics on a cluster shared tensor are not supported",
+                )
+                .help("use a block's own `shared_tensor`, or global memory"),
+            ));
+        }
+        if shape.last().is_none_or(|n| n % 2 != 0) {
+            return self.err(
+                bound.req("values").span,
+                format!(
+                    "a 128-bit atomic works on pairs along the last axis, which needs an even length, but `values` has shape {}",
+                    shape_str(shape)
+                ),
+            );
+        }
+        self.require_target(table::scope_min_target(scope));
+        self.require_target(table::PAIR_RMW_TARGET);
+        Ok((sem, scope))
     }
 
     pub(super) fn scatter_rmw(
@@ -236,6 +285,7 @@ impl Lowerer {
             sem,
             scope,
             inactive: InactiveResult::Zero,
+            pairs: false,
         };
         Ok(self.emit(inst, Ty::Tile { dtype, shape }, span))
     }
@@ -420,6 +470,7 @@ impl Lowerer {
             sem,
             scope,
             inactive,
+            pairs: false,
         };
         let r = self.emit(inst, Ty::Tile { dtype, shape }, span);
         Ok(self.maybe_scalar(r, dtype, all_scalar, span))

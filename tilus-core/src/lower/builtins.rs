@@ -45,8 +45,9 @@ enum Builtin {
     ClusterSharedTensor,
     Fence,
     StoreScatter(Space),
-    /// tilus `atomic::{space}_{op}` (element-wise).
-    Elementwise(Space, RmwOp),
+    /// tilus `atomic::{space}_{op}` (element-wise); `true`: the 128-bit form on element pairs
+    /// (`atomic::{space}_{op}128`).
+    Elementwise(Space, RmwOp, bool),
     /// tilus `atomic::{space}_scatter_{op}`.
     Scatter(Space, RmwOp),
     /// cuTile `atomic_{op}(array, indices, ...)`.
@@ -142,11 +143,17 @@ fn resolve(path: &[String]) -> Option<Builtin> {
                     .iter()
                     .find(|(n, _)| *n == op)
                     .map(|(_, o)| Builtin::Scatter(space, *o))
+            } else if let Some(op) = rest.strip_suffix("128") {
+                // Every op resolves, so that `global_add128` is told which ops have 128 bits.
+                TILUS_OPS
+                    .iter()
+                    .find(|(n, _)| *n == op)
+                    .map(|(_, o)| Builtin::Elementwise(space, *o, true))
             } else {
                 TILUS_OPS
                     .iter()
                     .find(|(n, _)| *n == rest)
-                    .map(|(_, o)| Builtin::Elementwise(space, *o))
+                    .map(|(_, o)| Builtin::Elementwise(space, *o, false))
             }
         }
         _ => None,
@@ -208,7 +215,7 @@ fn signature(b: Builtin) -> &'static [P] {
                 ]
             }
         }
-        Builtin::Elementwise(Space::Shared, RmwOp::Cas) => {
+        Builtin::Elementwise(Space::Shared, RmwOp::Cas, _) => {
             const {
                 &[
                     req("dst"),
@@ -220,7 +227,7 @@ fn signature(b: Builtin) -> &'static [P] {
                 ]
             }
         }
-        Builtin::Elementwise(Space::Global, RmwOp::Cas) => {
+        Builtin::Elementwise(Space::Global, RmwOp::Cas, _) => {
             const {
                 &[
                     req("dst"),
@@ -233,10 +240,10 @@ fn signature(b: Builtin) -> &'static [P] {
                 ]
             }
         }
-        Builtin::Elementwise(Space::Shared, _) => {
+        Builtin::Elementwise(Space::Shared, ..) => {
             const { &[req("dst"), req("values"), opt("mask"), SEM, SCOPE] }
         }
-        Builtin::Elementwise(Space::Global, _) => {
+        Builtin::Elementwise(Space::Global, ..) => {
             const {
                 &[
                     req("dst"),
@@ -322,6 +329,11 @@ fn has_scatter(op: RmwOp) -> bool {
     table::RMW_ROWS.iter().any(|r| r.op == op && r.scatter)
 }
 
+/// Whether `op` has a 128-bit form on element pairs.
+fn has_pairs(op: RmwOp) -> bool {
+    table::RMW_ROWS.iter().any(|r| r.op == op && r.pairs)
+}
+
 /// Every builtin as it is written (`load_global`, `atomic::global_add`, `f32::from_bits`), for
 /// "did you mean". Generated from the tables above, and each checked with [`resolve`], so it
 /// cannot offer a name that does not resolve.
@@ -332,6 +344,9 @@ fn names() -> Vec<String> {
             v.push(format!("atomic::{space}_{op}"));
             if has_scatter(*o) {
                 v.push(format!("atomic::{space}_scatter_{op}"));
+            }
+            if has_pairs(*o) {
+                v.push(format!("atomic::{space}_{op}128"));
             }
         }
     }
@@ -362,6 +377,11 @@ fn names_summary() -> String {
         .filter(|(_, o)| has_scatter(*o))
         .map(|(n, _)| *n)
         .collect();
+    let pairs: Vec<&str> = TILUS_OPS
+        .iter()
+        .filter(|(_, o)| has_pairs(*o))
+        .map(|(n, _)| *n)
+        .collect();
     let from_bits: Vec<&str> = DType::ALL
         .iter()
         .map(|d| d.name())
@@ -369,9 +389,10 @@ fn names_summary() -> String {
         .collect();
     let mut s = plain.join(", ");
     s += &format!(
-        ", atomic::{{shared,global}}_{{{}}}, atomic::{{shared,global}}_scatter_{{{}}}, atomic_{{{}}}",
+        ", atomic::{{shared,global}}_{{{}}}, atomic::{{shared,global}}_scatter_{{{}}}, atomic::{{shared,global}}_{{{}}}128, atomic_{{{}}}",
         ops.join(","),
         scatter.join(","),
+        pairs.join(","),
         cutile.join(",")
     );
     if !from_bits.is_empty() {
@@ -429,7 +450,7 @@ impl Lowerer {
         } else {
             signature(b)
         };
-        if let Builtin::Elementwise(_, op) | Builtin::Scatter(_, op) | Builtin::Indexed(op) = b {
+        if let Builtin::Elementwise(_, op, _) | Builtin::Scatter(_, op) | Builtin::Indexed(op) = b {
             if op != RmwOp::Cas {
                 if let Some((_, at)) = args
                     .iter()
@@ -844,9 +865,9 @@ impl Lowerer {
                 self.emit_void(Inst::Store { access, value }, span);
                 Ok(None)
             }
-            Builtin::Elementwise(space, op) => {
-                self.elementwise_rmw(&bound, space, op, span).map(Some)
-            }
+            Builtin::Elementwise(space, op, pairs) => self
+                .elementwise_rmw(&bound, space, op, pairs, span)
+                .map(Some),
             Builtin::Scatter(space, op) => self.scatter_rmw(&bound, space, op, span).map(Some),
             Builtin::Indexed(op) => self.indexed_rmw(&bound, op, span).map(Some),
             Builtin::AtomicLoad => self.indexed_load(&bound, span).map(Some),

@@ -165,6 +165,7 @@ mod tests {
             sem,
             scope: Scope::Gpu,
             inactive: InactiveResult::Zero,
+            pairs: false,
         }
     }
 

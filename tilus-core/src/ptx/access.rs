@@ -165,6 +165,8 @@ pub(super) enum Op {
         sem: Sem,
         scope: Scope,
         inactive: InactiveResult,
+        /// 128-bit RMWs on element pairs (`Inst::AtomicRmw::pairs`).
+        pairs: bool,
     },
 }
 
@@ -219,6 +221,7 @@ impl Emitter<'_> {
                 compare,
                 scope,
                 inactive,
+                pairs,
                 ..
             } => {
                 if uniform {
@@ -235,6 +238,7 @@ impl Emitter<'_> {
                     sem,
                     scope: *scope,
                     inactive: *inactive,
+                    pairs: *pairs,
                 }
             }
             _ => return internal("not a memory instruction"),

@@ -218,7 +218,7 @@ impl Emitter<'_> {
     }
 
     /// The value of `v` in lane `lane ^ off` (`shfl.sync.bfly`; 64-bit values in two halves).
-    fn shfl_bfly(&mut self, v: Reg, off: u32) -> Reg {
+    pub(super) fn shfl_bfly(&mut self, v: Reg, off: u32) -> Reg {
         let t = self.regs.new_reg(v.class);
         match v.class {
             Class::B64 | Class::F64 => {

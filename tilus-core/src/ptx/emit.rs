@@ -821,5 +821,6 @@ pub(super) fn class_bits(c: Class) -> &'static str {
         Class::B16 => "b16",
         Class::B32 | Class::F32 => "b32",
         Class::B64 | Class::F64 => "b64",
+        Class::B128 => "b128",
     }
 }

@@ -199,9 +199,10 @@ impl Emitter<'_> {
             sem,
             scope,
             inactive,
+            pairs: false,
         } = op
         else {
-            return internal("not an RMW");
+            return self.rmw_pairs(plan, op, elems);
         };
         let d = plan.dtype;
         let space = self.state_space(plan);
@@ -381,6 +382,204 @@ impl Emitter<'_> {
             needed[first..first + lanes].fill(not_ok);
         }
         Ok(needed)
+    }
+
+    /// 128-bit RMWs (`atom.cas.b128`, `atom.exch.b128`) on the element pairs `2k, 2k + 1` of
+    /// the tile. A pair runs when both elements are active and its first is 16-byte aligned
+    /// (`Inst::AtomicRmw::pairs`); skipped pairs give 0. With runs of two or more elements
+    /// per thread a pair is two slots of one thread; with runs of one (`v == 1`) it is the
+    /// same slot of threads `2j` and `2j + 1`, which swap operands and results by `shfl`.
+    fn rmw_pairs(&mut self, plan: &Plan, op: &Op, elems: &[(PVal, Addr)]) -> Res<()> {
+        let Op::Rmw {
+            dst,
+            with_output,
+            op,
+            values,
+            compare,
+            sem,
+            scope,
+            ..
+        } = op
+        else {
+            return internal("not an RMW");
+        };
+        let d = plan.dtype;
+        let Some(row) = table::rmw_row(*op, d).filter(|r| r.pairs) else {
+            return internal(format!("no 128-bit atomic `{}` on `{d}`", op.name()));
+        };
+        let instr = table::rmw_pair_ptx(row, self.state_space(plan), *sem, *scope);
+        self.min_version = self.min_version.max(table::pair_rmw_ptx(*scope));
+        let mut operands = Vec::with_capacity(elems.len());
+        for (s, (act, _)) in elems.iter().enumerate() {
+            operands.push(match act {
+                PVal::False => None,
+                _ => {
+                    let b = self.slot_val(*values, s)?;
+                    let c = match compare {
+                        Some(c) => Some(self.slot_val(*c, s)?),
+                        None => None,
+                    };
+                    Some((self.bits64(b), c.map(|c| self.bits64(c))))
+                }
+            });
+        }
+        let out = with_output.then_some(dst.as_slice());
+        if plan.layout.v >= 2 {
+            for s in (0..elems.len()).step_by(2) {
+                let ((a0, addr), (a1, _)) = (elems[s], elems[s + 1]);
+                let act = self.pand(a0, a1);
+                let (Some((b0, c0)), Some((b1, c1))) = (operands[s], operands[s + 1]) else {
+                    self.pair_results(d, PVal::False, out, [s, s + 1], None)?;
+                    continue;
+                };
+                let aligned = self.aligned_at(addr, None);
+                let ok = self.pand(act, aligned);
+                let old =
+                    self.atom_pair(&instr, ok, addr, [b0, b1], c0.zip(c1).map(|(x, y)| [x, y]));
+                self.pair_results(d, ok, out, [s, s + 1], Some(old))?;
+            }
+            return Ok(());
+        }
+        // Runs of one: the partner of this thread's element is the same slot of lane `lane ^ 1`.
+        let parity = self.r32();
+        self.line(format!("and.b32 \t{parity}, {}, 1;", self.tid));
+        let first = self.pred();
+        self.line(format!("setp.eq.u32 \t{first}, {parity}, 0;"));
+        // Where the pair starts, back from this thread's element: 0 or 8 bytes.
+        let first_back = self.regs.new_reg(match elems.first() {
+            Some((_, a)) => a.base.class,
+            None => RegClass::B32,
+        });
+        let w = if first_back.class == RegClass::B64 {
+            "b64"
+        } else {
+            "b32"
+        };
+        self.line(format!("selp.{w} \t{first_back}, 0, 8, {first};"));
+        let first = PVal::Reg(first);
+        for (s, (act, addr)) in elems.iter().enumerate() {
+            let Some((b, c)) = operands[s] else {
+                self.pair_results(d, PVal::False, out, [s, s], None)?;
+                continue;
+            };
+            let partner_act = match act {
+                PVal::Reg(p) => {
+                    let r = self.r32();
+                    self.line(format!("selp.u32 \t{r}, 1, 0, {p};"));
+                    let r = self.shfl_bfly(r, 1);
+                    let q = self.pred();
+                    self.line(format!("setp.ne.u32 \t{q}, {r}, 0;"));
+                    PVal::Reg(q)
+                }
+                known => *known,
+            };
+            let pb = self.shfl_bfly(b, 1);
+            let pc = c.map(|c| self.shfl_bfly(c, 1));
+            // The pair's first address is this one on the first thread, 8 bytes lower on the
+            // second.
+            let aligned = self.aligned_at(*addr, Some(first_back));
+            let both = self.pand(*act, partner_act);
+            let ok = self.pand(both, aligned);
+            let go = self.pand(ok, first);
+            let old = self.atom_pair(&instr, go, *addr, [b, pb], c.zip(pc).map(|(x, y)| [x, y]));
+            if out.is_some() {
+                // The second thread's result is the first thread's high half.
+                let theirs = self.shfl_bfly(old[1], 1);
+                let (PVal::Reg(f), mine) = (first, self.r64()) else {
+                    return internal("thread parity folded");
+                };
+                self.line(format!("selp.b64 \t{mine}, {}, {theirs}, {f};", old[0]));
+                self.pair_results(d, ok, out, [s, s], Some([mine, mine]))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A 64-bit element value as a `.b64` register (an `f64` register moved, a constant put).
+    fn bits64(&mut self, v: EVal) -> Reg {
+        match v {
+            EVal::Reg(r) if r.class == RegClass::B64 => r,
+            EVal::Reg(r) => {
+                let t = self.r64();
+                self.line(format!("mov.b64 \t{t}, {r};"));
+                t
+            }
+            EVal::Const(bits, _) => {
+                let t = self.r64();
+                self.line(format!("mov.b64 \t{t}, {bits};"));
+                t
+            }
+        }
+    }
+
+    /// Whether `addr - back` is 16-byte aligned (`back`: 0, or a register of the address's
+    /// width holding 0 or 8).
+    fn aligned_at(&mut self, addr: Addr, back: Option<Reg>) -> PVal {
+        let wide = addr.base.class == RegClass::B64;
+        let (ty, bits) = if wide { ("s64", "b64") } else { ("s32", "b32") };
+        let a = self.addr_reg(addr);
+        let t = self.regs.new_reg(addr.base.class);
+        self.line(format!("and.{bits} \t{t}, {a}, 15;"));
+        let p = self.pred();
+        match back {
+            Some(r) => self.line(format!("setp.eq.{ty} \t{p}, {t}, {r};")),
+            None => self.line(format!("setp.eq.{ty} \t{p}, {t}, 0;")),
+        }
+        PVal::Reg(p)
+    }
+
+    /// One 128-bit atomic under `guard` on the pair `b` (low element first), comparing with
+    /// `c` for `cas`; returns the old pair's registers (undefined where the guard is false).
+    fn atom_pair(
+        &mut self,
+        instr: &str,
+        guard: PVal,
+        addr: Addr,
+        b: [Reg; 2],
+        c: Option<[Reg; 2]>,
+    ) -> [Reg; 2] {
+        let old = [self.r64(), self.r64()];
+        if guard == PVal::False {
+            return old;
+        }
+        let g = Self::guard(guard);
+        let qb = self.regs.new_reg(RegClass::B128);
+        self.line(format!("mov.b128 \t{qb}, {{{}, {}}};", b[0], b[1]));
+        let qo = self.regs.new_reg(RegClass::B128);
+        match c {
+            Some(c) => {
+                let qc = self.regs.new_reg(RegClass::B128);
+                self.line(format!("mov.b128 \t{qc}, {{{}, {}}};", c[0], c[1]));
+                self.line(format!("{g}{instr} \t{qo}, {addr}, {qc}, {qb};"));
+            }
+            None => self.line(format!("{g}{instr} \t{qo}, {addr}, {qb};")),
+        }
+        self.line(format!("{g}mov.b128 \t{{{}, {}}}, {qo};", old[0], old[1]));
+        old
+    }
+
+    /// The results of the pair in `slots` (when the RMW's result is used): the old values
+    /// where `ok`, else 0.
+    fn pair_results(
+        &mut self,
+        d: DType,
+        ok: PVal,
+        out: Option<&[Reg]>,
+        slots: [usize; 2],
+        old: Option<[Reg; 2]>,
+    ) -> Res<()> {
+        let Some(dst) = out else { return Ok(()) };
+        let g = Self::guard(ok);
+        for (k, s) in slots.into_iter().enumerate() {
+            if let (Some(old), true) = (old, ok != PVal::False) {
+                self.line(format!("{g}mov.b64 \t{}, {};", dst[s], old[k]));
+            }
+            self.fill_inactive(d, ok, dst[s], EVal::Const(0, d))?;
+            if slots[0] == slots[1] {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// An address as one register of its base's width (the base where there is no offset).

@@ -12,13 +12,14 @@ use std::fmt;
 pub type Class = RegClass;
 
 /// Prefix and declaration type of each class, indexed by [`class_index`].
-const CLASS_ROWS: [(RegClass, &str, &str); 6] = [
+const CLASS_ROWS: [(RegClass, &str, &str); 7] = [
     (RegClass::Pred, "%p", ".pred"),
     (RegClass::B16, "%rs", ".b16"),
     (RegClass::B32, "%r", ".b32"),
     (RegClass::B64, "%rd", ".b64"),
     (RegClass::F32, "%f", ".f32"),
     (RegClass::F64, "%fd", ".f64"),
+    (RegClass::B128, "%rq", ".b128"),
 ];
 
 fn class_index(c: RegClass) -> usize {
@@ -29,6 +30,7 @@ fn class_index(c: RegClass) -> usize {
         RegClass::B64 => 3,
         RegClass::F32 => 4,
         RegClass::F64 => 5,
+        RegClass::B128 => 6,
     }
 }
 
@@ -122,7 +124,7 @@ pub enum PVal {
 /// The per-class counters.
 #[derive(Debug, Default)]
 pub struct Regs {
-    counts: [u32; 6],
+    counts: [u32; 7],
 }
 
 impl Regs {

@@ -203,6 +203,7 @@ impl B {
             sem,
             scope,
             inactive: InactiveResult::Zero,
+            pairs: false,
         };
         self.push(Stmt::Inst {
             dst,
@@ -657,6 +658,7 @@ fn everything(target: Target) -> Kernel {
             sem: Sem::AcqRel,
             scope: Scope::Gpu,
             inactive: InactiveResult::Compare,
+            pairs: false,
         },
         span: Span::NONE,
     });
@@ -888,4 +890,89 @@ fn codegen_never_panics_on_bad_references() {
 #[ignore]
 fn dump_histogram() {
     println!("{}", generate(&histogram()).unwrap().text);
+}
+
+/// Every 128-bit pair form: (type, space, op, sem, scope, result used) with runs of two
+/// elements per thread, and for the runs of one (the `shfl` path) both ops and results on each
+/// space and type; one module, assembled for sm_90.
+#[test]
+fn every_pair_form_assembles() {
+    let types = [DType::I64, DType::U64, DType::F64];
+    let params: Vec<(String, ParamKind)> = types
+        .iter()
+        .map(|d| (format!("x_{d}"), ParamKind::Tensor(*d)))
+        .collect();
+    let params: Vec<(&str, ParamKind)> = params
+        .iter()
+        .map(|(n, k)| (n.as_str(), k.clone()))
+        .collect();
+    let mut b = B::new("pairs", 32, &params);
+    b.k.target = Target::SM_90;
+    let mut shared = Vec::new();
+    for d in types {
+        let offset = b.k.shared_bytes;
+        b.k.shared_bytes += 64 * 8;
+        let shape = vec![64];
+        shared.push(b.def(
+            "s",
+            Ty::Shared {
+                dtype: d,
+                shape: shape.clone(),
+            },
+            Inst::AllocShared {
+                dtype: d,
+                shape,
+                offset,
+                distributed: false,
+            },
+        ));
+    }
+    let mut count = 0;
+    for (k, d) in types.into_iter().enumerate() {
+        let one = Operand::Imm(crate::elem::canon(d, 1), d);
+        for (mem, check) in [(k as VarId, true), (shared[k], false)] {
+            for op in [RmwOp::Cas, RmwOp::Exch] {
+                for sem in Sem::ALL {
+                    for scope in Scope::ALL {
+                        for (n, used) in [(64, false), (64, true), (32, true)] {
+                            if n == 32 && (sem, scope) != (Sem::AcqRel, Scope::Gpu) {
+                                continue;
+                            }
+                            let dst = used.then(|| b.var("old", tile(d, &[n])));
+                            b.push(Stmt::Inst {
+                                dst,
+                                inst: Inst::AtomicRmw {
+                                    op,
+                                    access: ident(mem, &[n], check),
+                                    values: one,
+                                    compare: (op == RmwOp::Cas).then_some(one),
+                                    sem,
+                                    scope,
+                                    inactive: InactiveResult::Zero,
+                                    pairs: true,
+                                },
+                                span: Span::NONE,
+                            });
+                            count += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let text = check_assembles(&b.finish());
+    let atoms = text.matches("cas.b128 \t").count() + text.matches("exch.b128 \t").count();
+    assert_eq!(atoms, count, "one 128-bit atom per form");
+    for form in [
+        "atom.relaxed.cta.shared.cas.b128",
+        "atom.acq_rel.sys.global.exch.b128",
+        "atom.release.cluster.shared.exch.b128",
+        "atom.acquire.gpu.global.cas.b128",
+    ] {
+        assert!(text.contains(form), "missing `{form}`");
+    }
+    assert!(
+        text.contains(".version 8.4"),
+        "`.sys` forms need PTX ISA 8.4"
+    );
 }
