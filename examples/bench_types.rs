@@ -31,7 +31,7 @@
 
 use std::collections::HashMap;
 use tilus::prelude::*;
-use tilus::{bf16, Device, Error};
+use tilus::{bf16, f16, Device, Error};
 
 // ---------------------------------------------------------------------------------------------
 // Kernels. Kernels take literal shapes, so each variant is an instance of a `macro_rules!`
@@ -176,7 +176,12 @@ scalars_global_kernel!(scal_global_w512_t4096, threads = 512, tile = 4096);
 /// elements of a row: the loads are 16-byte accesses, and the compiler may use vector atomics.
 macro_rules! rows_kernel {
     ($name:ident, $t:ident, threads = $threads:literal, rows = $rows:literal) => {
-        #[tile_kernel(threads = $threads)]
+        rows_kernel!($name, $t, threads = $threads, rows = $rows, attrs = ());
+    };
+    // `attrs = (target = 80)`: a target of the user's (no sm_90 variant, so on an H100 the
+    // kernel runs without vector atomics: packed `f16x2` ones for `f16`).
+    ($name:ident, $t:ident, threads = $threads:literal, rows = $rows:literal, attrs = ($($attr:tt)*)) => {
+        #[tile_kernel(threads = $threads, $($attr)*)]
         fn $name(src: GlobalTensor<$t>, index: GlobalTensor<i32>, out: GlobalTensor<$t>) {
             let n = index.len();
             let src_rows = src.view(0, [n, 128]);
@@ -255,6 +260,14 @@ rows_kernel!(rows_f32_w256_r32, f32, threads = 256, rows = 32);
 rows_kernel!(rows_bf16_w128_r16, bf16, threads = 128, rows = 16);
 rows_kernel!(rows_bf16_w256_r32, bf16, threads = 256, rows = 32);
 rows_kernel!(rows_bf16_w128_r32, bf16, threads = 128, rows = 32);
+rows_kernel!(rows_f16_w128_r16, f16, threads = 128, rows = 16);
+rows_kernel!(
+    rows_f16_w128_r16_sm80,
+    f16,
+    threads = 128,
+    rows = 16,
+    attrs = (target = 80)
+);
 
 // ---------------------------------------------------------------------------------------------
 // Host side.
@@ -703,6 +716,26 @@ fn rows_bf16_variants<'a>(
     ]
 }
 
+/// `f16` rows: the sm_90 vector form (`.v8.f16`) against the packed form of an sm_80 kernel
+/// (`.f16x2`, two elements per instruction), on the same GPU.
+fn rows_f16_variants<'a>(
+    dev: &'a Device,
+    src: &'a GlobalTensor<f16>,
+    index: &'a GlobalTensor<i32>,
+    out: &'a GlobalTensor<f16>,
+) -> Vec<Variant<'a>> {
+    vec![
+        (
+            "rows w128 r16 (v8.f16 on sm_90)",
+            Box::new(move |g| rows_f16_w128_r16::launch(dev, g, src, index, out)),
+        ),
+        (
+            "rows w128 r16 target 80 (f16x2)",
+            Box::new(move |g| rows_f16_w128_r16_sm80::launch(dev, g, src, index, out)),
+        ),
+    ]
+}
+
 fn main() -> Result<(), Error> {
     let dev = Device::default()?;
     let o = Opts::parse(dev.is_gpu());
@@ -732,6 +765,16 @@ fn main() -> Result<(), Error> {
             (2, 8),
             bf16::from_f32,
             rows_bf16_variants,
+        )?;
+        // f16: 11 significant bits, inputs up to 2 like bf16.
+        bench_rows(
+            &dev,
+            &o,
+            &mut rng,
+            "f16",
+            (2, 11),
+            f16::from_f32,
+            rows_f16_variants,
         )?;
     }
     Ok(())

@@ -230,6 +230,15 @@
 //! results to zero, as `atom.global.add.f32` does (shared memory, `f64`, `f16` and `bf16` keep
 //! them); `inc`/`dec` take the bound as their operand; `cas` compares bit patterns.
 //!
+//! Instructions on several elements, chosen by the compiler where a thread's run of the tile
+//! holds adjacent elements and, at run time, they are all active, consecutive in memory and
+//! aligned (elsewhere the scalar form runs; each element stays its own atomic): vector forms on
+//! global memory from sm_90 (`red.global.add.v4.f32`, `.v8.f16`, `.v8.bf16`), and packed ones
+//! on two 16-bit floats in one 32-bit word where no vector form applies (`add.noftz.f16x2` on
+//! shared memory and on global memory below sm_90, `.bf16x2` on shared memory). Pairs of 64-bit
+//! elements have 128-bit `exch` and `cas` from sm_90, asked for by name:
+//! [`atomic::global_cas128`](super::atomic::global_cas128) and its three siblings.
+//!
 //! ```compile_fail
 //! use tilus::prelude::*;
 //!

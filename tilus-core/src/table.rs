@@ -68,6 +68,10 @@ pub struct RmwRow {
     /// Whether it also exists on pairs of elements as one 128-bit atomic (`atom.cas.b128`,
     /// `atom.exch.b128`: 64-bit elements, sm_90, PTX ISA 8.3).
     pub pairs: bool,
+    /// The PTX type of its packed form on two adjacent 16-bit elements in one 32-bit word
+    /// (`noftz.f16x2`: global and shared memory, every target the row has), `""` where PTX has
+    /// none. Each element is still its own atomic; the pair is one instruction.
+    pub packed: &'static str,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -92,6 +96,7 @@ const fn row(
         min_target: Target(sm),
         vector_lanes: 0,
         pairs: false,
+        packed: "",
     }
 }
 
@@ -102,6 +107,11 @@ impl RmwRow {
             vector_lanes: lanes,
             ..self
         }
+    }
+
+    /// The row with a packed form of PTX type `ty` on two adjacent elements.
+    const fn packed(self, ty: &'static str) -> RmwRow {
+        RmwRow { packed: ty, ..self }
     }
 
     /// The row with a 128-bit form on element pairs.
@@ -182,12 +192,12 @@ pub const RMW_ROWS: &[RmwRow] = &[
     row(O::Exch, D::F64, Direct,      "exch", "b64",         false, false, 70).pairs(),
     row(O::Cas,  D::F64, Direct,      "cas",  "b64",         false, false, 70).pairs(),
 
-    row(O::Add,  D::F16, Direct,      "add",  "noftz.f16",   true,  true,  70).vector(8),
-    row(O::Sub,  D::F16, NegateAdd,   "add",  "noftz.f16",   true,  true,  70).vector(8),
+    row(O::Add,  D::F16, Direct,      "add",  "noftz.f16",   true,  true,  70).vector(8).packed("noftz.f16x2"),
+    row(O::Sub,  D::F16, NegateAdd,   "add",  "noftz.f16",   true,  true,  70).vector(8).packed("noftz.f16x2"),
     row(O::Cas,  D::F16, Direct,      "cas",  "b16",         false, false, 70),
 
-    row(O::Add,  D::BF16, Direct,     "add",  "noftz.bf16",  true,  true,  90).vector(8),
-    row(O::Sub,  D::BF16, NegateAdd,  "add",  "noftz.bf16",  true,  true,  90).vector(8),
+    row(O::Add,  D::BF16, Direct,     "add",  "noftz.bf16",  true,  true,  90).vector(8).packed("noftz.bf16x2"),
+    row(O::Sub,  D::BF16, NegateAdd,  "add",  "noftz.bf16",  true,  true,  90).vector(8).packed("noftz.bf16x2"),
     row(O::Cas,  D::BF16, Direct,     "cas",  "b16",         false, false, 70),
 
     row(O::Cas,  D::I16, Direct,      "cas",  "b16",         false, false, 70),
@@ -419,6 +429,26 @@ pub fn check_pair_rmw(
 /// `atom.relaxed.gpu.global.cas.b128`.
 pub fn rmw_pair_ptx(row: &RmwRow, space: &str, sem: Sem, scope: Scope) -> String {
     rmw_text(row.ptx_op, "b128", false, space, sem, scope, true).0
+}
+
+/// The packed form of `row`'s instruction on two 16-bit elements in one 32-bit word (see
+/// [`rmw_ptx`]): `red.relaxed.cta.shared.add.noftz.f16x2`.
+pub fn rmw_packed_ptx(
+    row: &RmwRow,
+    space: &str,
+    sem: Sem,
+    scope: Scope,
+    with_output: bool,
+) -> (String, bool) {
+    rmw_text(
+        row.ptx_op,
+        row.packed,
+        row.has_red,
+        space,
+        sem,
+        scope,
+        with_output,
+    )
 }
 
 /// The PTX instruction (without operands) for an RMW of `row`, and whether it is the `red`

@@ -233,12 +233,12 @@ impl Emitter<'_> {
             });
         }
         // Where the layout gives a thread runs of contiguous elements and the table has a vector
-        // form: vector instructions where a run turns out contiguous at run time, and the scalar
-        // ones below only where it does not.
-        let scalar_needed = match self.vector_rmw_lanes(plan, row) {
-            Some(lanes) => {
+        // or packed form: those instructions where a run turns out contiguous at run time, and
+        // the scalar ones below only where it does not.
+        let scalar_needed = match self.multi_rmw_form(plan, row) {
+            Some(form) => {
                 let q = (*sem, *scope, *with_output);
-                self.rmw_vectors(plan, row, lanes, q, elems, &bs, dst)?
+                self.rmw_vectors(plan, row, form, q, elems, &bs, dst)?
             }
             None => vec![PVal::True; elems.len()],
         };
@@ -319,35 +319,55 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    /// Lanes of a vector RMW for this access, if it can have one: global memory, a table row
-    /// with a vector form on this target, and runs of at least two elements per thread.
-    fn vector_rmw_lanes(&self, plan: &Plan, row: &table::RmwRow) -> Option<usize> {
-        let global = matches!(plan.mem, super::access::Mem::Global(_));
+    /// The multi-element form of an RMW for this access, if it can have one (runs of at least
+    /// two elements per thread): a vector form on global memory where the table has one on
+    /// this target, else the packed form of two 16-bit elements (global memory below sm_90,
+    /// and a block's own shared memory).
+    fn multi_rmw_form(&self, plan: &Plan, row: &table::RmwRow) -> Option<MultiForm> {
         let v = plan.layout.v;
-        if !global || plan.uniform || v < 2 {
+        if plan.uniform || v < 2 {
             return None;
         }
-        table::vector_rmw_lanes(row, self.k.target).map(|most| most.min(v))
+        let global = matches!(plan.mem, super::access::Mem::Global(_));
+        let own_shared = matches!(plan.mem, super::access::Mem::Shared { rows: None, .. });
+        if global {
+            if let Some(most) = table::vector_rmw_lanes(row, self.k.target) {
+                return Some(MultiForm::Vector(most.min(v)));
+            }
+        }
+        ((global || own_shared) && !row.packed.is_empty()).then_some(MultiForm::Packed)
     }
 
-    /// Vector RMWs over pieces of `lanes` slots (each inside one run of the layout, so its
-    /// elements are consecutive in the tile): a piece goes as one vector instruction when, at
+    /// Vector or packed RMWs over pieces of `lanes` slots (each inside one run of the layout,
+    /// so its elements are consecutive in the tile): a piece goes as one instruction when, at
     /// run time, all its elements are active, their addresses consecutive and the first aligned
-    /// to the vector's size. Returns, per slot, when its scalar instruction must still run
-    /// (`True` for slots no vector covers).
+    /// to the piece's size. Returns, per slot, when its scalar instruction must still run
+    /// (`True` for slots no piece covers).
     #[allow(clippy::too_many_arguments)]
     fn rmw_vectors(
         &mut self,
         plan: &Plan,
         row: &table::RmwRow,
-        lanes: usize,
+        form: MultiForm,
         (sem, scope, with_output): (crate::ir::Sem, crate::ir::Scope, bool),
         elems: &[(PVal, Addr)],
         bs: &[Option<EVal>],
         dst: &[Reg],
     ) -> Res<Vec<PVal>> {
-        let (instr, red) = table::rmw_vector_ptx(row, lanes, sem, scope, with_output);
-        self.min_version = self.min_version.max(table::VECTOR_RMW_PTX);
+        let (lanes, (instr, red)) = match form {
+            MultiForm::Vector(lanes) => {
+                self.min_version = self.min_version.max(table::VECTOR_RMW_PTX);
+                let text = table::rmw_vector_ptx(row, lanes, sem, scope, with_output);
+                (lanes, text)
+            }
+            MultiForm::Packed => {
+                let space = self.state_space(plan);
+                (
+                    2,
+                    table::rmw_packed_ptx(row, space, sem, scope, with_output),
+                )
+            }
+        };
         let mut needed = vec![PVal::True; elems.len()];
         for (piece, slots) in elems.chunks(lanes).enumerate() {
             let first = piece * lanes;
@@ -363,9 +383,16 @@ impl Emitter<'_> {
                 };
                 operands.push(self.ereg(b).to_string());
             }
-            let operands = operands.join(", ");
+            let operands = match form {
+                MultiForm::Vector(_) => format!("{{{}}}", operands.join(", ")),
+                MultiForm::Packed => {
+                    let w = self.r32();
+                    self.line(format!("mov.b32 \t{w}, {{{}}};", operands.join(", ")));
+                    w.to_string()
+                }
+            };
             if red {
-                self.line(format!("{g}{instr} \t{a0}, {{{operands}}};"));
+                self.line(format!("{g}{instr} \t{a0}, {operands};"));
             } else {
                 // An unused result still needs distinct registers in the vector.
                 let outs: Vec<String> = (first..first + lanes)
@@ -374,8 +401,17 @@ impl Emitter<'_> {
                         false => self.reg_of(plan.dtype).to_string(),
                     })
                     .collect();
-                let outs = outs.join(", ");
-                self.line(format!("{g}{instr} \t{{{outs}}}, {a0}, {{{operands}}};"));
+                match form {
+                    MultiForm::Vector(_) => {
+                        let outs = outs.join(", ");
+                        self.line(format!("{g}{instr} \t{{{outs}}}, {a0}, {operands};"));
+                    }
+                    MultiForm::Packed => {
+                        let w = self.r32();
+                        self.line(format!("{g}{instr} \t{w}, {a0}, {operands};"));
+                        self.line(format!("{g}mov.b32 \t{{{}}}, {w};", outs.join(", ")));
+                    }
+                }
             }
             // The scalar instructions of these slots run only where the vector one did not.
             let not_ok = self.pnot(ok);
@@ -867,4 +903,13 @@ fn reg_list(regs: &[Reg]) -> String {
     }
     let names: Vec<String> = regs.iter().map(|r| r.to_string()).collect();
     format!("{{{}}}", names.join(", "))
+}
+
+/// An RMW instruction on several adjacent elements of a thread's run.
+#[derive(Debug, Clone, Copy)]
+enum MultiForm {
+    /// `red/atom.global.add.v{n}.f32` and the like (sm_90, global memory): `n` lanes.
+    Vector(usize),
+    /// `red/atom.add.noftz.f16x2`: two 16-bit elements packed in one 32-bit word.
+    Packed,
 }
