@@ -104,6 +104,79 @@ fn span_exch(x: GlobalTensor<u64>, out: GlobalTensor<u64>, start: i32) {
     atomic::global_exch128(out.view(start, [256]), values = v);
 }
 
+/// The indexed form: `atomic_xchg128(table, (slot, col), values)` on a `[64, 2]` view that
+/// starts at element `start`; a pair is performed only where its two indices address one
+/// aligned pair of memory (`col` = (0, 1), in bounds, even `start`).
+macro_rules! indexed_xchg_kernel {
+    ($name:ident, $threads:literal) => {
+        #[tile_kernel(threads = $threads)]
+        fn $name(
+            table: GlobalTensor<u64>,
+            slots: GlobalTensor<i32>,
+            cols: GlobalTensor<i32>,
+            old: GlobalTensor<u64>,
+            start: i32,
+        ) {
+            let s = load_global(slots, offsets = [0], shape = [32]).reshape([32, 1]);
+            let c = load_global(cols.view(0, [32, 2]), offsets = [0, 0], shape = [32, 2]);
+            let half = arange(2u64).reshape([1, 2]);
+            let values = (s as u64) * 10 + half + 1000;
+            let o = atomic_xchg128(table.view(start, [64, 2]), (s, c), values);
+            store_global(old.view(0, [32, 2]), o, offsets = [0, 0]);
+        }
+    };
+}
+
+indexed_xchg_kernel!(indexed_xchg_32, 32);
+indexed_xchg_kernel!(indexed_xchg_64, 64);
+
+#[test]
+fn indexed_pairs_need_one_aligned_memory_pair() {
+    let mut r = Rng::new();
+    for dev in backends() {
+        for (kernel, start) in [(0, 0usize), (1, 0), (0, 2), (1, 2), (0, 1), (1, 1)] {
+            // Distinct slots (some past the end), and per pair the columns (0, 1) or not.
+            let mut pool: Vec<i32> = (0..70).collect();
+            for k in (1..pool.len()).rev() {
+                pool.swap(k, r.range(0, k as i32 + 1) as usize);
+            }
+            let slots = pool[..32].to_vec();
+            let mut cols = Vec::new();
+            for _ in 0..32 {
+                cols.extend(match r.range(0, 6) {
+                    0 => [1, 0],
+                    1 => [0, 0],
+                    _ => [0, 1],
+                });
+            }
+            let init: Vec<u64> = (0..140).map(|x| x + 1).collect();
+            let table = dev.upload(&init).unwrap();
+            let (s, c) = (dev.upload(&slots).unwrap(), dev.upload(&cols).unwrap());
+            let old = dev.full(64, u64::MAX).unwrap();
+            match kernel {
+                0 => indexed_xchg_32::launch(&dev, 1, &table, &s, &c, &old, start as i32),
+                _ => indexed_xchg_64::launch(&dev, 1, &table, &s, &c, &old, start as i32),
+            }
+            .unwrap();
+            let mut want = init.clone();
+            let mut want_old = vec![0u64; 64];
+            for j in 0..32 {
+                let slot = slots[j] as usize;
+                let ok = slot < 64 && cols[2 * j..2 * j + 2] == [0, 1] && start % 2 == 0;
+                if ok {
+                    let at = start + 2 * slot;
+                    want_old[2 * j..2 * j + 2].copy_from_slice(&init[at..at + 2]);
+                    want[at] = slot as u64 * 10 + 1000;
+                    want[at + 1] = slot as u64 * 10 + 1001;
+                }
+            }
+            let what = format!("{dev:?} kernel {kernel} start {start}");
+            assert_eq!(table.download().unwrap(), want, "{what}");
+            assert_eq!(old.download().unwrap(), want_old, "{what}");
+        }
+    }
+}
+
 #[test]
 fn exch_under_contention_never_tears_a_pair() {
     for dev in backends() {
@@ -243,7 +316,7 @@ fn misaligned_pairs_are_skipped() {
 
 #[test]
 fn ptx_has_the_128_bit_forms_and_assembles() {
-    let cases: [(&str, &str, &str); 7] = [
+    let cases: [(&str, &str, &str); 9] = [
         (
             "exch_chain_32",
             exch_chain_32::PTX,
@@ -279,6 +352,16 @@ fn ptx_has_the_128_bit_forms_and_assembles() {
             span_exch::PTX,
             "atom.relaxed.gpu.global.exch.b128",
         ),
+        (
+            "indexed_xchg_32",
+            indexed_xchg_32::PTX,
+            "atom.acq_rel.gpu.global.exch.b128",
+        ),
+        (
+            "indexed_xchg_64",
+            indexed_xchg_64::PTX,
+            "atom.acq_rel.gpu.global.exch.b128",
+        ),
     ];
     for (name, ptx, form) in cases {
         assert!(ptx.contains(form), "{name}: no `{form}` in\n{ptx}");
@@ -296,6 +379,8 @@ fn ptx_has_the_128_bit_forms_and_assembles() {
         ("exch_chain_64", exch_chain_64::PTX, true),
         ("shared_cas_32", shared_cas_32::PTX, false),
         ("shared_cas_64", shared_cas_64::PTX, true),
+        ("indexed_xchg_32", indexed_xchg_32::PTX, false),
+        ("indexed_xchg_64", indexed_xchg_64::PTX, true),
     ] {
         assert_eq!(ptx.contains("shfl.sync.bfly"), shuffled, "{name}");
     }

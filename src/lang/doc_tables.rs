@@ -188,7 +188,15 @@ fn pair_items_list_the_pair_types() {
         op_named(rest.strip_suffix("128")?)
     });
     assert_eq!(items.len(), 4, "src/lang/atomic.rs: the four 128-bit items");
-    for (name, op, named, text) in items {
+    let indexed = element_type_lines(INDEXED_PAGE, |name| {
+        op_named(name.strip_prefix("atomic_")?.strip_suffix("128")?)
+    });
+    assert_eq!(
+        indexed.len(),
+        2,
+        "src/lang/indexed.rs: the two 128-bit items"
+    );
+    for (name, op, named, text) in items.into_iter().chain(indexed) {
         let want: Vec<DType> = table::RMW_ROWS
             .iter()
             .filter(|r| r.op == op && r.pairs)

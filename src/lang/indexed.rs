@@ -573,6 +573,88 @@ pub fn atomic_cas<T: Element, A: Memory<T>>(
     unreachable!()
 }
 
+/// Indexed 128-bit atomic exchange on pairs of 64-bit elements: replaces each addressed pair by the pair of `update`.
+///
+/// ```text
+/// atomic_xchg128(array, indices, update, check_bounds = true, sem = acq_rel, scope = ..) -> Tile<T>
+/// ```
+///
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `array` | [`Memory<T>`], required | a global tensor, a view, or a block's own shared tensor |
+/// | `indices` (also `index`) | [`Indices`], required | one integer index (tile or scalar) per dimension of `array`; the tiles broadcast to the shape of the operation, whose last axis has even length: elements `2k` and `2k + 1` along it are one pair |
+/// | `update` (also `value`, `values`) | [`Value<T>`], required | broadcasts to the shape of the operation |
+/// | `check_bounds` | `bool` literal, optional (default `true`) | with `true`, pairs with an element outside `array` are skipped; `false` promises they are all inside |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `acq_rel`) | `relaxed` or `acq_rel`, as for the other indexed RMWs |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `gpu` on global, `cta` on shared memory) | `cluster` needs sm_90 |
+///
+/// Every performed pair `(e, e + 1)` of the operation, atomically as one 128-bit access: `old = (array[i_e], array[i_e + 1])`, and the pair becomes `(update[e], update[e + 1])`. Skipped pairs give 0. A pair is performed when both of its elements are addressed (in bounds), the second
+/// index addresses the memory element right after the first (`(slot, 0)` and `(slot, 1)` of a
+/// `[capacity, 2]` view), and the first is 16-byte aligned (an even element of a tensor the
+/// runtime allocated); other pairs touch no memory.
+///
+/// **Element types:** `i64` `u64` `f64`.
+/// **Target:** sm_90 (the kernel's target is raised to it). PTX: `atom.{sem}.{scope}.{space}.exch.b128` (PTX ISA 8.3; 8.4 with `scope = sys`).
+///
+/// # Example
+///
+/// Inside a kernel body, publishing 32 `(key, value)` entries of a `[32, 2]` tile into the slots
+/// `slot` (a `[32, 1]` tile) of a `[capacity, 2]` view:
+///
+/// ```text
+/// let old = atomic_xchg128(table, (slot, arange(2u64).reshape([1, 2])), entries);
+/// ```
+pub fn atomic_xchg128<T: Element, A: Memory<T>>(
+    array: A,
+    indices: Indices,
+    update: impl Value<T>,
+) -> impl Value<T> {
+    unreachable!()
+}
+
+/// Indexed 128-bit atomic `cas` on pairs of 64-bit elements: replaces each addressed pair by the pair of `desired` where both of its elements equal the pair of `expected`.
+///
+/// ```text
+/// atomic_cas128(array, indices, expected, desired, check_bounds = true, sem = acq_rel, scope = ..) -> Tile<T>
+/// ```
+///
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `array` | [`Memory<T>`], required | a global tensor, a view, or a block's own shared tensor |
+/// | `indices` (also `index`) | [`Indices`], required | one integer index (tile or scalar) per dimension of `array`; the tiles broadcast to the shape of the operation, whose last axis has even length: elements `2k` and `2k + 1` along it are one pair |
+/// | `expected` | [`Value<T>`], required | broadcasts to the shape of the operation |
+/// | `desired` | [`Value<T>`], required | broadcasts to the shape of the operation |
+/// | `check_bounds` | `bool` literal, optional (default `true`) | with `true`, pairs with an element outside `array` are skipped; `false` promises they are all inside |
+/// | `sem` (also `order`, `memory_order`) | [`MemoryOrder`], optional (default `acq_rel`) | `relaxed` or `acq_rel`, as for the other indexed RMWs |
+/// | `scope` (also `memory_scope`) | [`MemoryScope`], optional (default `gpu` on global, `cta` on shared memory) | `cluster` needs sm_90 |
+///
+/// Every performed pair `(e, e + 1)` of the operation, atomically as one 128-bit access: `old = (array[i_e], array[i_e + 1])`, and the pair becomes `(desired[e], desired[e + 1])` if `old == (expected[e], expected[e + 1])` (bit patterns). Skipped pairs give `expected`, so `old == expected` says whether a pair's swap happened. A pair is performed when both of its elements are addressed (in bounds), the second
+/// index addresses the memory element right after the first (`(slot, 0)` and `(slot, 1)` of a
+/// `[capacity, 2]` view), and the first is 16-byte aligned (an even element of a tensor the
+/// runtime allocated); other pairs touch no memory.
+///
+/// **Element types:** `i64` `u64` `f64`.
+/// **Target:** sm_90 (the kernel's target is raised to it). PTX: `atom.{sem}.{scope}.{space}.cas.b128` (PTX ISA 8.3; 8.4 with `scope = sys`).
+///
+/// # Example
+///
+/// A lock-free hash table of `(key, value)` pairs, each slot filled in one step from `(0, 0)`,
+/// so that no reader sees a key without its value: `examples/pair_hash.rs`, whose probe loop is
+///
+/// ```text
+/// let at = select(pending, slot, capacity); // done entries index past the table: skipped
+/// let old = atomic_cas128(slots, (at, arange(2u64).reshape([1, 2])), 0u64, entry, order = MemoryOrder::Relaxed);
+/// pending = pending & (old != 0);            // an empty slot held (0, 0): the entry is in
+/// ```
+pub fn atomic_cas128<T: Element, A: Memory<T>>(
+    array: A,
+    indices: Indices,
+    expected: impl Value<T>,
+    desired: impl Value<T>,
+) -> impl Value<T> {
+    unreachable!()
+}
+
 /// Indexed atomic `inc`: increments each addressed element, wrapping to 0 past the bound `update`.
 ///
 /// ```text

@@ -237,7 +237,8 @@
 //! on two 16-bit floats in one 32-bit word where no vector form applies (`add.noftz.f16x2` on
 //! shared memory and on global memory below sm_90, `.bf16x2` on shared memory). Pairs of 64-bit
 //! elements have 128-bit `exch` and `cas` from sm_90, asked for by name:
-//! [`atomic::global_cas128`](super::atomic::global_cas128) and its three siblings.
+//! [`atomic::global_cas128`](super::atomic::global_cas128) and its three siblings, and the
+//! indexed [`atomic_cas128`](super::atomic_cas128) and [`atomic_xchg128`](super::atomic_xchg128).
 //!
 //! ```compile_fail
 //! use tilus::prelude::*;

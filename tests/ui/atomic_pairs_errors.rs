@@ -23,4 +23,11 @@ fn distributed(x: GlobalTensor<u64>) {
     store_global(x, full([1], 0u64), offsets = [0]);
 }
 
+// The indexed form: pairs along the operation's last axis, which the indices make odd here.
+#[tile_kernel(threads = 32)]
+fn indexed_odd(x: GlobalTensor<u64>) {
+    let old = atomic_xchg128(x, arange(3), 1u64);
+    store_global(x, old, offsets = [8]);
+}
+
 fn main() {}

@@ -713,8 +713,9 @@ pub enum Inst {
         inactive: InactiveResult,
         /// A 128-bit RMW (`cas`/`exch` of 64-bit elements, `atom.*.b128`): tile elements
         /// `2k` and `2k + 1` (a pair along the even-length last axis) are one atomic unit.
-        /// A pair is performed when both elements are active and the first one is 16-byte
-        /// aligned; otherwise both are skipped (their results are 0).
+        /// A pair is performed when both elements are active, the second addresses the memory
+        /// element after the first, and the first is 16-byte aligned; otherwise both are
+        /// skipped (their results follow `inactive`).
         pairs: bool,
     },
 }

@@ -522,9 +522,10 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         let d = self.mem_dtype(a);
         let size = d.size_bytes();
         if pairs {
-            // 128-bit RMWs on the pairs `2k, 2k + 1`: performed when both elements are active
-            // and the first is 16-byte aligned (an even element: allocations are 16-byte
-            // aligned on both backends); skipped pairs give 0, as on the GPU.
+            // 128-bit RMWs on the pairs `2k, 2k + 1`: performed when both elements are active,
+            // the second is the memory element after the first, and the first is 16-byte
+            // aligned (an even element: allocations are 16-byte aligned on both backends);
+            // skipped pairs give what `inactive` says, as on the GPU.
             if size != 8 || r.n % 2 != 0 {
                 return Err(
                     self.malformed("a 128-bit atomic needs pairs of 64-bit elements".into())
@@ -548,8 +549,8 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     let mem = self.global(param)?;
                     for e in (0..r.n).step_by(2) {
                         let (p, q) = (self.addrs[e], self.addrs[e + 1]);
-                        let old = if p == INACTIVE || q == INACTIVE || p % 2 != 0 {
-                            (0, 0)
+                        let old = if p == INACTIVE || q != p.wrapping_add(1) || p % 2 != 0 {
+                            (dead(e), dead(e + 1))
                         } else {
                             mem.pair_update(p as usize, load, store, |old| new(e, old))
                         };
@@ -562,8 +563,8 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                     for e in (0..r.n).step_by(2) {
                         let (p, q) = (self.addrs[e], self.addrs[e + 1]);
                         let at = base.wrapping_add(p as usize);
-                        let old = if p == INACTIVE || q == INACTIVE || at % 2 != 0 {
-                            (0, 0)
+                        let old = if p == INACTIVE || q != p.wrapping_add(1) || at % 2 != 0 {
+                            (dead(e), dead(e + 1))
                         } else {
                             let old = (read_shared(&sh, at, 8), read_shared(&sh, at + 1, 8));
                             if let Some((l, h)) = new(e, old) {

@@ -172,7 +172,8 @@ impl Lowerer {
             }
         };
         let (sem, scope) = if pairs {
-            self.pair_qualifiers(bound, op, dtype, m, &shape, span)?
+            let at = bound.req("values").span;
+            self.pair_qualifiers(bound, op, dtype, m, (&shape, at), Sem::Relaxed, span)?
         } else {
             self.rmw_qualifiers(
                 bound,
@@ -213,17 +214,20 @@ impl Lowerer {
     }
 
     /// The qualifiers of a 128-bit RMW on element pairs, and its rules: a legal (op, type) for
-    /// the table, block-local or global memory, and pairs along an even-length last axis.
+    /// the table, block-local or global memory, and pairs along an even-length last axis of
+    /// `shape` (which comes from the argument at `shape_at`).
+    #[allow(clippy::too_many_arguments)]
     fn pair_qualifiers(
         &mut self,
         bound: &Bound<'_>,
         op: RmwOp,
         dtype: DType,
         mem: VarId,
-        shape: &[usize],
+        (shape, shape_at): (&[usize], Span),
+        default_sem: Sem,
         span: Span,
     ) -> LResult<(Sem, Scope)> {
-        let sem = self.sem_arg(bound.get("sem"), Sem::Relaxed)?;
+        let sem = self.sem_arg(bound.get("sem"), default_sem)?;
         let space = match self.ty(Operand::Var(mem)) {
             Ty::Shared { .. } => Space::Shared,
             _ => Space::Global,
@@ -243,9 +247,9 @@ impl Lowerer {
         }
         if shape.last().is_none_or(|n| n % 2 != 0) {
             return self.err(
-                bound.req("values").span,
+                shape_at,
                 format!(
-                    "a 128-bit atomic works on pairs along the last axis, which needs an even length, but `values` has shape {}",
+                    "a 128-bit atomic works on pairs along the last axis, which needs an even length, but the operation has shape {}",
                     shape_str(shape)
                 ),
             );
@@ -426,21 +430,28 @@ impl Lowerer {
         &mut self,
         bound: &Bound<'_>,
         op: RmwOp,
+        pairs: bool,
         span: Span,
     ) -> LResult<Operand> {
         let (_, dtype, space, access, all_scalar) = self.indexed_access(bound)?;
         let shape = access.shape.clone();
         // cuTile's defaults: AcqRel at Device scope (Block for shared memory, where it is the widest that means anything).
-        let (sem, scope) = self.rmw_qualifiers(
-            bound,
-            op,
-            dtype,
-            RmwForm::Indexed,
-            space,
-            Sem::AcqRel,
-            self.scope_default(space, access.mem),
-            span,
-        )?;
+        let (sem, scope) = if pairs {
+            let at = bound.req("indices").span;
+            let m = access.mem;
+            self.pair_qualifiers(bound, op, dtype, m, (&shape, at), Sem::AcqRel, span)?
+        } else {
+            self.rmw_qualifiers(
+                bound,
+                op,
+                dtype,
+                RmwForm::Indexed,
+                space,
+                Sem::AcqRel,
+                self.scope_default(space, access.mem),
+                span,
+            )?
+        };
         // cuTile's rule ("common mistake 3"): a read-modify-write that synchronises is acq_rel.
         if matches!(sem, Sem::Acquire | Sem::Release) {
             let at = bound.get("sem").map(|e| e.span).unwrap_or(span);
@@ -470,7 +481,7 @@ impl Lowerer {
             sem,
             scope,
             inactive,
-            pairs: false,
+            pairs,
         };
         let r = self.emit(inst, Ty::Tile { dtype, shape }, span);
         Ok(self.maybe_scalar(r, dtype, all_scalar, span))

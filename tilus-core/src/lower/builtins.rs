@@ -50,8 +50,9 @@ enum Builtin {
     Elementwise(Space, RmwOp, bool),
     /// tilus `atomic::{space}_scatter_{op}`.
     Scatter(Space, RmwOp),
-    /// cuTile `atomic_{op}(array, indices, ...)`.
-    Indexed(RmwOp),
+    /// cuTile `atomic_{op}(array, indices, ...)`; `true`: the 128-bit form on element pairs
+    /// (`atomic_cas128`, `atomic_xchg128`).
+    Indexed(RmwOp, bool),
     AtomicLoad,
     AtomicStore,
 }
@@ -90,17 +91,19 @@ const FREE_NAMES: &[(&str, Builtin)] = &[
     ("store_global_scatter", Builtin::StoreScatter(Space::Global)),
     ("atomic_load", Builtin::AtomicLoad),
     ("atomic_store", Builtin::AtomicStore),
-    ("atomic_add", Builtin::Indexed(RmwOp::Add)),
-    ("atomic_sub", Builtin::Indexed(RmwOp::Sub)),
-    ("atomic_min", Builtin::Indexed(RmwOp::Min)),
-    ("atomic_max", Builtin::Indexed(RmwOp::Max)),
-    ("atomic_xchg", Builtin::Indexed(RmwOp::Exch)),
-    ("atomic_cas", Builtin::Indexed(RmwOp::Cas)),
-    ("atomic_and", Builtin::Indexed(RmwOp::And)),
-    ("atomic_or", Builtin::Indexed(RmwOp::Or)),
-    ("atomic_xor", Builtin::Indexed(RmwOp::Xor)),
-    ("atomic_inc", Builtin::Indexed(RmwOp::Inc)),
-    ("atomic_dec", Builtin::Indexed(RmwOp::Dec)),
+    ("atomic_add", Builtin::Indexed(RmwOp::Add, false)),
+    ("atomic_sub", Builtin::Indexed(RmwOp::Sub, false)),
+    ("atomic_min", Builtin::Indexed(RmwOp::Min, false)),
+    ("atomic_max", Builtin::Indexed(RmwOp::Max, false)),
+    ("atomic_xchg", Builtin::Indexed(RmwOp::Exch, false)),
+    ("atomic_cas", Builtin::Indexed(RmwOp::Cas, false)),
+    ("atomic_and", Builtin::Indexed(RmwOp::And, false)),
+    ("atomic_or", Builtin::Indexed(RmwOp::Or, false)),
+    ("atomic_xor", Builtin::Indexed(RmwOp::Xor, false)),
+    ("atomic_inc", Builtin::Indexed(RmwOp::Inc, false)),
+    ("atomic_dec", Builtin::Indexed(RmwOp::Dec, false)),
+    ("atomic_xchg128", Builtin::Indexed(RmwOp::Exch, true)),
+    ("atomic_cas128", Builtin::Indexed(RmwOp::Cas, true)),
 ];
 
 /// The op names of the tilus `atomic::` group.
@@ -268,7 +271,7 @@ fn signature(b: Builtin) -> &'static [P] {
                 ]
             }
         }
-        Builtin::Indexed(RmwOp::Cas) => {
+        Builtin::Indexed(RmwOp::Cas, _) => {
             const {
                 &[
                     req("array"),
@@ -281,7 +284,7 @@ fn signature(b: Builtin) -> &'static [P] {
                 ]
             }
         }
-        Builtin::Indexed(_) => {
+        Builtin::Indexed(..) => {
             const {
                 &[
                     req("array"),
@@ -450,7 +453,9 @@ impl Lowerer {
         } else {
             signature(b)
         };
-        if let Builtin::Elementwise(_, op, _) | Builtin::Scatter(_, op) | Builtin::Indexed(op) = b {
+        if let Builtin::Elementwise(_, op, _) | Builtin::Scatter(_, op) | Builtin::Indexed(op, _) =
+            b
+        {
             if op != RmwOp::Cas {
                 if let Some((_, at)) = args
                     .iter()
@@ -869,7 +874,7 @@ impl Lowerer {
                 .elementwise_rmw(&bound, space, op, pairs, span)
                 .map(Some),
             Builtin::Scatter(space, op) => self.scatter_rmw(&bound, space, op, span).map(Some),
-            Builtin::Indexed(op) => self.indexed_rmw(&bound, op, span).map(Some),
+            Builtin::Indexed(op, pairs) => self.indexed_rmw(&bound, op, pairs, span).map(Some),
             Builtin::AtomicLoad => self.indexed_load(&bound, span).map(Some),
             Builtin::AtomicStore => {
                 self.indexed_store(&bound, span)?;

@@ -11,7 +11,7 @@ use super::access::{Addr, Op, Plan};
 use super::emit::{internal, Emitter, Res};
 use super::regs::{EVal, PVal, Reg};
 use crate::dtype::{Class, DType, RegClass};
-use crate::ir::{InactiveResult, Operand, RmwOp};
+use crate::ir::{Coord, InactiveResult, Operand, RmwOp};
 use crate::table::{self, RmwHow};
 
 impl Emitter<'_> {
@@ -421,10 +421,11 @@ impl Emitter<'_> {
     }
 
     /// 128-bit RMWs (`atom.cas.b128`, `atom.exch.b128`) on the element pairs `2k, 2k + 1` of
-    /// the tile. A pair runs when both elements are active and its first is 16-byte aligned
-    /// (`Inst::AtomicRmw::pairs`); skipped pairs give 0. With runs of two or more elements
-    /// per thread a pair is two slots of one thread; with runs of one (`v == 1`) it is the
-    /// same slot of threads `2j` and `2j + 1`, which swap operands and results by `shfl`.
+    /// the tile. A pair runs when both elements are active, the second addresses the memory
+    /// element after the first, and the first is 16-byte aligned (`Inst::AtomicRmw::pairs`);
+    /// skipped pairs give the inactive result. With runs of two or more elements per thread a
+    /// pair is two slots of one thread; with runs of one (`v == 1`) it is the same slot of
+    /// threads `2j` and `2j + 1`, which trade operands, addresses and results by `shfl`.
     fn rmw_pairs(&mut self, plan: &Plan, op: &Op, elems: &[(PVal, Addr)]) -> Res<()> {
         let Op::Rmw {
             dst,
@@ -434,6 +435,7 @@ impl Emitter<'_> {
             compare,
             sem,
             scope,
+            inactive,
             ..
         } = op
         else {
@@ -445,16 +447,28 @@ impl Emitter<'_> {
         };
         let instr = table::rmw_pair_ptx(row, self.state_space(plan), *sem, *scope);
         self.min_version = self.min_version.max(table::pair_rmw_ptx(*scope));
+        // A window along the last axis (the tilus forms) has its pairs contiguous by
+        // construction; indexed coordinates are checked at run time.
+        let rank = plan.access.shape.len();
+        let contiguous = matches!(
+            plan.access.coords.last(),
+            Some(Coord::Pos { axis, .. }) if *axis + 1 == rank
+        );
         let mut operands = Vec::with_capacity(elems.len());
+        let mut fallback = Vec::with_capacity(elems.len());
         for (s, (act, _)) in elems.iter().enumerate() {
+            let c = match compare {
+                Some(c) => Some(self.slot_val(*c, s)?),
+                None => None,
+            };
+            fallback.push(match (inactive, c) {
+                (InactiveResult::Compare, Some(c)) => c,
+                _ => EVal::Const(0, d),
+            });
             operands.push(match act {
                 PVal::False => None,
                 _ => {
                     let b = self.slot_val(*values, s)?;
-                    let c = match compare {
-                        Some(c) => Some(self.slot_val(*c, s)?),
-                        None => None,
-                    };
                     Some((self.bits64(b), c.map(|c| self.bits64(c))))
                 }
             });
@@ -462,17 +476,16 @@ impl Emitter<'_> {
         let out = with_output.then_some(dst.as_slice());
         if plan.layout.v >= 2 {
             for s in (0..elems.len()).step_by(2) {
-                let ((a0, addr), (a1, _)) = (elems[s], elems[s + 1]);
-                let act = self.pand(a0, a1);
-                let (Some((b0, c0)), Some((b1, c1))) = (operands[s], operands[s + 1]) else {
-                    self.pair_results(d, PVal::False, out, [s, s + 1], None)?;
+                let addr = elems[s].1;
+                let ok = self.piece_ok(&elems[s..s + 2], 8);
+                let (Some(ok), Some((b0, c0)), Some((b1, c1))) = (ok, operands[s], operands[s + 1])
+                else {
+                    self.pair_results(d, PVal::False, out, &[s, s + 1], None, &fallback)?;
                     continue;
                 };
-                let aligned = self.aligned_at(addr, None);
-                let ok = self.pand(act, aligned);
-                let old =
-                    self.atom_pair(&instr, ok, addr, [b0, b1], c0.zip(c1).map(|(x, y)| [x, y]));
-                self.pair_results(d, ok, out, [s, s + 1], Some(old))?;
+                let c = c0.zip(c1).map(|(x, y)| [x, y]);
+                let old = self.atom_pair(&instr, ok, addr, [b0, b1], c);
+                self.pair_results(d, ok, out, &[s, s + 1], Some(old), &fallback)?;
             }
             return Ok(());
         }
@@ -481,21 +494,17 @@ impl Emitter<'_> {
         self.line(format!("and.b32 \t{parity}, {}, 1;", self.tid));
         let first = self.pred();
         self.line(format!("setp.eq.u32 \t{first}, {parity}, 0;"));
-        // Where the pair starts, back from this thread's element: 0 or 8 bytes.
-        let first_back = self.regs.new_reg(match elems.first() {
-            Some((_, a)) => a.base.class,
-            None => RegClass::B32,
-        });
-        let w = if first_back.class == RegClass::B64 {
-            "b64"
-        } else {
-            "b32"
-        };
-        self.line(format!("selp.{w} \t{first_back}, 0, 8, {first};"));
+        // Where the pair starts, back from this thread's element (0 or 8 bytes), and where the
+        // partner's element is (8 bytes on or back).
+        let class = elems.first().map_or(RegClass::B32, |(_, a)| a.base.class);
+        let w = if class == RegClass::B64 { "b64" } else { "b32" };
+        let (back, apart) = (self.regs.new_reg(class), self.regs.new_reg(class));
+        self.line(format!("selp.{w} \t{back}, 0, 8, {first};"));
+        self.line(format!("selp.{w} \t{apart}, 8, -8, {first};"));
         let first = PVal::Reg(first);
         for (s, (act, addr)) in elems.iter().enumerate() {
             let Some((b, c)) = operands[s] else {
-                self.pair_results(d, PVal::False, out, [s, s], None)?;
+                self.pair_results(d, PVal::False, out, &[s], None, &fallback)?;
                 continue;
             };
             let partner_act = match act {
@@ -511,11 +520,19 @@ impl Emitter<'_> {
             };
             let pb = self.shfl_bfly(b, 1);
             let pc = c.map(|c| self.shfl_bfly(c, 1));
-            // The pair's first address is this one on the first thread, 8 bytes lower on the
-            // second.
-            let aligned = self.aligned_at(*addr, Some(first_back));
-            let both = self.pand(*act, partner_act);
-            let ok = self.pand(both, aligned);
+            let mut ok = self.pand(*act, partner_act);
+            let aligned = self.aligned_at(*addr, Some(back));
+            ok = self.pand(ok, aligned);
+            if !contiguous {
+                let mine = self.addr_reg(*addr);
+                let theirs = self.shfl_bfly(mine, 1);
+                let t = self.regs.new_reg(class);
+                let ty = if class == RegClass::B64 { "s64" } else { "s32" };
+                self.line(format!("sub.{ty} \t{t}, {theirs}, {mine};"));
+                let p = self.pred();
+                self.line(format!("setp.eq.{ty} \t{p}, {t}, {apart};"));
+                ok = self.pand(ok, PVal::Reg(p));
+            }
             let go = self.pand(ok, first);
             let old = self.atom_pair(&instr, go, *addr, [b, pb], c.zip(pc).map(|(x, y)| [x, y]));
             if out.is_some() {
@@ -525,7 +542,7 @@ impl Emitter<'_> {
                     return internal("thread parity folded");
                 };
                 self.line(format!("selp.b64 \t{mine}, {}, {theirs}, {f};", old[0]));
-                self.pair_results(d, ok, out, [s, s], Some([mine, mine]))?;
+                self.pair_results(d, ok, out, &[s], Some([mine, mine]), &fallback)?;
             }
         }
         Ok(())
@@ -594,26 +611,24 @@ impl Emitter<'_> {
         old
     }
 
-    /// The results of the pair in `slots` (when the RMW's result is used): the old values
-    /// where `ok`, else 0.
+    /// The results of the slots of a pair (when the RMW's result is used): the old values
+    /// where `ok`, else the slot's `fallback`.
     fn pair_results(
         &mut self,
         d: DType,
         ok: PVal,
         out: Option<&[Reg]>,
-        slots: [usize; 2],
+        slots: &[usize],
         old: Option<[Reg; 2]>,
+        fallback: &[EVal],
     ) -> Res<()> {
         let Some(dst) = out else { return Ok(()) };
         let g = Self::guard(ok);
-        for (k, s) in slots.into_iter().enumerate() {
+        for (k, &s) in slots.iter().enumerate() {
             if let (Some(old), true) = (old, ok != PVal::False) {
                 self.line(format!("{g}mov.b64 \t{}, {};", dst[s], old[k]));
             }
-            self.fill_inactive(d, ok, dst[s], EVal::Const(0, d))?;
-            if slots[0] == slots[1] {
-                break;
-            }
+            self.fill_inactive(d, ok, dst[s], fallback[s])?;
         }
         Ok(())
     }

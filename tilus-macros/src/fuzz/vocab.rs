@@ -50,6 +50,8 @@ pub const BUILTINS: &[&str] = &[
     "atomic_store",
     "atomic_add",
     "atomic_cas",
+    "atomic_cas128",
+    "atomic_xchg128",
     "atomic_xchg",
     "atomic_min",
     "atomic_max",
