@@ -171,7 +171,7 @@ use crate::Element;
 ///
 /// `f32` on global memory flushes subnormal inputs and results to zero, as `atom.global.add.f32` does; every other float add keeps them.
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (`i16` `u16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any (`bf16` from sm_90). PTX: `red.{sem}.{scope}.shared.add.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
@@ -254,7 +254,7 @@ pub fn shared_add<T: Num>(dst: SharedTensor<T>, values: impl Value<T>) -> Tile<T
 ///
 /// `f32` on global memory flushes subnormal inputs and results to zero, as `atom.global.add.f32` does; every other float add keeps them.
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (`i16` `u16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any (`bf16` from sm_90). PTX: `red.{sem}.{scope}.shared.add.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
@@ -288,7 +288,7 @@ pub fn shared_sub<T: Num>(dst: SharedTensor<T>, values: impl Value<T>) -> Tile<T
 ///
 /// Floats (`f32`, `f64`) have no PTX `atom.min/max`; they are compared by their bit patterns, which orders them by IEEE `totalOrder`: exact, `-0.0` below `+0.0`, a positive NaN above everything and a negative NaN below (where the element-wise [`min`](super::min)/[`max`](super::max) would ignore a NaN).
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `bf16` `f32` `f64` (`i16` `u16` `f16` `bf16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any. PTX: `red.{sem}.{scope}.shared.min.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
@@ -322,7 +322,7 @@ pub fn shared_min<T: Num>(dst: SharedTensor<T>, values: impl Value<T>) -> Tile<T
 ///
 /// Floats (`f32`, `f64`) have no PTX `atom.min/max`; they are compared by their bit patterns, which orders them by IEEE `totalOrder`: exact, `-0.0` below `+0.0`, a positive NaN above everything and a negative NaN below (where the element-wise [`min`](super::min)/[`max`](super::max) would ignore a NaN).
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `bf16` `f32` `f64` (`i16` `u16` `f16` `bf16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any. PTX: `red.{sem}.{scope}.shared.max.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
@@ -354,7 +354,7 @@ pub fn shared_max<T: Num>(dst: SharedTensor<T>, values: impl Value<T>) -> Tile<T
 ///
 /// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `v`, where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `bf16` `f32` `f64` (`i16` `u16` `f16` `bf16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any. PTX: `atom.{sem}.{scope}.shared.exch.b{16,32,64}`, whether or not the result is used (there is no `red` form).
 ///
 /// # Example
@@ -423,7 +423,7 @@ pub fn shared_cas<T: Element>(
 ///
 /// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `old & v`, where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` (`i16` `u16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any. PTX: `red.{sem}.{scope}.shared.and.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
@@ -488,7 +488,7 @@ pub fn shared_and<T: Int>(dst: SharedTensor<T>, values: impl Value<T>) -> Tile<T
 ///
 /// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `old | v`, where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` (`i16` `u16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any. PTX: `red.{sem}.{scope}.shared.or.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
@@ -520,7 +520,7 @@ pub fn shared_or<T: Int>(dst: SharedTensor<T>, values: impl Value<T>) -> Tile<T>
 ///
 /// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `old ^ v`, where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` (`i16` `u16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any. PTX: `red.{sem}.{scope}.shared.xor.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
@@ -631,7 +631,7 @@ pub fn shared_dec<T: Int>(dst: SharedTensor<T>, values: impl Value<T>) -> Tile<T
 ///
 /// `f32` on global memory flushes subnormal inputs and results to zero, as `atom.global.add.f32` does; every other float add keeps them.
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (`i16` `u16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any (`bf16` from sm_90). PTX: `red.{sem}.{scope}.global.add.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
@@ -698,7 +698,7 @@ pub fn global_add<T: Num>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
 ///
 /// `f32` on global memory flushes subnormal inputs and results to zero, as `atom.global.add.f32` does; every other float add keeps them.
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (`i16` `u16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any (`bf16` from sm_90). PTX: `red.{sem}.{scope}.global.add.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
@@ -733,7 +733,7 @@ pub fn global_sub<T: Num>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
 ///
 /// Floats (`f32`, `f64`) have no PTX `atom.min/max`; they are compared by their bit patterns, which orders them by IEEE `totalOrder`: exact, `-0.0` below `+0.0`, a positive NaN above everything and a negative NaN below (where the element-wise [`min`](super::min)/[`max`](super::max) would ignore a NaN).
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `bf16` `f32` `f64` (`i16` `u16` `f16` `bf16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any. PTX: `red.{sem}.{scope}.global.min.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
@@ -768,7 +768,7 @@ pub fn global_min<T: Num>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
 ///
 /// Floats (`f32`, `f64`) have no PTX `atom.min/max`; they are compared by their bit patterns, which orders them by IEEE `totalOrder`: exact, `-0.0` below `+0.0`, a positive NaN above everything and a negative NaN below (where the element-wise [`min`](super::min)/[`max`](super::max) would ignore a NaN).
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `bf16` `f32` `f64` (`i16` `u16` `f16` `bf16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any. PTX: `red.{sem}.{scope}.global.max.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
@@ -801,7 +801,7 @@ pub fn global_max<T: Num>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
 ///
 /// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `v`, where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `bf16` `f32` `f64` (`i16` `u16` `f16` `bf16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any. PTX: `atom.{sem}.{scope}.global.exch.b{16,32,64}`, whether or not the result is used (there is no `red` form).
 ///
 /// # Example
@@ -1082,7 +1082,7 @@ pub fn global_cas128<T: Element>(
 ///
 /// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `old & v`, where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` (`i16` `u16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any. PTX: `red.{sem}.{scope}.global.and.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
@@ -1115,7 +1115,7 @@ pub fn global_and<T: Int>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
 ///
 /// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `old | v`, where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` (`i16` `u16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any. PTX: `red.{sem}.{scope}.global.or.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
@@ -1148,7 +1148,7 @@ pub fn global_or<T: Int>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
 ///
 /// For every active element `e`, atomically: `old = dst[e]`, and `dst[e]` becomes `old ^ v`, where `v = values[e]`. The result is the tile of the `old` values (0 for skipped elements).
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` (`i16` `u16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any. PTX: `red.{sem}.{scope}.global.xor.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
@@ -1270,7 +1270,7 @@ pub fn global_dec<T: Int>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile<T> {
 ///
 /// `f32` on global memory flushes subnormal inputs and results to zero, as `atom.global.add.f32` does; every other float add keeps them.
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (`i16` `u16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any (`bf16` from sm_90). PTX: `red.{sem}.{scope}.shared.add.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
@@ -1364,7 +1364,7 @@ pub fn shared_scatter_add<T: Num, I: Int>(
 ///
 /// `f32` on global memory flushes subnormal inputs and results to zero, as `atom.global.add.f32` does; every other float add keeps them.
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (`i16` `u16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any (`bf16` from sm_90). PTX: `red.{sem}.{scope}.shared.add.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
@@ -1405,7 +1405,7 @@ pub fn shared_scatter_sub<T: Num, I: Int>(
 ///
 /// Floats (`f32`, `f64`) have no PTX `atom.min/max`; they are compared by their bit patterns, which orders them by IEEE `totalOrder`: exact, `-0.0` below `+0.0`, a positive NaN above everything and a negative NaN below (where the element-wise [`min`](super::min)/[`max`](super::max) would ignore a NaN).
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `bf16` `f32` `f64` (`i16` `u16` `f16` `bf16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any. PTX: `red.{sem}.{scope}.shared.min.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
@@ -1446,7 +1446,7 @@ pub fn shared_scatter_min<T: Num, I: Int>(
 ///
 /// Floats (`f32`, `f64`) have no PTX `atom.min/max`; they are compared by their bit patterns, which orders them by IEEE `totalOrder`: exact, `-0.0` below `+0.0`, a positive NaN above everything and a negative NaN below (where the element-wise [`min`](super::min)/[`max`](super::max) would ignore a NaN).
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `bf16` `f32` `f64` (`i16` `u16` `f16` `bf16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any. PTX: `red.{sem}.{scope}.shared.max.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
@@ -1487,7 +1487,7 @@ pub fn shared_scatter_max<T: Num, I: Int>(
 ///
 /// `f32` on global memory flushes subnormal inputs and results to zero, as `atom.global.add.f32` does; every other float add keeps them.
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (`i16` `u16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any (`bf16` from sm_90). PTX: `red.{sem}.{scope}.global.add.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
@@ -1565,7 +1565,7 @@ pub fn global_scatter_add<T: Num, I: Int>(
 ///
 /// `f32` on global memory flushes subnormal inputs and results to zero, as `atom.global.add.f32` does; every other float add keeps them.
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (`i16` `u16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any (`bf16` from sm_90). PTX: `red.{sem}.{scope}.global.add.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
@@ -1606,7 +1606,7 @@ pub fn global_scatter_sub<T: Num, I: Int>(
 ///
 /// Floats (`f32`, `f64`) have no PTX `atom.min/max`; they are compared by their bit patterns, which orders them by IEEE `totalOrder`: exact, `-0.0` below `+0.0`, a positive NaN above everything and a negative NaN below (where the element-wise [`min`](super::min)/[`max`](super::max) would ignore a NaN).
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `bf16` `f32` `f64` (`i16` `u16` `f16` `bf16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any. PTX: `red.{sem}.{scope}.global.min.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example
@@ -1647,7 +1647,7 @@ pub fn global_scatter_min<T: Num, I: Int>(
 ///
 /// Floats (`f32`, `f64`) have no PTX `atom.min/max`; they are compared by their bit patterns, which orders them by IEEE `totalOrder`: exact, `-0.0` below `+0.0`, a positive NaN above everything and a negative NaN below (where the element-wise [`min`](super::min)/[`max`](super::max) would ignore a NaN).
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)).
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `bf16` `f32` `f64` (`i16` `u16` `f16` `bf16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)).
 /// **Target:** any. PTX: `red.{sem}.{scope}.global.max.{type}` when the result is unused and `sem` is `relaxed` or `release`, `atom` otherwise (see [`red` versus `atom`](super::atomic#the-result-and-red-versus-atom)).
 ///
 /// # Example

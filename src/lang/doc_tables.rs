@@ -15,6 +15,7 @@ fn cell(op: RmwOp, d: DType) -> &'static str {
     match table::rmw_row(op, d) {
         None => "·",
         Some(r) if r.how == RmwHow::FloatMinMax => "bits",
+        Some(r) if r.how == RmwHow::CasLoop => "loop",
         Some(r) if r.min_target > Target::DEFAULT => {
             assert_eq!(r.min_target.0, 90, "a new target needs a new cell");
             "sm_90"

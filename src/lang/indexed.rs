@@ -116,7 +116,7 @@ pub fn atomic_store<T: Element, A: Memory<T>>(array: A, indices: Indices, value:
 /// memory flushes subnormal inputs and results to zero (what `atom.global.add.f32` does), every
 /// other float add keeps them. `f16`/`bf16` use the `.noftz` forms.
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` `f16`, and `bf16` from sm_90 (see [the table](super::types#atomics-per-element-type)); others are
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (`i16` `u16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)); others are
 /// compile errors that say what to use instead.
 /// **Target:** any (`bf16` sm_90). PTX: `atom`/`red` `.add` (as `red` when the result is unused and the order is `relaxed` or `release`).
 ///
@@ -204,7 +204,7 @@ pub fn atomic_add<T: Num, A: Memory<T>>(
 /// memory flushes subnormal inputs and results to zero (what `atom.global.add.f32` does), every
 /// other float add keeps them. `f16`/`bf16` use the `.noftz` forms.
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` `f16`, and `bf16` from sm_90 (see [the table](super::types#atomics-per-element-type)); others are
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `f32` `f64`, and `bf16` from sm_90 (`i16` `u16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)); others are
 /// compile errors that say what to use instead.
 /// **Target:** any (`bf16` sm_90). PTX: `atom`/`red` `.add` (as `red` when the result is unused and the order is `relaxed` or `release`).
 ///
@@ -249,7 +249,7 @@ pub fn atomic_sub<T: Num, A: Memory<T>>(
 /// operand wins a `max` when positive and a `min` when negative, where the element-wise
 /// [`min`](super::min) would ignore it.
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)); others are
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `bf16` `f32` `f64` (`i16` `u16` `f16` `bf16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)); others are
 /// compile errors that say what to use instead.
 /// **Target:** any. PTX: `atom`/`red` `.min` (as `red` when the result is unused and the order is `relaxed` or `release`); floats use two such instructions on the bits chosen by the operand's sign.
 ///
@@ -294,7 +294,7 @@ pub fn atomic_min<T: Num, A: Memory<T>>(
 /// operand wins a `max` when positive and a `min` when negative, where the element-wise
 /// [`max`](super::max) would ignore it.
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)); others are
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `bf16` `f32` `f64` (`i16` `u16` `f16` `bf16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)); others are
 /// compile errors that say what to use instead.
 /// **Target:** any. PTX: `atom`/`red` `.max` (as `red` when the result is unused and the order is `relaxed` or `release`); floats use two such instructions on the bits chosen by the operand's sign.
 ///
@@ -354,7 +354,7 @@ pub fn atomic_max<T: Num, A: Memory<T>>(
 /// index is a scalar it is a block-uniform scalar. Repeated indices are fine: each update is
 /// applied once, in an unspecified order, and its result says what it saw.
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` (see [the table](super::types#atomics-per-element-type)); others are
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` (`i16` `u16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)); others are
 /// compile errors that say what to use instead.
 /// **Target:** any. PTX: `atom`/`red` `.and` (as `red` when the result is unused and the order is `relaxed` or `release`).
 ///
@@ -393,7 +393,7 @@ pub fn atomic_and<T: Int, A: Memory<T>>(
 /// index is a scalar it is a block-uniform scalar. Repeated indices are fine: each update is
 /// applied once, in an unspecified order, and its result says what it saw.
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` (see [the table](super::types#atomics-per-element-type)); others are
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` (`i16` `u16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)); others are
 /// compile errors that say what to use instead.
 /// **Target:** any. PTX: `atom`/`red` `.or` (as `red` when the result is unused and the order is `relaxed` or `release`).
 ///
@@ -451,7 +451,7 @@ pub fn atomic_or<T: Int, A: Memory<T>>(
 /// index is a scalar it is a block-uniform scalar. Repeated indices are fine: each update is
 /// applied once, in an unspecified order, and its result says what it saw.
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` (see [the table](super::types#atomics-per-element-type)); others are
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` (`i16` `u16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)); others are
 /// compile errors that say what to use instead.
 /// **Target:** any. PTX: `atom`/`red` `.xor` (as `red` when the result is unused and the order is `relaxed` or `release`).
 ///
@@ -490,7 +490,7 @@ pub fn atomic_xor<T: Int, A: Memory<T>>(
 /// index is a scalar it is a block-uniform scalar. Repeated indices are fine: each update is
 /// applied once, in an unspecified order, and its result says what it saw.
 ///
-/// **Element types:** `i32` `u32` `i64` `u64` `f32` `f64` (see [the table](super::types#atomics-per-element-type)); others are
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `bf16` `f32` `f64` (`i16` `u16` `f16` `bf16` as `cas.b16` loops; see [the table](super::types#atomics-per-element-type)); others are
 /// compile errors that say what to use instead.
 /// **Target:** any. PTX: `atom.{sem}.{scope}.{space}.exch.b{32,64}`.
 ///
@@ -531,12 +531,12 @@ pub fn atomic_xchg<T: Element, A: Memory<T>>(
 /// NaN). The result holds each element's `old`, so `old == expected` says whether its swap
 /// happened; skipped elements give `expected`. When every index is a scalar it is a scalar.
 ///
-/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `bf16` `f32` `f64` (see [the table](super::types#atomics-per-element-type)); 16-bit
-/// types have `cas` and nothing else.
+/// **Element types:** `i16` `u16` `i32` `u32` `i64` `u64` `f16` `bf16` `f32` `f64` (see [the table](super::types#atomics-per-element-type)); `cas.b16`
+/// is PTX's one 16-bit integer atomic instruction (the other 16-bit ops are loops of it).
 /// **Target:** any. PTX: `atom.{sem}.{scope}.{space}.cas.b{16,32,64}` (there is no `red` form).
 ///
 /// # Example
-/// Four blocks race to claim 16 `u16` slots (PTX's only 16-bit atomic is `cas`); each slot is won
+/// Four blocks race to claim 16 `u16` slots (`atom.cas.b16`); each slot is won
 /// by exactly one block, and the old value tells each element whether its swap happened:
 ///
 /// ```

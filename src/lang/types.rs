@@ -162,7 +162,7 @@
 //! and from `f16`/`bf16` go through `f32`, except `f64 → f16`/`bf16`, which rounds once.
 //!
 //! Atomic `add` on `f16`/`bf16` is the hardware's (`atom.add.noftz.f16`, `.bf16` from sm_90);
-//! 16-bit `cas` is there for everything else.
+//! `min`, `max` and `exch` are `cas.b16` loops (the table below), and `cas` is the hardware's.
 //!
 //! ```
 //! use tilus::prelude::*;
@@ -197,7 +197,10 @@
 //! `target` is a compile error); `bits`: float `min`/`max` performed on the bit patterns, which
 //! orders values by IEEE `totalOrder` (exact; `-0.0 < +0.0`; a positive NaN is the largest
 //! value and a negative NaN the smallest, unlike the element-wise `min`/`max`, which ignore NaN);
-//! `·`: not available (a compile error whose help says what to use instead).
+//! `loop`: no PTX instruction has it (PTX's only 16-bit atomics are `cas.b16` and the float
+//! adds), so each element is an `atom.cas.b16` loop: as atomic as one instruction, any target,
+//! slower under contention (every conflicting update retries; float `min`/`max` in the same
+//! `totalOrder`); `·`: not available (a compile error whose help says what to use instead).
 //!
 //! <!-- atomics-table:begin -->
 //! | type | add | sub | min | max | exch | cas | and | or | xor | inc | dec |
@@ -205,14 +208,14 @@
 //! | `bool` | · | · | · | · | · | · | · | · | · | · | · |
 //! | `i8` | · | · | · | · | · | · | · | · | · | · | · |
 //! | `u8` | · | · | · | · | · | · | · | · | · | · | · |
-//! | `i16` | · | · | · | · | · | ✓ | · | · | · | · | · |
-//! | `u16` | · | · | · | · | · | ✓ | · | · | · | · | · |
+//! | `i16` | loop | loop | loop | loop | loop | ✓ | loop | loop | loop | · | · |
+//! | `u16` | loop | loop | loop | loop | loop | ✓ | loop | loop | loop | · | · |
 //! | `i32` | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | · | · |
 //! | `u32` | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ |
 //! | `i64` | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | · | · |
 //! | `u64` | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | · | · |
-//! | `f16` | ✓ | ✓ | · | · | · | ✓ | · | · | · | · | · |
-//! | `bf16` | sm_90 | sm_90 | · | · | · | ✓ | · | · | · | · | · |
+//! | `f16` | ✓ | ✓ | loop | loop | loop | ✓ | · | · | · | · | · |
+//! | `bf16` | sm_90 | sm_90 | loop | loop | loop | ✓ | · | · | · | · | · |
 //! | `f32` | ✓ | ✓ | bits | bits | ✓ | ✓ | · | · | · | · | · |
 //! | `f64` | ✓ | ✓ | bits | bits | ✓ | ✓ | · | · | · | · | · |
 //! <!-- atomics-table:end -->
@@ -245,9 +248,9 @@
 //!
 //! #[tile_kernel(threads = 32)]
 //! fn k(x: GlobalTensor<f16>) {
-//!     // error: atomic `max` is not supported on `f16` elements
-//!     // (help: PTX has no scalar 16-bit float `max`: use an `f32` tensor, or `atomic_cas` on this one)
-//!     atomic::global_max(x, ones([32]));
+//!     // error: atomic `or` is not supported on `f16` elements (help: bitwise atomics take
+//!     // integer types: use an integer tensor of the same width (`u16`, `u32` or `u64`))
+//!     atomic::global_or(x, ones([32]));
 //! }
 //! # fn main() {}
 //! ```

@@ -193,14 +193,16 @@ fn atomic_matrix_is_complete() {
             .collect();
         assert_eq!(vals.len(), n, "{field}");
     }
-    // (op, type) pairs PTX has (REPORT §1.1): add/sub 8 types each, min/max 6 (4 integer + the
-    // two float orders), exch 6, cas 10 (16/32/64-bit), and/or/xor 4, inc/dec 1.
+    // (op, type) pairs PTX has (REPORT §1.1), with the language's `cas.b16` loops: add/sub 10
+    // types each (8 + i16/u16), min/max 10 (4 integer + the two float orders + four 16-bit
+    // loops), exch 10 (6 + four loops), cas 10 (16/32/64-bit), and/or/xor 6 (4 + i16/u16),
+    // inc/dec 1.
     let pairs = RMW_OPS
         .iter()
         .flat_map(|op| DType::ALL.iter().map(move |d| (*op, *d)))
         .filter(|(op, d)| oracle::lowering(op, *d).is_some())
         .count();
-    assert_eq!(pairs, 2 * 8 + 2 * 6 + 6 + 10 + 3 * 4 + 2);
+    assert_eq!(pairs, 2 * 10 + 2 * 10 + 10 + 10 + 3 * 6 + 2);
     // Legal cells: every pair element-wise and indexed on both spaces, add/sub/min/max pairs in
     // the three scatter forms, loads and stores of every type.
     let legal = cells()
@@ -220,7 +222,10 @@ fn atomic_matrix_is_complete() {
             .is_empty()
         })
         .count();
-    assert_eq!(legal, pairs * 2 * 2 + (2 * 8 + 2 * 6) * 3 * 2 + 2 * 13 * 2);
+    assert_eq!(
+        legal,
+        pairs * 2 * 2 + (2 * 10 + 2 * 10) * 3 * 2 + 2 * 13 * 2
+    );
 }
 
 fn error_of(c: &Combo) -> String {
@@ -248,14 +253,14 @@ fn atomic_matrix_help_texts() {
     let cases: [(&str, DType, &[&str]); 6] = [
         // Bitwise ops on a float: a same-width integer tensor.
         ("xor", DType::F32, &["`u32`"]),
-        // Scalar 16-bit float min: an f32 tensor (or cas).
-        ("min", DType::F16, &["`f32`"]),
+        // Bitwise ops on a 16-bit float: the 16-bit integer tensor.
+        ("and", DType::BF16, &["`u16`"]),
         // inc on 64 bits: u32 only.
         ("inc", DType::I64, &["`u32`"]),
         // 8-bit add: a 32-bit accumulator.
         ("add", DType::U8, &["32-bit"]),
-        // 16-bit exch: only cas exists at 16 bits.
-        ("add", DType::I16, &["cas"]),
+        // inc on 16 bits: u32 only (every other 16-bit integer op is a cas loop).
+        ("inc", DType::U16, &["`u32`"]),
         // bool: an integer flag tensor.
         ("or", DType::Bool, &["`u32`"]),
     ];

@@ -13,7 +13,9 @@
 //!   the integer order of the bit patterns (IEEE totalOrder): `max` is `atom.max.s{w}` for an
 //!   operand with a clear sign bit and `atom.min.u{w}` for one with the sign bit set (`min` the
 //!   other way round); bitwise ops are integer-only (no `and` on floats, none on `bool`); `sub`
-//!   is an `add` of the negated operand.
+//!   is an `add` of the negated operand; the 16-bit ops PTX has no instruction for (`i16`/`u16`
+//!   add, sub, min, max, exch, and, or, xor; `f16`/`bf16` min, max, exch) are `atom.cas.b16`
+//!   loops, so their only RMW instruction is that `cas` (never `red`).
 //! * tilus (`shared/reference/000`): the scatter family is `add`/`sub`/`min`/`max` only (`exch`
 //!   and `cas` are undefined under duplicate indices); element-wise has every op; `sem` defaults
 //!   to relaxed, `scope` to `cta` on shared and `gpu` on global; a result nobody reads becomes
@@ -41,6 +43,8 @@ pub enum Lowering {
         pos: &'static str,
         neg: &'static str,
     },
+    /// A loop of `atom.cas.b16` computing the new value (the 16-bit ops with no instruction).
+    CasLoop,
 }
 
 /// The PTX lowering of an RMW `op` on `d`, or `None` where PTX (and the language) has none.
@@ -85,6 +89,10 @@ pub fn lowering(op: &str, d: DType) -> Option<Lowering> {
         ("and" | "or" | "xor", I32 | U32) => direct(op_static(op), &["b32"]),
         ("and" | "or" | "xor", I64 | U64) => direct(op_static(op), &["b64"]),
         ("inc" | "dec", U32) => direct(op_static(op), &["u32"]),
+        ("add" | "sub" | "min" | "max" | "exch" | "and" | "or" | "xor", I16 | U16) => {
+            Some(Lowering::CasLoop)
+        }
+        ("min" | "max" | "exch", F16 | BF16) => Some(Lowering::CasLoop),
         _ => None,
     }
 }
@@ -196,7 +204,8 @@ pub fn expected_target(c: &Combo) -> u32 {
 
 /// Whether an accepted RMW must print as `red` (no destination).
 pub fn expect_red(c: &Combo) -> bool {
-    !c.used && has_red(c.op) && matches!(sem_of(c), "relaxed" | "release")
+    let cas_loop = lowering(c.op, c.dtype) == Some(Lowering::CasLoop);
+    !c.used && has_red(c.op) && !cas_loop && matches!(sem_of(c), "relaxed" | "release")
 }
 
 /// The PTX type suffixes an ordered `ld`/`st` of `d` may use (`ld.global.f16` does not exist:

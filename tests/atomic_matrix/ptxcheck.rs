@@ -87,6 +87,7 @@ pub fn check(c: &Combo, ptx: &str, target: u32) -> Result<(), String> {
             types.iter().map(|t| format!("{ptx_op}.{t}")).collect()
         }
         Lowering::FloatOrder { pos, neg } => vec![pos.to_string(), neg.to_string()],
+        Lowering::CasLoop => vec!["cas.b16".to_string()],
     };
     for i in &rmw {
         let ok = i

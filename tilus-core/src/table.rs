@@ -14,7 +14,8 @@
 //! * float `add` exists for `f32`, `f64`, `f16` and `bf16` (the 16-bit ones `.noftz`); float
 //!   `min`/`max` do not exist for `f32`/`f64` and are performed on the bit patterns
 //!   ([`RmwHow::FloatMinMax`], see `crate::elem::rmw`); PTX has no 8-bit atomics and no
-//!   16-bit ones but `cas.b16`;
+//!   16-bit ones but `cas.b16` (and the float adds), so the other 16-bit ops are `cas.b16`
+//!   loops ([`RmwHow::CasLoop`]);
 //! * `.cluster` scope needs `.target sm_90` (and PTX ISA 7.8);
 //! * `ld` accepts `.relaxed`/`.acquire`, `st` accepts `.relaxed`/`.release`.
 
@@ -43,6 +44,11 @@ pub enum RmwHow {
     /// `atom.max.s{w}` when the operand's sign bit is clear and `atom.min.u{w}` when it is set
     /// (`min` the other way round).
     FloatMinMax,
+    /// No instruction has it: a compare-and-swap loop on the element's bits (`atom.cas.b16`),
+    /// computing the new value from the old one as `crate::elem::rmw` defines it (16-bit
+    /// integer arithmetic, float `min`/`max` by IEEE `totalOrder`, `exch`). Each element is
+    /// atomic like a single instruction; under contention the loop retries.
+    CasLoop,
 }
 
 /// One row per legal (op, dtype).
@@ -195,13 +201,36 @@ pub const RMW_ROWS: &[RmwRow] = &[
     row(O::Add,  D::F16, Direct,      "add",  "noftz.f16",   true,  true,  70).vector(8).packed("noftz.f16x2"),
     row(O::Sub,  D::F16, NegateAdd,   "add",  "noftz.f16",   true,  true,  70).vector(8).packed("noftz.f16x2"),
     row(O::Cas,  D::F16, Direct,      "cas",  "b16",         false, false, 70),
+    row(O::Min,  D::F16, CasLoop,     "cas",  "b16",         false, true,  70),
+    row(O::Max,  D::F16, CasLoop,     "cas",  "b16",         false, true,  70),
+    row(O::Exch, D::F16, CasLoop,     "cas",  "b16",         false, false, 70),
 
     row(O::Add,  D::BF16, Direct,     "add",  "noftz.bf16",  true,  true,  90).vector(8).packed("noftz.bf16x2"),
     row(O::Sub,  D::BF16, NegateAdd,  "add",  "noftz.bf16",  true,  true,  90).vector(8).packed("noftz.bf16x2"),
     row(O::Cas,  D::BF16, Direct,     "cas",  "b16",         false, false, 70),
+    row(O::Min,  D::BF16, CasLoop,    "cas",  "b16",         false, true,  70),
+    row(O::Max,  D::BF16, CasLoop,    "cas",  "b16",         false, true,  70),
+    row(O::Exch, D::BF16, CasLoop,    "cas",  "b16",         false, false, 70),
 
+    row(O::Add,  D::I16, CasLoop,     "cas",  "b16",         false, true,  70),
+    row(O::Sub,  D::I16, CasLoop,     "cas",  "b16",         false, true,  70),
+    row(O::Min,  D::I16, CasLoop,     "cas",  "b16",         false, true,  70),
+    row(O::Max,  D::I16, CasLoop,     "cas",  "b16",         false, true,  70),
+    row(O::Exch, D::I16, CasLoop,     "cas",  "b16",         false, false, 70),
     row(O::Cas,  D::I16, Direct,      "cas",  "b16",         false, false, 70),
+    row(O::And,  D::I16, CasLoop,     "cas",  "b16",         false, false, 70),
+    row(O::Or,   D::I16, CasLoop,     "cas",  "b16",         false, false, 70),
+    row(O::Xor,  D::I16, CasLoop,     "cas",  "b16",         false, false, 70),
+
+    row(O::Add,  D::U16, CasLoop,     "cas",  "b16",         false, true,  70),
+    row(O::Sub,  D::U16, CasLoop,     "cas",  "b16",         false, true,  70),
+    row(O::Min,  D::U16, CasLoop,     "cas",  "b16",         false, true,  70),
+    row(O::Max,  D::U16, CasLoop,     "cas",  "b16",         false, true,  70),
+    row(O::Exch, D::U16, CasLoop,     "cas",  "b16",         false, false, 70),
     row(O::Cas,  D::U16, Direct,      "cas",  "b16",         false, false, 70),
+    row(O::And,  D::U16, CasLoop,     "cas",  "b16",         false, false, 70),
+    row(O::Or,   D::U16, CasLoop,     "cas",  "b16",         false, false, 70),
+    row(O::Xor,  D::U16, CasLoop,     "cas",  "b16",         false, false, 70),
 ];
 
 /// The PTX type of plain and atomic `ld`/`st` of `dtype` (every type can live in memory).
@@ -285,15 +314,8 @@ fn missing_rmw(op: RmwOp, dtype: DType) -> Illegal {
             "PTX has no 8-bit atomics: accumulate in a 32-bit tensor (`u32`/`i32`) and convert with `as`".into()
         }
         (RmwOp::And | RmwOp::Or | RmwOp::Xor, crate::dtype::Class::Float) => {
-            "bitwise atomics take integer types: use a tensor of the same width (`u32`/`u64`)".into()
+            "bitwise atomics take integer types: use an integer tensor of the same width (`u16`, `u32` or `u64`)".into()
         }
-        (_, _) if dtype.size_bytes() == 2 && dtype.is_int() => {
-            "PTX's only 16-bit atomic is `cas`: use a 32-bit tensor (`u32`/`i32`), or `atomic_cas` on this one".into()
-        }
-        (RmwOp::Min | RmwOp::Max | RmwOp::Exch, _) if dtype.size_bytes() == 2 => format!(
-            "PTX has no scalar 16-bit float `{}`: use an `f32` tensor, or `atomic_cas` on this one",
-            op.name()
-        ),
         _ => "see the table in `tilus::lang::atomic` for the supported combinations".into(),
     };
     Illegal {

@@ -181,7 +181,7 @@ impl<'k> Emitter<'k> {
             .collect();
         self.body.push(format!("\t// {s}"));
     }
-    fn label(&mut self, l: &str) {
+    pub(super) fn label(&mut self, l: &str) {
         self.body.push(format!("{l}:"));
     }
     pub fn new_label(&mut self, kind: &str) -> String {

@@ -11,7 +11,7 @@ use super::access::{Addr, Op, Plan};
 use super::emit::{internal, Emitter, Res};
 use super::regs::{EVal, PVal, Reg};
 use crate::dtype::{Class, DType, RegClass};
-use crate::ir::{Coord, InactiveResult, Operand, RmwOp};
+use crate::ir::{BinOp, Coord, InactiveResult, Operand, RmwOp};
 use crate::table::{self, RmwHow};
 
 impl Emitter<'_> {
@@ -140,8 +140,12 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    /// The operand of an RMW as a register of the instruction's width (negated for `sub`).
+    /// The operand of an RMW as a register of the instruction's width (negated for `sub`);
+    /// a CAS loop computes with the operand as the element type holds it.
     fn rmw_operand(&mut self, d: DType, row: &table::RmwRow, v: EVal) -> EVal {
+        if row.how == RmwHow::CasLoop {
+            return v;
+        }
         let v = if row.how == RmwHow::NegateAdd {
             match v {
                 EVal::Const(bits, _) => {
@@ -213,7 +217,8 @@ impl Emitter<'_> {
             return internal("cas without a compare operand");
         }
         let (instr, red) = table::rmw_ptx(row, space, *sem, *scope, *with_output);
-        let narrow_result = row.ptx_type == "b16" && d.info().reg == RegClass::B32;
+        let narrow_result =
+            row.ptx_type == "b16" && d.info().reg == RegClass::B32 && row.how != RmwHow::CasLoop;
         // Operands, converted once: one for a scalar `values`, else one per active slot.
         let scalar_b = if self.is_tile(*values)? {
             None
@@ -301,6 +306,10 @@ impl Emitter<'_> {
                 RmwHow::FloatMinMax => {
                     let q = (space, *sem, *scope, *with_output);
                     self.float_minmax(plan, row, q, act, *addr, out, b)?;
+                }
+                RmwHow::CasLoop => {
+                    let q = (space, *sem, *scope, *with_output);
+                    self.cas_loop(d, row, q, act, *addr, out, b)?;
                 }
                 _ => match (red, cmp) {
                     (true, _) => self.line(format!("{g}{instr} \t{addr}, {b};")),
@@ -696,6 +705,111 @@ impl Emitter<'_> {
             }
         }
         Ok(())
+    }
+
+    /// An RMW no instruction has ([`RmwHow::CasLoop`]): the old bits read, the new value
+    /// computed, `atom.cas.b16` until no other thread changed the element in between. Only
+    /// active threads enter (a per-thread branch); the result is the element before the
+    /// successful swap.
+    #[allow(clippy::too_many_arguments)]
+    fn cas_loop(
+        &mut self,
+        d: DType,
+        row: &table::RmwRow,
+        (space, sem, scope, with_output): (&str, crate::ir::Sem, crate::ir::Scope, bool),
+        act: PVal,
+        addr: Addr,
+        out: Reg,
+        b: EVal,
+    ) -> Res<()> {
+        if d.bits() != 16 {
+            return internal(format!("no CAS loop for `{d}`"));
+        }
+        let (cas, _) = table::rmw_ptx(row, space, sem, scope, true);
+        let (top, skip) = (self.new_label("cas_loop"), self.new_label("cas_done"));
+        match act {
+            PVal::False => return Ok(()),
+            PVal::Reg(p) => self.line(format!("@!{p} bra \t{skip};")),
+            PVal::True => {}
+        }
+        let (old, new, seen) = (self.reg16(), self.reg16(), self.reg16());
+        self.line(format!("ld.{space}.b16 \t{old}, {addr};"));
+        self.label(&top);
+        let old_v = self.from_bits16(d, old);
+        let new_v = self.reg_of(d);
+        match (row.op, d.is_float()) {
+            (RmwOp::Exch, _) => self.copy_elem(d, new_v, b)?,
+            (RmwOp::Min | RmwOp::Max, true) => {
+                self.total_order_pick(row.op == RmwOp::Max, new_v, old_v, b)
+            }
+            (op, false) => {
+                let bin = match op {
+                    RmwOp::Add => BinOp::Add,
+                    RmwOp::Sub => BinOp::Sub,
+                    RmwOp::Min => BinOp::Min,
+                    RmwOp::Max => BinOp::Max,
+                    RmwOp::And => BinOp::And,
+                    RmwOp::Or => BinOp::Or,
+                    RmwOp::Xor => BinOp::Xor,
+                    _ => return internal(format!("no CAS loop for `{}`", op.name())),
+                };
+                self.binary_elem(bin, d, new_v, EVal::Reg(old_v), b)?;
+            }
+            (op, true) => return internal(format!("no CAS loop for float `{}`", op.name())),
+        }
+        if new_v.class == RegClass::B16 {
+            self.line(format!("mov.b16 \t{new}, {new_v};"));
+        } else {
+            self.line(format!("cvt.u16.u32 \t{new}, {new_v};"));
+        }
+        self.line(format!("{cas} \t{seen}, {addr}, {old}, {new};"));
+        let again = self.pred();
+        self.line(format!("setp.ne.b16 \t{again}, {seen}, {old};"));
+        self.line(format!("mov.b16 \t{old}, {seen};"));
+        self.line(format!("@{again} bra \t{top};"));
+        if with_output {
+            let v = self.from_bits16(d, old);
+            self.copy_elem(d, out, EVal::Reg(v))?;
+        }
+        self.label(&skip);
+        Ok(())
+    }
+
+    /// A 16-bit element's bits as the element type holds its values (a 32-bit register,
+    /// sign- or zero-extended, for `i16`/`u16`).
+    fn from_bits16(&mut self, d: DType, bits: Reg) -> Reg {
+        if d.info().reg == RegClass::B16 {
+            return bits;
+        }
+        let r = self.r32();
+        let ext = if d.is_signed() { "s16" } else { "u16" };
+        let to = if d.is_signed() { "s32" } else { "u32" };
+        self.line(format!("cvt.{to}.{ext} \t{r}, {bits};"));
+        r
+    }
+
+    /// 16-bit float `min`/`max` by IEEE `totalOrder` (`crate::elem::rmw`): the bits as signed
+    /// integers, the magnitude bits flipped for negative values, compared.
+    fn total_order_pick(&mut self, max: bool, r: Reg, old: Reg, b: EVal) {
+        let b = self.ereg(b);
+        let mut keys = [old, b].map(|x| {
+            let k = self.r32();
+            self.line(format!("cvt.s32.s16 \t{k}, {x};"));
+            k
+        });
+        for k in &mut keys {
+            let (neg, flipped) = (self.pred(), self.r32());
+            self.line(format!("setp.lt.s32 \t{neg}, {k}, 0;"));
+            self.line(format!("xor.b32 \t{flipped}, {k}, 32767;"));
+            self.line(format!("selp.b32 \t{k}, {flipped}, {k}, {neg};"));
+        }
+        let take = self.pred();
+        let cmp = if max { "gt" } else { "lt" };
+        self.line(format!(
+            "setp.{cmp}.s32 \t{take}, {}, {};",
+            keys[1], keys[0]
+        ));
+        self.line(format!("selp.b16 \t{r}, {b}, {old}, {take};"));
     }
 
     /// Vector loads and stores of the thread's runs (`vector_check` proved them active and
