@@ -201,12 +201,12 @@ fn check_order<T: tilus::Element + Copy + std::fmt::Debug>(
         // exch: per slot, the values handed back plus the last one are the initial value and
         // every value written there, each once.
         let (last, prev) = (bits(&bufs[3]), bits(&bufs[4]));
-        for slot in 0..8 {
+        for (slot, &final_value) in last.iter().enumerate() {
             let mut seen: Vec<u16> = (0..n)
                 .filter(|k| idx[*k] % 8 == slot as i32)
                 .map(|k| prev[k])
                 .collect();
-            seen.push(last[slot]);
+            seen.push(final_value);
             let mut want: Vec<u16> = (0..n)
                 .filter(|k| idx[*k] % 8 == slot as i32)
                 .map(|k| vals[k])

@@ -735,7 +735,7 @@ impl Emitter<'_> {
         let (old, new, seen) = (self.reg16(), self.reg16(), self.reg16());
         self.line(format!("ld.{space}.b16 \t{old}, {addr};"));
         self.label(&top);
-        let old_v = self.from_bits16(d, old);
+        let old_v = self.widen16(d, old);
         let new_v = self.reg_of(d);
         match (row.op, d.is_float()) {
             (RmwOp::Exch, _) => self.copy_elem(d, new_v, b)?,
@@ -768,7 +768,7 @@ impl Emitter<'_> {
         self.line(format!("mov.b16 \t{old}, {seen};"));
         self.line(format!("@{again} bra \t{top};"));
         if with_output {
-            let v = self.from_bits16(d, old);
+            let v = self.widen16(d, old);
             self.copy_elem(d, out, EVal::Reg(v))?;
         }
         self.label(&skip);
@@ -777,7 +777,7 @@ impl Emitter<'_> {
 
     /// A 16-bit element's bits as the element type holds its values (a 32-bit register,
     /// sign- or zero-extended, for `i16`/`u16`).
-    fn from_bits16(&mut self, d: DType, bits: Reg) -> Reg {
+    fn widen16(&mut self, d: DType, bits: Reg) -> Reg {
         if d.info().reg == RegClass::B16 {
             return bits;
         }
