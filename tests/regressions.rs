@@ -510,3 +510,117 @@ fn an_arange_is_typed_by_its_suffix() {
         assert_eq!(out.download().unwrap(), want, "{dev:?}");
     }
 }
+
+/// The bounds mask `arange(T) + start < n` is computed in 32 bits where no element of the sum
+/// wraps (`passes::range_mask`), and the original way near the end of the type's range: both
+/// give Rust's wrapping semantics, on every backend, for starts and lengths at the extremes.
+macro_rules! range_mask_kernel {
+    ($name:ident, $t:ident) => {
+        #[tile_kernel(threads = 32)]
+        fn $name(out: GlobalTensor<u8>, start: $t, n: $t) {
+            let inside = arange(100) + start < n;
+            store_global(out, inside as u8, offsets = [0]);
+        }
+    };
+}
+range_mask_kernel!(range_mask_i64, i64);
+range_mask_kernel!(range_mask_u64, u64);
+range_mask_kernel!(range_mask_i32, i32);
+range_mask_kernel!(range_mask_u32, u32);
+
+macro_rules! range_mask_case {
+    ($kernel:ident, $t:ident, $dev:expr, $cases:expr) => {
+        for (start, n) in $cases {
+            let out = $dev.full(100, 7u8).unwrap();
+            $kernel::launch(&$dev, 1, &out, start, n).unwrap();
+            let want: Vec<u8> = (0..100)
+                .map(|e| (start.wrapping_add(e as $t) < n) as u8)
+                .collect();
+            assert_eq!(
+                out.download().unwrap(),
+                want,
+                "{:?} {} start {start} n {n}",
+                $dev,
+                stringify!($t)
+            );
+        }
+    };
+}
+
+#[test]
+fn range_masks_match_wrapping_semantics_at_the_extremes() {
+    // The fast path is there (the mask in 32 bits under a uniform branch).
+    for ptx in [
+        range_mask_i64::PTX,
+        range_mask_u64::PTX,
+        range_mask_i32::PTX,
+        range_mask_u32::PTX,
+    ] {
+        assert!(ptx.contains("setp.lt.s32"), "{ptx}");
+        assert!(ptx.contains("bra.uni"), "{ptx}");
+    }
+    for dev in backends() {
+        let m = i64::MAX;
+        range_mask_case!(
+            range_mask_i64,
+            i64,
+            dev,
+            [
+                (0, 0),
+                (0, 37),
+                (0, 100),
+                (0, 1000),
+                (-50, 20),
+                (-50, -60),
+                (5, 3),
+                (i64::MIN, i64::MAX),
+                (i64::MIN, i64::MIN + 40),
+                (m - 99, m),
+                (m - 98, m),
+                (m - 60, m),
+                (m - 10, i64::MIN + 5),
+                (m, m),
+                (m - 30, -3),
+                (-7, i64::MIN),
+            ]
+        );
+        let u = u64::MAX;
+        range_mask_case!(
+            range_mask_u64,
+            u64,
+            dev,
+            [
+                (0, 0),
+                (0, 42),
+                (3, 1u64 << 63),
+                (u - 99, u),
+                (u - 98, u),
+                (u - 20, 10),
+                (u - 1, 0),
+                (1 << 63, (1 << 63) + 50),
+                (77, 76),
+            ]
+        );
+        let m = i32::MAX;
+        range_mask_case!(
+            range_mask_i32,
+            i32,
+            dev,
+            [
+                (0, 0),
+                (-100, 3),
+                (i32::MIN, m),
+                (m - 99, m),
+                (m - 40, i32::MIN + 20),
+                (m, -1),
+            ]
+        );
+        let u = u32::MAX;
+        range_mask_case!(
+            range_mask_u32,
+            u32,
+            dev,
+            [(0, 99), (u - 99, u), (u - 50, 30), (u, u), (1 << 31, u),]
+        );
+    }
+}
