@@ -528,6 +528,17 @@ range_mask_kernel!(range_mask_u64, u64);
 range_mask_kernel!(range_mask_i32, i32);
 range_mask_kernel!(range_mask_u32, u32);
 
+/// The same with the `arange` hoisted out of a loop (Triton's `offs = arange(BLOCK)` style).
+#[tile_kernel(threads = 32)]
+fn range_mask_hoisted(out: GlobalTensor<u8>, start: i64, n: i64) {
+    let lanes = arange(100i64);
+    for r in 0..2 {
+        let first = start + (r as i64) * 100;
+        let inside = lanes + first < n;
+        store_global(out, inside as u8, offsets = [r * 100]);
+    }
+}
+
 macro_rules! range_mask_case {
     ($kernel:ident, $t:ident, $dev:expr, $cases:expr) => {
         for (start, n) in $cases {
@@ -559,7 +570,25 @@ fn range_masks_match_wrapping_semantics_at_the_extremes() {
         assert!(ptx.contains("setp.lt.s32"), "{ptx}");
         assert!(ptx.contains("bra.uni"), "{ptx}");
     }
+    assert!(range_mask_hoisted::PTX.contains("setp.lt.s32"));
     for dev in backends() {
+        for (start, n) in [
+            (0i64, 150i64),
+            (-20, 7),
+            (i64::MAX - 150, i64::MAX),
+            (i64::MAX - 20, 0),
+        ] {
+            let out = dev.full(200, 7u8).unwrap();
+            range_mask_hoisted::launch(&dev, 1, &out, start, n).unwrap();
+            let want: Vec<u8> = (0..200i64)
+                .map(|k| (start.wrapping_add(k / 100 * 100).wrapping_add(k % 100) < n) as u8)
+                .collect();
+            assert_eq!(
+                out.download().unwrap(),
+                want,
+                "{dev:?} hoisted start {start} n {n}"
+            );
+        }
         let m = i64::MAX;
         range_mask_case!(
             range_mask_i64,

@@ -19,8 +19,8 @@
 //!
 //! The rewrite applies where `arange(T) + start` and the compare are consecutive statements of
 //! one block (so nothing changes `start` or `n` between them), the sum is read by nothing else,
-//! `arange(T)` is assigned once in that block, and `start` and `n` are scalars of a 32- or
-//! 64-bit integer type.
+//! the `arange(T)` is a variable assigned once in the kernel (also outside the loop), and
+//! `start` and `n` are scalars of a 32- or 64-bit integer type.
 
 use crate::dtype::DType;
 use crate::ir::{BinOp, Block, Inst, Kernel, Operand, Stmt, Ty, Var, VarId};
@@ -39,6 +39,8 @@ pub fn run(kernel: &mut Kernel) {
 struct Counts {
     defs: HashMap<VarId, usize>,
     uses: HashMap<VarId, usize>,
+    /// Variables assigned by an `arange` (its length and type), wherever in the kernel.
+    aranges: HashMap<VarId, (usize, DType)>,
 }
 
 impl Counts {
@@ -53,6 +55,9 @@ impl Counts {
                 Stmt::Inst { dst, inst, .. } => {
                     if let Some(d) = dst {
                         *self.defs.entry(*d).or_default() += 1;
+                        if let Inst::Arange { n, dtype } = inst {
+                            self.aranges.insert(*d, (*n, *dtype));
+                        }
                     }
                     inst.operands().into_iter().for_each(|o| self.read(o));
                 }
@@ -188,15 +193,13 @@ fn find(b: &Block, i: usize, k: &Kernel, c: &Counts) -> Option<Found> {
     }
     // `arange + start` or `start + arange`.
     let is_arange = |o: Operand| -> Option<(VarId, usize)> {
+        // Assigned once, by an `arange` anywhere (often hoisted out of the loop): that is the
+        // value every read sees.
         let Operand::Var(a) = o else { return None };
-        if !c.once(a) {
-            return None;
-        }
-        let def = b.iter().find_map(|s| match inst(s) {
-            Some((Some(d), Inst::Arange { n, dtype: t })) if d == a && *t == dtype => Some(*n),
+        match c.aranges.get(&a) {
+            Some(&(n, t)) if c.once(a) && t == dtype => Some((a, n)),
             _ => None,
-        })?;
-        Some((a, def))
+        }
     };
     let ((a, len), start) = match (is_arange(*p), is_arange(*q)) {
         (Some(found), _) => (found, *q),
