@@ -4,7 +4,9 @@
 //! bins `r * BINS / C ..`); every block counts its tiles into whichever block owns each bin
 //! (`.shared::cluster` atomics), and at the end each block adds its own part to the global
 //! histogram. Compared with counting straight into global memory (`global_atomics`) and, where
-//! the bins fit one block, with a block-private shared histogram.
+//! the bins fit one block, with a block-private shared histogram. The exchange variants
+//! (`x2_*`) trade every remote atomic for a coalesced remote load: the two blocks of a cluster
+//! swap their input tiles through distributed shared memory and each counts only its own bins.
 //!
 //! cargo run --release --example histogram_cluster                    # the CPU emulator
 //! cargo run --release --example histogram_cluster --features cuda    # an H100/H200 (sm_90)
@@ -92,6 +94,72 @@ cluster_histogram!(
     flush = 4096
 );
 
+/// The exchange form for a cluster of 2: no remote atomics at all. Each block owns half the
+/// bins in a block-local shared tensor; per step, each block of the cluster loads a tile,
+/// publishes it in its part of a distributed staging tensor, and after a cluster barrier counts
+/// the bins it owns from its own tile and from its peer's (read with coalesced
+/// `ld.shared::cluster` loads). A scatter skips indices out of range, so `bins - first` counts
+/// exactly the owned bins. Two staging slots alternate, so one barrier per step suffices: a
+/// block rewrites a slot only after the next barrier, which its peer reaches only after reading.
+macro_rules! exchange_histogram {
+    ($name:ident, bins = $bins:literal, part = $part:literal, threads = $t:literal) => {
+        #[tile_kernel(threads = $t, cluster = 2)]
+        fn $name(values: GlobalTensor<i32>, hist: GlobalTensor<i32>) {
+            let counts = shared_tensor(i32, [$part]);
+            let stage = cluster_shared_tensor(i32, [32768]);
+            let me = cluster_rank();
+            let peer = 1 - me;
+            let first = me * $part;
+            for j in (0..$part).step_by(4096) {
+                store_shared_scatter(counts, dim = 0, indices = j + arange(4096), values = 0);
+            }
+            cluster_sync();
+            let n = values.len();
+            let step = (grid_dim() / 2) * 16384;
+            for start in (cluster_idx() * 16384..n).step_by(step) {
+                // Slot `parity` of block `r`: rows (2 r + parity) * 8192 ..
+                let parity = (start / step) % 2;
+                let bins = load_global(
+                    values,
+                    offsets = [start + me * 8192],
+                    shape = [8192],
+                    other = -1,
+                );
+                store_shared_scatter(
+                    stage,
+                    dim = 0,
+                    indices = (2 * me + parity) * 8192 + arange(8192),
+                    values = bins,
+                );
+                cluster_sync();
+                let theirs = atomic_load(
+                    stage,
+                    (2 * peer + parity) * 8192 + arange(8192),
+                    sem = relaxed,
+                );
+                atomic::shared_scatter_add(counts, dim = 0, indices = bins - first, values = 1);
+                atomic::shared_scatter_add(counts, dim = 0, indices = theirs - first, values = 1);
+            }
+            sync();
+            for j in (0..$part).step_by(4096) {
+                let mine = j + arange(4096);
+                let c = atomic_load(counts, mine, sem = relaxed, scope = cta);
+                atomic::global_scatter_add(
+                    hist,
+                    dim = 0,
+                    indices = first + mine,
+                    values = c,
+                    mask = c != 0,
+                );
+            }
+        }
+    };
+}
+
+exchange_histogram!(x2_64k, bins = 65536, part = 32768, threads = 512);
+exchange_histogram!(x2_64k_t1024, bins = 65536, part = 32768, threads = 1024);
+exchange_histogram!(x2_16k, bins = 16384, part = 8192, threads = 512);
+
 /// 16,384 bins fit one block (64 KiB): the block-private histogram, for comparison.
 #[tile_kernel(threads = 512)]
 fn block_16k(values: GlobalTensor<i32>, hist: GlobalTensor<i32>) {
@@ -142,6 +210,9 @@ fn variants() -> Vec<(usize, &'static str, u32, Launch)> {
         (16384, "cluster of 2", 2, |d, g, v, h| {
             c2_16k::launch(d, g, v, h)
         }),
+        (16384, "cluster of 2, exchange", 2, |d, g, v, h| {
+            x2_16k::launch(d, g, v, h)
+        }),
         (16384, "cluster of 4", 4, |d, g, v, h| {
             c4_16k::launch(d, g, v, h)
         }),
@@ -151,6 +222,15 @@ fn variants() -> Vec<(usize, &'static str, u32, Launch)> {
         (65536, "cluster of 2", 2, |d, g, v, h| {
             c2_64k::launch(d, g, v, h)
         }),
+        (65536, "cluster of 2, exchange", 2, |d, g, v, h| {
+            x2_64k::launch(d, g, v, h)
+        }),
+        (
+            65536,
+            "cluster of 2, exchange, 1024 threads",
+            2,
+            |d, g, v, h| x2_64k_t1024::launch(d, g, v, h),
+        ),
         (65536, "cluster of 4", 4, |d, g, v, h| {
             c4_64k::launch(d, g, v, h)
         }),
