@@ -314,9 +314,87 @@ fn misaligned_pairs_are_skipped() {
     }
 }
 
+/// 128-bit `cas` next to 64-bit atomics on the same elements: even blocks add 1 to both halves
+/// of every pair (two 64-bit `red.add`s), odd blocks read a pair and `cas` it to itself plus
+/// one, keeping what they read and got back. A 128-bit operation is atomic towards 64-bit ones
+/// on the GPU, so each half ends at (even blocks x rounds) + (successful `cas`es): an add that
+/// slipped in between the `cas`'s read and write would be lost.
+macro_rules! mixed_width_kernel {
+    ($name:ident, $threads:literal) => {
+        #[tile_kernel(threads = $threads, target = 90)]
+        fn $name(cells: GlobalTensor<u64>, seen: GlobalTensor<u64>, got: GlobalTensor<u64>) {
+            let pairs = cells.view(0, [16, 2]);
+            let me = block_idx() / 2;
+            for r in 0..64 {
+                if block_idx() % 2 == 0 {
+                    atomic::global_add(pairs, values = ones([16, 2]));
+                } else {
+                    let now = atomic_load(cells, arange(32), sem = relaxed).reshape([16, 2]);
+                    let old = atomic::global_cas128(pairs, compare = now, values = now + 1);
+                    store_global(
+                        seen.view(0, [8 * 64 * 16, 2]),
+                        now,
+                        offsets = [(me * 64 + r) * 16, 0],
+                    );
+                    store_global(
+                        got.view(0, [8 * 64 * 16, 2]),
+                        old,
+                        offsets = [(me * 64 + r) * 16, 0],
+                    );
+                }
+            }
+        }
+    };
+}
+
+mixed_width_kernel!(mixed_width_32, 32);
+mixed_width_kernel!(mixed_width_64, 64);
+
+#[test]
+fn pair_cas_is_atomic_towards_64_bit_atomics() {
+    const ROUNDS: usize = 64;
+    for dev in backends() {
+        for kernel in [0, 1] {
+            for _attempt in 0..4 {
+                let cells = dev.zeros::<u64>(32).unwrap();
+                let seen = dev.full(8 * ROUNDS * 32, u64::MAX).unwrap();
+                let got = dev.full(8 * ROUNDS * 32, u64::MAX).unwrap();
+                match kernel {
+                    0 => mixed_width_32::launch(&dev, 16, &cells, &seen, &got).unwrap(),
+                    _ => mixed_width_64::launch(&dev, 16, &cells, &seen, &got).unwrap(),
+                }
+                let (seen, got) = (seen.download().unwrap(), got.download().unwrap());
+                let mut wins = [0u64; 16];
+                for (k, (s, g)) in seen.chunks(2).zip(got.chunks(2)).enumerate() {
+                    // Both halves read and got back as one: the cas wrote `seen + 1`.
+                    assert_ne!(s[0], u64::MAX, "{dev:?} record {k} not written");
+                    if s == g {
+                        wins[k % 16] += 1;
+                    }
+                }
+                let cells = cells.download().unwrap();
+                for (slot, pair) in cells.chunks(2).enumerate() {
+                    let want = (8 * ROUNDS) as u64 + wins[slot];
+                    assert_eq!(pair, [want, want], "{dev:?} kernel {kernel} slot {slot}");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn ptx_has_the_128_bit_forms_and_assembles() {
-    let cases: [(&str, &str, &str); 9] = [
+    let cases: [(&str, &str, &str); 11] = [
+        (
+            "mixed_width_32",
+            mixed_width_32::PTX,
+            "atom.relaxed.gpu.global.cas.b128",
+        ),
+        (
+            "mixed_width_64",
+            mixed_width_64::PTX,
+            "atom.relaxed.gpu.global.cas.b128",
+        ),
         (
             "exch_chain_32",
             exch_chain_32::PTX,

@@ -131,15 +131,28 @@ impl<'a> GlobalMem<'a> {
     }
 }
 
-/// Locks serialising the 128-bit atomics of the emulator, striped by address (the host has no
-/// portable 128-bit atomic on two `AtomicU64` cells). Every 128-bit atomic takes the lock of
-/// its pair, so they are atomic towards each other; 64-bit atomics on the same elements do not
-/// take it (mixing the two widths on one element at the same time is not modelled).
+/// Locks serialising the 128-bit atomics of the emulator, striped by 16-byte chunk (the host
+/// has no portable 128-bit atomic on two `AtomicU64` cells). Every 128-bit atomic takes the lock
+/// of its pair, so they are atomic towards each other; in a kernel that has 128-bit atomics,
+/// every 64-bit write to global memory takes the lock of its chunk too
+/// ([`GlobalMem::chunk_lock`]), so that no write falls between a pair's read and its write.
 static PAIR_LOCKS: [std::sync::Mutex<()>; 64] = [const { std::sync::Mutex::new(()) }; 64];
 
 impl GlobalMem<'_> {
-    /// A 128-bit read-modify-write of elements `i` and `i + 1` (64-bit cells): `new` computes
-    /// the pair stored from the old one (or `None` to leave it); returns the old pair.
+    /// The lock of the 16-byte chunk holding element `i` of 64-bit memory (`None` for other
+    /// widths, whose elements no 128-bit atomic touches, or past the end).
+    pub fn chunk_lock(&self, i: usize) -> Option<std::sync::MutexGuard<'static, ()>> {
+        let GlobalMem::W64(c) = self else {
+            return None;
+        };
+        let stripe = (c.get(i)? as *const AtomicU64 as usize >> 4) % PAIR_LOCKS.len();
+        // A poisoned lock only means another block's thread panicked; the cells are intact.
+        Some(PAIR_LOCKS[stripe].lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// A 128-bit read-modify-write of elements `i` and `i + 1` (64-bit cells, `i` 16-byte
+    /// aligned): `new` computes the pair stored from the old one (or `None` to leave it);
+    /// returns the old pair.
     pub fn pair_update(
         &self,
         i: usize,
@@ -153,9 +166,7 @@ impl GlobalMem<'_> {
         let (Some(lo), Some(hi)) = (c.get(i), c.get(i + 1)) else {
             return (0, 0);
         };
-        let stripe = (lo as *const AtomicU64 as usize >> 4) % PAIR_LOCKS.len();
-        // A poisoned lock only means another block's thread panicked; the cells are intact.
-        let _held = PAIR_LOCKS[stripe].lock().unwrap_or_else(|p| p.into_inner());
+        let _held = self.chunk_lock(i);
         let old = (lo.load(load), hi.load(load));
         if let Some((l, h)) = new(old) {
             lo.store(l, store);

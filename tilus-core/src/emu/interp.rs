@@ -38,6 +38,9 @@ pub(crate) struct Ctx<'k, 'a> {
     pub opts: &'k EmuOptions,
     /// Set when some block failed: the others stop at their next loop iteration.
     pub abort: &'k AtomicBool,
+    /// The kernel has 128-bit atomics: 64-bit global writes take their chunk's lock
+    /// ([`super::GlobalMem::chunk_lock`]).
+    pub chunk_locks: bool,
 }
 
 /// Why a block stopped early.

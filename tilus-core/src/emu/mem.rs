@@ -445,8 +445,10 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         match r.region {
             Region::Global { param } => {
                 let mem = self.global(param)?;
+                let locks = self.ctx.chunk_locks;
                 for (e, &p) in self.addrs.iter().enumerate() {
                     if p != INACTIVE {
+                        let _held = locks.then(|| mem.chunk_lock(p as usize));
                         mem.store(p as usize, v.at(e), order);
                     }
                 }
@@ -581,10 +583,12 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             match r.region {
                 Region::Global { param } => {
                     let mem = self.global(param)?;
+                    let locks = self.ctx.chunk_locks;
                     for (e, &p) in self.addrs.iter().enumerate() {
                         let old = if p == INACTIVE {
                             dead(e)
                         } else {
+                            let _held = locks.then(|| mem.chunk_lock(p as usize));
                             global_rmw(mem, p as usize, d, op, v.at(e), c.at(e), sem)
                         };
                         if want {

@@ -212,6 +212,15 @@ fn check_args(kernel: &Kernel, args: &[EmuArg<'_>]) -> Result<(), EmuError> {
 ///
 /// Returns the first error any block reported (the other blocks stop at their next loop
 /// iteration or block boundary). A grid of 0 blocks does nothing.
+/// Whether `kernel` has a 128-bit atomic.
+fn has_pair_atomics(kernel: &Kernel) -> bool {
+    let mut any = false;
+    crate::ir::for_each_inst(&kernel.body, &mut |_, inst, _| {
+        any |= matches!(inst, crate::ir::Inst::AtomicRmw { pairs: true, .. });
+    });
+    any
+}
+
 pub fn launch(
     kernel: &Kernel,
     grid: impl Into<Grid>,
@@ -238,6 +247,7 @@ pub fn launch(
         grid,
         opts,
         abort: &abort,
+        chunk_locks: has_pair_atomics(kernel),
     };
     if kernel.cluster.blocks() > 1 {
         return launch_clusters(&ctx);
