@@ -16,11 +16,11 @@ use super::access::{self, AccessFault, Region, Resolved, INACTIVE};
 use super::cluster::ClusterMem;
 use super::global::GlobalMem;
 use super::interp::{Fault, Interp, R};
-use super::race::{Kind, Target};
+use super::race::{Kind, Race, Target};
 use super::value::{operand, Elems, Value};
 use super::{EmuArg, EmuError};
 use crate::elem::rmw_new;
-use crate::ir::{Access, DType, InactiveResult, Operand, RmwOp, Sem, VarId};
+use crate::ir::{Access, DType, InactiveResult, Kernel, Operand, RmwOp, Sem, VarId};
 use std::sync::atomic::{fence as atomic_fence, Ordering};
 
 /// `ld.{sem}`: a load cannot release, so an (illegal) release order is strengthened to SeqCst.
@@ -65,6 +65,27 @@ pub(crate) fn fence(sem: Sem) {
     if sem != Sem::Relaxed {
         atomic_fence(Ordering::AcqRel);
     }
+}
+
+/// What a race message says about the shared tensor `a` accesses, and its elements per block
+/// (of a distributed tensor; 0 otherwise). `None` when `a.mem` is not a shared tensor.
+fn race_target<'v>(
+    kernel: &'v Kernel,
+    vars: &'v [Value],
+    a: &Access,
+) -> Option<(Target<'v>, usize)> {
+    let Some(Value::Shared(view)) = vars.get(a.mem as usize) else {
+        return None;
+    };
+    let var = kernel.vars.get(a.mem as usize);
+    let target = Target {
+        name: var.map_or("?", |v| v.name.as_str()),
+        temp: var.is_none_or(|v| v.temp),
+        byte: view.byte,
+        size: view.dtype.size_bytes(),
+        shape: &view.shape,
+    };
+    Some((target, view.part.unwrap_or(0)))
 }
 
 /// An atomic RMW on global cell `i` of type `d`; returns the old value.
@@ -215,55 +236,36 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
     /// Race checking (under `check_races`): check and record the active elements of a resolved
     /// shared access. `uniform`: a scalar destination, so every thread performs the access.
     fn check_race(&mut self, a: &Access, r: &Resolved, kind: Kind, uniform: bool) -> R<()> {
-        if r.region == Region::Cluster {
-            return self.check_cluster_race(a, kind, uniform);
-        }
-        if r.region != Region::Shared {
-            return Ok(());
-        }
-        let Some(shadow) = self.race.as_mut() else {
-            return Ok(());
+        let found = match r.region {
+            Region::Cluster => self.check_cluster_race(a, kind, uniform),
+            Region::Shared => {
+                let (Some(shadow), Some((target, _))) = (
+                    self.race.as_mut(),
+                    race_target(self.ctx.kernel, &self.vars, a),
+                ) else {
+                    return Ok(());
+                };
+                shadow.access(kind, &self.addrs, uniform, &target)
+            }
+            Region::Global { .. } => Ok(()),
         };
-        let Some(Value::Shared(view)) = self.vars.get(a.mem as usize) else {
-            return Ok(());
-        };
-        let kernel = self.ctx.kernel;
-        let var = kernel.vars.get(a.mem as usize);
-        let target = Target {
-            name: var.map_or("?", |v| v.name.as_str()),
-            temp: var.is_none_or(|v| v.temp),
-            byte: view.byte,
-            size: view.dtype.size_bytes(),
-            shape: &view.shape,
-        };
-        shadow
-            .access(kind, &self.addrs, uniform, &target)
-            .map_err(|race| {
-                Fault::Error(EmuError::SharedRace {
-                    kernel: kernel.name.clone(),
-                    block: self.block,
-                    detail: race.detail,
-                })
+        found.map_err(|race| {
+            Fault::Error(EmuError::SharedRace {
+                kernel: self.ctx.kernel.name.clone(),
+                block: self.block,
+                detail: race.detail,
             })
+        })
     }
 
     /// [`check_race`](Self::check_race) for a distributed shared tensor: against every block of
     /// the cluster.
-    fn check_cluster_race(&mut self, a: &Access, kind: Kind, uniform: bool) -> R<()> {
-        let Some((cluster, shadow)) = self.cluster.and_then(|c| Some((c, c.race.as_ref()?))) else {
+    fn check_cluster_race(&self, a: &Access, kind: Kind, uniform: bool) -> Result<(), Race> {
+        let (Some((cluster, shadow)), Some((target, part))) = (
+            self.cluster.and_then(|c| Some((c, c.race.as_ref()?))),
+            race_target(self.ctx.kernel, &self.vars, a),
+        ) else {
             return Ok(());
-        };
-        let Some(Value::Shared(view)) = self.vars.get(a.mem as usize) else {
-            return Ok(());
-        };
-        let kernel = self.ctx.kernel;
-        let var = kernel.vars.get(a.mem as usize);
-        let target = Target {
-            name: var.map_or("?", |v| v.name.as_str()),
-            temp: var.is_none_or(|v| v.temp),
-            byte: view.byte,
-            size: view.dtype.size_bytes(),
-            shape: &view.shape,
         };
         let who = super::race::Accessor {
             rank: self.rank,
@@ -271,24 +273,8 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             phase: self.cluster_phase,
             acquired: self.acquired,
         };
-        let part = view.part.unwrap_or(0);
-        shadow
-            .access(
-                kind,
-                &self.addrs,
-                uniform,
-                &who,
-                cluster.window,
-                part,
-                &target,
-            )
-            .map_err(|race| {
-                Fault::Error(EmuError::SharedRace {
-                    kernel: kernel.name.clone(),
-                    block: self.block,
-                    detail: race.detail,
-                })
-            })
+        let window = cluster.window;
+        shadow.access(kind, &self.addrs, uniform, &who, window, part, &target)
     }
 
     /// Whether a one-element result goes to a variable declared scalar, which every thread
