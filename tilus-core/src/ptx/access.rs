@@ -156,18 +156,21 @@ pub(super) enum Op {
         sem: Sem,
         scope: Scope,
     },
-    Rmw {
-        dst: Vec<Reg>,
-        with_output: bool,
-        op: RmwOp,
-        values: Operand,
-        compare: Option<Operand>,
-        sem: Sem,
-        scope: Scope,
-        inactive: InactiveResult,
-        /// 128-bit RMWs on element pairs (`Inst::AtomicRmw::pairs`).
-        pairs: bool,
-    },
+    Rmw(Rmw),
+}
+
+/// An atomic read-modify-write's operands (`Inst::AtomicRmw` with registers for its result).
+pub(super) struct Rmw {
+    pub dst: Vec<Reg>,
+    pub with_output: bool,
+    pub op: RmwOp,
+    pub values: Operand,
+    pub compare: Option<Operand>,
+    pub sem: Sem,
+    pub scope: Scope,
+    pub inactive: InactiveResult,
+    /// 128-bit RMWs on element pairs (`Inst::AtomicRmw::pairs`).
+    pub pairs: bool,
 }
 
 impl Emitter<'_> {
@@ -229,7 +232,7 @@ impl Emitter<'_> {
                         "an atomic read-modify-write with a scalar result is not supported",
                     );
                 }
-                Op::Rmw {
+                Op::Rmw(Rmw {
                     dst: dst_regs(self)?,
                     with_output: dst.is_some(),
                     op: *op,
@@ -239,7 +242,7 @@ impl Emitter<'_> {
                     scope: *scope,
                     inactive: *inactive,
                     pairs: *pairs,
-                }
+                })
             }
             _ => return internal("not a memory instruction"),
         };

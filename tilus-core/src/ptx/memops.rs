@@ -7,7 +7,7 @@
 //! legality table (`crate::table`): the operand is converted to the instruction's register width
 //! where they differ (16-bit `cas` of an integer held in 32 bits).
 
-use super::access::{Addr, Op, Plan};
+use super::access::{Addr, Op, Plan, Rmw};
 use super::emit::{internal, Emitter, Res};
 use super::regs::{EVal, PVal, Reg};
 use crate::dtype::{Class, DType, RegClass};
@@ -135,7 +135,8 @@ impl Emitter<'_> {
                     ));
                 }
             }
-            Op::Rmw { .. } => self.rmw_elems(plan, op, elems, local_alts)?,
+            Op::Rmw(rmw) if rmw.pairs => self.rmw_pairs(plan, rmw, elems)?,
+            Op::Rmw(rmw) => self.rmw_elems(plan, rmw, elems, local_alts)?,
         }
         Ok(())
     }
@@ -190,11 +191,11 @@ impl Emitter<'_> {
     fn rmw_elems(
         &mut self,
         plan: &Plan,
-        op: &Op,
+        rmw: &Rmw,
         elems: &[(PVal, Addr)],
         local_alts: &[Option<(PVal, Addr)>],
     ) -> Res<()> {
-        let Op::Rmw {
+        let Rmw {
             dst,
             with_output,
             op,
@@ -203,11 +204,8 @@ impl Emitter<'_> {
             sem,
             scope,
             inactive,
-            pairs: false,
-        } = op
-        else {
-            return self.rmw_pairs(plan, op, elems);
-        };
+            pairs: _,
+        } = rmw;
         let d = plan.dtype;
         let space = self.state_space(plan);
         let Some(row) = table::rmw_row(*op, d) else {
@@ -435,27 +433,14 @@ impl Emitter<'_> {
     /// skipped pairs give the inactive result. With runs of two or more elements per thread a
     /// pair is two slots of one thread; with runs of one (`v == 1`) it is the same slot of
     /// threads `2j` and `2j + 1`, which trade operands, addresses and results by `shfl`.
-    fn rmw_pairs(&mut self, plan: &Plan, op: &Op, elems: &[(PVal, Addr)]) -> Res<()> {
-        let Op::Rmw {
-            dst,
-            with_output,
-            op,
-            values,
-            compare,
-            sem,
-            scope,
-            inactive,
-            ..
-        } = op
-        else {
-            return internal("not an RMW");
-        };
+    fn rmw_pairs(&mut self, plan: &Plan, rmw: &Rmw, elems: &[(PVal, Addr)]) -> Res<()> {
+        let (op, scope) = (rmw.op, rmw.scope);
         let d = plan.dtype;
-        let Some(row) = table::rmw_row(*op, d).filter(|r| r.pairs) else {
+        let Some(row) = table::rmw_row(op, d).filter(|r| r.pairs) else {
             return internal(format!("no 128-bit atomic `{}` on `{d}`", op.name()));
         };
-        let instr = table::rmw_pair_ptx(row, self.state_space(plan), *sem, *scope);
-        self.min_version = self.min_version.max(table::pair_rmw_ptx(*scope));
+        let instr = table::rmw_pair_ptx(row, self.state_space(plan), rmw.sem, scope);
+        self.min_version = self.min_version.max(table::pair_rmw_ptx(scope));
         // A window along the last axis (the tilus forms) has its pairs contiguous by
         // construction; indexed coordinates are checked at run time.
         let rank = plan.access.shape.len();
@@ -466,23 +451,23 @@ impl Emitter<'_> {
         let mut operands = Vec::with_capacity(elems.len());
         let mut fallback = Vec::with_capacity(elems.len());
         for (s, (act, _)) in elems.iter().enumerate() {
-            let c = match compare {
+            let c = match &rmw.compare {
                 Some(c) => Some(self.slot_val(*c, s)?),
                 None => None,
             };
-            fallback.push(match (inactive, c) {
+            fallback.push(match (&rmw.inactive, c) {
                 (InactiveResult::Compare, Some(c)) => c,
                 _ => EVal::Const(0, d),
             });
             operands.push(match act {
                 PVal::False => None,
                 _ => {
-                    let b = self.slot_val(*values, s)?;
+                    let b = self.slot_val(rmw.values, s)?;
                     Some((self.bits64(b), c.map(|c| self.bits64(c))))
                 }
             });
         }
-        let out = with_output.then_some(dst.as_slice());
+        let out = rmw.with_output.then_some(rmw.dst.as_slice());
         if plan.layout.v >= 2 {
             for s in (0..elems.len()).step_by(2) {
                 let addr = elems[s].1;
