@@ -818,6 +818,67 @@ pub fn for_each_inst(block: &[Stmt], f: &mut impl FnMut(Option<VarId>, &Inst, Sp
     }
 }
 
+/// What a statement does with a variable, for [`for_each_var`].
+#[derive(Debug, Clone, Copy)]
+pub enum VarUse<'a> {
+    /// Read as an operand, loop bound or condition.
+    Read(VarId),
+    /// Assigned by an instruction.
+    Def(VarId, &'a Inst),
+    /// The variable of a `for` loop: assigned on every iteration.
+    LoopVar(VarId),
+}
+
+/// Every read and assignment of a variable in `block`, nested blocks included, in program order
+/// (a statement's reads before its assignment). The passes' use/def counts come from here.
+pub fn for_each_var<'a>(block: &'a [Stmt], f: &mut impl FnMut(VarUse<'a>)) {
+    fn read<'a>(o: Operand, f: &mut impl FnMut(VarUse<'a>)) {
+        if let Operand::Var(v) = o {
+            f(VarUse::Read(v));
+        }
+    }
+    for s in block {
+        match s {
+            Stmt::Inst { dst, inst, .. } => {
+                inst.operands().into_iter().for_each(|o| read(o, f));
+                if let Some(d) = dst {
+                    f(VarUse::Def(*d, inst));
+                }
+            }
+            Stmt::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+                ..
+            } => {
+                [*start, *end, *step].into_iter().for_each(|o| read(o, f));
+                f(VarUse::LoopVar(*var));
+                for_each_var(body, f);
+            }
+            Stmt::While {
+                cond_block,
+                cond,
+                body,
+                ..
+            } => {
+                for_each_var(cond_block, f);
+                read(*cond, f);
+                for_each_var(body, f);
+            }
+            Stmt::If {
+                cond, then, els, ..
+            } => {
+                read(*cond, f);
+                for_each_var(then, f);
+                for_each_var(els, f);
+            }
+            Stmt::Break { .. } => {}
+        }
+    }
+}
+
 impl Kernel {
     pub fn ty(&self, v: VarId) -> &Ty {
         &self.vars[v as usize].ty

@@ -9,7 +9,7 @@
 //! "Read" is flow-insensitive: a variable read anywhere (including by a loop condition) is live.
 //! That is exact for tile kernels, whose variables are few and whose loops re-read their state.
 
-use crate::ir::{Block, Inst, Kernel, Operand, Stmt, VarId};
+use crate::ir::{Block, Inst, Kernel, Stmt, VarId, VarUse};
 use std::collections::HashSet;
 
 pub fn run(kernel: &mut Kernel) {
@@ -25,50 +25,12 @@ pub fn run(kernel: &mut Kernel) {
 /// Every variable read as an operand (or loop bound / condition) anywhere in `block`.
 pub fn used_vars(block: &Block) -> HashSet<VarId> {
     let mut used = HashSet::new();
-    collect(block, &mut used);
-    used
-}
-
-fn add(o: Operand, used: &mut HashSet<VarId>) {
-    if let Operand::Var(v) = o {
-        used.insert(v);
-    }
-}
-
-fn collect(block: &Block, used: &mut HashSet<VarId>) {
-    for s in block {
-        match s {
-            Stmt::Inst { inst, .. } => inst.operands().into_iter().for_each(|o| add(o, used)),
-            Stmt::For {
-                start,
-                end,
-                step,
-                body,
-                ..
-            } => {
-                [*start, *end, *step].into_iter().for_each(|o| add(o, used));
-                collect(body, used);
-            }
-            Stmt::While {
-                cond_block,
-                cond,
-                body,
-                ..
-            } => {
-                collect(cond_block, used);
-                add(*cond, used);
-                collect(body, used);
-            }
-            Stmt::If {
-                cond, then, els, ..
-            } => {
-                add(*cond, used);
-                collect(then, used);
-                collect(els, used);
-            }
-            Stmt::Break { .. } => {}
+    crate::ir::for_each_var(block, &mut |u| {
+        if let VarUse::Read(v) = u {
+            used.insert(v);
         }
-    }
+    });
+    used
 }
 
 /// Remove dead pure instructions and drop unused RMW outputs; returns whether anything changed.

@@ -23,12 +23,11 @@
 //! `start` and `n` are scalars of a 32- or 64-bit integer type.
 
 use crate::dtype::DType;
-use crate::ir::{BinOp, Block, Inst, Kernel, Operand, Stmt, Ty, Var, VarId};
+use crate::ir::{for_each_var, BinOp, Block, Inst, Kernel, Operand, Stmt, Ty, Var, VarId, VarUse};
 use std::collections::HashMap;
 
 pub fn run(kernel: &mut Kernel) {
-    let mut counts = Counts::default();
-    counts.block(&kernel.body);
+    let counts = Counts::of(&kernel.body);
     let mut body = std::mem::take(&mut kernel.body);
     rewrite_block(&mut body, kernel, &counts);
     kernel.body = body;
@@ -44,56 +43,20 @@ struct Counts {
 }
 
 impl Counts {
-    fn read(&mut self, o: Operand) {
-        if let Operand::Var(v) = o {
-            *self.uses.entry(v).or_default() += 1;
-        }
-    }
-    fn block(&mut self, b: &Block) {
-        for s in b {
-            match s {
-                Stmt::Inst { dst, inst, .. } => {
-                    if let Some(d) = dst {
-                        *self.defs.entry(*d).or_default() += 1;
-                        if let Inst::Arange { n, dtype } = inst {
-                            self.aranges.insert(*d, (*n, *dtype));
-                        }
-                    }
-                    inst.operands().into_iter().for_each(|o| self.read(o));
+    fn of(body: &Block) -> Counts {
+        let mut c = Counts::default();
+        for_each_var(body, &mut |u| match u {
+            VarUse::Read(v) => *c.uses.entry(v).or_default() += 1,
+            VarUse::Def(v, inst) => {
+                *c.defs.entry(v).or_default() += 1;
+                if let Inst::Arange { n, dtype } = inst {
+                    c.aranges.insert(v, (*n, *dtype));
                 }
-                Stmt::For {
-                    var,
-                    start,
-                    end,
-                    step,
-                    body,
-                    ..
-                } => {
-                    // A loop variable changes every iteration: never "assigned once".
-                    *self.defs.entry(*var).or_default() += 2;
-                    [*start, *end, *step].into_iter().for_each(|o| self.read(o));
-                    self.block(body);
-                }
-                Stmt::While {
-                    cond_block,
-                    cond,
-                    body,
-                    ..
-                } => {
-                    self.block(cond_block);
-                    self.read(*cond);
-                    self.block(body);
-                }
-                Stmt::If {
-                    cond, then, els, ..
-                } => {
-                    self.read(*cond);
-                    self.block(then);
-                    self.block(els);
-                }
-                Stmt::Break { .. } => {}
             }
-        }
+            // A loop variable changes every iteration: never "assigned once".
+            VarUse::LoopVar(v) => *c.defs.entry(v).or_default() += 2,
+        });
+        c
     }
     fn once(&self, v: VarId) -> bool {
         self.defs.get(&v) == Some(&1)
