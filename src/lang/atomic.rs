@@ -888,7 +888,7 @@ pub fn global_cas<T: Element>(
     unreachable!()
 }
 
-/// Element-wise 128-bit atomic `exch` on shared memory, on pairs of 64-bit elements: 128-bit exchange: replaces each pair of the destination by the pair of `values`.
+/// Element-wise 128-bit atomic exchange on shared memory, on pairs of 64-bit elements: replaces each pair of the destination by the pair of `values`.
 ///
 /// ```text
 /// atomic::shared_exch128(dst, values, mask = .., sem = relaxed, scope = cta) -> Tile<T>
@@ -924,7 +924,7 @@ pub fn shared_exch128<T: Element>(dst: SharedTensor<T>, values: Tile<T>) -> Tile
     unreachable!()
 }
 
-/// Element-wise 128-bit atomic `cas` on shared memory, on pairs of 64-bit elements: 128-bit compare-and-swap: replaces each pair of the destination by the pair of `values` where both of its elements equal the pair of `compare`.
+/// Element-wise 128-bit atomic compare-and-swap on shared memory, on pairs of 64-bit elements: replaces each pair of the destination by the pair of `values` where both of its elements equal the pair of `compare`.
 ///
 /// ```text
 /// atomic::shared_cas128(dst, compare, values, mask = .., sem = relaxed, scope = cta) -> Tile<T>
@@ -965,7 +965,7 @@ pub fn shared_cas128<T: Element>(
     unreachable!()
 }
 
-/// Element-wise 128-bit atomic `exch` on global memory, on pairs of 64-bit elements: 128-bit exchange: replaces each pair of the destination by the pair of `values`.
+/// Element-wise 128-bit atomic exchange on global memory, on pairs of 64-bit elements: replaces each pair of the destination by the pair of `values`.
 ///
 /// ```text
 /// atomic::global_exch128(dst, values, offsets = [0, ..], mask = .., sem = relaxed, scope = gpu) -> Tile<T>
@@ -1002,7 +1002,7 @@ pub fn global_exch128<T: Element>(dst: GlobalTensor<T>, values: Tile<T>) -> Tile
     unreachable!()
 }
 
-/// Element-wise 128-bit atomic `cas` on global memory, on pairs of 64-bit elements: 128-bit compare-and-swap: replaces each pair of the destination by the pair of `values` where both of its elements equal the pair of `compare`.
+/// Element-wise 128-bit atomic compare-and-swap on global memory, on pairs of 64-bit elements: replaces each pair of the destination by the pair of `values` where both of its elements equal the pair of `compare`.
 ///
 /// ```text
 /// atomic::global_cas128(dst, compare, values, offsets = [0, ..], mask = .., sem = relaxed, scope = gpu) -> Tile<T>
