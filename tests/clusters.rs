@@ -392,6 +392,69 @@ fn the_emulator_reports_races_on_distributed_shared_memory() {
     );
 }
 
+/// Block 0 raises two flags around its payload: `early` before writing it (it releases
+/// nothing of it), `late` after. Block 1 waits for the flag `wait` (0: early, 1: late) and
+/// reads the payload: correct only after the late flag. With `fences` the flags are relaxed
+/// atomics ordered by a release fence (before the store) and an acquire fence (after the load).
+#[tile_kernel(threads = 32, cluster = 2)]
+fn two_flags(out: GlobalTensor<i32>, wait: i32, fences: i32) {
+    // Block 0's part: payload 0..32, flags 32 (early) and 33 (late).
+    let mail = cluster_shared_tensor(i32, [128]);
+    let me = cluster_rank();
+    atomic_store(mail, me * 64 + 32 + arange(2), zeros([2]), sem = relaxed);
+    cluster_sync();
+    if me == 0 {
+        for flag in 32..34 {
+            if fences == 1 {
+                fence(sem = release, scope = cluster);
+                atomic_store(mail, flag, 1, sem = relaxed, scope = cluster);
+            } else {
+                atomic_store(mail, flag, 1, sem = release, scope = cluster);
+            }
+            if flag == 32 {
+                store_shared_scatter(mail, dim = 0, indices = arange(32), values = 7);
+            }
+        }
+    } else {
+        if fences == 1 {
+            while atomic_load(mail, 32 + wait, sem = relaxed, scope = cluster) == 0 {}
+            fence(sem = acquire, scope = cluster);
+        } else {
+            while atomic_load(mail, 32 + wait, sem = acquire, scope = cluster) == 0 {}
+        }
+        let got = atomic_load(mail, arange(32), sem = relaxed);
+        store_global(out, got, offsets = [block_idx() / 2 * 32]);
+    }
+}
+
+/// Happens-before between blocks is tracked per location (vector clocks): acquiring a flag
+/// that was released before the payload was written does not order the payload, even when the
+/// writer has released another flag since (which a global release count would take as
+/// ordering).
+#[test]
+fn the_emulator_orders_blocks_only_through_the_location_they_synchronise_on() {
+    for fences in [0, 1] {
+        for dev in backends() {
+            let out = dev.full(2 * 32, -1i32).unwrap();
+            two_flags::launch(&dev, 4u32, &out, 1, fences).unwrap();
+            assert_eq!(
+                out.download().unwrap(),
+                vec![7; 64],
+                "{dev:?} fences {fences}"
+            );
+        }
+        // Waiting for the early flag: a race (on the GPU block 1 may read before the payload).
+        for _ in 0..8 {
+            let dev = common::emulator();
+            let out = dev.full(2 * 32, -1i32).unwrap();
+            let e = two_flags::launch(&dev, 4u32, &out, 0, fences)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("race") && e.contains("release/acquire"), "{e}");
+        }
+    }
+}
+
 #[test]
 fn the_emulator_reports_cluster_protocol_errors() {
     let dev = common::emulator();

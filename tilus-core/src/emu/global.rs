@@ -43,6 +43,11 @@ impl<'a> GlobalMem<'a> {
             GlobalMem::W64(_) => 8,
         }
     }
+    /// The host address of element `i` (a name for the location, also across aliasing
+    /// arguments).
+    pub fn cell_addr(&self, i: usize) -> usize {
+        on_cells!(self, c => c.as_ptr() as usize) + i * self.width()
+    }
     /// Whether two arguments are the same memory.
     pub fn same(&self, other: &GlobalMem<'_>) -> bool {
         let addr = |m: &GlobalMem<'_>| on_cells!(m, c => (c.as_ptr() as usize, c.len()));

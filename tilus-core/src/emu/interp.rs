@@ -6,7 +6,7 @@
 
 use super::cluster::{rank_of, BarrierError, ClusterMem};
 use super::ops;
-use super::race::Shadow;
+use super::race::{BlockClock, Shadow};
 use super::value::{
     next_pos, numel_checked, operand, scalar, Elems, GlobalView, SharedView, Tile, Value,
 };
@@ -85,9 +85,9 @@ pub(crate) struct Interp<'c, 'k, 'a> {
     pub rank: u32,
     /// Cluster barriers this block has passed.
     pub cluster_phase: u64,
-    /// The cluster's release count seen by this block's latest acquire (race checking of
-    /// distributed shared memory).
-    pub acquired: u64,
+    /// This block's vector clock (race checking of distributed shared memory; empty without
+    /// it).
+    pub clock: BlockClock,
 }
 
 impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
@@ -106,7 +106,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             cluster: None,
             rank: 0,
             cluster_phase: 0,
-            acquired: 0,
+            clock: BlockClock::default(),
         }
     }
 
@@ -146,7 +146,9 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         self.iterations = 0;
         self.rank = rank_of(self.ctx.grid.coords(block as u64), self.ctx.kernel.cluster).0;
         self.cluster_phase = 0;
-        self.acquired = 0;
+        if let Some(shadow) = self.cluster.and_then(|c| c.race.as_ref()) {
+            self.clock = BlockClock::new(self.rank, shadow.blocks());
+        }
         for (i, b) in self.shared.iter_mut().enumerate() {
             *b = SHARED_POISON.to_le_bytes()[i % 4];
         }
@@ -714,23 +716,8 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
     /// `Fence`: the PTX brackets the fence with barriers.
     fn fence(&mut self, sem: crate::ir::Sem) {
         self.barrier();
-        self.release_acquire(sem, true);
         super::mem::fence(sem);
-        self.release_acquire(sem, false);
-    }
-
-    /// For the race checking of distributed shared memory: a release (`before`) or an acquire
-    /// (after) of `sem` by this block.
-    pub fn release_acquire(&mut self, sem: crate::ir::Sem, before: bool) {
-        let Some(shadow) = self.cluster.and_then(|c| c.race.as_ref()) else {
-            return;
-        };
-        if before && sem.has_release() {
-            shadow.release();
-        }
-        if !before && sem.has_acquire() {
-            self.acquired = shadow.releases();
-        }
+        self.clock.fence(sem);
     }
 
     /// The declared type of a variable (for diagnostics and scalar/tile decisions).

@@ -16,7 +16,7 @@ use super::access::{self, AccessFault, Region, Resolved, INACTIVE};
 use super::cluster::ClusterMem;
 use super::global::GlobalMem;
 use super::interp::{Fault, Interp, R};
-use super::race::{Kind, Race, Target};
+use super::race::{ClusterShadow, Kind, Race, SyncKey, Target};
 use super::value::{operand, Elems, Value};
 use super::{EmuArg, EmuError};
 use crate::elem::rmw_new;
@@ -271,7 +271,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             rank: self.rank,
             epoch: self.race.as_ref().map_or(0, |r| r.epoch()),
             phase: self.cluster_phase,
-            acquired: self.acquired,
+            clock: self.clock.now(),
         };
         let window = cluster.window;
         shadow.access(kind, &self.addrs, uniform, &who, window, part, &target)
@@ -291,21 +291,55 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         if sem.has_release() {
             self.barrier();
         }
-        self.release_acquire(sem, true);
     }
 
-    /// The barrier the PTX places after an acquire atomic. (The acquire itself is noted for
-    /// distributed shared memory after the access is performed: `acquired`.)
+    /// The barrier the PTX places after an acquire atomic.
     fn after(&mut self, sem: Sem) {
         if sem.has_acquire() {
             self.barrier();
         }
     }
 
-    /// An acquire access has been performed: what it may have read was released before now.
-    fn acquired(&mut self, sem: Sem) {
-        if self.race.is_some() {
-            self.release_acquire(sem, false);
+    /// The locations of the active elements of a resolved access that blocks of a cluster can
+    /// synchronise through (global and distributed shared memory), or `None` when there is no
+    /// cluster race checking.
+    fn sync_keys(&self, r: &Resolved, size: usize) -> Option<(&'c ClusterShadow, Vec<SyncKey>)> {
+        let shadow = self.cluster?.race.as_ref()?;
+        let active = self
+            .addrs
+            .iter()
+            .filter(|&&p| p != INACTIVE)
+            .map(|&p| p as usize);
+        let keys = match r.region {
+            Region::Global { param } => {
+                let mem = self.global(param).ok()?;
+                active.map(|i| SyncKey::Global(mem.cell_addr(i))).collect()
+            }
+            Region::Cluster => active.map(|i| SyncKey::Cluster(i * size)).collect(),
+            Region::Shared => return None,
+        };
+        Some((shadow, keys))
+    }
+
+    /// Before an atomic write of `sem` is performed: what it releases, for the race checking of
+    /// distributed shared memory.
+    fn release(&self, r: &Resolved, sem: Sem, size: usize) {
+        if let Some((shadow, keys)) = self.sync_keys(r, size) {
+            shadow.publish(&keys, sem, &self.clock);
+        }
+    }
+
+    /// After an atomic access of `sem` is performed: what its read acquired (`reads`), and the
+    /// end of what its release covered.
+    fn acquire(&mut self, r: &Resolved, sem: Sem, size: usize, reads: bool) {
+        let Some((shadow, keys)) = self.sync_keys(r, size) else {
+            return;
+        };
+        if reads {
+            shadow.observe(&keys, sem, &mut self.clock);
+        }
+        if sem.has_release() {
+            self.clock.tick();
         }
     }
 
@@ -395,7 +429,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 }));
             }
         }
-        self.acquired(sem);
+        self.acquire(&r, sem, size, true);
         match dst {
             Some(d) => self.set_tile(d, a.shape.clone(), out),
             None => Ok(()),
@@ -420,7 +454,11 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             self.check_race(a, &r, Kind::AtomicWrite, false)?;
             self.after(sem);
         }
-        self.write(a, &r, value, store_order(sem))
+        let size = self.mem_dtype(a).size_bytes();
+        self.release(&r, sem, size);
+        self.write(a, &r, value, store_order(sem))?;
+        self.acquire(&r, sem, size, false);
+        Ok(())
     }
 
     /// Store `value` at the resolved addresses, in row-major element order (so the last of
@@ -509,6 +547,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         };
         let d = self.mem_dtype(a);
         let size = d.size_bytes();
+        self.release(&r, sem, size);
         if pairs {
             // 128-bit RMWs on the pairs `2k, 2k + 1`: performed when both elements are active,
             // the second is the memory element after the first, and the first is 16-byte
@@ -602,7 +641,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 }
             }
         }
-        self.acquired(sem);
+        self.acquire(&r, sem, size, true);
         match dst {
             Some(d) => self.set_tile(d, a.shape.clone(), out),
             None => Ok(()),

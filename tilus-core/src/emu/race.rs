@@ -18,7 +18,7 @@
 //! between blocks.
 
 use super::access::INACTIVE;
-use crate::ir::{Inst, Kernel};
+use crate::ir::{Inst, Kernel, Sem};
 use crate::layout::Layout;
 
 /// "Several threads" (or, as the accessor, "every thread": a block-uniform scalar access).
@@ -298,43 +298,119 @@ fn report(
 /// Race checking of distributed shared memory (`cluster_shared_tensor`), shared by the blocks of
 /// one running cluster. Two accesses to one word conflict as in [`Shadow`] when they fall in the
 /// same *cluster phase* (between two `cluster_sync()`s) and are not ordered: by a block barrier
-/// when both are of one block, by a release/acquire pair when they are of two blocks. The
-/// release/acquire order is approximated: an access of another block recorded before any
-/// release (atomic or fence with a release component) that precedes this block's latest acquire
-/// counts as ordered. That can miss a race (the release was another block's), never reports a
-/// correctly synchronised kernel.
+/// when both are of one block, by happens-before when they are of two blocks.
+///
+/// Happens-before between blocks is tracked with vector clocks ([`BlockClock`]): every record
+/// keeps, per block, the clock of that block's latest access of its kind in the phase, and an
+/// earlier access of block `b` is ordered before the current one when the current block's
+/// clock has reached it, which it does only by acquiring (an acquire atomic, or a relaxed one
+/// followed by an acquire fence) from a location that `b` (or a block that acquired from `b`)
+/// released to. Locations (global and distributed-shared elements) keep the join of the
+/// clocks released to them, published before the releasing write and read after the acquiring
+/// read, so that a block that reads a released value always sees its clock. Clocks only grow at
+/// a location (release sequences are never cut), which can miss a race, never report a
+/// correctly synchronised kernel. Same-block accesses are checked against the latest record of
+/// the word only.
 pub(crate) struct ClusterShadow {
     state: std::sync::Mutex<ClusterState>,
-    /// Releases performed so far by any block of the cluster.
-    releases: std::sync::atomic::AtomicU64,
+    /// Release clocks of the locations atomics have written, by [`SyncKey`].
+    released: std::sync::Mutex<std::collections::HashMap<SyncKey, Vec<u32>>>,
+    /// Blocks per cluster (the length of every clock).
+    blocks: usize,
     gran: usize,
     threads: usize,
     vmax: usize,
 }
 
-struct ClusterState {
-    /// Per shadow word, per access kind: the latest record.
-    words: Vec<[Seen; 4]>,
+/// A memory location that atomics synchronise through: a global element (by its host address)
+/// or a byte of the cluster's windows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum SyncKey {
+    Global(usize),
+    Cluster(usize),
 }
 
-/// One record: cluster phase + 1 (0: never), the block's rank and thread ([`MANY`]: several),
-/// its block-barrier epoch, and the release count when it was recorded.
+struct ClusterState {
+    /// Per shadow word, per access kind: the latest access.
+    words: Vec<[Seen; 4]>,
+    /// Per shadow word, per access kind, per block: the block's clock at its latest such access
+    /// in the record's phase (0: none).
+    clocks: Vec<u32>,
+}
+
+/// The latest access of one kind to one word: cluster phase + 1 (0: never), the block's rank
+/// and thread ([`MANY`]: several), its block-barrier epoch.
 #[derive(Debug, Clone, Copy, Default)]
 struct Seen {
     phase: u64,
     rank: u16,
     tid: u16,
     epoch: u32,
-    releases: u64,
 }
 
-/// Who performs an access: the block's rank, block epoch, cluster phase and the release count
-/// its latest acquire saw.
-pub(crate) struct Accessor {
+/// Who performs an access: the block's rank, block epoch, cluster phase and vector clock.
+pub(crate) struct Accessor<'c> {
     pub rank: u32,
     pub epoch: u32,
     pub phase: u64,
-    pub acquired: u64,
+    pub clock: &'c [u32],
+}
+
+/// The vector clock of one block of a cluster: `now[b]` is how far this block knows block
+/// `b`'s history (its own entry counts its releases, from 1). Empty outside clusters.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct BlockClock {
+    rank: usize,
+    now: Vec<u32>,
+    /// `now` at the latest release fence: what a relaxed atomic write after it releases.
+    fenced: Vec<u32>,
+    /// The clocks relaxed atomic reads saw since: what an acquire fence acquires.
+    pending: Vec<u32>,
+}
+
+fn join(into: &mut [u32], from: &[u32]) {
+    for (a, &b) in into.iter_mut().zip(from) {
+        *a = (*a).max(b);
+    }
+}
+
+impl BlockClock {
+    /// The clock of block `rank` of a cluster of `blocks`, at the block's start.
+    pub fn new(rank: u32, blocks: usize) -> BlockClock {
+        let mut now = vec![0; blocks];
+        if let Some(own) = now.get_mut(rank as usize) {
+            *own = 1;
+        }
+        BlockClock {
+            rank: rank as usize,
+            now,
+            fenced: vec![0; blocks],
+            pending: vec![0; blocks],
+        }
+    }
+
+    pub fn now(&self) -> &[u32] {
+        &self.now
+    }
+
+    /// A fence of `sem`: its acquire half takes what relaxed reads saw, its release half marks
+    /// what later relaxed writes release.
+    pub fn fence(&mut self, sem: Sem) {
+        if sem.has_acquire() {
+            join(&mut self.now, &self.pending);
+        }
+        if sem.has_release() {
+            self.fenced.clone_from(&self.now);
+            self.tick();
+        }
+    }
+
+    /// After a release: later accesses are not covered by it.
+    pub fn tick(&mut self) {
+        if let Some(own) = self.now.get_mut(self.rank) {
+            *own += 1;
+        }
+    }
 }
 
 impl ClusterShadow {
@@ -342,26 +418,55 @@ impl ClusterShadow {
     pub fn new(kernel: &Kernel, blocks: u32) -> ClusterShadow {
         let gran = shared_granularity(kernel);
         let window = kernel.shared_bytes.next_multiple_of(16);
+        let words = (window * blocks as usize).div_ceil(gran);
         ClusterShadow {
             state: std::sync::Mutex::new(ClusterState {
-                words: vec![[Seen::default(); 4]; (window * blocks as usize).div_ceil(gran)],
+                words: vec![[Seen::default(); 4]; words],
+                clocks: vec![0; words * 4 * blocks as usize],
             }),
-            releases: std::sync::atomic::AtomicU64::new(0),
+            released: Default::default(),
+            blocks: blocks as usize,
             gran,
             threads: (kernel.threads as usize).clamp(1, MANY as usize - 1),
             vmax: crate::layout::vector_width(kernel),
         }
     }
 
-    /// A release by some block (before its releasing access).
-    pub fn release(&self) {
-        self.releases
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    /// Blocks per cluster.
+    pub fn blocks(&self) -> usize {
+        self.blocks
     }
 
-    /// The release count an acquire (after its acquiring access) has seen.
-    pub fn releases(&self) -> u64 {
-        self.releases.load(std::sync::atomic::Ordering::SeqCst)
+    /// An atomic write of `sem` by `clock`'s block to `keys`, before it is performed: the
+    /// locations release the block's clock (`sem` has a release) or what its latest release
+    /// fence covered.
+    pub fn publish(&self, keys: &[SyncKey], sem: Sem, clock: &BlockClock) {
+        let from = if sem.has_release() {
+            &clock.now
+        } else {
+            &clock.fenced
+        };
+        let mut released = self.released.lock().unwrap_or_else(|p| p.into_inner());
+        for &k in keys {
+            let at = released.entry(k).or_insert_with(|| vec![0; self.blocks]);
+            join(at, from);
+        }
+    }
+
+    /// An atomic read of `sem` from `keys`, after it is performed: an acquire takes the clocks
+    /// released there, a relaxed read keeps them for a later acquire fence.
+    pub fn observe(&self, keys: &[SyncKey], sem: Sem, clock: &mut BlockClock) {
+        let released = self.released.lock().unwrap_or_else(|p| p.into_inner());
+        let into = if sem.has_acquire() {
+            &mut clock.now
+        } else {
+            &mut clock.pending
+        };
+        for k in keys {
+            if let Some(at) = released.get(k) {
+                join(into, at);
+            }
+        }
     }
 
     /// Check and record the active elements of one access; `addrs` in units of `target.size`
@@ -373,7 +478,7 @@ impl ClusterShadow {
         kind: Kind,
         addrs: &[i64],
         uniform: bool,
-        who: &Accessor,
+        who: &Accessor<'_>,
         window: usize,
         part: usize,
         target: &Target<'_>,
@@ -382,16 +487,19 @@ impl ClusterShadow {
         let scale = target.size;
         let phase = who.phase + 1;
         let rank = who.rank.min(MANY as u32 - 1) as u16;
-        let now_releases = self.releases();
+        let blocks = self.blocks;
+        let own_clock = who.clock.get(rank as usize).copied().unwrap_or(0);
         let (field, conflicts) = (kind.field(), kind.conflicts());
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let ClusterState { words, clocks } = &mut *st;
         for (&p, owner) in addrs.iter().zip(owners(layout)) {
             if p == INACTIVE {
                 continue;
             }
             let t = if uniform { MANY } else { owner as u16 };
             let byte = p as usize * scale;
-            let Some(w) = st.words.get_mut(byte / self.gran) else {
+            let word = byte / self.gran;
+            let Some(w) = words.get_mut(word) else {
                 continue;
             };
             for &c in conflicts {
@@ -399,64 +507,91 @@ impl ClusterShadow {
                 if e.phase != phase {
                     continue;
                 }
-                let racing = if e.rank == rank {
-                    e.epoch == who.epoch && (e.tid != t || t == MANY)
+                let seen = &clocks[(word * 4 + c) * blocks..][..blocks];
+                // Same block: ordered by its barriers. Other blocks: by happens-before.
+                let other = if e.rank == rank && e.epoch == who.epoch && (e.tid != t || t == MANY) {
+                    Some((rank, e.tid))
                 } else {
-                    e.releases >= who.acquired
+                    (0..blocks)
+                        .find(|&b| {
+                            b != rank as usize && seen[b] > who.clock.get(b).copied().unwrap_or(0)
+                        })
+                        .map(|b| {
+                            let b = b as u16;
+                            (b, if e.rank == b { e.tid } else { MANY })
+                        })
                 };
-                if racing {
-                    let block = |r: u16| {
-                        if r == MANY {
-                            "several blocks".to_string()
-                        } else {
-                            format!("block {r} of the cluster")
-                        }
-                    };
-                    let thread = |tid: u16| {
-                        if tid == MANY {
-                            "several threads".to_string()
-                        } else {
-                            format!("thread {tid}")
-                        }
-                    };
-                    let now = format!("{} of block {rank} of the cluster", thread(t));
-                    let then = if e.rank == MANY {
-                        block(e.rank)
-                    } else {
-                        format!("{} of {}", thread(e.tid), block(e.rank))
-                    };
+                if let Some((b, tid)) = other {
                     let owner_rank = byte / window.max(1);
                     let local = (byte % window.max(1)).saturating_sub(target.byte) / scale.max(1);
                     let rel = owner_rank * part + local;
-                    let place = format!("in the part of block {owner_rank}");
-                    let fix = if e.rank == rank {
-                        "with no barrier in between (same barrier interval); add `sync()` between the two accesses"
-                    } else {
-                        "with no cluster barrier in between; add `cluster_sync()` between the two accesses (or order them with release/acquire atomics of cluster scope)"
-                    };
-                    return Err(report(kind, c, (&now, &then), rel, &place, target, fix));
+                    return Err(cluster_race(
+                        kind,
+                        c,
+                        (rank, t),
+                        (b, tid),
+                        owner_rank,
+                        rel,
+                        target,
+                    ));
                 }
             }
             let e = &mut w[field];
+            let base = (word * 4 + field) * blocks;
             if e.phase != phase {
+                clocks[base..base + blocks].fill(0);
+            }
+            if e.phase != phase || e.rank != rank || e.epoch != who.epoch {
                 *e = Seen {
                     phase,
                     rank,
                     tid: t,
                     epoch: who.epoch,
-                    releases: now_releases,
                 };
-            } else if e.rank != rank {
-                e.rank = MANY;
-                e.releases = now_releases;
-            } else if e.epoch != who.epoch {
-                e.epoch = who.epoch;
-                e.tid = t;
-                e.releases = now_releases;
             } else if e.tid != t {
                 e.tid = MANY;
+            }
+            if let Some(c) = clocks.get_mut(base + rank as usize) {
+                *c = (*c).max(own_clock);
             }
         }
         Ok(())
     }
+}
+
+/// The message of a race on distributed shared memory: `kind` by thread `now.1` of block
+/// `now.0` after `WHAT[earlier]` by `then` at element `rel` (in block `owner_rank`'s part).
+fn cluster_race(
+    kind: Kind,
+    earlier: usize,
+    now: (u16, u16),
+    then: (u16, u16),
+    owner_rank: usize,
+    rel: usize,
+    target: &Target<'_>,
+) -> Race {
+    let thread = |tid: u16| {
+        if tid == MANY {
+            "a thread".to_string()
+        } else {
+            format!("thread {tid}")
+        }
+    };
+    let now_who = format!("{} of block {} of the cluster", thread(now.1), now.0);
+    let then_who = format!("{} of block {} of the cluster", thread(then.1), then.0);
+    let place = format!("in the part of block {owner_rank}");
+    let fix = if now.0 == then.0 {
+        "with no barrier in between (same barrier interval); add `sync()` between the two accesses"
+    } else {
+        "with no cluster barrier in between; add `cluster_sync()` between the two accesses (or order them with release/acquire atomics of cluster scope)"
+    };
+    report(
+        kind,
+        earlier,
+        (&now_who, &then_who),
+        rel,
+        &place,
+        target,
+        fix,
+    )
 }
