@@ -12,7 +12,8 @@ use super::value::{
 };
 use super::{EmuArg, EmuError, EmuOptions};
 use crate::elem;
-use crate::ir::{Block, DType, Inst, Kernel, Operand, ParamKind, Stmt, Ty, VarId};
+use crate::elem::Lanes;
+use crate::ir::{BinOp, Block, DType, Inst, Kernel, Operand, ParamKind, ReduceOp, Stmt, Ty, VarId};
 use crate::layout::Layout;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -367,323 +368,35 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
     }
 
     fn inst(&mut self, dst: Option<VarId>, inst: &'k Inst) -> R<()> {
-        // Instructions without side effects and without a destination are skipped (DCE would
-        // have removed them; nothing observable changes).
-        let Some(d) = dst else {
-            return match inst {
-                Inst::Store { access, value } => self.store(access, *value),
-                Inst::AtomicStore {
-                    access, value, sem, ..
-                } => self.atomic_store(access, *value, *sem),
-                Inst::AtomicLoad { access, sem, .. } => self.atomic_load(None, access, *sem),
-                Inst::AtomicRmw {
-                    op,
-                    access,
-                    values,
-                    compare,
-                    sem,
-                    inactive,
-                    pairs,
-                    ..
-                } => self.rmw(
-                    None, *op, access, *values, *compare, *sem, *inactive, *pairs,
-                ),
-                Inst::Fence { sem, .. } => {
-                    self.fence(*sem);
-                    Ok(())
-                }
-                Inst::Sync => {
-                    self.barrier();
-                    Ok(())
-                }
-                Inst::ClusterSync => self.cluster_sync(),
-                _ => Ok(()),
-            };
-        };
+        match (inst, dst) {
+            (
+                Inst::Load { .. }
+                | Inst::Store { .. }
+                | Inst::AtomicLoad { .. }
+                | Inst::AtomicStore { .. }
+                | Inst::AtomicRmw { .. }
+                | Inst::Fence { .. }
+                | Inst::Sync
+                | Inst::ClusterSync,
+                _,
+            ) => self.memory_inst(dst, inst),
+            (_, Some(d)) => self.value_inst(d, inst),
+            // An instruction without side effects and without a destination is skipped (DCE
+            // would have removed it; nothing observable changes).
+            (_, None) => Ok(()),
+        }
+    }
+
+    /// Memory accesses and barriers, which run whether or not their result is used (a load
+    /// without a destination has no effect).
+    fn memory_inst(&mut self, dst: Option<VarId>, inst: &'k Inst) -> R<()> {
         match inst {
-            Inst::Mov(op) => {
-                // A memory reference may be copied too (`let v = t;`).
-                if let Operand::Var(v) = op {
-                    if let Some(m @ (Value::Global(_) | Value::Shared(_))) =
-                        self.vars.get(*v as usize)
-                    {
-                        let m = m.clone();
-                        return self.set(d, m);
-                    }
-                }
-                let mut out = self.take_buf();
-                let v = match self.operand(*op)? {
-                    Elems::Scalar(v) => Value::Scalar(v),
-                    Elems::Tile(s, data) => {
-                        out.extend_from_slice(data);
-                        Value::Tile(Tile {
-                            shape: s.to_vec(),
-                            data: out,
-                        })
-                    }
-                };
-                self.set(d, v)
-            }
-            Inst::BlockIdx { axis } => {
-                let c = self.ctx.grid.coords(self.block as u64)[(*axis as usize).min(2)];
-                self.set(d, Value::Scalar(c as u64))
-            }
-            Inst::GridDim { axis } => self.set(d, Value::Scalar(self.ctx.grid.dim(*axis) as u64)),
-            Inst::ClusterRank => self.set(d, Value::Scalar(self.rank as u64)),
-            Inst::ClusterSize => self.set(d, Value::Scalar(self.ctx.kernel.cluster.blocks())),
-            Inst::ClusterIdx { axis } => {
-                let coords = self.ctx.grid.coords(self.block as u64);
-                let cid = rank_of(coords, self.ctx.kernel.cluster).1;
-                self.set(d, Value::Scalar(cid[(*axis as usize).min(2)] as u64))
-            }
-            Inst::ClusterSync => self.cluster_sync(),
-            Inst::Dim { tensor, axis } => {
-                let v = match self.vars.get(*tensor as usize) {
-                    Some(Value::Global(g)) => g.dims.get(*axis).copied(),
-                    Some(Value::Shared(s)) => s.shape.get(*axis).map(|&x| x as i64),
-                    _ => None,
-                };
-                let v = v.ok_or_else(|| {
-                    self.malformed(format!("`dim` axis {axis} of a non-tensor or lower rank"))
-                })?;
-                self.set(d, Value::Scalar(v as u64))
-            }
-            Inst::View { src, offset, shape } => {
-                let Some(Value::Global(g)) = self.vars.get(*src as usize) else {
-                    return Err(self.malformed(format!(
-                        "view of variable {src}, which is not a global tensor"
-                    )));
-                };
-                let (param, base) = (g.param, g.offset);
-                // Saturating like the PTX (ir.rs: a huge offset stays out of bounds).
-                let offset = base.saturating_add(clamp_i64(self.int(*offset)?));
-                let dims = shape
-                    .iter()
-                    .map(|o| self.int(*o).map(clamp_i64))
-                    .collect::<R<Vec<_>>>()?;
-                self.set(
-                    d,
-                    Value::Global(GlobalView {
-                        param,
-                        offset,
-                        dims,
-                    }),
-                )
-            }
-            Inst::Arange { n, dtype } => {
-                let mut out = self.take_buf();
-                out.extend((0..*n).map(|i| elem::int_const(*dtype, i as i128).unwrap_or(0)));
-                self.set_tile(d, vec![*n], out)
-            }
-            Inst::Full { shape, value } => {
-                let n = self.numel(shape)?;
-                let v = self.scalar(*value)?;
-                let mut out = self.take_buf();
-                out.resize(n, v);
-                self.set_tile(d, shape.clone(), out)
-            }
-            Inst::Binary { op, lhs, rhs } => {
-                let dt = self.dtype(*lhs);
-                let mut out = self.take_buf();
-                let (a, b) = (self.operand(*lhs)?, self.operand(*rhs)?);
-                let shape = match (a, b) {
-                    (Elems::Scalar(x), Elems::Scalar(y)) => {
-                        let v = elem::binary(*op, dt, x, y);
-                        self.pool.push(out);
-                        return self.set(d, Value::Scalar(v));
-                    }
-                    (Elems::Tile(s, x), Elems::Tile(_, y)) if x.len() != y.len() => {
-                        return Err(self.malformed(format!(
-                            "binary operands of shapes {s:?} and {:?}",
-                            b.shape()
-                        )));
-                    }
-                    (Elems::Tile(s, x), _) | (_, Elems::Tile(s, x)) => (s.to_vec(), x.len()),
-                };
-                elem::binary_into(*op, dt, a.lanes(), b.lanes(), shape.1, &mut out);
-                self.set_tile(d, shape.0, out)
-            }
-            Inst::Unary { op, x } => {
-                let dt = self.dtype(*x);
-                let mut out = self.take_buf();
-                match self.operand(*x)? {
-                    Elems::Scalar(v) => {
-                        self.pool.push(out);
-                        self.set(d, Value::Scalar(elem::unary(*op, dt, v)))
-                    }
-                    e @ Elems::Tile(s, xs) => {
-                        let s = s.to_vec();
-                        elem::unary_into(*op, dt, e.lanes(), xs.len(), &mut out);
-                        self.set_tile(d, s, out)
-                    }
-                }
-            }
-            Inst::Cast { x, dtype } => {
-                let from = self.dtype(*x);
-                let mut out = self.take_buf();
-                match self.operand(*x)? {
-                    Elems::Scalar(v) => {
-                        self.pool.push(out);
-                        self.set(d, Value::Scalar(elem::cast(from, *dtype, v)))
-                    }
-                    e @ Elems::Tile(s, xs) => {
-                        let s = s.to_vec();
-                        elem::cast_into(from, *dtype, e.lanes(), xs.len(), &mut out);
-                        self.set_tile(d, s, out)
-                    }
-                }
-            }
-            Inst::Bitcast { x, dtype } => {
-                // Values are canonical bit patterns and the sizes agree: only the type changes.
-                let mut out = self.take_buf();
-                match self.operand(*x)? {
-                    Elems::Scalar(v) => {
-                        self.pool.push(out);
-                        self.set(d, Value::Scalar(elem::canon(*dtype, v)))
-                    }
-                    Elems::Tile(s, xs) => {
-                        let s = s.to_vec();
-                        out.extend(xs.iter().map(|&v| elem::canon(*dtype, v)));
-                        self.set_tile(d, s, out)
-                    }
-                }
-            }
-            Inst::Fma { a, b, c } => {
-                let dt = self.dtype(*a);
-                let mut out = self.take_buf();
-                let ops = [self.operand(*a)?, self.operand(*b)?, self.operand(*c)?];
-                let Some(first) = ops.iter().find_map(|t| t.shape()) else {
-                    elem::fma_into(
-                        dt,
-                        ops[0].lanes(),
-                        ops[1].lanes(),
-                        ops[2].lanes(),
-                        1,
-                        &mut out,
-                    );
-                    let v = out[0];
-                    self.pool.push(out);
-                    return self.set(d, Value::Scalar(v));
-                };
-                let n = ops.iter().find_map(|t| t.len()).unwrap_or(0);
-                if ops.iter().any(|t| t.len().is_some_and(|l| l != n)) {
-                    return Err(self.malformed("fma operands of different shapes".into()));
-                }
-                let shape = first.to_vec();
-                elem::fma_into(
-                    dt,
-                    ops[0].lanes(),
-                    ops[1].lanes(),
-                    ops[2].lanes(),
-                    n,
-                    &mut out,
-                );
-                self.set_tile(d, shape, out)
-            }
-            Inst::Select { cond, a, b } => {
-                let mut out = self.take_buf();
-                let (c, x, y) = (self.operand(*cond)?, self.operand(*a)?, self.operand(*b)?);
-                let tiles = [c, x, y];
-                let Some(first) = tiles.iter().find_map(|t| t.shape()) else {
-                    let v = if c.at(0) != 0 { x.at(0) } else { y.at(0) };
-                    self.pool.push(out);
-                    return self.set(d, Value::Scalar(v));
-                };
-                let n = tiles.iter().find_map(|t| t.len()).unwrap_or(0);
-                if tiles.iter().any(|t| t.len().is_some_and(|l| l != n)) {
-                    return Err(self.malformed("select operands of different shapes".into()));
-                }
-                let shape = first.to_vec();
-                out.extend((0..n).map(|e| if c.at(e) != 0 { x.at(e) } else { y.at(e) }));
-                self.set_tile(d, shape, out)
-            }
-            Inst::Reshape { x, shape } => {
-                let n = self.numel(shape)?;
-                let mut out = self.take_buf();
-                match self.operand(Operand::Var(*x))? {
-                    Elems::Scalar(v) => out.push(v),
-                    Elems::Tile(_, xs) => out.extend_from_slice(xs),
-                }
-                if out.len() != n {
-                    return Err(
-                        self.malformed(format!("reshape of {} elements to {shape:?}", out.len()))
-                    );
-                }
-                self.set_tile(d, shape.clone(), out)
-            }
-            Inst::Broadcast { x, shape } => {
-                let n = self.numel(shape)?;
-                let mut out = self.take_buf();
-                let src = self.operand(Operand::Var(*x))?;
-                broadcast(src, shape, n, &mut out).map_err(|m| self.malformed(m))?;
-                // The PTX replicates a tile through shared scratch between two barriers (a
-                // scalar source or an equal element count is a register move).
-                if let Some(Ty::Tile { shape: s, .. }) = self.ty(*x) {
-                    if crate::ir::numel(s) != n {
-                        self.barrier();
-                    }
-                }
-                self.set_tile(d, shape.clone(), out)
-            }
-            Inst::Reduce { op, x } => {
-                let dt = self.dtype(Operand::Var(*x));
-                let v = match self.operand(Operand::Var(*x))? {
-                    Elems::Scalar(v) => ops::reduce(*op, dt, &[v], self.layout(1)),
-                    Elems::Tile(_, xs) => ops::reduce(*op, dt, xs, self.layout(xs.len())),
-                };
-                // The PTX combines the warps' partials of a tile through shared scratch, between
-                // two barriers (one warp needs no barrier).
-                if self.ctx.kernel.threads > 32 && matches!(self.ty(*x), Some(Ty::Tile { .. })) {
-                    self.barrier();
-                }
-                self.set(d, Value::Scalar(v))
-            }
-            Inst::AllocShared {
-                shape,
-                offset,
-                dtype,
-                distributed,
-            } => {
-                let blocks = if *distributed {
-                    self.ctx.kernel.cluster.blocks().max(1) as usize
-                } else {
-                    1
-                };
-                let part = self.numel(shape)? / blocks;
-                let window = match self.cluster {
-                    Some(c) => c.window,
-                    None => self.shared.len(),
-                };
-                let end = part
-                    .checked_mul(dtype.size_bytes())
-                    .and_then(|b| b.checked_add(*offset));
-                if offset % dtype.size_bytes() != 0 || !matches!(end, Some(end) if end <= window) {
-                    return Err(self.malformed(format!(
-                        "shared allocation of {shape:?} at byte {offset} does not fit the {}-byte window",
-                        self.ctx.kernel.shared_bytes
-                    )));
-                }
-                self.set(
-                    d,
-                    Value::Shared(SharedView {
-                        byte: *offset,
-                        shape: shape.clone(),
-                        dtype: *dtype,
-                        part: distributed.then_some(part),
-                    }),
-                )
-            }
-            Inst::Sync => {
-                self.barrier();
-                Ok(())
-            }
-            Inst::Fence { sem, .. } => {
-                self.fence(*sem);
-                Ok(())
-            }
-            Inst::Load { access, other } => self.load(d, access, *other),
+            Inst::Load { access, other } => match dst {
+                Some(d) => self.load(d, access, *other),
+                None => Ok(()),
+            },
             Inst::Store { access, value } => self.store(access, *value),
-            Inst::AtomicLoad { access, sem, .. } => self.atomic_load(Some(d), access, *sem),
+            Inst::AtomicLoad { access, sem, .. } => self.atomic_load(dst, access, *sem),
             Inst::AtomicStore {
                 access, value, sem, ..
             } => self.atomic_store(access, *value, *sem),
@@ -696,17 +409,329 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 inactive,
                 pairs,
                 ..
-            } => self.rmw(
-                Some(d),
-                *op,
-                access,
-                *values,
-                *compare,
-                *sem,
-                *inactive,
-                *pairs,
-            ),
+            } => self.rmw(dst, *op, access, *values, *compare, *sem, *inactive, *pairs),
+            Inst::Fence { sem, .. } => {
+                self.fence(*sem);
+                Ok(())
+            }
+            Inst::Sync => {
+                self.barrier();
+                Ok(())
+            }
+            Inst::ClusterSync => self.cluster_sync(),
+            _ => Err(self.malformed("not a memory instruction".into())),
         }
+    }
+
+    /// Instructions that compute the value of `d`.
+    fn value_inst(&mut self, d: VarId, inst: &'k Inst) -> R<()> {
+        let scalar = |v: u64| Value::Scalar(v);
+        match inst {
+            Inst::Mov(op) => self.mov(d, *op),
+            Inst::BlockIdx { axis } => {
+                let c = self.ctx.grid.coords(self.block as u64)[(*axis as usize).min(2)];
+                self.set(d, scalar(c as u64))
+            }
+            Inst::GridDim { axis } => self.set(d, scalar(self.ctx.grid.dim(*axis) as u64)),
+            Inst::ClusterRank => self.set(d, scalar(self.rank as u64)),
+            Inst::ClusterSize => self.set(d, scalar(self.ctx.kernel.cluster.blocks())),
+            Inst::ClusterIdx { axis } => {
+                let coords = self.ctx.grid.coords(self.block as u64);
+                let cid = rank_of(coords, self.ctx.kernel.cluster).1;
+                self.set(d, scalar(cid[(*axis as usize).min(2)] as u64))
+            }
+            Inst::Dim { tensor, axis } => self.dim(d, *tensor, *axis),
+            Inst::View { src, offset, shape } => self.view(d, *src, *offset, shape),
+            Inst::Arange { n, dtype } => {
+                let mut out = self.take_buf();
+                out.extend((0..*n).map(|i| elem::int_const(*dtype, i as i128).unwrap_or(0)));
+                self.set_tile(d, vec![*n], out)
+            }
+            Inst::Full { shape, value } => {
+                let n = self.numel(shape)?;
+                let v = self.scalar(*value)?;
+                let mut out = self.take_buf();
+                out.resize(n, v);
+                self.set_tile(d, shape.clone(), out)
+            }
+            Inst::Binary { op, lhs, rhs } => self.binary(d, *op, *lhs, *rhs),
+            Inst::Unary { op, x } => {
+                let dt = self.dtype(*x);
+                self.map(d, *x, |lanes, n, out| {
+                    elem::unary_into(*op, dt, lanes, n, out)
+                })
+            }
+            Inst::Cast { x, dtype } => {
+                let from = self.dtype(*x);
+                self.map(d, *x, |lanes, n, out| {
+                    elem::cast_into(from, *dtype, lanes, n, out)
+                })
+            }
+            // Values are canonical bit patterns and the sizes agree: only the type changes.
+            Inst::Bitcast { x, dtype } => self.map(d, *x, |lanes, n, out| {
+                out.extend((0..n).map(|e| elem::canon(*dtype, lanes.at(e))))
+            }),
+            Inst::Fma { a, b, c } => self.fma(d, [*a, *b, *c]),
+            Inst::Select { cond, a, b } => self.select(d, *cond, *a, *b),
+            Inst::Reshape { x, shape } => self.reshape(d, *x, shape),
+            Inst::Broadcast { x, shape } => self.broadcast(d, *x, shape),
+            Inst::Reduce { op, x } => self.reduce(d, *op, *x),
+            Inst::AllocShared {
+                shape,
+                offset,
+                dtype,
+                distributed,
+            } => self.alloc_shared(d, shape, *offset, *dtype, *distributed),
+            _ => Err(self.malformed("not a value instruction".into())),
+        }
+    }
+
+    /// `Mov`: a copy of a value, or of a memory reference (`let v = t;`).
+    fn mov(&mut self, d: VarId, op: Operand) -> R<()> {
+        if let Operand::Var(v) = op {
+            if let Some(m @ (Value::Global(_) | Value::Shared(_))) = self.vars.get(v as usize) {
+                let m = m.clone();
+                return self.set(d, m);
+            }
+        }
+        let mut out = self.take_buf();
+        let v = match self.operand(op)? {
+            Elems::Scalar(v) => Value::Scalar(v),
+            Elems::Tile(s, data) => {
+                out.extend_from_slice(data);
+                Value::Tile(Tile {
+                    shape: s.to_vec(),
+                    data: out,
+                })
+            }
+        };
+        self.set(d, v)
+    }
+
+    /// `Dim`: the extent of a tensor along `axis`.
+    fn dim(&mut self, d: VarId, tensor: VarId, axis: usize) -> R<()> {
+        let v = match self.vars.get(tensor as usize) {
+            Some(Value::Global(g)) => g.dims.get(axis).copied(),
+            Some(Value::Shared(s)) => s.shape.get(axis).map(|&x| x as i64),
+            _ => None,
+        };
+        let v = v.ok_or_else(|| {
+            self.malformed(format!("`dim` axis {axis} of a non-tensor or lower rank"))
+        })?;
+        self.set(d, Value::Scalar(v as u64))
+    }
+
+    /// `View`: a window of a global tensor.
+    fn view(&mut self, d: VarId, src: VarId, offset: Operand, shape: &[Operand]) -> R<()> {
+        let Some(Value::Global(g)) = self.vars.get(src as usize) else {
+            return Err(self.malformed(format!(
+                "view of variable {src}, which is not a global tensor"
+            )));
+        };
+        let (param, base) = (g.param, g.offset);
+        // Saturating like the PTX (ir.rs: a huge offset stays out of bounds).
+        let offset = base.saturating_add(clamp_i64(self.int(offset)?));
+        let dims = shape
+            .iter()
+            .map(|o| self.int(*o).map(clamp_i64))
+            .collect::<R<Vec<_>>>()?;
+        self.set(
+            d,
+            Value::Global(GlobalView {
+                param,
+                offset,
+                dims,
+            }),
+        )
+    }
+
+    /// A binary operator on two scalars or tiles of one element count (or a tile and a scalar).
+    fn binary(&mut self, d: VarId, op: BinOp, lhs: Operand, rhs: Operand) -> R<()> {
+        let dt = self.dtype(lhs);
+        let mut out = self.take_buf();
+        let (a, b) = (self.operand(lhs)?, self.operand(rhs)?);
+        let shape = match (a, b) {
+            (Elems::Scalar(x), Elems::Scalar(y)) => {
+                let v = elem::binary(op, dt, x, y);
+                self.pool.push(out);
+                return self.set(d, Value::Scalar(v));
+            }
+            (Elems::Tile(s, x), Elems::Tile(_, y)) if x.len() != y.len() => {
+                return Err(self.malformed(format!(
+                    "binary operands of shapes {s:?} and {:?}",
+                    b.shape()
+                )));
+            }
+            (Elems::Tile(s, x), _) | (_, Elems::Tile(s, x)) => (s.to_vec(), x.len()),
+        };
+        elem::binary_into(op, dt, a.lanes(), b.lanes(), shape.1, &mut out);
+        self.set_tile(d, shape.0, out)
+    }
+
+    /// An element-wise map of one operand: `f(lanes, n, out)` appends the `n` results (one for
+    /// a scalar, which stays a scalar).
+    fn map(
+        &mut self,
+        d: VarId,
+        x: Operand,
+        f: impl FnOnce(Lanes<'_>, usize, &mut Vec<u64>),
+    ) -> R<()> {
+        let mut out = self.take_buf();
+        match self.operand(x)? {
+            e @ Elems::Scalar(_) => {
+                f(e.lanes(), 1, &mut out);
+                let v = out.first().copied().unwrap_or(0);
+                self.pool.push(out);
+                self.set(d, Value::Scalar(v))
+            }
+            e @ Elems::Tile(s, xs) => {
+                let s = s.to_vec();
+                f(e.lanes(), xs.len(), &mut out);
+                self.set_tile(d, s, out)
+            }
+        }
+    }
+
+    /// `Fma`: `a * b + c` with one rounding, on scalars and tiles of one element count.
+    fn fma(&mut self, d: VarId, operands: [Operand; 3]) -> R<()> {
+        let dt = self.dtype(operands[0]);
+        let mut out = self.take_buf();
+        let ops = [
+            self.operand(operands[0])?,
+            self.operand(operands[1])?,
+            self.operand(operands[2])?,
+        ];
+        let Some(first) = ops.iter().find_map(|t| t.shape()) else {
+            elem::fma_into(
+                dt,
+                ops[0].lanes(),
+                ops[1].lanes(),
+                ops[2].lanes(),
+                1,
+                &mut out,
+            );
+            let v = out[0];
+            self.pool.push(out);
+            return self.set(d, Value::Scalar(v));
+        };
+        let n = ops.iter().find_map(|t| t.len()).unwrap_or(0);
+        if ops.iter().any(|t| t.len().is_some_and(|l| l != n)) {
+            return Err(self.malformed("fma operands of different shapes".into()));
+        }
+        let shape = first.to_vec();
+        elem::fma_into(
+            dt,
+            ops[0].lanes(),
+            ops[1].lanes(),
+            ops[2].lanes(),
+            n,
+            &mut out,
+        );
+        self.set_tile(d, shape, out)
+    }
+
+    /// `Select`: `cond ? a : b` element-wise.
+    fn select(&mut self, d: VarId, cond: Operand, a: Operand, b: Operand) -> R<()> {
+        let mut out = self.take_buf();
+        let (c, x, y) = (self.operand(cond)?, self.operand(a)?, self.operand(b)?);
+        let tiles = [c, x, y];
+        let Some(first) = tiles.iter().find_map(|t| t.shape()) else {
+            let v = if c.at(0) != 0 { x.at(0) } else { y.at(0) };
+            self.pool.push(out);
+            return self.set(d, Value::Scalar(v));
+        };
+        let n = tiles.iter().find_map(|t| t.len()).unwrap_or(0);
+        if tiles.iter().any(|t| t.len().is_some_and(|l| l != n)) {
+            return Err(self.malformed("select operands of different shapes".into()));
+        }
+        let shape = first.to_vec();
+        out.extend((0..n).map(|e| if c.at(e) != 0 { x.at(e) } else { y.at(e) }));
+        self.set_tile(d, shape, out)
+    }
+
+    /// `Reshape`: the same elements in row-major order, another shape.
+    fn reshape(&mut self, d: VarId, x: VarId, shape: &[usize]) -> R<()> {
+        let n = self.numel(shape)?;
+        let mut out = self.take_buf();
+        match self.operand(Operand::Var(x))? {
+            Elems::Scalar(v) => out.push(v),
+            Elems::Tile(_, xs) => out.extend_from_slice(xs),
+        }
+        if out.len() != n {
+            return Err(self.malformed(format!("reshape of {} elements to {shape:?}", out.len())));
+        }
+        self.set_tile(d, shape.to_vec(), out)
+    }
+
+    /// `Broadcast` to `shape`.
+    fn broadcast(&mut self, d: VarId, x: VarId, shape: &[usize]) -> R<()> {
+        let n = self.numel(shape)?;
+        let mut out = self.take_buf();
+        let src = self.operand(Operand::Var(x))?;
+        broadcast(src, shape, n, &mut out).map_err(|m| self.malformed(m))?;
+        // The PTX replicates a tile through shared scratch between two barriers (a scalar
+        // source or an equal element count is a register move).
+        if let Some(Ty::Tile { shape: s, .. }) = self.ty(x) {
+            if crate::ir::numel(s) != n {
+                self.barrier();
+            }
+        }
+        self.set_tile(d, shape.to_vec(), out)
+    }
+
+    /// `Reduce` of a tile to a scalar, in the PTX's order of combination.
+    fn reduce(&mut self, d: VarId, op: ReduceOp, x: VarId) -> R<()> {
+        let dt = self.dtype(Operand::Var(x));
+        let v = match self.operand(Operand::Var(x))? {
+            Elems::Scalar(v) => ops::reduce(op, dt, &[v], self.layout(1)),
+            Elems::Tile(_, xs) => ops::reduce(op, dt, xs, self.layout(xs.len())),
+        };
+        // The PTX combines the warps' partials of a tile through shared scratch, between two
+        // barriers (one warp needs no barrier).
+        if self.ctx.kernel.threads > 32 && matches!(self.ty(x), Some(Ty::Tile { .. })) {
+            self.barrier();
+        }
+        self.set(d, Value::Scalar(v))
+    }
+
+    /// `AllocShared`: a view of the window (of this block's part of a distributed tensor).
+    fn alloc_shared(
+        &mut self,
+        d: VarId,
+        shape: &[usize],
+        offset: usize,
+        dtype: DType,
+        distributed: bool,
+    ) -> R<()> {
+        let blocks = if distributed {
+            self.ctx.kernel.cluster.blocks().max(1) as usize
+        } else {
+            1
+        };
+        let part = self.numel(shape)? / blocks;
+        let window = match self.cluster {
+            Some(c) => c.window,
+            None => self.shared.len(),
+        };
+        let end = part
+            .checked_mul(dtype.size_bytes())
+            .and_then(|b| b.checked_add(offset));
+        if !offset.is_multiple_of(dtype.size_bytes()) || !matches!(end, Some(end) if end <= window)
+        {
+            return Err(self.malformed(format!(
+                "shared allocation of {shape:?} at byte {offset} does not fit the {}-byte window",
+                self.ctx.kernel.shared_bytes
+            )));
+        }
+        self.set(
+            d,
+            Value::Shared(SharedView {
+                byte: offset,
+                shape: shape.to_vec(),
+                dtype,
+                part: distributed.then_some(part),
+            }),
+        )
     }
 
     fn numel(&self, shape: &[usize]) -> R<usize> {
