@@ -1,13 +1,12 @@
 //! The builtin functions of the kernel language: one table of names and signatures, and one
 //! handler per family.
 
-use super::args::{opt, opt_alias, req, req_alias, P};
+use super::args::{opt, opt_alias, req, req_alias, Bound, P};
 use super::mathfns::MathFn;
-use super::memory::whole;
-use super::{shape_str, ty_name, LResult, Lowerer};
+use super::{LResult, Lowerer};
 use crate::ast::{Arg, ExprKind, GenericArg};
 use crate::diag::Diagnostic;
-use crate::ir::{numel, Access, DType, Inst, Operand, RmwOp, Scope, Sem, Space, Span, Ty};
+use crate::ir::{numel, DType, Inst, Operand, RmwOp, Scope, Sem, Space, Span, Ty};
 use crate::table;
 
 const SEM: P = opt_alias("sem", &["order", "memory_order"]).meta();
@@ -417,123 +416,24 @@ impl Lowerer {
     ) -> LResult<Option<Operand>> {
         let name = display_name(path);
         let Some(b) = resolve(path) else {
-            let d = Diagnostic::new(
-                path_span,
-                format!("cannot find function `{name}` in tile kernels"),
-            );
-            // A close name says what to write; only without one is the whole list worth reading.
-            let names = names();
-            let d =
-                match super::suggest::similar("a builtin", &name, names.iter().map(String::as_str))
-                {
-                    Some(h) => d.help(h),
-                    None => d.note(format!("kernel bodies may call: {}", names_summary())),
-                };
-            return Err(self.error(d));
+            return Err(self.unknown_builtin(&name, path_span));
         };
-        // Generic arguments: an element type, on the builtins that make values of one
-        // (`shared_tensor::<f32>(shape)`, `zeros::<u8>(shape)`, `arange::<i64>(n)`).
-        let mut generic_dtype = None;
-        if !generics.is_empty() {
-            match (b, generics) {
-                (
-                    Builtin::SharedTensor
-                    | Builtin::ClusterSharedTensor
-                    | Builtin::Zeros
-                    | Builtin::Ones
-                    | Builtin::Arange,
-                    [GenericArg::Type(t, s)],
-                ) => generic_dtype = Some((t.clone(), *s)),
-                _ => return self.err(path_span, format!("`{name}` takes no generic arguments")),
-            }
-        }
+        let generic_dtype = self.generic_dtype(b, &name, generics, path_span)?;
         let shared_tensor = matches!(b, Builtin::SharedTensor | Builtin::ClusterSharedTensor);
         let sig: &'static [P] = if shared_tensor && generic_dtype.is_some() {
             const { &[req("shape").meta()] }
         } else {
             signature(b)
         };
-        if let Builtin::Elementwise(_, op, _) | Builtin::Scatter(_, op) | Builtin::Indexed(op, _) =
-            b
-        {
-            if op != RmwOp::Cas {
-                if let Some((_, at)) = args
-                    .iter()
-                    .filter_map(|a| a.name.as_ref())
-                    .find(|(n, _)| n == "compare")
-                {
-                    return self.err(
-                        *at,
-                        format!("`{name}` takes no `compare`: only compare-and-swap does (`atomic::shared_cas`, `atomic::global_cas`, `atomic_cas`)"),
-                    );
-                }
-            }
-        }
+        self.reject_compare(b, &name, args)?;
         let bound = self.bind_args(&name, sig, args, span)?;
-        // An explicit element type: `zeros([4], f32)` or the generic form.
-        let dtype_arg = bound.has("dtype").then(|| bound.get("dtype")).flatten();
-        let explicit = match (&generic_dtype, dtype_arg) {
-            (Some((t, s)), _) => Some((t.clone(), *s)),
-            (None, Some(e)) if !shared_tensor => match &e.kind {
-                ExprKind::Path(p) if p.len() == 1 => Some((p[0].clone(), e.span)),
-                _ => return self.err(e.span, "expected an element type such as `f32`"),
-            },
-            _ => None,
-        };
-        let explicit = match explicit {
-            Some((t, s)) => match DType::from_name(&t) {
-                Some(d) => Some(d),
-                None => {
-                    return Err(self.error(super::suggest::unknown_dtype(
-                        Diagnostic::new(s, format!("unknown element type `{t}`")),
-                        &t,
-                    )))
-                }
-            },
-            None => None,
-        };
+        let explicit = self.explicit_dtype(&bound, &generic_dtype, shared_tensor)?;
         match b {
             Builtin::BlockIdx
             | Builtin::GridDim
             | Builtin::ClusterRank
             | Builtin::ClusterSize
-            | Builtin::ClusterIdx => {
-                if matches!(
-                    b,
-                    Builtin::ClusterRank | Builtin::ClusterSize | Builtin::ClusterIdx
-                ) {
-                    self.need_cluster(&name, span)?;
-                }
-                // The axis of a 1-, 2- or 3-D grid (of blocks, or of clusters): x by default
-                // (`cluster_rank()`/`cluster_size()` take none).
-                let axis_arg = bound.has("axis").then(|| bound.get("axis")).flatten();
-                let axis = match axis_arg {
-                    Some(e) => {
-                        let a = self.const_usize(e, "a grid axis")?;
-                        if a > 2 {
-                            return self.err(
-                                e.span,
-                                format!("grid axis {a} does not exist: grids have axes 0 (x), 1 (y) and 2 (z)"),
-                            );
-                        }
-                        a as u8
-                    }
-                    None => 0,
-                };
-                let inst = match b {
-                    Builtin::BlockIdx => Inst::BlockIdx { axis },
-                    Builtin::GridDim => Inst::GridDim { axis },
-                    Builtin::ClusterIdx => Inst::ClusterIdx { axis },
-                    Builtin::ClusterRank => Inst::ClusterRank,
-                    _ => Inst::ClusterSize,
-                };
-                let v = self.emit(inst, Ty::Scalar(DType::I32), span);
-                // An integer of the type its context needs (`types.rs`).
-                match want {
-                    Some(d) if d.is_int() && d != DType::I32 => Ok(Some(self.cast(v, d, span)?)),
-                    _ => Ok(Some(v)),
-                }
-            }
+            | Builtin::ClusterIdx => self.grid_index(b, &name, &bound, want, span).map(Some),
             Builtin::Sync => {
                 self.emit_void(Inst::Sync, span);
                 Ok(None)
@@ -543,82 +443,9 @@ impl Lowerer {
                 self.emit_void(Inst::ClusterSync, span);
                 Ok(None)
             }
-            Builtin::Arange => {
-                let n = self.const_usize(bound.req("n"), "the length of `arange`")?;
-                if n == 0 || n > super::MAX_TILE_ELEMENTS {
-                    return self.err(
-                        bound.req("n").span,
-                        format!(
-                            "`arange({n})`: the length must be 1..={}",
-                            super::MAX_TILE_ELEMENTS
-                        ),
-                    );
-                }
-                // `arange::<u64>(n)`, or the suffix of the length (`arange(32u64)`, as Rust
-                // types `0..32u64`), else the context's integer type, else `i32`.
-                let suffixed = match &bound.req("n").kind {
-                    ExprKind::Int {
-                        suffix: Some(s), ..
-                    } => DType::from_name(s),
-                    _ => None,
-                };
-                if let (Some(e), Some(s)) = (explicit, suffixed) {
-                    if e != s {
-                        return self.err(
-                            bound.req("n").span,
-                            format!("`arange::<{e}>` with a length of type `{s}`: write one type"),
-                        );
-                    }
-                }
-                let d = explicit
-                    .or(suffixed)
-                    .or(want.filter(|d| d.is_int()))
-                    .unwrap_or(DType::I32);
-                if !d.is_int() || crate::elem::int_const(d, n as i128 - 1).is_none() {
-                    return self.err(
-                        span,
-                        format!("`arange({n})` does not fit in `{d}` elements"),
-                    );
-                }
-                Ok(Some(self.emit(
-                    Inst::Arange { n, dtype: d },
-                    Ty::Tile {
-                        dtype: d,
-                        shape: vec![n],
-                    },
-                    span,
-                )))
-            }
+            Builtin::Arange => self.arange(&bound, explicit, want, span).map(Some),
             Builtin::Zeros | Builtin::Ones | Builtin::Full => {
-                let shape = self.shape_arg(bound.req("shape"))?;
-                let value = match b {
-                    Builtin::Full => {
-                        let v = self.req_arg(&bound, "value", want)?;
-                        if !self.ty(v).is_scalar() {
-                            return self.err(
-                                bound.req("value").span,
-                                "the fill value of `full` must be a scalar",
-                            );
-                        }
-                        v
-                    }
-                    _ => {
-                        let d = explicit
-                            .or(want.filter(|d| d.is_numeric()))
-                            .unwrap_or(DType::I32);
-                        let one = (b == Builtin::Ones) as u64;
-                        Operand::Imm(crate::elem::cast(DType::I32, d, one), d)
-                    }
-                };
-                let dtype = self.ty(value).dtype();
-                Ok(Some(self.emit(
-                    Inst::Full {
-                        shape: shape.clone(),
-                        value,
-                    },
-                    Ty::Tile { dtype, shape },
-                    span,
-                )))
+                self.fill(b, &bound, explicit, want, span).map(Some)
             }
             Builtin::Select => {
                 let c = self.req_arg(&bound, "cond", None)?;
@@ -652,235 +479,363 @@ impl Lowerer {
                     span,
                 )?))
             }
-            Builtin::Fma => {
-                // The typed operand decides the type of context-typed ones.
-                let known = ["a", "b", "c"]
-                    .iter()
-                    .find_map(|n| self.arg_type(&bound, n))
-                    .map(|t| t.dtype())
-                    .or(want.filter(|d| d.is_float()));
-                let a = self.req_arg(&bound, "a", known)?;
-                let w = Some(self.ty(a).dtype());
-                let b2 = self.req_arg(&bound, "b", w)?;
-                let c = self.req_arg(&bound, "c", w)?;
-                Ok(Some(self.fma(a, b2, c, span)?))
-            }
+            Builtin::Fma => self.fma_call(&bound, want, span).map(Some),
             Builtin::SharedTensor | Builtin::ClusterSharedTensor => {
                 let distributed = b == Builtin::ClusterSharedTensor;
-                let blocks = if distributed {
-                    let c = self.need_cluster(&name, span)?;
-                    c.iter().product::<u32>() as usize
-                } else {
-                    1
-                };
-                let (dtype, dspan) = match generic_dtype {
-                    Some((t, s)) => (t, s),
-                    None => {
-                        let e = bound.req("dtype");
-                        match &e.kind {
-                            ExprKind::Path(p) if p.len() == 1 => (p[0].clone(), e.span),
-                            _ => return self.err(e.span, "expected an element type such as `i32`"),
-                        }
-                    }
-                };
-                let Some(d) = DType::from_name(&dtype) else {
-                    return Err(self.error(super::suggest::unknown_dtype(
-                        Diagnostic::new(dspan, format!("unknown element type `{dtype}`")),
-                        &dtype,
-                    )));
-                };
-                let shape =
-                    self.shape_arg_max(bound.req("shape"), super::MAX_TILE_ELEMENTS * blocks)?;
-                let rows = shape.first().copied().unwrap_or(1);
-                if rows % blocks != 0 {
-                    return Err(self.error(
-                        Diagnostic::new(
-                            bound.req("shape").span,
-                            format!("a cluster shared tensor's axis 0 is split evenly over the cluster's {blocks} blocks, but {rows} rows do not divide by {blocks}"),
-                        )
-                        .help(format!("make axis 0 a multiple of {blocks}")),
-                    ));
-                }
-                // Each block holds its share of the rows.
-                let bytes = numel(&shape) / blocks * d.size_bytes();
-                let offset = self.shared_bytes.next_multiple_of(16);
-                if offset + bytes > super::MAX_SHARED_BYTES {
-                    return self.err(
-                        span,
-                        format!(
-                            "shared memory overflow: this allocation brings the kernel to {} bytes, over the {}-byte limit of a block",
-                            offset + bytes,
-                            super::MAX_SHARED_BYTES
-                        ),
-                    );
-                }
-                self.shared_bytes = offset + bytes;
-                self.distributed_shared |= distributed;
-                let t = self.emit(
-                    Inst::AllocShared {
-                        dtype: d,
-                        shape: shape.clone(),
-                        offset,
-                        distributed,
-                    },
-                    Ty::Shared { dtype: d, shape },
-                    span,
-                );
-                if let (true, Operand::Var(v)) = (distributed, t) {
-                    self.distributed_vars.insert(v);
-                }
-                Ok(Some(t))
+                self.alloc_shared(distributed, &name, &bound, generic_dtype, span)
+                    .map(Some)
             }
-            Builtin::LoadShared => {
-                let src = self.req_arg(&bound, "src", None)?;
-                let (m, dtype, shape) = self.shared_arg(src, bound.req("src").span)?;
-                if numel(&shape) > super::MAX_TILE_ELEMENTS {
-                    return self.err(
-                        span,
-                        format!("`load_shared` of all {} elements makes a tile larger than {}: load parts with `atomic_load(t, indices)`", numel(&shape), super::MAX_TILE_ELEMENTS),
-                    );
-                }
-                let access = whole(m, &shape);
-                let other = Operand::Imm(0, dtype);
-                Ok(Some(self.emit(
-                    Inst::Load { access, other },
-                    Ty::Tile { dtype, shape },
-                    span,
-                )))
-            }
-            Builtin::StoreShared => {
-                let dst = self.req_arg(&bound, "dst", None)?;
-                let (m, dtype, shape) = self.shared_arg(dst, bound.req("dst").span)?;
-                let v = self.req_arg(&bound, "value", Some(dtype))?;
-                let value = self.value_of_shape(
-                    v,
-                    bound.req("value").span,
-                    dtype,
-                    &shape,
-                    "the stored value",
-                )?;
-                self.emit_void(
-                    Inst::Store {
-                        access: whole(m, &shape),
-                        value,
-                    },
-                    span,
-                );
-                Ok(None)
-            }
-            Builtin::LoadGlobal => {
-                let src = self.req_arg(&bound, "src", None)?;
-                let (m, dtype, rank) = self.global_arg(src, bound.req("src").span)?;
-                let shape = self.shape_arg(bound.req("shape"))?;
-                if shape.len() != rank {
-                    return self.err(
-                        bound.req("shape").span,
-                        format!("a tile of shape {} cannot be loaded from a rank-{rank} tensor: ranks differ (use `.view(..)` to reshape the tensor)", shape_str(&shape)),
-                    );
-                }
-                let offsets = bound.list("offsets").expect("required");
-                let coords = self.offsets_arg(&offsets, bound.req("offsets").span, rank)?;
-                let other = match bound.get("other") {
-                    Some(e) => {
-                        let o = self.req_arg(&bound, "other", Some(dtype))?;
-                        let o = self.expect_dtype(o, dtype, e.span, "`other`")?;
-                        if !self.ty(o).is_scalar() {
-                            return self.err(e.span, format!("`other` must be a scalar `{dtype}`"));
-                        }
-                        o
-                    }
-                    None => Operand::Imm(0, dtype),
-                };
-                let mask = self.mask_arg(&bound, &shape)?;
-                let access = Access {
-                    mem: m,
-                    shape: shape.clone(),
-                    coords,
-                    mask,
-                    check_bounds: true,
-                };
-                Ok(Some(self.emit(
-                    Inst::Load { access, other },
-                    Ty::Tile { dtype, shape },
-                    span,
-                )))
-            }
-            Builtin::StoreGlobal => {
-                let dst = self.req_arg(&bound, "dst", None)?;
-                let (m, dtype, rank) = self.global_arg(dst, bound.req("dst").span)?;
-                let ve = bound.req("value");
-                let v = self.req_arg(&bound, "value", Some(dtype))?;
-                let Ty::Tile { dtype: vd, shape } = self.ty(v) else {
-                    return self.err(
-                        ve.span,
-                        format!(
-                            "`store_global` stores a tile, found {}",
-                            ty_name(&self.ty(v))
-                        ),
-                    );
-                };
-                if vd != dtype {
-                    return Err(self.error(
-                        Diagnostic::new(
-                            ve.span,
-                            format!("mismatched types: storing `{vd}` into a tensor of `{dtype}`"),
-                        )
-                        .help(super::types::cast_help(vd, dtype)),
-                    ));
-                }
-                if shape.len() != rank {
-                    return self.err(
-                        ve.span,
-                        format!(
-                            "a tile of shape {} cannot be stored to a rank-{rank} tensor",
-                            shape_str(&shape)
-                        ),
-                    );
-                }
-                let offsets = bound.list("offsets").expect("required");
-                let coords = self.offsets_arg(&offsets, bound.req("offsets").span, rank)?;
-                let mask = self.mask_arg(&bound, &shape)?;
-                let access = Access {
-                    mem: m,
-                    shape,
-                    coords,
-                    mask,
-                    check_bounds: true,
-                };
-                self.emit_void(Inst::Store { access, value: v }, span);
-                Ok(None)
-            }
-            Builtin::Fence => {
-                let sem = self.sem_arg(Some(bound.req("sem")), Sem::AcqRel)?;
-                let scope = self.scope_arg(Some(bound.req("scope")), Scope::Gpu)?;
-                if let Err(e) = table::check_fence(sem, scope, self.explicit_target) {
-                    return Err(self.illegal(&bound, span, e));
-                }
-                self.require_target(table::scope_min_target(scope));
-                self.emit_void(Inst::Fence { sem, scope }, span);
-                Ok(None)
-            }
-            Builtin::StoreScatter(space) => {
-                let dst = self.req_arg(&bound, "dst", None)?;
-                let (m, dtype, dst_shape) = self.mem_arg(dst, bound.req("dst").span, space)?;
-                let (access, shape) = self.scatter_access(&bound, m, &dst_shape)?;
-                let v = self.req_arg(&bound, "values", Some(dtype))?;
-                let value =
-                    self.value_of_shape(v, bound.req("values").span, dtype, &shape, "`values`")?;
-                self.emit_void(Inst::Store { access, value }, span);
-                Ok(None)
-            }
+            Builtin::LoadShared => self.load_shared(&bound, span).map(Some),
+            Builtin::StoreShared => self.store_shared(&bound, span).map(|()| None),
+            Builtin::LoadGlobal => self.load_global(&bound, span).map(Some),
+            Builtin::StoreGlobal => self.store_global(&bound, span).map(|()| None),
+            Builtin::Fence => self.fence(&bound, span).map(|()| None),
+            Builtin::StoreScatter(space) => self.store_scatter(&bound, space, span).map(|()| None),
             Builtin::Elementwise(space, op, pairs) => self
                 .elementwise_rmw(&bound, space, op, pairs, span)
                 .map(Some),
             Builtin::Scatter(space, op) => self.scatter_rmw(&bound, space, op, span).map(Some),
             Builtin::Indexed(op, pairs) => self.indexed_rmw(&bound, op, pairs, span).map(Some),
             Builtin::AtomicLoad => self.indexed_load(&bound, span).map(Some),
-            Builtin::AtomicStore => {
-                self.indexed_store(&bound, span)?;
-                Ok(None)
+            Builtin::AtomicStore => self.indexed_store(&bound, span).map(|()| None),
+        }
+    }
+
+    /// The error for a call of no builtin: a close name as help, else the list of them all.
+    fn unknown_builtin(&mut self, name: &str, path_span: Span) -> super::Reported {
+        let d = Diagnostic::new(
+            path_span,
+            format!("cannot find function `{name}` in tile kernels"),
+        );
+        // A close name says what to write; only without one is the whole list worth reading.
+        let names = names();
+        let d = match super::suggest::similar("a builtin", name, names.iter().map(String::as_str)) {
+            Some(h) => d.help(h),
+            None => d.note(format!("kernel bodies may call: {}", names_summary())),
+        };
+        self.error(d)
+    }
+
+    /// Generic arguments: an element type, on the builtins that make values of one
+    /// (`shared_tensor::<f32>(shape)`, `zeros::<u8>(shape)`, `arange::<i64>(n)`).
+    fn generic_dtype(
+        &mut self,
+        b: Builtin,
+        name: &str,
+        generics: &[GenericArg],
+        path_span: Span,
+    ) -> LResult<Option<(String, Span)>> {
+        if generics.is_empty() {
+            return Ok(None);
+        }
+        match (b, generics) {
+            (
+                Builtin::SharedTensor
+                | Builtin::ClusterSharedTensor
+                | Builtin::Zeros
+                | Builtin::Ones
+                | Builtin::Arange,
+                [GenericArg::Type(t, s)],
+            ) => Ok(Some((t.clone(), *s))),
+            _ => self.err(path_span, format!("`{name}` takes no generic arguments")),
+        }
+    }
+
+    /// A `compare` argument on an atomic other than compare-and-swap: an error naming the
+    /// compare-and-swap builtins, before binding would call it an unknown argument.
+    fn reject_compare(&mut self, b: Builtin, name: &str, args: &[Arg]) -> LResult<()> {
+        if let Builtin::Elementwise(_, op, _) | Builtin::Scatter(_, op) | Builtin::Indexed(op, _) =
+            b
+        {
+            if op != RmwOp::Cas {
+                if let Some((_, at)) = args
+                    .iter()
+                    .filter_map(|a| a.name.as_ref())
+                    .find(|(n, _)| n == "compare")
+                {
+                    return self.err(
+                        *at,
+                        format!("`{name}` takes no `compare`: only compare-and-swap does (`atomic::shared_cas`, `atomic::global_cas`, `atomic_cas`)"),
+                    );
+                }
             }
         }
+        Ok(())
+    }
+
+    /// An explicit element type: `zeros([4], f32)` or the generic form (a shared tensor's
+    /// `dtype` argument is read by [`Self::alloc_shared`] instead).
+    fn explicit_dtype(
+        &mut self,
+        bound: &Bound<'_>,
+        generic_dtype: &Option<(String, Span)>,
+        shared_tensor: bool,
+    ) -> LResult<Option<DType>> {
+        let dtype_arg = bound.has("dtype").then(|| bound.get("dtype")).flatten();
+        let explicit = match (generic_dtype, dtype_arg) {
+            (Some((t, s)), _) => Some((t.clone(), *s)),
+            (None, Some(e)) if !shared_tensor => match &e.kind {
+                ExprKind::Path(p) if p.len() == 1 => Some((p[0].clone(), e.span)),
+                _ => return self.err(e.span, "expected an element type such as `f32`"),
+            },
+            _ => None,
+        };
+        match explicit {
+            Some((t, s)) => match DType::from_name(&t) {
+                Some(d) => Ok(Some(d)),
+                None => Err(self.error(super::suggest::unknown_dtype(
+                    Diagnostic::new(s, format!("unknown element type `{t}`")),
+                    &t,
+                ))),
+            },
+            None => Ok(None),
+        }
+    }
+
+    /// `block_idx`, `grid_dim` and the cluster indices: one special register read as an `i32`,
+    /// cast to the integer type its context needs.
+    fn grid_index(
+        &mut self,
+        b: Builtin,
+        name: &str,
+        bound: &Bound<'_>,
+        want: Option<DType>,
+        span: Span,
+    ) -> LResult<Operand> {
+        if matches!(
+            b,
+            Builtin::ClusterRank | Builtin::ClusterSize | Builtin::ClusterIdx
+        ) {
+            self.need_cluster(name, span)?;
+        }
+        // The axis of a 1-, 2- or 3-D grid (of blocks, or of clusters): x by default
+        // (`cluster_rank()`/`cluster_size()` take none).
+        let axis_arg = bound.has("axis").then(|| bound.get("axis")).flatten();
+        let axis = match axis_arg {
+            Some(e) => {
+                let a = self.const_usize(e, "a grid axis")?;
+                if a > 2 {
+                    return self.err(
+                        e.span,
+                        format!(
+                            "grid axis {a} does not exist: grids have axes 0 (x), 1 (y) and 2 (z)"
+                        ),
+                    );
+                }
+                a as u8
+            }
+            None => 0,
+        };
+        let inst = match b {
+            Builtin::BlockIdx => Inst::BlockIdx { axis },
+            Builtin::GridDim => Inst::GridDim { axis },
+            Builtin::ClusterIdx => Inst::ClusterIdx { axis },
+            Builtin::ClusterRank => Inst::ClusterRank,
+            _ => Inst::ClusterSize,
+        };
+        let v = self.emit(inst, Ty::Scalar(DType::I32), span);
+        // An integer of the type its context needs (`types.rs`).
+        match want {
+            Some(d) if d.is_int() && d != DType::I32 => self.cast(v, d, span),
+            _ => Ok(v),
+        }
+    }
+
+    /// `arange(n)`: the tile `0..n` of a compile-time length, its integer type from the
+    /// generic, the length's suffix or the context.
+    fn arange(
+        &mut self,
+        bound: &Bound<'_>,
+        explicit: Option<DType>,
+        want: Option<DType>,
+        span: Span,
+    ) -> LResult<Operand> {
+        let n = self.const_usize(bound.req("n"), "the length of `arange`")?;
+        if n == 0 || n > super::MAX_TILE_ELEMENTS {
+            return self.err(
+                bound.req("n").span,
+                format!(
+                    "`arange({n})`: the length must be 1..={}",
+                    super::MAX_TILE_ELEMENTS
+                ),
+            );
+        }
+        // `arange::<u64>(n)`, or the suffix of the length (`arange(32u64)`, as Rust
+        // types `0..32u64`), else the context's integer type, else `i32`.
+        let suffixed = match &bound.req("n").kind {
+            ExprKind::Int {
+                suffix: Some(s), ..
+            } => DType::from_name(s),
+            _ => None,
+        };
+        if let (Some(e), Some(s)) = (explicit, suffixed) {
+            if e != s {
+                return self.err(
+                    bound.req("n").span,
+                    format!("`arange::<{e}>` with a length of type `{s}`: write one type"),
+                );
+            }
+        }
+        let d = explicit
+            .or(suffixed)
+            .or(want.filter(|d| d.is_int()))
+            .unwrap_or(DType::I32);
+        if !d.is_int() || crate::elem::int_const(d, n as i128 - 1).is_none() {
+            return self.err(
+                span,
+                format!("`arange({n})` does not fit in `{d}` elements"),
+            );
+        }
+        Ok(self.emit(
+            Inst::Arange { n, dtype: d },
+            Ty::Tile {
+                dtype: d,
+                shape: vec![n],
+            },
+            span,
+        ))
+    }
+
+    /// `zeros`, `ones` and `full`: a tile of one scalar value, typed by the explicit element
+    /// type, the context or the fill value.
+    fn fill(
+        &mut self,
+        b: Builtin,
+        bound: &Bound<'_>,
+        explicit: Option<DType>,
+        want: Option<DType>,
+        span: Span,
+    ) -> LResult<Operand> {
+        let shape = self.shape_arg(bound.req("shape"))?;
+        let value = match b {
+            Builtin::Full => {
+                let v = self.req_arg(bound, "value", want)?;
+                if !self.ty(v).is_scalar() {
+                    return self.err(
+                        bound.req("value").span,
+                        "the fill value of `full` must be a scalar",
+                    );
+                }
+                v
+            }
+            _ => {
+                let d = explicit
+                    .or(want.filter(|d| d.is_numeric()))
+                    .unwrap_or(DType::I32);
+                let one = (b == Builtin::Ones) as u64;
+                Operand::Imm(crate::elem::cast(DType::I32, d, one), d)
+            }
+        };
+        let dtype = self.ty(value).dtype();
+        Ok(self.emit(
+            Inst::Full {
+                shape: shape.clone(),
+                value,
+            },
+            Ty::Tile { dtype, shape },
+            span,
+        ))
+    }
+
+    /// `fma(a, b, c)`: the typed operand decides the type of context-typed ones.
+    fn fma_call(&mut self, bound: &Bound<'_>, want: Option<DType>, span: Span) -> LResult<Operand> {
+        let known = ["a", "b", "c"]
+            .iter()
+            .find_map(|n| self.arg_type(bound, n))
+            .map(|t| t.dtype())
+            .or(want.filter(|d| d.is_float()));
+        let a = self.req_arg(bound, "a", known)?;
+        let w = Some(self.ty(a).dtype());
+        let b2 = self.req_arg(bound, "b", w)?;
+        let c = self.req_arg(bound, "c", w)?;
+        self.fma(a, b2, c, span)
+    }
+
+    /// `shared_tensor` and `cluster_shared_tensor`: a static allocation of the block's shared
+    /// memory (a cluster's splits axis 0 over its blocks, each holding its share of the rows).
+    fn alloc_shared(
+        &mut self,
+        distributed: bool,
+        name: &str,
+        bound: &Bound<'_>,
+        generic_dtype: Option<(String, Span)>,
+        span: Span,
+    ) -> LResult<Operand> {
+        let blocks = if distributed {
+            let c = self.need_cluster(name, span)?;
+            c.iter().product::<u32>() as usize
+        } else {
+            1
+        };
+        let (dtype, dspan) = match generic_dtype {
+            Some((t, s)) => (t, s),
+            None => {
+                let e = bound.req("dtype");
+                match &e.kind {
+                    ExprKind::Path(p) if p.len() == 1 => (p[0].clone(), e.span),
+                    _ => return self.err(e.span, "expected an element type such as `i32`"),
+                }
+            }
+        };
+        let Some(d) = DType::from_name(&dtype) else {
+            return Err(self.error(super::suggest::unknown_dtype(
+                Diagnostic::new(dspan, format!("unknown element type `{dtype}`")),
+                &dtype,
+            )));
+        };
+        let shape = self.shape_arg_max(bound.req("shape"), super::MAX_TILE_ELEMENTS * blocks)?;
+        let rows = shape.first().copied().unwrap_or(1);
+        if rows % blocks != 0 {
+            return Err(self.error(
+                Diagnostic::new(
+                    bound.req("shape").span,
+                    format!("a cluster shared tensor's axis 0 is split evenly over the cluster's {blocks} blocks, but {rows} rows do not divide by {blocks}"),
+                )
+                .help(format!("make axis 0 a multiple of {blocks}")),
+            ));
+        }
+        // Each block holds its share of the rows.
+        let bytes = numel(&shape) / blocks * d.size_bytes();
+        let offset = self.shared_bytes.next_multiple_of(16);
+        if offset + bytes > super::MAX_SHARED_BYTES {
+            return self.err(
+                span,
+                format!(
+                    "shared memory overflow: this allocation brings the kernel to {} bytes, over the {}-byte limit of a block",
+                    offset + bytes,
+                    super::MAX_SHARED_BYTES
+                ),
+            );
+        }
+        self.shared_bytes = offset + bytes;
+        self.distributed_shared |= distributed;
+        let t = self.emit(
+            Inst::AllocShared {
+                dtype: d,
+                shape: shape.clone(),
+                offset,
+                distributed,
+            },
+            Ty::Shared { dtype: d, shape },
+            span,
+        );
+        if let (true, Operand::Var(v)) = (distributed, t) {
+            self.distributed_vars.insert(v);
+        }
+        Ok(t)
+    }
+
+    /// `fence(sem, scope)`: a memory fence, its order and scope checked against the table and
+    /// the target.
+    fn fence(&mut self, bound: &Bound<'_>, span: Span) -> LResult<()> {
+        let sem = self.sem_arg(Some(bound.req("sem")), Sem::AcqRel)?;
+        let scope = self.scope_arg(Some(bound.req("scope")), Scope::Gpu)?;
+        if let Err(e) = table::check_fence(sem, scope, self.explicit_target) {
+            return Err(self.illegal(bound, span, e));
+        }
+        self.require_target(table::scope_min_target(scope));
+        self.emit_void(Inst::Fence { sem, scope }, span);
+        Ok(())
     }
 }
 

@@ -12,6 +12,7 @@ mod mathfns;
 mod memory;
 mod registers;
 pub mod suggest;
+mod transfers;
 pub use registers::MAX_ELEMENTS_PER_THREAD;
 mod types;
 

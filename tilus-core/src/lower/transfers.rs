@@ -1,0 +1,157 @@
+//! The whole-tile load and store builtins: `load_shared`/`store_shared`, `load_global`/
+//! `store_global` and the scatter stores.
+
+use super::args::Bound;
+use super::memory::whole;
+use super::{shape_str, ty_name, LResult, Lowerer};
+use crate::diag::Diagnostic;
+use crate::ir::{numel, Access, Inst, Operand, Space, Span, Ty};
+
+impl Lowerer {
+    /// `load_shared(src)`: a load of a whole shared tensor into a tile.
+    pub(super) fn load_shared(&mut self, bound: &Bound<'_>, span: Span) -> LResult<Operand> {
+        let src = self.req_arg(bound, "src", None)?;
+        let (m, dtype, shape) = self.shared_arg(src, bound.req("src").span)?;
+        if numel(&shape) > super::MAX_TILE_ELEMENTS {
+            return self.err(
+                span,
+                format!("`load_shared` of all {} elements makes a tile larger than {}: load parts with `atomic_load(t, indices)`", numel(&shape), super::MAX_TILE_ELEMENTS),
+            );
+        }
+        let access = whole(m, &shape);
+        let other = Operand::Imm(0, dtype);
+        Ok(self.emit(
+            Inst::Load { access, other },
+            Ty::Tile { dtype, shape },
+            span,
+        ))
+    }
+
+    /// `store_shared(dst, value)`: a store of a tile (or a broadcast scalar) to a whole shared
+    /// tensor.
+    pub(super) fn store_shared(&mut self, bound: &Bound<'_>, span: Span) -> LResult<()> {
+        let dst = self.req_arg(bound, "dst", None)?;
+        let (m, dtype, shape) = self.shared_arg(dst, bound.req("dst").span)?;
+        let v = self.req_arg(bound, "value", Some(dtype))?;
+        let value = self.value_of_shape(
+            v,
+            bound.req("value").span,
+            dtype,
+            &shape,
+            "the stored value",
+        )?;
+        self.emit_void(
+            Inst::Store {
+                access: whole(m, &shape),
+                value,
+            },
+            span,
+        );
+        Ok(())
+    }
+
+    /// `load_global(src, offsets, shape)`: a bounds-checked, optionally masked load of a tile
+    /// from a global tensor, `other` where masked or out of bounds.
+    pub(super) fn load_global(&mut self, bound: &Bound<'_>, span: Span) -> LResult<Operand> {
+        let src = self.req_arg(bound, "src", None)?;
+        let (m, dtype, rank) = self.global_arg(src, bound.req("src").span)?;
+        let shape = self.shape_arg(bound.req("shape"))?;
+        if shape.len() != rank {
+            return self.err(
+                bound.req("shape").span,
+                format!("a tile of shape {} cannot be loaded from a rank-{rank} tensor: ranks differ (use `.view(..)` to reshape the tensor)", shape_str(&shape)),
+            );
+        }
+        let offsets = bound.list("offsets").expect("required");
+        let coords = self.offsets_arg(&offsets, bound.req("offsets").span, rank)?;
+        let other = match bound.get("other") {
+            Some(e) => {
+                let o = self.req_arg(bound, "other", Some(dtype))?;
+                let o = self.expect_dtype(o, dtype, e.span, "`other`")?;
+                if !self.ty(o).is_scalar() {
+                    return self.err(e.span, format!("`other` must be a scalar `{dtype}`"));
+                }
+                o
+            }
+            None => Operand::Imm(0, dtype),
+        };
+        let mask = self.mask_arg(bound, &shape)?;
+        let access = Access {
+            mem: m,
+            shape: shape.clone(),
+            coords,
+            mask,
+            check_bounds: true,
+        };
+        Ok(self.emit(
+            Inst::Load { access, other },
+            Ty::Tile { dtype, shape },
+            span,
+        ))
+    }
+
+    /// `store_global(dst, offsets, value)`: a bounds-checked, optionally masked store of a tile
+    /// of the tensor's element type and rank.
+    pub(super) fn store_global(&mut self, bound: &Bound<'_>, span: Span) -> LResult<()> {
+        let dst = self.req_arg(bound, "dst", None)?;
+        let (m, dtype, rank) = self.global_arg(dst, bound.req("dst").span)?;
+        let ve = bound.req("value");
+        let v = self.req_arg(bound, "value", Some(dtype))?;
+        let Ty::Tile { dtype: vd, shape } = self.ty(v) else {
+            return self.err(
+                ve.span,
+                format!(
+                    "`store_global` stores a tile, found {}",
+                    ty_name(&self.ty(v))
+                ),
+            );
+        };
+        if vd != dtype {
+            return Err(self.error(
+                Diagnostic::new(
+                    ve.span,
+                    format!("mismatched types: storing `{vd}` into a tensor of `{dtype}`"),
+                )
+                .help(super::types::cast_help(vd, dtype)),
+            ));
+        }
+        if shape.len() != rank {
+            return self.err(
+                ve.span,
+                format!(
+                    "a tile of shape {} cannot be stored to a rank-{rank} tensor",
+                    shape_str(&shape)
+                ),
+            );
+        }
+        let offsets = bound.list("offsets").expect("required");
+        let coords = self.offsets_arg(&offsets, bound.req("offsets").span, rank)?;
+        let mask = self.mask_arg(bound, &shape)?;
+        let access = Access {
+            mem: m,
+            shape,
+            coords,
+            mask,
+            check_bounds: true,
+        };
+        self.emit_void(Inst::Store { access, value: v }, span);
+        Ok(())
+    }
+
+    /// `store_{shared,global}_scatter(dst, dim, indices, values)`: a store of `values` where
+    /// `indices` gives the coordinates along axis `dim` of a shared or global tensor.
+    pub(super) fn store_scatter(
+        &mut self,
+        bound: &Bound<'_>,
+        space: Space,
+        span: Span,
+    ) -> LResult<()> {
+        let dst = self.req_arg(bound, "dst", None)?;
+        let (m, dtype, dst_shape) = self.mem_arg(dst, bound.req("dst").span, space)?;
+        let (access, shape) = self.scatter_access(bound, m, &dst_shape)?;
+        let v = self.req_arg(bound, "values", Some(dtype))?;
+        let value = self.value_of_shape(v, bound.req("values").span, dtype, &shape, "`values`")?;
+        self.emit_void(Inst::Store { access, value }, span);
+        Ok(())
+    }
+}
