@@ -86,82 +86,86 @@ fn dtype_of(kernel: &Kernel, op: Operand) -> DType {
     }
 }
 
-/// Resolve `access` into `addrs` (one entry per element of `access.shape`, row-major: the
-/// address, or [`INACTIVE`]). `global_lens[p]` is the length of tensor parameter `p`;
-/// `shared_bytes` the size of the shared window (and the distance between consecutive windows
-/// of a cluster).
-pub(crate) fn resolve(
+/// The tensor an access indexes: valid absolute addresses are `lo..hi`, and an element's
+/// address is `start + flat offset`.
+struct Base<'a> {
+    region: Region,
+    dims: std::borrow::Cow<'a, [i64]>,
+    start: i64,
+    lo: i64,
+    hi: i64,
+    /// A distributed tensor: (elements per block, elements per window).
+    distributed: Option<(i64, i64)>,
+}
+
+fn bad(m: String) -> AccessFault {
+    AccessFault::Malformed(m)
+}
+
+/// The memory `access.mem` names, with its extent.
+fn base<'a>(
     access: &Access,
-    kernel: &Kernel,
-    vars: &[Value],
+    vars: &'a [Value],
     global_lens: &[i64],
     shared_bytes: usize,
-    addrs: &mut Vec<i64>,
-) -> Result<Resolved, AccessFault> {
-    // A distributed tensor: (elements per block, elements per window).
-    let mut distributed: Option<(i64, i64)> = None;
-    let bad = |m: String| AccessFault::Malformed(m);
-    let shape = &access.shape;
-    let n =
-        numel_checked(shape).ok_or_else(|| bad(format!("access shape {shape:?} is too large")))?;
-
-    // Valid absolute addresses are `lo..hi`; element address = `start + flat`.
-    let shared_dims: Vec<i64>;
-    let (region, dims, start, lo, hi): (Region, &[i64], i64, i64, i64) =
-        match vars.get(access.mem as usize) {
-            Some(Value::Global(g)) => {
-                let len = global_lens.get(g.param).copied().unwrap_or(0);
-                (Region::Global { param: g.param }, &g.dims, g.offset, 0, len)
-            }
-            Some(Value::Shared(s)) => {
-                shared_dims = s
-                    .shape
-                    .iter()
-                    .map(|&d| i64::try_from(d).unwrap_or(i64::MAX))
-                    .collect();
-                let count = numel_checked(&s.shape)
-                    .and_then(|c| i64::try_from(c).ok())
-                    .unwrap_or(i64::MAX);
-                let size = s.dtype.size_bytes();
-                let first = (s.byte / size) as i64;
-                match s.part {
-                    Some(part) => {
-                        distributed = Some((part.max(1) as i64, (shared_bytes / size) as i64));
-                        (
-                            Region::Cluster,
-                            &shared_dims,
-                            first,
-                            first,
-                            first.saturating_add(count),
-                        )
-                    }
-                    None => (
-                        Region::Shared,
-                        &shared_dims,
-                        first,
-                        first,
-                        first
-                            .saturating_add(count)
-                            .min((shared_bytes / size) as i64),
-                    ),
-                }
-            }
-            _ => {
-                return Err(bad(format!(
-                    "access base variable {} is not a global or shared tensor",
-                    access.mem
-                )))
-            }
-        };
-    if access.coords.len() != dims.len() {
-        return Err(bad(format!(
-            "access gives {} coordinates for a rank-{} tensor",
-            access.coords.len(),
-            dims.len()
-        )));
+) -> Result<Base<'a>, AccessFault> {
+    match vars.get(access.mem as usize) {
+        Some(Value::Global(g)) => Ok(Base {
+            region: Region::Global { param: g.param },
+            dims: (&g.dims[..]).into(),
+            start: g.offset,
+            lo: 0,
+            hi: global_lens.get(g.param).copied().unwrap_or(0),
+            distributed: None,
+        }),
+        Some(Value::Shared(s)) => {
+            let dims: Vec<i64> = s
+                .shape
+                .iter()
+                .map(|&d| i64::try_from(d).unwrap_or(i64::MAX))
+                .collect();
+            let count = numel_checked(&s.shape)
+                .and_then(|c| i64::try_from(c).ok())
+                .unwrap_or(i64::MAX);
+            let size = s.dtype.size_bytes();
+            let first = (s.byte / size) as i64;
+            let window = (shared_bytes / size) as i64;
+            let (region, hi, distributed) = match s.part {
+                Some(part) => (
+                    Region::Cluster,
+                    first.saturating_add(count),
+                    Some((part.max(1) as i64, window)),
+                ),
+                None => (
+                    Region::Shared,
+                    first.saturating_add(count).min(window),
+                    None,
+                ),
+            };
+            Ok(Base {
+                region,
+                dims: dims.into(),
+                start: first,
+                lo: first,
+                hi,
+                distributed,
+            })
+        }
+        _ => Err(bad(format!(
+            "access base variable {} is not a global or shared tensor",
+            access.mem
+        ))),
     }
-    let strides = strides_i64(dims);
+}
 
+/// Each coordinate's source, with its operand read; `n` elements of `access.shape`.
+fn sources<'a>(
+    access: &Access,
+    kernel: &Kernel,
+    vars: &'a [Value],
+    n: usize,
+) -> Result<Vec<Src<'a>>, AccessFault> {
+    let shape = &access.shape;
     let mut srcs = Vec::with_capacity(access.coords.len());
     for c in &access.coords {
         srcs.push(match c {
@@ -194,31 +198,17 @@ pub(crate) fn resolve(
             },
         });
     }
-    let mask = match access.mask {
-        None => None,
-        Some(m) => {
-            let m = operand(vars, m).map_err(bad)?;
-            if m.len().is_some_and(|l| l != n) {
-                return Err(bad(format!(
-                    "mask of shape {:?} for an access of shape {shape:?}",
-                    m.shape()
-                )));
-            }
-            Some(m)
-        }
-    };
+    Ok(srcs)
+}
 
-    // Column passes: one tight loop per coordinate accumulates the flat offsets (the source
-    // kind is matched once per coordinate, not per element), then one pass applies the mask
-    // and the bounds. `BAD` marks an element with a coordinate outside its dim: in-range
-    // coordinates and strides are non-negative, so a real flat offset is never negative.
-    const BAD: i64 = i64::MIN;
-    addrs.clear();
-    if n == 0 {
-        // (Also keeps the position pass below from spinning over an empty axis.)
-        return Ok(Resolved { region, n, lo });
-    }
-    addrs.resize(n, 0);
+/// Marks an element with a coordinate outside its dim in [`flat_offsets`]: in-range
+/// coordinates and strides are non-negative, so a real flat offset is never negative.
+const BAD: i64 = i64::MIN;
+
+/// Column passes: one tight loop per coordinate accumulates the flat offsets into `addrs`
+/// (`n > 0` entries; the source kind is matched once per coordinate, not per element).
+fn flat_offsets(addrs: &mut [i64], srcs: &[Src<'_>], dims: &[i64], shape: &[usize]) {
+    let strides = strides_i64(dims);
     for (k, src) in srcs.iter().enumerate() {
         let (dim, stride) = (dims[k], strides[k]);
         let add = |f: &mut i64, c: i64| {
@@ -251,6 +241,53 @@ pub(crate) fn resolve(
             }
         }
     }
+}
+
+/// Resolve `access` into `addrs` (one entry per element of `access.shape`, row-major: the
+/// address, or [`INACTIVE`]). `global_lens[p]` is the length of tensor parameter `p`;
+/// `shared_bytes` the size of the shared window (and the distance between consecutive windows
+/// of a cluster).
+pub(crate) fn resolve(
+    access: &Access,
+    kernel: &Kernel,
+    vars: &[Value],
+    global_lens: &[i64],
+    shared_bytes: usize,
+    addrs: &mut Vec<i64>,
+) -> Result<Resolved, AccessFault> {
+    let shape = &access.shape;
+    let n =
+        numel_checked(shape).ok_or_else(|| bad(format!("access shape {shape:?} is too large")))?;
+    let b = base(access, vars, global_lens, shared_bytes)?;
+    let (region, lo) = (b.region, b.lo);
+    if access.coords.len() != b.dims.len() {
+        return Err(bad(format!(
+            "access gives {} coordinates for a rank-{} tensor",
+            access.coords.len(),
+            b.dims.len()
+        )));
+    }
+    let srcs = sources(access, kernel, vars, n)?;
+    let mask = match access.mask {
+        None => None,
+        Some(m) => {
+            let m = operand(vars, m).map_err(bad)?;
+            if m.len().is_some_and(|l| l != n) {
+                return Err(bad(format!(
+                    "mask of shape {:?} for an access of shape {shape:?}",
+                    m.shape()
+                )));
+            }
+            Some(m)
+        }
+    };
+    addrs.clear();
+    if n == 0 {
+        // (Also keeps the position pass from spinning over an empty axis.)
+        return Ok(Resolved { region, n, lo });
+    }
+    addrs.resize(n, 0);
+    flat_offsets(addrs, &srcs, &b.dims, shape);
     // The mask as a slice (empty: all elements enabled), so the pass below needs no match.
     let mask: &[u64] = match mask {
         None => &[],
@@ -261,28 +298,29 @@ pub(crate) fn resolve(
         Some(Elems::Scalar(_)) => &[],
         Some(Elems::Tile(_, d)) => d,
     };
+    // Then one pass applies the mask and the bounds.
     for (e, a) in addrs.iter_mut().enumerate() {
         let f = *a;
         if mask.get(e) == Some(&0) {
             *a = INACTIVE;
             continue;
         }
-        let abs = start.saturating_add(f);
-        if f != BAD && abs >= lo && abs < hi {
-            *a = match distributed {
+        let abs = b.start.saturating_add(f);
+        if f != BAD && abs >= b.lo && abs < b.hi {
+            *a = match b.distributed {
                 // Owner block `f / part`, at the same place in its window.
-                Some((part, window)) => (f / part) * window + start + f % part,
+                Some((part, window)) => (f / part) * window + b.start + f % part,
                 None => abs,
             };
         } else if access.check_bounds {
             *a = INACTIVE;
         } else {
-            let detail = match first_bad_coord(&srcs, dims, shape, e) {
-                Some((k, c)) => format!("coordinate {k} is {c}, outside 0..{}", dims[k]),
+            let detail = match first_bad_coord(&srcs, &b.dims, shape, e) {
+                Some((k, c)) => format!("coordinate {k} is {c}, outside 0..{}", b.dims[k]),
                 None => format!(
                     "element offset {} is outside the tensor's 0..{}",
-                    abs.saturating_sub(lo),
-                    hi - lo
+                    abs.saturating_sub(b.lo),
+                    b.hi - b.lo
                 ),
             };
             return Err(AccessFault::OutOfBounds {
