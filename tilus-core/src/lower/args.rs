@@ -154,6 +154,19 @@ pub(crate) fn list_items(e: &Expr) -> Vec<&Expr> {
     }
 }
 
+/// Arguments matched to parameter slots, before evaluation.
+struct Matched<'a> {
+    slots: Vec<Option<&'a Expr>>,
+    /// Where each bound parameter was given (its keyword, or the positional argument).
+    given_at: Vec<Span>,
+    /// Parameter names offered for unknown keyword arguments ("did you mean").
+    suggested: Vec<&'static str>,
+    /// Parameter index of each argument, in source order.
+    order: Vec<usize>,
+    /// No argument was misplaced, repeated or unknown.
+    ok: bool,
+}
+
 impl Lowerer {
     /// Match `args` to `params`, then lower the value arguments in source order.
     pub(crate) fn bind_args<'a>(
@@ -163,17 +176,36 @@ impl Lowerer {
         args: &'a [Arg],
         call_span: Span,
     ) -> LResult<Bound<'a>> {
-        let mut slots: Vec<Option<&'a Expr>> = vec![None; params.len()];
-        // Where each bound parameter was given (its keyword, or the positional argument).
-        let mut given_at: Vec<Span> = vec![Span::NONE; params.len()];
-        // Parameter names offered for unknown keyword arguments ("did you mean").
-        let mut suggested: Vec<&str> = Vec::new();
-        // Parameter index of each argument, in source order.
-        let mut order: Vec<usize> = Vec::with_capacity(args.len());
-        let mut ok = true;
+        let m = self.match_args(fname, params, args)?;
+        let all_given = self.check_missing(fname, params, &m, call_span);
+        if !(m.ok && all_given) {
+            return Err(super::Reported);
+        }
+        let vals = self.lower_bound_args(params, &m.slots, &m.order)?;
+        Ok(Bound {
+            params,
+            slots: m.slots,
+            vals: std::cell::RefCell::new(vals),
+        })
+    }
+
+    /// Assign each argument to its parameter slot, reporting a positional argument after a
+    /// keyword, repeated and unknown keywords; too many positional arguments end binding.
+    fn match_args<'a>(
+        &mut self,
+        fname: &str,
+        params: &'a [P],
+        args: &'a [Arg],
+    ) -> LResult<Matched<'a>> {
+        let mut m = Matched {
+            slots: vec![None; params.len()],
+            given_at: vec![Span::NONE; params.len()],
+            suggested: Vec::new(),
+            order: Vec::with_capacity(args.len()),
+            ok: true,
+        };
         let mut positional = 0;
         let mut seen_keyword = false;
-        let sig = || signature_str(fname, params);
         for a in args {
             match &a.name {
                 None => {
@@ -182,7 +214,7 @@ impl Lowerer {
                             a.span,
                             "positional argument after a keyword argument",
                         ));
-                        ok = false;
+                        m.ok = false;
                         continue;
                     }
                     if positional >= params.len() {
@@ -194,63 +226,87 @@ impl Lowerer {
                                 crate::diag::were(args.iter().filter(|a| a.name.is_none()).count())
                             ),
                         )
-                        .note(format!("signature: `{}`", sig()));
+                        .note(format!("signature: `{}`", signature_str(fname, params)));
                         return Err(self.error(d));
                     }
-                    slots[positional] = Some(&a.value);
-                    given_at[positional] = a.span;
-                    order.push(positional);
+                    m.slots[positional] = Some(&a.value);
+                    m.given_at[positional] = a.span;
+                    m.order.push(positional);
                     positional += 1;
                 }
                 Some((name, nspan)) => {
                     seen_keyword = true;
-                    match params
-                        .iter()
-                        .position(|p| p.name == name || p.aliases.contains(&name.as_str()))
-                    {
-                        Some(i) if slots[i].is_some() => {
-                            self.error(
-                                Diagnostic::new(
-                                    *nspan,
-                                    format!("argument `{}` is given twice", params[i].name),
-                                )
-                                .label(
-                                    given_at[i],
-                                    format!("`{}` is first given here", params[i].name),
-                                ),
-                            );
-                            ok = false;
-                        }
-                        Some(i) => {
-                            slots[i] = Some(&a.value);
-                            given_at[i] = *nspan;
-                            order.push(i);
-                        }
-                        None => {
-                            let names = params.iter().flat_map(|p| {
-                                std::iter::once(p.name).chain(p.aliases.iter().copied())
-                            });
-                            let close = super::suggest::closest(name, names);
-                            let shown: Vec<String> = close.iter().map(|c| c.to_string()).collect();
-                            suggested.extend(close);
-                            self.error(
-                                Diagnostic::new(
-                                    *nspan,
-                                    format!("`{fname}` has no argument named `{name}`"),
-                                )
-                                .note(format!("signature: `{}`", sig()))
-                                .maybe_help(super::suggest::help_line("an argument", &shown)),
-                            );
-                            ok = false;
-                        }
-                    }
+                    self.match_keyword(fname, params, &mut m, name, *nspan, &a.value);
                 }
             }
         }
-        for (p, s) in params.iter().zip(&slots) {
+        Ok(m)
+    }
+
+    /// Bind the keyword argument `name = value` (`name` may be an alias) into `m`, or report
+    /// it as given twice or unknown (with the close parameter names as help).
+    fn match_keyword<'a>(
+        &mut self,
+        fname: &str,
+        params: &'a [P],
+        m: &mut Matched<'a>,
+        name: &str,
+        nspan: Span,
+        value: &'a Expr,
+    ) {
+        match params
+            .iter()
+            .position(|p| p.name == name || p.aliases.contains(&name))
+        {
+            Some(i) if m.slots[i].is_some() => {
+                self.error(
+                    Diagnostic::new(
+                        nspan,
+                        format!("argument `{}` is given twice", params[i].name),
+                    )
+                    .label(
+                        m.given_at[i],
+                        format!("`{}` is first given here", params[i].name),
+                    ),
+                );
+                m.ok = false;
+            }
+            Some(i) => {
+                m.slots[i] = Some(value);
+                m.given_at[i] = nspan;
+                m.order.push(i);
+            }
+            None => {
+                let names = params
+                    .iter()
+                    .flat_map(|p| std::iter::once(p.name).chain(p.aliases.iter().copied()));
+                let close = super::suggest::closest(name, names);
+                let shown: Vec<String> = close.iter().map(|c| c.to_string()).collect();
+                m.suggested.extend(close);
+                self.error(
+                    Diagnostic::new(nspan, format!("`{fname}` has no argument named `{name}`"))
+                        .note(format!("signature: `{}`", signature_str(fname, params)))
+                        .maybe_help(super::suggest::help_line("an argument", &shown)),
+                );
+                m.ok = false;
+            }
+        }
+    }
+
+    /// Report each required parameter left without an argument; `false` if any was.
+    fn check_missing(
+        &mut self,
+        fname: &str,
+        params: &[P],
+        m: &Matched<'_>,
+        call_span: Span,
+    ) -> bool {
+        let mut ok = true;
+        for (p, s) in params.iter().zip(&m.slots) {
             // A missing argument that an unknown one was suggested for has been reported (as
             // the misspelling it most likely is).
-            let misspelt = suggested
+            let misspelt = m
+                .suggested
                 .iter()
                 .any(|n| *n == p.name || p.aliases.contains(n));
             if p.required && s.is_none() && !misspelt {
@@ -259,17 +315,24 @@ impl Lowerer {
                         call_span,
                         format!("`{fname}` is missing its argument `{}`", p.name),
                     )
-                    .note(format!("signature: `{}`", sig())),
+                    .note(format!("signature: `{}`", signature_str(fname, params))),
                 );
                 ok = false;
             }
         }
-        if !ok {
-            return Err(super::Reported);
-        }
-        // Evaluate: each value argument once, left to right as written.
+        ok
+    }
+
+    /// Evaluate the bound arguments: each value argument once, left to right as written
+    /// (`order`); context-typed ones are deferred and compile-time ones are not lowered.
+    fn lower_bound_args(
+        &mut self,
+        params: &[P],
+        slots: &[Option<&Expr>],
+        order: &[usize],
+    ) -> LResult<Vec<Option<Lowered>>> {
         let mut vals: Vec<Option<Lowered>> = vec![None; params.len()];
-        for i in order {
+        for &i in order {
             let e = slots[i].expect("bound above");
             vals[i] = match params[i].kind {
                 Kind::Meta => None,
@@ -284,11 +347,7 @@ impl Lowerer {
                 }
             };
         }
-        Ok(Bound {
-            params,
-            slots,
-            vals: std::cell::RefCell::new(vals),
-        })
+        Ok(vals)
     }
 
     /// The operand of value argument `name`, if given: the one lowered at binding, or a
