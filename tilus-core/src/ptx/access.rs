@@ -90,6 +90,15 @@ pub(super) struct RunHead {
     addr: Addr,
 }
 
+/// One coordinate of a global access: `c32` when its type is 32-bit or narrower, else `c64`
+/// (positions are always widened, and count as signed).
+#[derive(Debug, Clone, Copy)]
+struct GlobalCoord {
+    c32: Option<Val>,
+    c64: Option<EVal>,
+    signed: bool,
+}
+
 /// One planned element: its activity and address, and for the general paths what else they
 /// know: in a distributed tensor whether the element is this block's (and its address in the
 /// block's own window), and for the head of a derivable run what its other elements need.
@@ -173,6 +182,17 @@ pub(super) struct Rmw {
     pub pairs: bool,
 }
 
+/// How much of an access the vector path did.
+enum VectorPart {
+    /// Nothing: no vector path (the per-element code does it all).
+    None,
+    /// Everything: every thread's run was proved active and aligned.
+    All,
+    /// The full runs; threads on the partial tail branched past to the per-element code,
+    /// which ends at this label.
+    UpTo(String),
+}
+
 impl Emitter<'_> {
     pub fn memory(&mut self, dst: Option<VarId>, inst: &Inst) -> Res<()> {
         let (access, sem) = match inst {
@@ -189,7 +209,57 @@ impl Emitter<'_> {
         } else {
             self.layout_of(&access.shape).slots()
         };
-        // Destination registers (a scratch register when an atom's result is unused).
+        let Some(op) = self.memory_op(dst, inst, sem, uniform, dtype, slots)? else {
+            return Ok(());
+        };
+        // Tile-level ordering (ir.rs): release = barrier before, acquire = barrier after.
+        if sem.has_release() {
+            self.line("bar.sync \t0;");
+        }
+        let plan = self.plan(access, uniform, dtype)?;
+        let vector =
+            matches!(op, Op::Load { .. } | Op::Store { .. }) && !uniform && plan.layout.v > 1;
+        let mut done = None;
+        if vector {
+            match self.vector_part(&plan, &op)? {
+                VectorPart::None => {}
+                VectorPart::All => {
+                    self.after(sem);
+                    return Ok(());
+                }
+                VectorPart::UpTo(end) => done = Some(end),
+            }
+        }
+        let planned = self.plan_elements(&plan, slots)?;
+        let elems: Vec<(PVal, Addr)> = planned.iter().map(|p| (p.act, p.addr)).collect();
+        let local_alts: Vec<_> = planned.iter().map(|p| p.local).collect();
+        // Without a range plan (2-D views, index tiles), runs that turn out contiguous at run
+        // time still go as vectors.
+        let needed = match (&op, &plan.range, &done) {
+            (Op::Load { .. } | Op::Store { .. }, None, None) => {
+                self.general_vectors(&plan, &op, &elems)?
+            }
+            _ => None,
+        };
+        self.element_ops(&plan, &op, &elems, needed.as_deref(), &local_alts)?;
+        if let Some(end) = done {
+            self.body.push(format!("{end}:"));
+        }
+        self.after(sem);
+        Ok(())
+    }
+
+    /// What a memory instruction does at each active element, with its destination registers
+    /// (a scratch register when an atom's result is unused); `None`: a load nobody reads.
+    fn memory_op(
+        &mut self,
+        dst: Option<VarId>,
+        inst: &Inst,
+        sem: Sem,
+        uniform: bool,
+        dtype: DType,
+        slots: usize,
+    ) -> Res<Option<Op>> {
         let dst_regs = |e: &mut Self| -> Res<Vec<Reg>> {
             match dst {
                 Some(d) => e.dst_regs(d),
@@ -205,7 +275,7 @@ impl Emitter<'_> {
                     dst: self.dst_regs(d)?,
                     other: *other,
                 },
-                None => return Ok(()),
+                None => return Ok(None),
             },
             Inst::Store { value, .. } => Op::Store { value: *value },
             Inst::AtomicLoad { scope, .. } => Op::AtomicLoad {
@@ -246,66 +316,51 @@ impl Emitter<'_> {
             }
             _ => return internal("not a memory instruction"),
         };
-        // Tile-level ordering (ir.rs): release = barrier before, acquire = barrier after.
-        if sem.has_release() {
-            self.line("bar.sync \t0;");
+        Ok(Some(op))
+    }
+
+    /// The vector path of a weak load or store on the range path, where it applies: the
+    /// vector instructions, and the branch that sends threads on the partial tail past them.
+    fn vector_part(&mut self, plan: &Plan, op: &Op) -> Res<VectorPart> {
+        let Some((full, first)) = self.vector_check(plan)? else {
+            return Ok(VectorPart::None);
+        };
+        let tail = self.new_label("tail");
+        let end = self.new_label("vec_done");
+        if let PVal::Reg(p) = full {
+            // Per-thread (not uniform) branch: only threads on the partial tail fall back.
+            self.line(format!("@!{p} bra \t{tail};"));
         }
-        let plan = self.plan(access, uniform, dtype)?;
-        let vector =
-            matches!(op, Op::Load { .. } | Op::Store { .. }) && !uniform && plan.layout.v > 1;
-        let mut done = None;
-        if vector {
-            if let Some((full, first)) = self.vector_check(&plan)? {
-                let tail = self.new_label("tail");
-                let end = self.new_label("vec_done");
-                if let PVal::Reg(p) = full {
-                    // Per-thread (not uniform) branch: only threads on the partial tail fall back.
-                    self.line(format!("@!{p} bra \t{tail};"));
-                }
-                self.vector_ops(&plan, &op, first)?;
-                if full == PVal::True {
-                    self.after(sem);
-                    return Ok(());
-                }
-                self.line(format!("bra \t{end};"));
-                self.body.push(format!("{tail}:"));
-                done = Some(end);
-            }
+        self.vector_ops(plan, op, first)?;
+        if full == PVal::True {
+            return Ok(VectorPart::All);
         }
+        self.line(format!("bra \t{end};"));
+        self.body.push(format!("{tail}:"));
+        Ok(VectorPart::UpTo(end))
+    }
+
+    /// Every slot's element, planned before any operation is issued.
+    fn plan_elements(&mut self, plan: &Plan, slots: usize) -> Res<Vec<Planned>> {
         // Plan every element first (reads index and mask tiles), then issue the operations,
         // so loads are issued back to back and a destination may alias an operand.
-        let mut elems = Vec::with_capacity(slots);
-        let mut local_alts = Vec::with_capacity(slots);
+        let mut planned = Vec::with_capacity(slots);
         // Runs along the last axis: the first element of each run is planned in full, the
         // others derived from it (no per-element coordinates, strides or address arithmetic).
-        let runs = self.derivable_runs(&plan);
+        let runs = self.derivable_runs(plan);
         let mut head = None;
         for s in 0..slots {
             let p = match (runs, head) {
-                (Some(v), Some(h)) if s % v != 0 => self.run_member(&plan, s, s % v, h)?,
+                (Some(v), Some(h)) if s % v != 0 => self.run_member(plan, s, s % v, h)?,
                 _ => {
-                    let p = self.element(&plan, s, runs.is_some())?;
+                    let p = self.element(plan, s, runs.is_some())?;
                     head = p.head;
                     p
                 }
             };
-            elems.push((p.act, p.addr));
-            local_alts.push(p.local);
+            planned.push(p);
         }
-        // Without a range plan (2-D views, index tiles), runs that turn out contiguous at run
-        // time still go as vectors.
-        let needed = match (&op, &plan.range, &done) {
-            (Op::Load { .. } | Op::Store { .. }, None, None) => {
-                self.general_vectors(&plan, &op, &elems)?
-            }
-            _ => None,
-        };
-        self.element_ops(&plan, &op, &elems, needed.as_deref(), &local_alts)?;
-        if let Some(end) = done {
-            self.body.push(format!("{end}:"));
-        }
-        self.after(sem);
-        Ok(())
+        Ok(planned)
     }
 
     fn after(&mut self, sem: Sem) {
@@ -847,77 +902,20 @@ impl Emitter<'_> {
         let mut rows = PVal::True;
         let mut c_last = None;
         for (k, coord) in plan.access.coords.iter().enumerate() {
-            // The coordinate: 32-bit when its type is, else 64-bit.
-            let (c32, c64, signed) = match coord {
-                Coord::Pos { axis, offset } => {
-                    let p = self.pos_of(plan, s, *axis, &mut f, &mut pos)?;
-                    let od = self.dtype_of(*offset)?;
-                    if od.bits() <= 32 {
-                        let o = self.elem(*offset, 0)?;
-                        // offset + position may pass i32::MAX: widen before adding.
-                        let w = self.wide_add(o, od.is_signed(), p);
-                        (None, Some(w), true)
-                    } else {
-                        let o = self.wide_int(*offset)?;
-                        let w = self.wide_add_e(o, p);
-                        (None, Some(w), true)
-                    }
-                }
-                Coord::Index(o) => {
-                    let slot = if self.is_tile(*o)? { s } else { 0 };
-                    let od = self.dtype_of(*o)?;
-                    if od.bits() <= 32 {
-                        (Some(self.elem(*o, slot)?), None, od.is_signed())
-                    } else {
-                        let v = self.eval(*o, slot)?;
-                        (None, Some(v), od.is_signed())
-                    }
-                }
-            };
+            let c = self.global_coord(plan, s, coord, &mut f, &mut pos)?;
             if check {
-                let ok = match (c32, c64) {
-                    (Some(c), _) => {
-                        let d32 = self.dim32(plan, k, signed)?;
-                        self.vsetp("lt", "u32", c, d32)
-                    }
-                    (None, Some(c)) => {
-                        let p = self.pred();
-                        self.line(format!("setp.lt.u64 \t{p}, {c}, {};", dims[k]));
-                        PVal::Reg(p)
-                    }
-                    _ => PVal::True,
-                };
+                let ok = self.global_axis_check(plan, k, dims[k], c)?;
                 act = self.pand(act, ok);
                 if want_head && k != last {
                     rows = self.pand(rows, ok);
                 }
             }
             if want_head && k == last {
-                c_last = c64;
+                c_last = c.c64;
             }
             // Accumulate c_k * stride_k.
-            let c64 = match (c32, c64) {
-                (Some(Val::Imm(c)), _) if strides[k].is_none() => {
-                    m_imm = m_imm.wrapping_add(c as i64);
-                    continue;
-                }
-                (Some(c), _) => {
-                    let w = self.r64();
-                    let ext = if signed { "s32" } else { "u32" };
-                    let c = self.in_reg(c);
-                    self.line(format!("cvt.s64.{ext} \t{w}, {c};"));
-                    EVal::Reg(w)
-                }
-                (None, Some(c)) => c,
-                _ => return internal("coordinate without a value"),
-            };
-            let term = match strides[k] {
-                None => c64,
-                Some(st) => {
-                    let t = self.r64();
-                    self.line(format!("mul.lo.s64 \t{t}, {c64}, {st};"));
-                    EVal::Reg(t)
-                }
+            let Some(term) = self.stride_term(c, strides[k], &mut m_imm)? else {
+                continue;
             };
             m = Some(match m {
                 None => self.reg64(term),
@@ -928,29 +926,9 @@ impl Emitter<'_> {
                 }
             });
         }
-        // Element index into the base tensor: off + m (+ m_imm).
-        let idx: Option<Reg> = match (g.whole, m) {
-            (true, m) => m,
-            (false, None) => Some(g.off),
-            (false, Some(acc)) => {
-                let t = self.r64();
-                self.line(format!("add.s64 \t{t}, {acc}, {};", g.off));
-                Some(t)
-            }
-        };
-        if check && !g.whole {
-            // The view's element must be inside the base tensor.
-            let p = self.pred();
-            match idx {
-                Some(i) if m_imm != 0 => {
-                    let t = self.r64();
-                    self.line(format!("add.s64 \t{t}, {i}, {m_imm};"));
-                    self.line(format!("setp.lt.u64 \t{p}, {t}, {};", g.len));
-                }
-                Some(i) => self.line(format!("setp.lt.u64 \t{p}, {i}, {};", g.len)),
-                None => self.line(format!("setp.lt.u64 \t{p}, {m_imm}, {};", g.len)),
-            }
-            act = self.pand(act, PVal::Reg(p));
+        let (idx, inside) = self.base_index(g, m, m_imm, check);
+        if let Some(ok) = inside {
+            act = self.pand(act, ok);
         }
         let size = plan.size as i64;
         let addr = match idx {
@@ -977,6 +955,131 @@ impl Emitter<'_> {
             });
         }
         Ok(p)
+    }
+
+    /// Coordinate `coord` of slot `s` of a global access: kept in 32 bits when its type is,
+    /// else widened to 64 (an offset plus a position may pass `i32::MAX`).
+    fn global_coord(
+        &mut self,
+        plan: &Plan,
+        s: usize,
+        coord: &Coord,
+        f: &mut Option<Val>,
+        pos: &mut [Option<Val>],
+    ) -> Res<GlobalCoord> {
+        let (c32, c64, signed) = match coord {
+            Coord::Pos { axis, offset } => {
+                let p = self.pos_of(plan, s, *axis, f, pos)?;
+                let od = self.dtype_of(*offset)?;
+                if od.bits() <= 32 {
+                    let o = self.elem(*offset, 0)?;
+                    // offset + position may pass i32::MAX: widen before adding.
+                    let w = self.wide_add(o, od.is_signed(), p);
+                    (None, Some(w), true)
+                } else {
+                    let o = self.wide_int(*offset)?;
+                    let w = self.wide_add_e(o, p);
+                    (None, Some(w), true)
+                }
+            }
+            Coord::Index(o) => {
+                let slot = if self.is_tile(*o)? { s } else { 0 };
+                let od = self.dtype_of(*o)?;
+                if od.bits() <= 32 {
+                    (Some(self.elem(*o, slot)?), None, od.is_signed())
+                } else {
+                    let v = self.eval(*o, slot)?;
+                    (None, Some(v), od.is_signed())
+                }
+            }
+        };
+        Ok(GlobalCoord { c32, c64, signed })
+    }
+
+    /// The bound test of coordinate `c` on axis `k` (of dim `dim`): one unsigned compare, in
+    /// 32 bits against the saturated dim when the coordinate is 32-bit.
+    fn global_axis_check(&mut self, plan: &Plan, k: usize, dim: Reg, c: GlobalCoord) -> Res<PVal> {
+        Ok(match (c.c32, c.c64) {
+            (Some(c32), _) => {
+                let d32 = self.dim32(plan, k, c.signed)?;
+                self.vsetp("lt", "u32", c32, d32)
+            }
+            (None, Some(c64)) => {
+                let p = self.pred();
+                self.line(format!("setp.lt.u64 \t{p}, {c64}, {dim};"));
+                PVal::Reg(p)
+            }
+            _ => PVal::True,
+        })
+    }
+
+    /// `c * stride` as a 64-bit term of the element index (`None` stride: 1); a constant
+    /// 32-bit coordinate of a stride-1 axis is added to `m_imm` instead (`None` returned).
+    fn stride_term(
+        &mut self,
+        c: GlobalCoord,
+        stride: Option<Reg>,
+        m_imm: &mut i64,
+    ) -> Res<Option<EVal>> {
+        let c64 = match (c.c32, c.c64) {
+            (Some(Val::Imm(c)), _) if stride.is_none() => {
+                *m_imm = m_imm.wrapping_add(c as i64);
+                return Ok(None);
+            }
+            (Some(c32), _) => {
+                let w = self.r64();
+                let ext = if c.signed { "s32" } else { "u32" };
+                let c32 = self.in_reg(c32);
+                self.line(format!("cvt.s64.{ext} \t{w}, {c32};"));
+                EVal::Reg(w)
+            }
+            (None, Some(c64)) => c64,
+            _ => return internal("coordinate without a value"),
+        };
+        Ok(Some(match stride {
+            None => c64,
+            Some(st) => {
+                let t = self.r64();
+                self.line(format!("mul.lo.s64 \t{t}, {c64}, {st};"));
+                EVal::Reg(t)
+            }
+        }))
+    }
+
+    /// The element's index into the base tensor less `m_imm`: `off + m` (`None`: zero, a whole
+    /// tensor with no variable term); and when bounds are checked through a view, the test
+    /// that `off + m + m_imm` is inside the base tensor.
+    fn base_index(
+        &mut self,
+        g: &GlobalSt,
+        m: Option<Reg>,
+        m_imm: i64,
+        check: bool,
+    ) -> (Option<Reg>, Option<PVal>) {
+        let idx: Option<Reg> = match (g.whole, m) {
+            (true, m) => m,
+            (false, None) => Some(g.off),
+            (false, Some(acc)) => {
+                let t = self.r64();
+                self.line(format!("add.s64 \t{t}, {acc}, {};", g.off));
+                Some(t)
+            }
+        };
+        if !check || g.whole {
+            return (idx, None);
+        }
+        // The view's element must be inside the base tensor.
+        let p = self.pred();
+        match idx {
+            Some(i) if m_imm != 0 => {
+                let t = self.r64();
+                self.line(format!("add.s64 \t{t}, {i}, {m_imm};"));
+                self.line(format!("setp.lt.u64 \t{p}, {t}, {};", g.len));
+            }
+            Some(i) => self.line(format!("setp.lt.u64 \t{p}, {i}, {};", g.len)),
+            None => self.line(format!("setp.lt.u64 \t{p}, {m_imm}, {};", g.len)),
+        }
+        (idx, Some(PVal::Reg(p)))
     }
 
     /// The run length `v` when the elements of this access can be derived from their run's

@@ -6,7 +6,7 @@
 use super::emit::{internal, Emitter, Res, Storage};
 use super::regs::{Class, EVal, Reg};
 use crate::dtype::DType;
-use crate::ir::{BinOp, Inst, Operand, Ty, UnOp, VarId};
+use crate::ir::{BinOp, Inst, Operand, Scope, Sem, Ty, UnOp, VarId};
 
 /// `x`, `y` or `z` for a grid axis (the lowering only admits 0..=2).
 fn axis_name(axis: u8) -> &'static str {
@@ -89,17 +89,7 @@ impl Emitter<'_> {
                 self.line("bar.sync \t0;");
                 return Ok(());
             }
-            Inst::Fence { sem, scope } => {
-                let text = crate::table::check_fence(*sem, *scope, Some(self.k.target))
-                    .map_err(|e| super::CodegenError::new(e.message))?;
-                // Tile-level fence: the barriers make it order the whole block's accesses (the
-                // writes of every thread before it, the reads of every thread after it), not
-                // only each thread's own, like the tile-level release/acquire atomics.
-                self.line("bar.sync \t0;");
-                self.line(format!("{text};"));
-                self.line("bar.sync \t0;");
-                return Ok(());
-            }
+            Inst::Fence { sem, scope } => return self.fence(*sem, *scope),
             Inst::AllocShared {
                 shape,
                 offset,
@@ -107,20 +97,10 @@ impl Emitter<'_> {
                 ..
             } => {
                 let Some(d) = dst else { return Ok(()) };
-                let rows = distributed.then(|| {
-                    let blocks = self.k.cluster.blocks().max(1) as usize;
-                    shape.first().copied().unwrap_or(1) / blocks
-                });
-                return self.set_shared(d, *offset, shape.clone(), rows);
+                return self.alloc_shared(d, shape, *offset, *distributed);
             }
             Inst::ClusterSync => {
-                // Every thread arrives and waits (not `.aligned`: control flow may diverge
-                // within a warp around it in hand-written PTX; ours is uniform, this is just
-                // the general form). Release/acquire make the cluster's shared-memory writes
-                // before it visible after it.
-                self.line("barrier.cluster.arrive.release;");
-                self.line("barrier.cluster.wait.acquire;");
-                self.min_version = self.min_version.max(80);
+                self.cluster_sync();
                 return Ok(());
             }
             Inst::Store { .. }
@@ -140,54 +120,10 @@ impl Emitter<'_> {
             | Inst::GridDim { .. }
             | Inst::ClusterRank
             | Inst::ClusterSize
-            | Inst::ClusterIdx { .. } => {
-                let r = self.dst_regs(d)?[0];
-                let sreg = match inst {
-                    Inst::BlockIdx { axis } => format!("%ctaid.{}", axis_name(*axis)),
-                    Inst::GridDim { axis } => format!("%nctaid.{}", axis_name(*axis)),
-                    Inst::ClusterIdx { axis } => format!("%clusterid.{}", axis_name(*axis)),
-                    Inst::ClusterRank => "%cluster_ctarank".into(),
-                    _ => "%cluster_nctarank".into(),
-                };
-                self.line(format!("mov.u32 \t{r}, {sreg};"));
-                self.set_tz(d, 0);
-                Ok(())
-            }
-            Inst::Dim { tensor, axis } => {
-                let g = self.global(*tensor)?;
-                let Some(dim) = g.dims.get(*axis).copied() else {
-                    return internal("dim axis out of range");
-                };
-                let r = self.dst_regs(d)?[0];
-                self.line(format!("mov.b64 \t{r}, {dim};"));
-                self.set_tz(d, 0);
-                Ok(())
-            }
+            | Inst::ClusterIdx { .. } => self.special_reg(d, inst),
+            Inst::Dim { tensor, axis } => self.tensor_dim(d, *tensor, *axis),
             Inst::View { src, offset, shape } => self.view(d, *src, *offset, shape),
-            Inst::Arange { n, dtype } => {
-                let layout = self.layout_of(&[*n]);
-                let base = self.tid_times(layout.v);
-                let rs = self.dst_regs(d)?;
-                let wide = dtype.bits() > 32;
-                let base64 = if wide {
-                    let w = self.r64();
-                    self.line(format!("cvt.u64.u32 \t{w}, {base};"));
-                    Some(w)
-                } else {
-                    None
-                };
-                for (s, r) in rs.iter().enumerate() {
-                    let c = layout.slot_const(s);
-                    match base64 {
-                        Some(w) => self.line(format!("add.s64 \t{r}, {w}, {c};")),
-                        None => {
-                            self.line(format!("add.s32 \t{r}, {base}, {c};"));
-                            self.normalize(*dtype, *r);
-                        }
-                    }
-                }
-                Ok(())
-            }
+            Inst::Arange { n, dtype } => self.arange(d, *n, *dtype),
             Inst::Full { value, .. } => {
                 let dt = self.dtype_of(*value)?;
                 self.elementwise(d, &[*value], |e, r, v| e.copy_elem(dt, r, v[0]))
@@ -214,6 +150,101 @@ impl Emitter<'_> {
             Inst::Reduce { op, x } => self.reduce(d, *op, *x),
             _ => internal("unhandled instruction"),
         }
+    }
+
+    /// A tile-level fence: the thread-level `fence` of the legality table between two barriers.
+    fn fence(&mut self, sem: Sem, scope: Scope) -> Res<()> {
+        let text = crate::table::check_fence(sem, scope, Some(self.k.target))
+            .map_err(|e| super::CodegenError::new(e.message))?;
+        // Tile-level fence: the barriers make it order the whole block's accesses (the
+        // writes of every thread before it, the reads of every thread after it), not
+        // only each thread's own, like the tile-level release/acquire atomics.
+        self.line("bar.sync \t0;");
+        self.line(format!("{text};"));
+        self.line("bar.sync \t0;");
+        Ok(())
+    }
+
+    /// Binds `d` to its shared allocation; a distributed one has `1 / blocks` of axis 0 per
+    /// block of the cluster.
+    fn alloc_shared(
+        &mut self,
+        d: VarId,
+        shape: &[usize],
+        offset: usize,
+        distributed: bool,
+    ) -> Res<()> {
+        let rows = distributed.then(|| {
+            let blocks = self.k.cluster.blocks().max(1) as usize;
+            shape.first().copied().unwrap_or(1) / blocks
+        });
+        self.set_shared(d, offset, shape.to_vec(), rows)
+    }
+
+    /// A cluster-wide barrier (needs PTX 8.0).
+    fn cluster_sync(&mut self) {
+        // Every thread arrives and waits (not `.aligned`: control flow may diverge
+        // within a warp around it in hand-written PTX; ours is uniform, this is just
+        // the general form). Release/acquire make the cluster's shared-memory writes
+        // before it visible after it.
+        self.line("barrier.cluster.arrive.release;");
+        self.line("barrier.cluster.wait.acquire;");
+        self.min_version = self.min_version.max(80);
+    }
+
+    /// A grid or cluster index or size: a move from its special register (no trailing zero bits
+    /// known).
+    fn special_reg(&mut self, d: VarId, inst: &Inst) -> Res<()> {
+        let r = self.dst_regs(d)?[0];
+        let sreg = match inst {
+            Inst::BlockIdx { axis } => format!("%ctaid.{}", axis_name(*axis)),
+            Inst::GridDim { axis } => format!("%nctaid.{}", axis_name(*axis)),
+            Inst::ClusterIdx { axis } => format!("%clusterid.{}", axis_name(*axis)),
+            Inst::ClusterRank => "%cluster_ctarank".into(),
+            _ => "%cluster_nctarank".into(),
+        };
+        self.line(format!("mov.u32 \t{r}, {sreg};"));
+        self.set_tz(d, 0);
+        Ok(())
+    }
+
+    /// Axis `axis` of a global tensor's dims (a 64-bit parameter register).
+    fn tensor_dim(&mut self, d: VarId, tensor: VarId, axis: usize) -> Res<()> {
+        let g = self.global(tensor)?;
+        let Some(dim) = g.dims.get(axis).copied() else {
+            return internal("dim axis out of range");
+        };
+        let r = self.dst_regs(d)?[0];
+        self.line(format!("mov.b64 \t{r}, {dim};"));
+        self.set_tz(d, 0);
+        Ok(())
+    }
+
+    /// `arange(n)`: each slot's flat tile index, from the thread's run base plus the slot's
+    /// constant (widened once for 64-bit types).
+    fn arange(&mut self, d: VarId, n: usize, dtype: DType) -> Res<()> {
+        let layout = self.layout_of(&[n]);
+        let base = self.tid_times(layout.v);
+        let rs = self.dst_regs(d)?;
+        let wide = dtype.bits() > 32;
+        let base64 = if wide {
+            let w = self.r64();
+            self.line(format!("cvt.u64.u32 \t{w}, {base};"));
+            Some(w)
+        } else {
+            None
+        };
+        for (s, r) in rs.iter().enumerate() {
+            let c = layout.slot_const(s);
+            match base64 {
+                Some(w) => self.line(format!("add.s64 \t{r}, {w}, {c};")),
+                None => {
+                    self.line(format!("add.s32 \t{r}, {base}, {c};"));
+                    self.normalize(dtype, *r);
+                }
+            }
+        }
+        Ok(())
     }
 
     pub(super) fn set_shared(

@@ -198,7 +198,7 @@ impl Emitter<'_> {
         let Rmw {
             dst,
             with_output,
-            op,
+            op: _,
             values,
             compare,
             sem,
@@ -207,41 +207,16 @@ impl Emitter<'_> {
             pairs: _,
         } = rmw;
         let d = plan.dtype;
-        let space = self.state_space(plan);
-        let Some(row) = table::rmw_row(*op, d) else {
-            return internal(format!("no atomic `{}` on `{d}`", op.name()));
-        };
-        if *op == RmwOp::Cas && compare.is_none() {
-            return internal("cas without a compare operand");
-        }
-        let (instr, red) = table::rmw_ptx(row, space, *sem, *scope, *with_output);
-        let narrow_result =
-            row.ptx_type == "b16" && d.info().reg == RegClass::B32 && row.how != RmwHow::CasLoop;
-        // Operands, converted once: one for a scalar `values`, else one per active slot.
-        let scalar_b = if self.is_tile(*values)? {
-            None
-        } else {
-            let v = self.eval(*values, 0)?;
-            Some(self.rmw_operand(d, row, v))
-        };
-        let mut bs = Vec::with_capacity(elems.len());
-        for (s, (act, _)) in elems.iter().enumerate() {
-            bs.push(match (scalar_b, act) {
-                (Some(b), _) => Some(b),
-                (None, PVal::False) => None,
-                (None, _) => {
-                    let v = self.slot_val(*values, s)?;
-                    Some(self.rmw_operand(d, row, v))
-                }
-            });
-        }
+        let form = self.rmw_instr_of(plan, rmw)?;
+        let (row, red, narrow_result) = (form.row, form.red, form.narrow_result);
+        let bs = self.rmw_operands(d, row, *values, elems)?;
         // Where the layout gives a thread runs of contiguous elements and the table has a vector
         // or packed form: those instructions where a run turns out contiguous at run time, and
         // the scalar ones below only where it does not.
         let scalar_needed = match self.multi_rmw_form(plan, row) {
-            Some(form) => {
+            Some(multi) => {
                 let q = (*sem, *scope, *with_output);
-                self.rmw_vectors(plan, row, form, q, elems, &bs, dst)?
+                self.rmw_vectors(plan, row, multi, q, elems, &bs, dst)?
             }
             None => vec![PVal::True; elems.len()],
         };
@@ -263,65 +238,133 @@ impl Emitter<'_> {
             if act == PVal::False {
                 continue;
             }
-            let g = Self::guard(act);
             // The destination register of the instruction (16-bit for `cas.b16` of integers).
             let out = if narrow_result && !red {
                 self.reg16()
             } else {
                 dst[s]
             };
-            // An element of a distributed tensor that this block owns: the same instruction on
-            // its own window (`.shared::cta`, same scope, so it is as atomic towards the other
-            // blocks' `.shared::cluster` ones), and the cluster form only for the others.
-            let local = match (local_alts.get(s).copied().flatten(), row.how, cmp) {
-                (Some((is_local, local_addr)), RmwHow::Direct | RmwHow::NegateAdd, None)
-                    if !narrow_result =>
-                {
-                    Some((is_local, local_addr))
-                }
-                _ => None,
-            };
-            if let Some((is_local, local_addr)) = local {
-                let (local_instr, _) =
-                    table::rmw_ptx(row, "shared::cta", *sem, *scope, *with_output);
-                let here = self.pand(act, is_local);
-                let not_local = self.pnot(is_local);
-                let there = self.pand(act, not_local);
-                for (p, ins, a) in [(here, &local_instr, local_addr), (there, &instr, *addr)] {
-                    if p == PVal::False {
-                        continue;
-                    }
-                    let g = Self::guard(p);
-                    if red {
-                        self.line(format!("{g}{ins} \t{a}, {b};"));
-                    } else {
-                        self.line(format!("{g}{ins} \t{out}, {a}, {b};"));
-                    }
-                }
+            if let Some(local) = owned_alt(&form, local_alts.get(s).copied().flatten(), cmp) {
+                self.rmw_split_local(rmw, &form, (act, *addr), local, out, b);
                 continue;
             }
-            match row.how {
-                RmwHow::FloatMinMax => {
-                    let q = (space, *sem, *scope, *with_output);
-                    self.float_minmax(plan, row, q, act, *addr, out, b)?;
-                }
-                RmwHow::CasLoop => {
-                    let q = (space, *sem, *scope, *with_output);
-                    self.cas_loop(d, row, q, act, *addr, out, b)?;
-                }
-                _ => match (red, cmp) {
-                    (true, _) => self.line(format!("{g}{instr} \t{addr}, {b};")),
-                    (false, Some(c)) => {
-                        let c = self.atom_width_operand(d, row, c);
-                        self.line(format!("{g}{instr} \t{out}, {addr}, {c}, {b};"));
-                    }
-                    (false, None) => self.line(format!("{g}{instr} \t{out}, {addr}, {b};")),
-                },
-            }
+            self.rmw_instr(plan, rmw, &form, (act, *addr), out, (b, cmp))?;
             if narrow_result && !red && *with_output {
+                let g = Self::guard(act);
                 let ext = if d.is_signed() { "s16" } else { "u16" };
                 self.line(format!("{g}cvt.s32.{ext} \t{}, {out};", dst[s]));
             }
+        }
+        Ok(())
+    }
+
+    /// The instruction of an access's RMWs, from the legality table.
+    fn rmw_instr_of(&self, plan: &Plan, rmw: &Rmw) -> Res<RmwInstr> {
+        let (op, d) = (rmw.op, plan.dtype);
+        let space = self.state_space(plan);
+        let Some(row) = table::rmw_row(op, d) else {
+            return internal(format!("no atomic `{}` on `{d}`", op.name()));
+        };
+        if op == RmwOp::Cas && rmw.compare.is_none() {
+            return internal("cas without a compare operand");
+        }
+        let (instr, red) = table::rmw_ptx(row, space, rmw.sem, rmw.scope, rmw.with_output);
+        let narrow_result =
+            row.ptx_type == "b16" && d.info().reg == RegClass::B32 && row.how != RmwHow::CasLoop;
+        Ok(RmwInstr {
+            row,
+            space,
+            instr,
+            red,
+            narrow_result,
+        })
+    }
+
+    /// The RMW operands, converted once: one for a scalar `values`, else one per active slot
+    /// (`None` for the inactive ones).
+    fn rmw_operands(
+        &mut self,
+        d: DType,
+        row: &table::RmwRow,
+        values: Operand,
+        elems: &[(PVal, Addr)],
+    ) -> Res<Vec<Option<EVal>>> {
+        let scalar_b = if self.is_tile(values)? {
+            None
+        } else {
+            let v = self.eval(values, 0)?;
+            Some(self.rmw_operand(d, row, v))
+        };
+        let mut bs = Vec::with_capacity(elems.len());
+        for (s, (act, _)) in elems.iter().enumerate() {
+            bs.push(match (scalar_b, act) {
+                (Some(b), _) => Some(b),
+                (None, PVal::False) => None,
+                (None, _) => {
+                    let v = self.slot_val(values, s)?;
+                    Some(self.rmw_operand(d, row, v))
+                }
+            });
+        }
+        Ok(bs)
+    }
+
+    /// One RMW of a distributed tensor's element that may be this block's: the `.shared::cta`
+    /// form at `local_addr` where `is_local`, the cluster form at `addr` elsewhere.
+    fn rmw_split_local(
+        &mut self,
+        rmw: &Rmw,
+        form: &RmwInstr,
+        (act, addr): (PVal, Addr),
+        (is_local, local_addr): (PVal, Addr),
+        out: Reg,
+        b: EVal,
+    ) {
+        // Same instruction and scope on the own window, so it is as atomic towards the other
+        // blocks' `.shared::cluster` ones.
+        let (local_instr, _) =
+            table::rmw_ptx(form.row, "shared::cta", rmw.sem, rmw.scope, rmw.with_output);
+        let here = self.pand(act, is_local);
+        let not_local = self.pnot(is_local);
+        let there = self.pand(act, not_local);
+        for (p, ins, a) in [(here, &local_instr, local_addr), (there, &form.instr, addr)] {
+            if p == PVal::False {
+                continue;
+            }
+            let g = Self::guard(p);
+            if form.red {
+                self.line(format!("{g}{ins} \t{a}, {b};"));
+            } else {
+                self.line(format!("{g}{ins} \t{out}, {a}, {b};"));
+            }
+        }
+    }
+
+    /// One element's RMW where `act` holds, by the table row's method: the instruction itself
+    /// (operand `b`, and `cmp` for a `cas`), or a min/max or CAS-loop emulation.
+    fn rmw_instr(
+        &mut self,
+        plan: &Plan,
+        rmw: &Rmw,
+        form: &RmwInstr,
+        (act, addr): (PVal, Addr),
+        out: Reg,
+        (b, cmp): (EVal, Option<EVal>),
+    ) -> Res<()> {
+        let (d, row, instr) = (plan.dtype, form.row, &form.instr);
+        let q = (form.space, rmw.sem, rmw.scope, rmw.with_output);
+        let g = Self::guard(act);
+        match row.how {
+            RmwHow::FloatMinMax => self.float_minmax(plan, row, q, act, addr, out, b)?,
+            RmwHow::CasLoop => self.cas_loop(d, row, q, act, addr, out, b)?,
+            _ => match (form.red, cmp) {
+                (true, _) => self.line(format!("{g}{instr} \t{addr}, {b};")),
+                (false, Some(c)) => {
+                    let c = self.atom_width_operand(d, row, c);
+                    self.line(format!("{g}{instr} \t{out}, {addr}, {c}, {b};"));
+                }
+                (false, None) => self.line(format!("{g}{instr} \t{out}, {addr}, {b};")),
+            },
         }
         Ok(())
     }
@@ -1017,6 +1060,31 @@ fn reg_list(regs: &[Reg]) -> String {
     }
     let names: Vec<String> = regs.iter().map(|r| r.to_string()).collect();
     format!("{{{}}}", names.join(", "))
+}
+
+/// What the per-element RMWs of one access share: the legality table's row, the state space
+/// and the instruction (`red`: the form without a result).
+struct RmwInstr {
+    row: &'static table::RmwRow,
+    space: &'static str,
+    instr: String,
+    red: bool,
+    /// A 16-bit `cas` of an integer held in a 32-bit register: the instruction's result is
+    /// 16-bit and widened into the destination afterwards.
+    narrow_result: bool,
+}
+
+/// The element's alternative in this block's own window (`alt`: whether it is this block's, and
+/// its address there) where the instruction can use it: a plain one without a compare operand.
+fn owned_alt(
+    form: &RmwInstr,
+    alt: Option<(PVal, Addr)>,
+    cmp: Option<EVal>,
+) -> Option<(PVal, Addr)> {
+    match (alt, form.row.how, cmp) {
+        (Some(alt), RmwHow::Direct | RmwHow::NegateAdd, None) if !form.narrow_result => Some(alt),
+        _ => None,
+    }
 }
 
 /// An RMW instruction on several adjacent elements of a thread's run.
