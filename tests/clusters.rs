@@ -511,6 +511,12 @@ fn cluster_kernels_assemble_with_their_cluster_shape() {
         ),
         ("peer_atomics", peer_atomics::PTX, peer_atomics::TARGET),
         ("handoff", handoff::PTX, handoff::TARGET),
+        (
+            "shared_writers",
+            shared_writers::PTX,
+            shared_writers::TARGET,
+        ),
+        ("two_flags", two_flags::PTX, two_flags::TARGET),
     ] {
         assert_eq!(target, 90, "{name}");
         common::assemble_all(name, ptx, target);

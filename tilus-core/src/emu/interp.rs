@@ -471,8 +471,17 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             Inst::Bitcast { x, dtype } => self.map(d, *x, |lanes, n, out| {
                 out.extend((0..n).map(|e| elem::canon(*dtype, lanes.at(e))))
             }),
-            Inst::Fma { a, b, c } => self.fma(d, [*a, *b, *c]),
-            Inst::Select { cond, a, b } => self.select(d, *cond, *a, *b),
+            Inst::Fma { a, b, c } => {
+                let dt = self.dtype(*a);
+                self.ternary(d, [*a, *b, *c], "fma", |[a, b, c], n, out| {
+                    elem::fma_into(dt, a.lanes(), b.lanes(), c.lanes(), n, out)
+                })
+            }
+            Inst::Select { cond, a, b } => {
+                self.ternary(d, [*cond, *a, *b], "select", |[c, x, y], n, out| {
+                    out.extend((0..n).map(|e| if c.at(e) != 0 { x.at(e) } else { y.at(e) }))
+                })
+            }
             Inst::Reshape { x, shape } => self.reshape(d, *x, shape),
             Inst::Broadcast { x, shape } => self.broadcast(d, *x, shape),
             Inst::Reduce { op, x } => self.reduce(d, *op, *x),
@@ -592,9 +601,16 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         }
     }
 
-    /// `Fma`: `a * b + c` with one rounding, on scalars and tiles of one element count.
-    fn fma(&mut self, d: VarId, operands: [Operand; 3]) -> R<()> {
-        let dt = self.dtype(operands[0]);
+    /// An element-wise operation of three operands, scalars or tiles of one element count:
+    /// `f(operands, n, out)` appends the `n` results; three scalars give a scalar. `what` names
+    /// the operation in the error for operands of different shapes.
+    fn ternary(
+        &mut self,
+        d: VarId,
+        operands: [Operand; 3],
+        what: &str,
+        f: impl FnOnce(&[Elems<'_>; 3], usize, &mut Vec<u64>),
+    ) -> R<()> {
         let mut out = self.take_buf();
         let ops = [
             self.operand(operands[0])?,
@@ -602,50 +618,17 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             self.operand(operands[2])?,
         ];
         let Some(first) = ops.iter().find_map(|t| t.shape()) else {
-            elem::fma_into(
-                dt,
-                ops[0].lanes(),
-                ops[1].lanes(),
-                ops[2].lanes(),
-                1,
-                &mut out,
-            );
-            let v = out[0];
+            f(&ops, 1, &mut out);
+            let v = out.first().copied().unwrap_or(0);
             self.pool.push(out);
             return self.set(d, Value::Scalar(v));
         };
         let n = ops.iter().find_map(|t| t.len()).unwrap_or(0);
         if ops.iter().any(|t| t.len().is_some_and(|l| l != n)) {
-            return Err(self.malformed("fma operands of different shapes".into()));
+            return Err(self.malformed(format!("{what} operands of different shapes")));
         }
         let shape = first.to_vec();
-        elem::fma_into(
-            dt,
-            ops[0].lanes(),
-            ops[1].lanes(),
-            ops[2].lanes(),
-            n,
-            &mut out,
-        );
-        self.set_tile(d, shape, out)
-    }
-
-    /// `Select`: `cond ? a : b` element-wise.
-    fn select(&mut self, d: VarId, cond: Operand, a: Operand, b: Operand) -> R<()> {
-        let mut out = self.take_buf();
-        let (c, x, y) = (self.operand(cond)?, self.operand(a)?, self.operand(b)?);
-        let tiles = [c, x, y];
-        let Some(first) = tiles.iter().find_map(|t| t.shape()) else {
-            let v = if c.at(0) != 0 { x.at(0) } else { y.at(0) };
-            self.pool.push(out);
-            return self.set(d, Value::Scalar(v));
-        };
-        let n = tiles.iter().find_map(|t| t.len()).unwrap_or(0);
-        if tiles.iter().any(|t| t.len().is_some_and(|l| l != n)) {
-            return Err(self.malformed("select operands of different shapes".into()));
-        }
-        let shape = first.to_vec();
-        out.extend((0..n).map(|e| if c.at(e) != 0 { x.at(e) } else { y.at(e) }));
+        f(&ops, n, &mut out);
         self.set_tile(d, shape, out)
     }
 

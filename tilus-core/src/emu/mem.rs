@@ -323,7 +323,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
 
     /// Before an atomic write of `sem` is performed: what it releases, for the race checking of
     /// distributed shared memory.
-    fn release(&self, r: &Resolved, sem: Sem, size: usize) {
+    fn sync_before_write(&self, r: &Resolved, sem: Sem, size: usize) {
         if let Some((shadow, keys)) = self.sync_keys(r, size) {
             shadow.publish(&keys, sem, &self.clock);
         }
@@ -331,7 +331,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
 
     /// After an atomic access of `sem` is performed: what its read acquired (`reads`), and the
     /// end of what its release covered.
-    fn acquire(&mut self, r: &Resolved, sem: Sem, size: usize, reads: bool) {
+    fn sync_after_access(&mut self, r: &Resolved, sem: Sem, size: usize, reads: bool) {
         let Some((shadow, keys)) = self.sync_keys(r, size) else {
             return;
         };
@@ -429,7 +429,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 }));
             }
         }
-        self.acquire(&r, sem, size, true);
+        self.sync_after_access(&r, sem, size, true);
         match dst {
             Some(d) => self.set_tile(d, a.shape.clone(), out),
             None => Ok(()),
@@ -455,9 +455,9 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             self.after(sem);
         }
         let size = self.mem_dtype(a).size_bytes();
-        self.release(&r, sem, size);
+        self.sync_before_write(&r, sem, size);
         self.write(a, &r, value, store_order(sem))?;
-        self.acquire(&r, sem, size, false);
+        self.sync_after_access(&r, sem, size, false);
         Ok(())
     }
 
@@ -547,7 +547,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         };
         let d = self.mem_dtype(a);
         let size = d.size_bytes();
-        self.release(&r, sem, size);
+        self.sync_before_write(&r, sem, size);
         if pairs {
             // 128-bit RMWs on the pairs `2k, 2k + 1`: performed when both elements are active,
             // the second is the memory element after the first, and the first is 16-byte
@@ -641,7 +641,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 }
             }
         }
-        self.acquire(&r, sem, size, true);
+        self.sync_after_access(&r, sem, size, true);
         match dst {
             Some(d) => self.set_tile(d, a.shape.clone(), out),
             None => Ok(()),
