@@ -490,6 +490,130 @@ fn cluster_launches_need_whole_clusters_on_every_backend() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Contiguous runs: `start + arange(n)` indices into a distributed tensor go as one `mapa` and
+// vector accesses per run of a thread (own window or `.shared::cluster`), with per-element code
+// for runs that are misaligned, straddle two blocks or leave the tensor.
+
+/// Block rank 0 stores 512 values at `put + arange(512)` (crossing into block 1's rows when
+/// `put` is near 1024); after a barrier every block reads 1024 elements at `get + arange(1024)`
+/// with relaxed atomic loads (0 outside the tensor). Untouched elements hold -7.
+macro_rules! run_kernel {
+    ($name:ident, $t:ident) => {
+        #[tile_kernel(threads = 64, cluster = 2)]
+        fn $name(src: GlobalTensor<$t>, out: GlobalTensor<$t>, put: i32, get: i32) {
+            let t = cluster_shared_tensor($t, [2048]);
+            let me = cluster_rank();
+            store_shared_scatter(t, dim = 0, indices = me * 1024 + arange(1024), values = -7);
+            cluster_sync();
+            let v = load_global(src, offsets = [0], shape = [512]);
+            store_shared_scatter(
+                t,
+                dim = 0,
+                indices = put + arange(512),
+                values = v,
+                mask = me == 0,
+            );
+            cluster_sync();
+            let got = atomic_load(t, get + arange(1024), sem = relaxed);
+            store_global(out, got, offsets = [block_idx() as i64 * 1024]);
+        }
+    };
+}
+
+run_kernel!(runs_i32, i32);
+run_kernel!(runs_i64, i64);
+run_kernel!(runs_i16, i16);
+
+type RunLaunch<T> = fn(
+    &tilus::Device,
+    u32,
+    &tilus::GlobalTensor<T>,
+    &tilus::GlobalTensor<T>,
+    i32,
+    i32,
+) -> Result<(), tilus::Error>;
+
+fn check_runs<T>(launch: RunLaunch<T>, from_i64: fn(i64) -> T)
+where
+    T: tilus::Element + Copy + PartialEq + std::fmt::Debug,
+{
+    let mut rng = Rng::new();
+    // Aligned and inside one block, crossing the blocks' boundary aligned and not, partly
+    // outside the tensor at either end, and random.
+    let mut cases = vec![
+        (0, 0),
+        (1024, 1024),
+        (768, 512),
+        (770, 1021),
+        (-3, -5),
+        (1800, 1500),
+    ];
+    for _ in 0..4 {
+        cases.push((rng.range(-600, 2100), rng.range(-1100, 2100)));
+    }
+    for dev in backends() {
+        let blocks = 4u32;
+        let src_host: Vec<T> = (0..512)
+            .map(|i| from_i64(rng.range(0, 100) as i64 * 3 + i % 2))
+            .collect();
+        let src = dev.upload(&src_host).unwrap();
+        for &(put, get) in &cases {
+            let out = dev.full(blocks as usize * 1024, from_i64(99)).unwrap();
+            launch(&dev, blocks, &src, &out, put, get).unwrap();
+            let mut t = [from_i64(-7); 2048];
+            for (i, v) in src_host.iter().enumerate() {
+                let at = put as i64 + i as i64;
+                if (0..2048).contains(&at) {
+                    t[at as usize] = *v;
+                }
+            }
+            let got = out.download().unwrap();
+            for b in 0..blocks as usize {
+                for f in 0..1024 {
+                    let at = get as i64 + f as i64;
+                    let want = if (0..2048).contains(&at) {
+                        t[at as usize]
+                    } else {
+                        from_i64(0)
+                    };
+                    assert_eq!(
+                        got[b * 1024 + f],
+                        want,
+                        "{dev:?}: put {put}, get {get}, block {b}, element {f}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn contiguous_runs_of_a_distributed_tensor_go_as_vectors_and_stay_exact() {
+    check_runs::<i32>(runs_i32::launch, |x| x as i32);
+    check_runs::<i64>(runs_i64::launch, |x| x);
+    check_runs::<i16>(runs_i16::launch, |x| x as i16);
+    // One `mapa` per run, vectors in both the own window and the cluster window.
+    let p = runs_i32::PTX;
+    assert!(p.contains("st.shared::cluster.v4.s32"), "{p}");
+    assert!(p.contains("st.shared.v4.s32"), "{p}");
+    assert!(
+        p.contains("ld.relaxed.cluster.shared::cluster.v4.s32"),
+        "{p}"
+    );
+    assert!(p.contains("ld.relaxed.cluster.shared.v4.s32"), "{p}");
+    assert!(runs_i64::PTX.contains("ld.relaxed.cluster.shared::cluster.v2.s64"));
+    // Packed 16-bit elements travel in 32-bit words, always through the cluster window.
+    assert!(runs_i16::PTX.contains("ld.relaxed.cluster.shared::cluster.v4.b32"));
+    for (name, ptx) in [
+        ("runs_i32", runs_i32::PTX),
+        ("runs_i64", runs_i64::PTX),
+        ("runs_i16", runs_i16::PTX),
+    ] {
+        common::assemble_all(name, ptx, 90);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // PTX: cluster special registers, the barrier, `mapa` + `.shared::cluster` accesses, the
 // cluster shape in the kernel, and ptxas accepts all of it.
 

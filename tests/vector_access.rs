@@ -182,3 +182,78 @@ fn byte_indices_need_no_bounds_test() {
     }
     assemble_all("byte_hist", byte_hist::PTX, 70);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Index tiles that are `start + arange(n)` (the `affine_index` pass): a scatter or an indexed
+// atomic load through them is planned as the range it is, with vector accesses; a `start` that
+// changes between the sum and the access keeps the index tile.
+
+/// Block `b` writes `src` into a shared tensor at `start + arange(256)` (elements outside it
+/// skipped), reads the whole tensor back at `at + arange(512)`, and stores it at row `b`. A
+/// second tile `moved` is computed from `shift` before `shift` is reassigned: it must keep the
+/// old value.
+#[tile_kernel(threads = 64)]
+fn ranges(src: GlobalTensor<i32>, out: GlobalTensor<i32>, start: i32, at: i32) {
+    let t = shared_tensor(i32, [512]);
+    store_shared(t, -7);
+    sync();
+    let v = load_global(src, offsets = [0], shape = [256]);
+    store_shared_scatter(t, dim = 0, indices = start + arange(256), values = v);
+    sync();
+    let mut shift = 0;
+    let moved = shift + arange(8);
+    shift = 300;
+    store_shared_scatter(t, dim = 0, indices = moved, values = shift);
+    sync();
+    let got = atomic_load(t, at + arange(512), sem = relaxed, scope = cta);
+    store_global(out, got, offsets = [block_idx() * 512]);
+}
+
+#[test]
+fn contiguous_index_tiles_are_ranges_with_vectors() {
+    let mut rng = Rng::new();
+    let src: Vec<i32> = (0..256).map(|_| rng.range(0, 1000)).collect();
+    let cases = [
+        (0, 0),
+        (4, 0),
+        (3, 1),
+        (-5, -7),
+        (300, 100),
+        (rng.range(-300, 600), rng.range(-600, 600)),
+    ];
+    for dev in backends() {
+        let s = dev.upload(&src).unwrap();
+        for (start, at) in cases {
+            let out = dev.full(2 * 512, 99).unwrap();
+            ranges::launch(&dev, 2, &s, &out, start, at).unwrap();
+            let mut t = [-7i32; 512];
+            for (i, v) in src.iter().enumerate() {
+                if let Ok(k) = usize::try_from(start + i as i32) {
+                    if k < 512 {
+                        t[k] = *v;
+                    }
+                }
+            }
+            // `moved` is `0 + arange(8)`, however `shift` changed after it.
+            t[..8].fill(300);
+            let got = out.download().unwrap();
+            for b in 0..2 {
+                for f in 0..512 {
+                    let want = usize::try_from(at + f as i32)
+                        .ok()
+                        .filter(|&k| k < 512)
+                        .map_or(0, |k| t[k]);
+                    assert_eq!(
+                        got[b * 512 + f],
+                        want,
+                        "{dev:?}: start {start}, at {at}, block {b}, element {f}"
+                    );
+                }
+            }
+        }
+    }
+    let p = ranges::PTX;
+    assert!(p.contains("st.shared.v4.s32"), "{p}");
+    assert!(p.contains("ld.relaxed.cta.shared.v4.s32"), "{p}");
+    assemble_all("ranges", p, ranges::TARGET);
+}

@@ -95,6 +95,7 @@ mod tests {
             threads: 128,
             target: Target::DEFAULT,
             cluster: Grid::new(1, 1, 1),
+            min_blocks_per_sm: None,
             params: vec![Param {
                 name: "x".into(),
                 kind: ParamKind::Tensor(DType::I32),

@@ -1,5 +1,6 @@
 //! IR-to-IR passes, run after lowering and before code generation.
 
+pub mod affine_index;
 pub mod dce;
 pub mod range_mask;
 
@@ -8,5 +9,6 @@ use crate::ir::Kernel;
 /// The pass pipeline, in order.
 pub fn run_all(kernel: &mut Kernel) {
     range_mask::run(kernel);
+    affine_index::run(kernel);
     dce::run(kernel);
 }

@@ -78,6 +78,19 @@ pub(super) struct Range {
     pub first: Addr,
 }
 
+/// The rank-1 streaming formulation of an access to a distributed shared tensor, for its
+/// vector path only: element `f` is active iff `lo <= f <= hi`, and it is element
+/// `m0 + (f - f_first)` of the tensor, in whichever block owns that row. (The per-element code
+/// takes the general path, one owner and one `mapa` per element.)
+pub(super) struct DistRange {
+    pub lo: Option<Val>,
+    pub hi: Option<Val>,
+    /// The tensor element of the thread's first element.
+    pub m0: Val,
+    /// Elements per block (the owner of element `m` is `m / rows`).
+    pub rows: usize,
+}
+
 /// The first element of a run of a 2-D (or 3-D) global access whose run elements are
 /// consecutive in the tensor's last axis: element `i` of the run is at `addr + i * size` and in
 /// bounds iff `rows` (every other axis) and `c_last + i < dim` and `idx + i < len` (the view
@@ -143,7 +156,20 @@ pub(super) struct Plan<'a> {
     pub dtype: DType,
     pub size: usize,
     pub range: Option<Range>,
+    pub dist_range: Option<DistRange>,
     pub general: Option<General>,
+}
+
+impl Op {
+    /// Weak loads and stores, and relaxed atomic ones (each element of a vector access is
+    /// single-copy atomic), can go as vector instructions on the range path.
+    fn has_vector_form(&self) -> bool {
+        match self {
+            Op::Load { .. } | Op::Store { .. } => true,
+            Op::AtomicLoad { sem, .. } | Op::AtomicStore { sem, .. } => *sem == Sem::Relaxed,
+            Op::Rmw(_) => false,
+        }
+    }
 }
 
 /// What to do at each active element.
@@ -217,8 +243,7 @@ impl Emitter<'_> {
             self.line("bar.sync \t0;");
         }
         let plan = self.plan(access, uniform, dtype)?;
-        let vector =
-            matches!(op, Op::Load { .. } | Op::Store { .. }) && !uniform && plan.layout.v > 1;
+        let vector = op.has_vector_form() && !uniform && plan.layout.v > 1;
         let mut done = None;
         if vector {
             match self.vector_part(&plan, &op)? {
@@ -331,7 +356,10 @@ impl Emitter<'_> {
             // Per-thread (not uniform) branch: only threads on the partial tail fall back.
             self.line(format!("@!{p} bra \t{tail};"));
         }
-        self.vector_ops(plan, op, first)?;
+        match first {
+            Some(first) => self.vector_ops(plan, op, first)?,
+            None => self.dist_vector_ops(plan, op)?,
+        }
         if full == PVal::True {
             return Ok(VectorPart::All);
         }
@@ -460,37 +488,48 @@ impl Emitter<'_> {
             dtype,
             size,
             range: None,
+            dist_range: None,
             general: None,
         };
-        let distributed = matches!(plan.mem, Mem::Shared { rows: Some(_), .. });
-        if let ([Coord::Pos { axis: 0, offset }], 1, false) =
-            (access.coords.as_slice(), access.shape.len(), distributed)
+        if let ([Coord::Pos { axis: 0, offset }], 1) =
+            (access.coords.as_slice(), access.shape.len())
         {
             let f0 = self.flat_base(&plan);
-            plan.range = Some(match &plan.mem {
+            match &plan.mem {
                 Mem::Global(g) => {
                     let g = g.clone();
-                    self.global_range(&g, *offset, n, access.check_bounds, f0, size)?
+                    let r = self.global_range(&g, *offset, n, access.check_bounds, f0, size)?;
+                    plan.range = Some(r);
+                    return Ok(plan);
                 }
-                Mem::Shared { shape, .. } => {
+                // A scalar access to a distributed tensor has no run to vectorise.
+                Mem::Shared { rows: Some(_), .. } if uniform => {}
+                Mem::Shared { shape, rows, .. } => {
+                    let (len, rows) = (shape[0], *rows);
                     let off0 = self.coord32(*offset, 0)?;
                     let (lo, hi) = if access.check_bounds {
                         let lo = self.vsub(Val::Imm(0), off0);
-                        let h = self.vsub(Val::Imm(shape[0] as i32), off0);
+                        let h = self.vsub(Val::Imm(len as i32), off0);
                         let h = self.vminmax(false, h, Val::Imm(n as i32));
                         (Some(lo), Some(self.vsub(h, Val::Imm(1))))
                     } else {
                         (None, None)
                     };
                     let m0 = self.vadd(off0, f0);
-                    Range {
-                        lo,
-                        hi,
-                        first: self.shared_address(&plan, m0),
+                    match rows {
+                        None => {
+                            let first = self.shared_address(&plan, m0);
+                            plan.range = Some(Range { lo, hi, first });
+                            return Ok(plan);
+                        }
+                        // A distributed tensor: the range serves the vector path; the
+                        // per-element fallback takes the general path below.
+                        Some(rows) => {
+                            plan.dist_range = Some(DistRange { lo, hi, m0, rows });
+                        }
                     }
                 }
-            });
-            return Ok(plan);
+            }
         }
         // General path.
         plan.general = Some(match &plan.mem {
@@ -666,7 +705,7 @@ impl Emitter<'_> {
     /// A distributed tensor's row `c` as (row in the owner's part, owner rank). The rank is
     /// clamped to the cluster (an inactive element's row may be anything, and `mapa` must
     /// name a block that exists).
-    fn split_rows(&mut self, c: Val, rows: usize) -> (Val, Val) {
+    pub(super) fn split_rows(&mut self, c: Val, rows: usize) -> (Val, Val) {
         let last = self.k.cluster.blocks().max(1) as i32 - 1;
         let rows = rows as i32;
         match c {
@@ -691,7 +730,7 @@ impl Emitter<'_> {
     }
 
     /// The `.shared::cluster` address of the same shared-window address in block `rank`.
-    fn map_to_block(&mut self, addr: Addr, rank: Val) -> Addr {
+    pub(super) fn map_to_block(&mut self, addr: Addr, rank: Val) -> Addr {
         let (local, mapped) = (self.r32(), self.r32());
         self.line(format!("add.u32 \t{local}, {}, {};", addr.base, addr.imm));
         let rank = match rank {
@@ -708,7 +747,7 @@ impl Emitter<'_> {
     }
 
     /// Address of element `m` of a shared allocation (relative to the allocation).
-    fn shared_address(&mut self, plan: &Plan, m: Val) -> Addr {
+    pub(super) fn shared_address(&mut self, plan: &Plan, m: Val) -> Addr {
         let Mem::Shared { smem, offset, .. } = &plan.mem else {
             unreachable!("shared plan")
         };
@@ -1226,13 +1265,15 @@ impl Emitter<'_> {
     /// Whether the whole thread's tile can use vector accesses: all slots active, aligned, and a
     /// run of at least 4 bytes. Returns the (per-thread) predicate and the first address, or
     /// `None` without a range plan.
-    fn vector_check(&mut self, plan: &Plan) -> Res<Option<(PVal, Addr)>> {
-        let Some(r) = &plan.range else {
-            return Ok(None);
-        };
-        let (lo, hi, first) = (r.lo, r.hi, r.first);
+    fn vector_check(&mut self, plan: &Plan) -> Res<Option<(PVal, Option<Addr>)>> {
         let layout = plan.layout;
         let v = layout.v;
+        let (lo, hi, first) = match (&plan.range, &plan.dist_range) {
+            (Some(r), _) => (r.lo, r.hi, Some(r.first)),
+            // An aligned run of `v` stays in one block when `v` divides the rows per block.
+            (None, Some(d)) if d.rows.is_multiple_of(v) => (d.lo, d.hi, None),
+            _ => return Ok(None),
+        };
         if v * plan.size < 4 {
             return Ok(None);
         }

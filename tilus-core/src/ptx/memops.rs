@@ -9,9 +9,9 @@
 
 use super::access::{Addr, Op, Plan, Rmw};
 use super::emit::{internal, Emitter, Res};
-use super::regs::{EVal, PVal, Reg};
+use super::regs::{EVal, PVal, Reg, Val};
 use crate::dtype::{Class, DType, RegClass};
-use crate::ir::{BinOp, Coord, InactiveResult, Operand, RmwOp};
+use crate::ir::{BinOp, Coord, InactiveResult, Operand, RmwOp, Space};
 use crate::table::{self, RmwHow};
 
 impl Emitter<'_> {
@@ -942,6 +942,45 @@ impl Emitter<'_> {
         }
     }
 
+    /// The vector path of a distributed tensor's range: per run of the thread (which an aligned
+    /// run never leaves: see `vector_check`), its owner and one `mapa`; the vector
+    /// instructions then go to the block's own window when it owns the run (no trip through
+    /// the cluster's network) and to `.shared::cluster` otherwise. Packed narrow elements
+    /// always take `.shared::cluster` (two predicated loads would unpack twice).
+    pub(super) fn dist_vector_ops(&mut self, plan: &Plan, op: &Op) -> Res<()> {
+        let Some(d) = &plan.dist_range else {
+            return internal("distributed vector path without its range");
+        };
+        let (m0, rows) = (d.m0, d.rows);
+        let layout = plan.layout;
+        let (v, size) = (layout.v, plan.size);
+        let lanes = vector_lanes(size, v);
+        let me = self.cluster_rank_reg();
+        for o in 0..layout.outer {
+            let c = self.vadd(m0, Val::Imm((o * layout.chunk()) as i32));
+            let (local_row, rank) = self.split_rows(c, rows);
+            let local = self.shared_address(plan, local_row);
+            let mapped = self.map_to_block(local, rank);
+            let own = if size < 4 {
+                PVal::False
+            } else {
+                self.vsetp("eq", "u32", rank, Val::Reg(me))
+            };
+            let (g_own, g_peer) = (Self::guard(own), Self::guard(self.pnot(own)));
+            let slots: Vec<usize> = (o * v..(o + 1) * v).collect();
+            for (i, chunk) in slots.chunks(lanes).enumerate() {
+                let step = (i * lanes * size) as i64;
+                if own != PVal::False {
+                    let sp = Space::Shared.ptx();
+                    self.vector_piece_in(plan, op, chunk, local.plus(step), &g_own, sp)?;
+                }
+                let sp = self.state_space(plan);
+                self.vector_piece_in(plan, op, chunk, mapped.plus(step), &g_peer, sp)?;
+            }
+        }
+        Ok(())
+    }
+
     /// One vector load or store of the slots `chunk` (consecutive elements) at `addr`, under
     /// guard `g`.
     fn vector_piece(
@@ -952,8 +991,21 @@ impl Emitter<'_> {
         addr: Addr,
         g: &str,
     ) -> Res<()> {
-        let (size, d) = (plan.size, plan.dtype);
         let sp = self.state_space(plan);
+        self.vector_piece_in(plan, op, chunk, addr, g, sp)
+    }
+
+    /// [`vector_piece`](Self::vector_piece) in state space `sp`.
+    fn vector_piece_in(
+        &mut self,
+        plan: &Plan,
+        op: &Op,
+        chunk: &[usize],
+        addr: Addr,
+        g: &str,
+        sp: &str,
+    ) -> Res<()> {
+        let (size, d) = (plan.size, plan.dtype);
         let packed = size < 4;
         // Elements per word (1 unless packed), words in this instruction.
         let per_word = if packed { 4 / size } else { 1 };
@@ -964,12 +1016,20 @@ impl Emitter<'_> {
         } else {
             String::new()
         };
+        // `ld.shared`, `ld.relaxed.cluster.shared::cluster`, ...
+        let instr = |kind: &str| match op {
+            Op::AtomicLoad { sem, scope, .. } | Op::AtomicStore { sem, scope, .. } => {
+                format!("{kind}.{}.{}.{sp}", sem.ptx(), scope.ptx())
+            }
+            _ => format!("{kind}.{sp}"),
+        };
         match op {
-            Op::Load { dst, .. } => {
+            Op::Load { dst, .. } | Op::AtomicLoad { dst, .. } => {
+                let ld = instr("ld");
                 if packed {
                     let regs: Vec<Reg> = (0..per_ins).map(|_| self.r32()).collect();
                     let list = reg_list(&regs);
-                    self.line(format!("{g}ld.{sp}{vec}.{wty} \t{list}, {addr};"));
+                    self.line(format!("{g}{ld}{vec}.{wty} \t{list}, {addr};"));
                     for (w, wr) in regs.iter().enumerate() {
                         let elems = &chunk[w * per_word..(w + 1) * per_word];
                         let outs: Vec<Reg> = elems.iter().map(|&s| dst[s]).collect();
@@ -978,10 +1038,11 @@ impl Emitter<'_> {
                 } else {
                     let regs: Vec<Reg> = chunk.iter().map(|&s| dst[s]).collect();
                     let list = reg_list(&regs);
-                    self.line(format!("{g}ld.{sp}{vec}.{wty} \t{list}, {addr};"));
+                    self.line(format!("{g}{ld}{vec}.{wty} \t{list}, {addr};"));
                 }
             }
-            Op::Store { value } => {
+            Op::Store { value } | Op::AtomicStore { value, .. } => {
+                let st = instr("st");
                 let mut regs = Vec::with_capacity(per_ins);
                 if packed {
                     for w in 0..per_ins {
@@ -999,9 +1060,9 @@ impl Emitter<'_> {
                     }
                 }
                 let list = reg_list(&regs);
-                self.line(format!("{g}st.{sp}{vec}.{wty} \t{addr}, {list};"));
+                self.line(format!("{g}{st}{vec}.{wty} \t{addr}, {list};"));
             }
-            _ => return internal("vector path for an atomic"),
+            Op::Rmw(_) => return internal("vector path for an atomic read-modify-write"),
         }
         Ok(())
     }
