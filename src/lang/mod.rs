@@ -34,6 +34,11 @@
 //!   the kernel targets `sm_70`, raised to `sm_90` if it uses `cluster` scope. Naming a target
 //!   makes features that need a newer one compile errors.
 //! * `cluster`: blocks per thread-block cluster, see [Clusters](#clusters).
+//! * `min_blocks_per_sm`: how many blocks of this kernel should fit on one SM at once (CUDA's
+//!   `__launch_bounds__` minimum, PTX `.minnctapersm`). The PTX assembler then keeps registers
+//!   per thread within `65536 / (threads * n)`. Useful where shared memory lets several blocks
+//!   share an SM and registers would otherwise become the limit; a compile error when the
+//!   block's threads or shared memory cannot allow `n`.
 //! * Parameters are `GlobalTensor<T>` (a device buffer: pointer and length) or a scalar `T`
 //!   (block-uniform), for any element type `T` (see [`types`]). There is no return value;
 //!   results are written to tensors.

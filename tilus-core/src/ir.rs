@@ -230,6 +230,10 @@ pub struct Kernel {
     /// multiple of it.
     #[serde(default = "one_cluster")]
     pub cluster: Grid,
+    /// Blocks that should fit on one SM at once (PTX `.minnctapersm`): the PTX assembler keeps
+    /// registers per thread within `65536 / (threads * n)`. `None`: no hint.
+    #[serde(default)]
+    pub min_blocks_per_sm: Option<u32>,
     /// The PTX target: the user's request raised to what the kernel needs (e.g. `.cluster` scope
     /// needs sm_90).
     pub target: Target,

@@ -83,6 +83,23 @@ pub fn compile(def: &ast::KernelDef) -> Result<Compiled, Vec<diag::Diagnostic>> 
         .help("use smaller shared tensors, or broadcast or reduce smaller tiles");
         return Err(vec![d]);
     }
+    if let Some(m) = ir.min_blocks_per_sm {
+        // Each block also costs the 1 KiB the system reserves.
+        let per_block = module.shared_bytes + 1024;
+        if m as usize * per_block > lower::SM_SHARED_BYTES {
+            let fit = lower::SM_SHARED_BYTES / per_block;
+            let d = diag::Diagnostic::new(
+                def.options.min_blocks_span,
+                format!(
+                    "`min_blocks_per_sm = {m}` cannot be met: each block uses {} bytes of shared memory, and {m} of them need more than an SM's {} bytes",
+                    module.shared_bytes,
+                    lower::SM_SHARED_BYTES
+                ),
+            )
+            .note(format!("at most {fit} fit on an SM (the system reserves 1 KiB per block)"));
+            return Err(vec![d]);
+        }
+    }
     let variants = if def.options.target.is_some() {
         Vec::new()
     } else {

@@ -14,6 +14,10 @@ pub struct KernelAttr {
     /// Blocks per thread-block cluster: `cluster = 4` or `cluster = [2, 2, 1]` (sm_90).
     #[darling(default)]
     pub cluster: Option<darling::util::SpannedValue<ClusterArg>>,
+    /// Blocks that should fit on one SM at once (CUDA's `__launch_bounds__` minimum): a
+    /// register budget for the PTX assembler.
+    #[darling(default)]
+    pub min_blocks_per_sm: Option<darling::util::SpannedValue<u32>>,
 }
 
 /// A cluster shape: a block count along x, or `[x, y, z]`.
@@ -34,6 +38,8 @@ impl FromMeta for ClusterArg {
     fn from_expr(expr: &syn::Expr) -> darling::Result<Self> {
         match expr {
             syn::Expr::Lit(l) => Self::from_value(&l.lit),
+            // A value passed in by `macro_rules!` (`cluster = $c`) arrives in an invisible group.
+            syn::Expr::Group(g) => Self::from_expr(&g.expr),
             syn::Expr::Array(a) if (1..=3).contains(&a.elems.len()) => {
                 let mut dims = [1u32; 3];
                 for (k, e) in a.elems.iter().enumerate() {
@@ -82,7 +88,7 @@ impl FromMeta for TargetArg {
 }
 
 /// The options `#[tile_kernel(..)]` takes, as written.
-const OPTIONS: &[&str] = &["threads", "target", "cluster"];
+const OPTIONS: &[&str] = &["threads", "target", "cluster", "min_blocks_per_sm"];
 
 pub fn parse(attr: TokenStream) -> darling::Result<(KernelAttr, Span)> {
     let span = Span::call_site();

@@ -84,6 +84,10 @@ pub(crate) fn front(attr_tokens: TokenStream, func: &syn::ItemFn) -> Front {
             kopts.target = Some(t.0);
             kopts.target_span = p.sp(t.span());
         }
+        if let Some(m) = &a.min_blocks_per_sm {
+            kopts.min_blocks_per_sm = Some(**m);
+            kopts.min_blocks_span = p.sp(m.span());
+        }
     }
 
     // The PTX entry point: `r#loop` is entry `loop`; PTX identifiers are ASCII.

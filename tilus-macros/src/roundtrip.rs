@@ -190,6 +190,7 @@ fn unspanned(def: &KernelDef) -> KernelDef {
     d.name_span = NONE;
     let o = &mut d.options;
     (o.threads_span, o.target_span, o.cluster_span) = (NONE, NONE, NONE);
+    o.min_blocks_span = NONE;
     for p in &mut d.params {
         (p.span, p.ty_span) = (NONE, NONE);
     }

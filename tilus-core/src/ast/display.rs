@@ -418,8 +418,8 @@ impl Display for ParamDef {
 }
 
 impl Display for KernelOptions {
-    /// The attribute: `#[tile_kernel(threads = 128)]`, with `, target = 90` and
-    /// `, cluster = 4` (or `[2, 2, 1]`) when they are given.
+    /// The attribute: `#[tile_kernel(threads = 128)]`, with `, target = 90`,
+    /// `, cluster = 4` (or `[2, 2, 1]`) and `, min_blocks_per_sm = 2` when they are given.
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         write!(f, "#[tile_kernel(threads = {}", self.threads)?;
         if let Some(t) = self.target {
@@ -429,6 +429,9 @@ impl Display for KernelOptions {
             None => {}
             Some([x, 1, 1]) => write!(f, ", cluster = {x}")?,
             Some([x, y, z]) => write!(f, ", cluster = [{x}, {y}, {z}]")?,
+        }
+        if let Some(m) = self.min_blocks_per_sm {
+            write!(f, ", min_blocks_per_sm = {m}")?;
         }
         f.write_str(")]")
     }
@@ -807,6 +810,11 @@ fn k(x: GlobalTensor<i32>, k: i32) {
         assert_eq!(
             o.to_string(),
             "#[tile_kernel(threads = 128, cluster = [2, 2, 1])]"
+        );
+        o.min_blocks_per_sm = Some(3);
+        assert_eq!(
+            o.to_string(),
+            "#[tile_kernel(threads = 128, cluster = [2, 2, 1], min_blocks_per_sm = 3)]"
         );
     }
 }

@@ -29,6 +29,9 @@ pub struct KernelOptions {
     /// cluster.
     pub cluster: Option<[u32; 3]>,
     pub cluster_span: Span,
+    /// Blocks that should fit on one SM at once (`min_blocks_per_sm = 3`); `None` = no hint.
+    pub min_blocks_per_sm: Option<u32>,
+    pub min_blocks_span: Span,
 }
 
 impl Default for KernelOptions {
@@ -40,6 +43,8 @@ impl Default for KernelOptions {
             target_span: Span::NONE,
             cluster: None,
             cluster_span: Span::NONE,
+            min_blocks_per_sm: None,
+            min_blocks_span: Span::NONE,
         }
     }
 }

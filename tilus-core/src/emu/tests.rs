@@ -97,6 +97,7 @@ impl Kb {
             threads: 128,
             target: Target::DEFAULT,
             cluster: Grid::new(1, 1, 1),
+            min_blocks_per_sm: None,
             params: self.params,
             vars: self.vars,
             shared_bytes: self.shared_bytes,

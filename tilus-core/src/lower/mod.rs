@@ -32,6 +32,14 @@ pub const MAX_RANK: usize = 3;
 /// the generator declares when the parameters need it (checked against ptxas).
 pub const MAX_PARAM_BYTES: usize = 32764;
 
+/// Threads one SM runs at once (sm_70 to sm_90).
+pub const MAX_THREADS_PER_SM: u32 = 2048;
+/// Blocks one SM runs at once (sm_70 to sm_90).
+pub const MAX_BLOCKS_PER_SM: u32 = 32;
+/// Shared memory of one SM that blocks can use, in bytes: 228 KiB on sm_90, the most of any
+/// target (a block also costs 1 KiB reserved by the system).
+pub const SM_SHARED_BYTES: usize = 228 * 1024;
+
 /// Lower a kernel definition to IR.
 pub fn lower(def: &ast::KernelDef) -> Result<Kernel, Vec<Diagnostic>> {
     let mut cx = Lowerer::new(def);
@@ -64,6 +72,7 @@ pub fn lower(def: &ast::KernelDef) -> Result<Kernel, Vec<Diagnostic>> {
         name: def.name.clone(),
         threads: def.options.threads,
         cluster,
+        min_blocks_per_sm: def.options.min_blocks_per_sm,
         target,
         params: cx.params,
         vars: cx.vars,
@@ -168,6 +177,18 @@ impl Lowerer {
                 def.options.threads_span,
                 format!("`threads = {threads}` is not a valid block size: it must be a multiple of 32 between 32 and 1024"),
             ));
+        }
+        if let Some(m) = def.options.min_blocks_per_sm {
+            let most = (MAX_THREADS_PER_SM / threads.max(32)).min(MAX_BLOCKS_PER_SM);
+            if m == 0 || m > most {
+                cx.error(
+                    Diagnostic::new(
+                        def.options.min_blocks_span,
+                        format!("`min_blocks_per_sm = {m}` cannot be met: an SM holds 1 to {most} blocks of {threads} threads"),
+                    )
+                    .note(format!("an SM runs at most {MAX_THREADS_PER_SM} threads and {MAX_BLOCKS_PER_SM} blocks at once")),
+                );
+            }
         }
         if let Some(c) = def.options.cluster {
             let blocks: u64 = c.iter().map(|&d| d as u64).product();

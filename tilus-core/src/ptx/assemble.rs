@@ -79,6 +79,25 @@ pub fn assemble(ptx: &str, sm: u32) -> Result<AssembleOutcome, String> {
     }
 }
 
+/// Registers per thread ptxas gives the kernel of `ptx` for `sm_{sm}` (`ptxas -v`), and the
+/// bytes it spills; `Ok(None)` without an assembler (where none is required).
+pub fn registers(ptx: &str, sm: u32) -> Result<Option<(u32, u32)>, String> {
+    let Some(ptxas) = find_ptxas(sm) else {
+        return missing(sm).map(|_| None);
+    };
+    let log = run_ptxas(&ptxas, ptx, sm, &["-v"])?
+        .map_err(|log| format!("ptxas ({}) failed for sm_{sm}:\n{log}", ptxas.display()))?;
+    // `ptxas info : Used 40 registers, ...` and `0 bytes stack frame, 0 bytes spill stores, ..`
+    let number_before = |text: &str, what: &str| -> Option<u32> {
+        let head = &text[..text.find(what)?];
+        head.split_whitespace().last()?.parse().ok()
+    };
+    let regs = number_before(&log, " registers")
+        .ok_or_else(|| format!("no register count in ptxas's output:\n{log}"))?;
+    let spills = number_before(&log, " bytes spill stores").unwrap_or(0);
+    Ok(Some((regs, spills)))
+}
+
 /// No assembler for `sm`: skipped, or an error where one is required.
 fn missing(sm: u32) -> Result<AssembleOutcome, String> {
     if required() {

@@ -147,6 +147,9 @@ pub fn generate(kernel: &Kernel) -> Result<PtxModule, CodegenError> {
         params.join(",\n")
     ));
     t.push_str(&format!(".maxntid {}, 1, 1\n", kernel.threads));
+    if let Some(m) = kernel.min_blocks_per_sm {
+        t.push_str(&format!(".minnctapersm {m}\n"));
+    }
     // A cluster kernel's shape is not written into the PTX (`.reqnctapercluster`): the runtime
     // launches it with the shape as a launch attribute (`cuLaunchKernelEx`). Measured on an H100
     // (driver 580, CUDA 13): with the directive, the runtime's `cuOccupancyMaxPotentialClusterSize`

@@ -77,6 +77,7 @@ impl B {
             threads,
             target: Target::DEFAULT,
             cluster: Grid::new(1, 1, 1),
+            min_blocks_per_sm: None,
             params,
             vars,
             shared_bytes: 0,
