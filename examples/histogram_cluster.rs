@@ -6,7 +6,8 @@
 //! histogram. Compared with counting straight into global memory (`global_atomics`) and, where
 //! the bins fit one block, with a block-private shared histogram. The exchange variants
 //! (`x2_*`) trade every remote atomic for a coalesced remote load: the two blocks of a cluster
-//! swap their input tiles through distributed shared memory and each counts only its own bins.
+//! swap their input tiles through distributed shared memory and each counts only its own bins;
+//! the `xp2_*` variants also issue the next tile's global load before counting the current one.
 //!
 //! cargo run --release --example histogram_cluster                    # the CPU emulator
 //! cargo run --release --example histogram_cluster --features cuda    # an H100/H200 (sm_90)
@@ -18,10 +19,12 @@
 
 use tilus::prelude::*;
 
-/// One kernel per (bins, cluster size `C`): `PART = BINS / C` bins per block.
+/// One kernel per (bins, cluster size `C`): `PART = BINS / C` bins per block. `per_sm`: the
+/// blocks that shared memory lets share an SM, at most 3 (more would cost spills), so that
+/// registers do not become the tighter limit.
 macro_rules! cluster_histogram {
-    ($name:ident, bins = $bins:literal, cluster = $c:literal, part = $part:literal, flush = $f:literal) => {
-        #[tile_kernel(threads = 512, cluster = $c)]
+    ($name:ident, bins = $bins:literal, cluster = $c:literal, part = $part:literal, flush = $f:literal, per_sm = $m:literal) => {
+        #[tile_kernel(threads = 512, cluster = $c, min_blocks_per_sm = $m)]
         fn $name(values: GlobalTensor<i32>, hist: GlobalTensor<i32>) {
             let counts = cluster_shared_tensor(i32, [$bins]);
             let first = cluster_rank() * $part;
@@ -60,38 +63,64 @@ cluster_histogram!(
     bins = 65536,
     cluster = 2,
     part = 32768,
-    flush = 4096
+    flush = 4096,
+    per_sm = 1
 );
 cluster_histogram!(
     c4_64k,
     bins = 65536,
     cluster = 4,
     part = 16384,
-    flush = 4096
+    flush = 4096,
+    per_sm = 3
 );
-cluster_histogram!(c8_64k, bins = 65536, cluster = 8, part = 8192, flush = 4096);
+cluster_histogram!(
+    c8_64k,
+    bins = 65536,
+    cluster = 8,
+    part = 8192,
+    flush = 4096,
+    per_sm = 3
+);
 cluster_histogram!(
     c16_64k,
     bins = 65536,
     cluster = 16,
     part = 4096,
-    flush = 4096
+    flush = 4096,
+    per_sm = 3
 );
-cluster_histogram!(c2_16k, bins = 16384, cluster = 2, part = 8192, flush = 4096);
-cluster_histogram!(c4_16k, bins = 16384, cluster = 4, part = 4096, flush = 4096);
+cluster_histogram!(
+    c2_16k,
+    bins = 16384,
+    cluster = 2,
+    part = 8192,
+    flush = 4096,
+    per_sm = 3
+);
+cluster_histogram!(
+    c4_16k,
+    bins = 16384,
+    cluster = 4,
+    part = 4096,
+    flush = 4096,
+    per_sm = 3
+);
 cluster_histogram!(
     c8_256k,
     bins = 262144,
     cluster = 8,
     part = 32768,
-    flush = 4096
+    flush = 4096,
+    per_sm = 1
 );
 cluster_histogram!(
     c16_256k,
     bins = 262144,
     cluster = 16,
     part = 16384,
-    flush = 4096
+    flush = 4096,
+    per_sm = 3
 );
 
 /// The exchange form for a cluster of 2: no remote atomics at all. Each block owns half the
@@ -156,7 +185,93 @@ macro_rules! exchange_histogram {
     };
 }
 
+/// The exchange form with the next tile's global load issued before this step's counting, so
+/// that its latency hides behind the atomics (one block per SM leaves no other block to hide
+/// it): the tile waits in registers across the loop's back edge.
+macro_rules! exchange_prefetch_histogram {
+    ($name:ident, bins = $bins:literal, part = $part:literal, tile = $tile:literal, stage = $stage:literal) => {
+        #[tile_kernel(threads = 512, cluster = 2)]
+        fn $name(values: GlobalTensor<i32>, hist: GlobalTensor<i32>) {
+            let counts = shared_tensor(i32, [$part]);
+            let stage = cluster_shared_tensor(i32, [$stage]);
+            let me = cluster_rank();
+            let peer = 1 - me;
+            let first = me * $part;
+            for j in (0..$part).step_by(4096) {
+                store_shared_scatter(counts, dim = 0, indices = j + arange(4096), values = 0);
+            }
+            cluster_sync();
+            let n = values.len();
+            let step = (grid_dim() / 2) * (2 * $tile);
+            let begin = cluster_idx() * (2 * $tile);
+            let mut bins = load_global(
+                values,
+                offsets = [begin + me * $tile],
+                shape = [$tile],
+                other = -1,
+            );
+            for start in (begin..n).step_by(step) {
+                let parity = (start / step) % 2;
+                store_shared_scatter(
+                    stage,
+                    dim = 0,
+                    indices = (2 * me + parity) * $tile + arange($tile),
+                    values = bins,
+                );
+                cluster_sync();
+                let next = load_global(
+                    values,
+                    offsets = [start + step + me * $tile],
+                    shape = [$tile],
+                    other = -1,
+                );
+                let theirs = atomic_load(
+                    stage,
+                    (2 * peer + parity) * $tile + arange($tile),
+                    sem = relaxed,
+                );
+                atomic::shared_scatter_add(counts, dim = 0, indices = bins - first, values = 1);
+                atomic::shared_scatter_add(counts, dim = 0, indices = theirs - first, values = 1);
+                bins = next;
+            }
+            sync();
+            for j in (0..$part).step_by(4096) {
+                let mine = j + arange(4096);
+                let c = atomic_load(counts, mine, sem = relaxed, scope = cta);
+                atomic::global_scatter_add(
+                    hist,
+                    dim = 0,
+                    indices = first + mine,
+                    values = c,
+                    mask = c != 0,
+                );
+            }
+        }
+    };
+}
+
 exchange_histogram!(x2_64k, bins = 65536, part = 32768, threads = 512);
+exchange_prefetch_histogram!(
+    xp2_64k,
+    bins = 65536,
+    part = 32768,
+    tile = 8192,
+    stage = 32768
+);
+exchange_prefetch_histogram!(
+    xp2_64k_12k,
+    bins = 65536,
+    part = 32768,
+    tile = 12288,
+    stage = 49152
+);
+exchange_prefetch_histogram!(
+    xp2_16k,
+    bins = 16384,
+    part = 8192,
+    tile = 8192,
+    stage = 32768
+);
 exchange_histogram!(x2_64k_t1024, bins = 65536, part = 32768, threads = 1024);
 exchange_histogram!(x2_16k, bins = 16384, part = 8192, threads = 512);
 
@@ -213,6 +328,12 @@ fn variants() -> Vec<(usize, &'static str, u32, Launch)> {
         (16384, "cluster of 2, exchange", 2, |d, g, v, h| {
             x2_16k::launch(d, g, v, h)
         }),
+        (
+            16384,
+            "cluster of 2, exchange, prefetch",
+            2,
+            |d, g, v, h| xp2_16k::launch(d, g, v, h),
+        ),
         (16384, "cluster of 4", 4, |d, g, v, h| {
             c4_16k::launch(d, g, v, h)
         }),
@@ -225,6 +346,18 @@ fn variants() -> Vec<(usize, &'static str, u32, Launch)> {
         (65536, "cluster of 2, exchange", 2, |d, g, v, h| {
             x2_64k::launch(d, g, v, h)
         }),
+        (
+            65536,
+            "cluster of 2, exchange, prefetch",
+            2,
+            |d, g, v, h| xp2_64k::launch(d, g, v, h),
+        ),
+        (
+            65536,
+            "cluster of 2, exchange, prefetch, tile 12288",
+            2,
+            |d, g, v, h| xp2_64k_12k::launch(d, g, v, h),
+        ),
         (
             65536,
             "cluster of 2, exchange, 1024 threads",
