@@ -189,11 +189,11 @@ macro_rules! exchange_histogram {
 /// that its latency hides behind the atomics (one block per SM leaves no other block to hide
 /// it): the tile waits in registers across the loop's back edge.
 macro_rules! exchange_prefetch_histogram {
-    ($name:ident, bins = $bins:literal, part = $part:literal, tile = $tile:literal, stage = $stage:literal) => {
+    ($name:ident, bins = $bins:literal, part = $part:literal, tile = $tile:literal) => {
         #[tile_kernel(threads = 512, cluster = 2)]
         fn $name(values: GlobalTensor<i32>, hist: GlobalTensor<i32>) {
             let counts = shared_tensor(i32, [$part]);
-            let stage = cluster_shared_tensor(i32, [$stage]);
+            let stage = cluster_shared_tensor(i32, [4 * $tile]);
             let me = cluster_rank();
             let peer = 1 - me;
             let first = me * $part;
@@ -251,27 +251,9 @@ macro_rules! exchange_prefetch_histogram {
 }
 
 exchange_histogram!(x2_64k, bins = 65536, part = 32768, threads = 512);
-exchange_prefetch_histogram!(
-    xp2_64k,
-    bins = 65536,
-    part = 32768,
-    tile = 8192,
-    stage = 32768
-);
-exchange_prefetch_histogram!(
-    xp2_64k_12k,
-    bins = 65536,
-    part = 32768,
-    tile = 12288,
-    stage = 49152
-);
-exchange_prefetch_histogram!(
-    xp2_16k,
-    bins = 16384,
-    part = 8192,
-    tile = 8192,
-    stage = 32768
-);
+exchange_prefetch_histogram!(xp2_64k, bins = 65536, part = 32768, tile = 8192);
+exchange_prefetch_histogram!(xp2_64k_12k, bins = 65536, part = 32768, tile = 12288);
+exchange_prefetch_histogram!(xp2_16k, bins = 16384, part = 8192, tile = 8192);
 exchange_histogram!(x2_64k_t1024, bins = 65536, part = 32768, threads = 1024);
 exchange_histogram!(x2_16k, bins = 16384, part = 8192, threads = 512);
 

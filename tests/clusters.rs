@@ -520,6 +520,22 @@ macro_rules! run_kernel {
     };
 }
 
+/// Relaxed atomic stores of contiguous runs: both blocks store the same 512 values at
+/// `put + arange(512)` (atomic, so the overlap is no race), then each reads its own half.
+#[tile_kernel(threads = 64, cluster = 2)]
+fn atomic_runs(src: GlobalTensor<i32>, out: GlobalTensor<i32>, put: i32) {
+    let t = cluster_shared_tensor(i32, [2048]);
+    let me = cluster_rank();
+    atomic_store(t, me * 1024 + arange(1024), -7, order = relaxed);
+    cluster_sync();
+    let v = load_global(src, offsets = [0], shape = [512]);
+    let owner = put + arange(512);
+    atomic_store(t, owner, v, order = relaxed);
+    cluster_sync();
+    let got = atomic_load(t, me * 1024 + arange(1024), order = relaxed);
+    store_global(out, got, offsets = [block_idx() as i64 * 1024]);
+}
+
 run_kernel!(runs_i32, i32);
 run_kernel!(runs_i64, i64);
 run_kernel!(runs_i16, i16);
@@ -585,6 +601,43 @@ where
             }
         }
     }
+}
+
+#[test]
+fn relaxed_atomic_stores_of_runs_go_as_vectors() {
+    let mut rng = Rng::new();
+    let src_host: Vec<i32> = (0..512).map(|_| rng.range(0, 1000)).collect();
+    for dev in backends() {
+        let src = dev.upload(&src_host).unwrap();
+        for put in [0, 1024, 768, 770, -3, 1800, rng.range(-600, 2100)] {
+            let out = dev.full(4 * 1024, 99).unwrap();
+            atomic_runs::launch(&dev, 4, &src, &out, put).unwrap();
+            let mut t = [-7i32; 2048];
+            for (i, v) in src_host.iter().enumerate() {
+                if let Ok(k) = usize::try_from(put + i as i32) {
+                    if k < 2048 {
+                        t[k] = *v;
+                    }
+                }
+            }
+            let got = out.download().unwrap();
+            for b in 0..4 {
+                let own = &t[(b % 2) * 1024..(b % 2 + 1) * 1024];
+                assert_eq!(
+                    &got[b * 1024..(b + 1) * 1024],
+                    own,
+                    "{dev:?}: put {put}, block {b}"
+                );
+            }
+        }
+    }
+    let p = atomic_runs::PTX;
+    assert!(
+        p.contains("st.relaxed.cluster.shared::cluster.v4.s32"),
+        "{p}"
+    );
+    assert!(p.contains("st.relaxed.cluster.shared.v4.s32"), "{p}");
+    common::assemble_all("atomic_runs", p, 90);
 }
 
 #[test]

@@ -441,3 +441,38 @@ fn ptx_is_deterministic_and_snapshotted() {
     insta::assert_snapshot!("small_tiles", small_tiles::PTX);
     assert_eq!(affine::PTX, affine::spec().ptx());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Shapes may be arithmetic of literals (what a `macro_rules!` parameter gives: `[4 * $tile]`).
+
+macro_rules! scaled_copy {
+    ($name:ident, $tile:literal) => {
+        #[tile_kernel(threads = 64)]
+        fn $name(src: GlobalTensor<i32>, dst: GlobalTensor<i32>) {
+            let staged = shared_tensor(i32, [2 * $tile]);
+            let x = load_global(src, offsets = [0], shape = [(1 << 1) * $tile]);
+            store_shared(staged, x + zeros([$tile * 4 / 2 - 0]));
+            sync();
+            store_global(dst, load_shared(staged), offsets = [0]);
+        }
+    };
+}
+
+scaled_copy!(scaled_copy_96, 96);
+
+#[test]
+fn shapes_may_be_arithmetic_of_literals() {
+    let mut rng = Rng::new();
+    let data = rng.vec(192, -1000, 1000);
+    for dev in backends() {
+        let src = dev.upload(&data).unwrap();
+        let dst = dev.full(192, 7).unwrap();
+        scaled_copy_96::launch(&dev, 1, &src, &dst).unwrap();
+        assert_eq!(dst.download().unwrap(), data, "{dev:?}");
+    }
+    assemble_all(
+        "scaled_copy_96",
+        scaled_copy_96::PTX,
+        scaled_copy_96::TARGET,
+    );
+}

@@ -93,8 +93,10 @@
 //! ## Shapes are literals
 //!
 //! A tile's shape is part of its type and decides every thread's registers, so it is written as a
-//! list of integer literals wherever one is asked for: `shape = [16, 32]`, `zeros([256])`,
-//! `arange(128)`, `.reshape([4, 32])`, `dim = 0`. A computed value there is a compile error.
+//! list of compile-time integers wherever one is asked for: `shape = [16, 32]`, `zeros([256])`,
+//! `arange(128)`, `.reshape([4, 32])`, `dim = 0`. Arithmetic of literals counts
+//! (`[4 * 1024]`, handy when a `macro_rules!` parameter gives the size); a value computed at
+//! run time there is a compile error.
 //! Offsets, loop bounds, view dims and indices on the other hand are ordinary runtime values of
 //! any integer type.
 //!

@@ -1033,8 +1033,8 @@ impl Lowerer {
 
     /// A compile-time non-negative integer (literal).
     pub(crate) fn const_usize(&mut self, e: &Expr, what: &str) -> LResult<usize> {
-        match &e.kind {
-            ExprKind::Int { value: v, .. } if *v >= 0 && *v <= u32::MAX as i128 => Ok(*v as usize),
+        match const_int(e) {
+            Some(v) if v >= 0 && v <= u32::MAX as i128 => Ok(v as usize),
             _ => self.err(
                 e.span,
                 format!("{what} must be a non-negative integer literal"),
@@ -1067,12 +1067,12 @@ impl Lowerer {
         }
         let mut shape = Vec::new();
         for it in items {
-            match &it.kind {
-                ExprKind::Int { value: v, .. } if *v > 0 && *v <= (1 << 20) => shape.push(*v as usize),
-                ExprKind::Int { value: v, .. } if *v <= 0 => {
+            match const_int(it) {
+                Some(v) if v > 0 && v <= (1 << 20) => shape.push(v as usize),
+                Some(v) if v <= 0 => {
                     return self.err(it.span, format!("dimension `{v}` must be positive"))
                 }
-                ExprKind::Int { value: v, .. } => {
+                Some(v) => {
                     return self.err(
                         it.span,
                         format!(
@@ -1081,9 +1081,9 @@ impl Lowerer {
                         ),
                     )
                 }
-                _ => {
+                None => {
                     return Err(self.error(
-                        Diagnostic::new(it.span, "a tile dimension must be an integer literal")
+                        Diagnostic::new(it.span, "a tile dimension must be a compile-time integer: a literal, or arithmetic of literals like `4 * 1024`")
                             .note("tile shapes are compile-time constants: they decide the registers of every thread"),
                     ))
                 }
@@ -1097,6 +1097,36 @@ impl Lowerer {
             );
         }
         Ok(shape)
+    }
+}
+
+/// The value of a compile-time integer expression: a literal, or `+ - * / % << >> & | ^` and
+/// negation of them (shapes written from a `macro_rules!` parameter, `[4 * $tile]`). `None`
+/// for anything else, a division by zero or an overflow of `i128`.
+pub(crate) fn const_int(e: &Expr) -> Option<i128> {
+    match &e.kind {
+        ExprKind::Int { value, .. } => Some(*value),
+        ExprKind::Unary {
+            op: ast::UnOp::Neg,
+            x,
+        } => const_int(x)?.checked_neg(),
+        ExprKind::Binary { op, lhs, rhs } => {
+            let (a, b) = (const_int(lhs)?, const_int(rhs)?);
+            match op {
+                ast::BinOp::Add => a.checked_add(b),
+                ast::BinOp::Sub => a.checked_sub(b),
+                ast::BinOp::Mul => a.checked_mul(b),
+                ast::BinOp::Div => a.checked_div(b),
+                ast::BinOp::Rem => a.checked_rem(b),
+                ast::BinOp::Shl => a.checked_shl(u32::try_from(b).ok().filter(|&s| s < 64)?),
+                ast::BinOp::Shr => a.checked_shr(u32::try_from(b).ok().filter(|&s| s < 64)?),
+                ast::BinOp::BitAnd => Some(a & b),
+                ast::BinOp::BitOr => Some(a | b),
+                ast::BinOp::BitXor => Some(a ^ b),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 
