@@ -494,50 +494,67 @@ impl Emitter<'_> {
         if let ([Coord::Pos { axis: 0, offset }], 1) =
             (access.coords.as_slice(), access.shape.len())
         {
-            let f0 = self.flat_base(&plan);
-            match &plan.mem {
-                Mem::Global(g) => {
-                    let g = g.clone();
-                    let r = self.global_range(&g, *offset, n, access.check_bounds, f0, size)?;
-                    plan.range = Some(r);
-                    return Ok(plan);
-                }
-                // A scalar access to a distributed tensor has no run to vectorise.
-                Mem::Shared { rows: Some(_), .. } if uniform => {}
-                Mem::Shared { shape, rows, .. } => {
-                    let (len, rows) = (shape[0], *rows);
-                    let off0 = self.coord32(*offset, 0)?;
-                    let (lo, hi) = if access.check_bounds {
-                        let lo = self.vsub(Val::Imm(0), off0);
-                        let h = self.vsub(Val::Imm(len as i32), off0);
-                        let h = self.vminmax(false, h, Val::Imm(n as i32));
-                        (Some(lo), Some(self.vsub(h, Val::Imm(1))))
-                    } else {
-                        (None, None)
-                    };
-                    let m0 = self.vadd(off0, f0);
-                    match rows {
-                        None => {
-                            let first = self.shared_address(&plan, m0);
-                            plan.range = Some(Range { lo, hi, first });
-                            return Ok(plan);
-                        }
-                        // A distributed tensor: the range serves the vector path; the
-                        // per-element fallback takes the general path below.
-                        Some(rows) => {
-                            plan.dist_range = Some(DistRange { lo, hi, m0, rows });
-                        }
+            if self.range_plan(&mut plan, *offset, n)? {
+                return Ok(plan);
+            }
+        }
+        plan.general = Some(self.general_plan(&plan, rank));
+        Ok(plan)
+    }
+
+    /// The range plans of a rank-1 access at coordinate `offset + pos` (`n` elements per
+    /// thread): `plan.range`, when it is complete (`true`); for a distributed tensor,
+    /// `plan.dist_range` for the vector path, the general plan still to follow (`false`).
+    fn range_plan(&mut self, plan: &mut Plan, offset: Operand, n: i64) -> Res<bool> {
+        let (uniform, size) = (plan.uniform, plan.size);
+        let f0 = self.flat_base(plan);
+        match &plan.mem {
+            Mem::Global(g) => {
+                let g = g.clone();
+                let r = self.global_range(&g, offset, n, plan.access.check_bounds, f0, size)?;
+                plan.range = Some(r);
+                return Ok(true);
+            }
+            // A scalar access to a distributed tensor has no run to vectorise.
+            Mem::Shared { rows: Some(_), .. } if uniform => {}
+            Mem::Shared { shape, rows, .. } => {
+                let (len, rows) = (shape[0], *rows);
+                let off0 = self.coord32(offset, 0)?;
+                let (lo, hi) = if plan.access.check_bounds {
+                    let lo = self.vsub(Val::Imm(0), off0);
+                    let h = self.vsub(Val::Imm(len as i32), off0);
+                    let h = self.vminmax(false, h, Val::Imm(n as i32));
+                    (Some(lo), Some(self.vsub(h, Val::Imm(1))))
+                } else {
+                    (None, None)
+                };
+                let m0 = self.vadd(off0, f0);
+                match rows {
+                    None => {
+                        let first = self.shared_address(plan, m0);
+                        plan.range = Some(Range { lo, hi, first });
+                        return Ok(true);
+                    }
+                    // A distributed tensor: the range serves the vector path; the
+                    // per-element fallback takes the general path (`general_plan`).
+                    Some(rows) => {
+                        plan.dist_range = Some(DistRange { lo, hi, m0, rows });
                     }
                 }
             }
         }
-        // General path.
-        plan.general = Some(match &plan.mem {
+        Ok(false)
+    }
+
+    /// The set-up of the general path: per-axis dims (clamped for bounds checks) and row-major
+    /// strides.
+    fn general_plan(&mut self, plan: &Plan, rank: usize) -> General {
+        match &plan.mem {
             Mem::Global(g) => {
                 let g = g.clone();
                 let mut dims = Vec::with_capacity(rank);
                 for d in &g.dims {
-                    if access.check_bounds && !g.whole {
+                    if plan.access.check_bounds && !g.whole {
                         let c = self.r64();
                         self.line(format!("max.s64 \t{c}, {d}, 0;"));
                         dims.push(c);
@@ -570,8 +587,7 @@ impl Emitter<'_> {
                 }
                 General::Shared { dims, strides }
             }
-        });
-        Ok(plan)
+        }
     }
 
     /// The range plan of a rank-1 global access at `offset`: with `c0 = view offset + offset`
