@@ -725,6 +725,18 @@ pub enum Inst {
 }
 
 impl Inst {
+    /// The memory access of a load, store or atomic.
+    pub fn access_mut(&mut self) -> Option<&mut Access> {
+        match self {
+            Inst::Load { access, .. }
+            | Inst::Store { access, .. }
+            | Inst::AtomicLoad { access, .. }
+            | Inst::AtomicStore { access, .. }
+            | Inst::AtomicRmw { access, .. } => Some(access),
+            _ => None,
+        }
+    }
+
     /// Whether the instruction has effects beyond its result (so DCE must keep it).
     pub fn has_side_effects(&self) -> bool {
         matches!(
@@ -877,6 +889,28 @@ pub fn for_each_var<'a>(block: &'a [Stmt], f: &mut impl FnMut(VarUse<'a>)) {
                 read(*cond, f);
                 for_each_var(then, f);
                 for_each_var(els, f);
+            }
+            Stmt::Break { .. } => {}
+        }
+    }
+}
+
+/// Every instruction in `block`, nested blocks included, in program order, for rewriting in
+/// place.
+pub fn for_each_inst_mut(block: &mut [Stmt], f: &mut impl FnMut(&mut Inst)) {
+    for s in block {
+        match s {
+            Stmt::Inst { inst, .. } => f(inst),
+            Stmt::For { body, .. } => for_each_inst_mut(body, f),
+            Stmt::While {
+                cond_block, body, ..
+            } => {
+                for_each_inst_mut(cond_block, f);
+                for_each_inst_mut(body, f);
+            }
+            Stmt::If { then, els, .. } => {
+                for_each_inst_mut(then, f);
+                for_each_inst_mut(els, f);
             }
             Stmt::Break { .. } => {}
         }

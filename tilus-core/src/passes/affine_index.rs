@@ -25,7 +25,7 @@
 
 use crate::dtype::DType;
 use crate::ir::{
-    for_each_var, BinOp, Block, Coord, Inst, Kernel, Operand, Stmt, Ty, VarId, VarUse,
+    for_each_inst_mut, for_each_var, Access, BinOp, Coord, Inst, Kernel, Operand, Ty, VarId, VarUse,
 };
 use std::collections::HashMap;
 
@@ -35,7 +35,11 @@ pub fn run(kernel: &mut Kernel) {
         return;
     }
     let mut body = std::mem::take(&mut kernel.body);
-    rewrite(&mut body, kernel, &facts);
+    for_each_inst_mut(&mut body, &mut |inst| {
+        if let Some(access) = inst.access_mut() {
+            rewrite(access, kernel, &facts);
+        }
+    });
     kernel.body = body;
 }
 
@@ -110,47 +114,21 @@ impl Facts {
     }
 }
 
-fn rewrite(b: &mut Block, k: &Kernel, facts: &Facts) {
-    for s in b.iter_mut() {
-        match s {
-            Stmt::Inst { inst, .. } => {
-                let access = match inst {
-                    Inst::Load { access, .. }
-                    | Inst::Store { access, .. }
-                    | Inst::AtomicLoad { access, .. }
-                    | Inst::AtomicStore { access, .. }
-                    | Inst::AtomicRmw { access, .. } => access,
-                    _ => continue,
-                };
-                let shared_rank1 =
-                    matches!(k.ty(access.mem), Ty::Shared { shape, .. } if shape.len() == 1);
-                if !shared_rank1 || !access.check_bounds || access.shape.len() != 1 {
-                    continue;
-                }
-                let [Coord::Index(Operand::Var(x))] = access.coords.as_slice() else {
-                    continue;
-                };
-                if let Some(&(start, n)) = facts.ranges.get(x) {
-                    if n == access.shape[0] {
-                        access.coords = vec![Coord::Pos {
-                            axis: 0,
-                            offset: start,
-                        }];
-                    }
-                }
-            }
-            Stmt::For { body, .. } => rewrite(body, k, facts),
-            Stmt::While {
-                cond_block, body, ..
-            } => {
-                rewrite(cond_block, k, facts);
-                rewrite(body, k, facts);
-            }
-            Stmt::If { then, els, .. } => {
-                rewrite(then, k, facts);
-                rewrite(els, k, facts);
-            }
-            Stmt::Break { .. } => {}
+/// `Index(x)` with `x = start + arange(n)` over a tile of `n`: `Pos { offset: start }`.
+fn rewrite(access: &mut Access, k: &Kernel, facts: &Facts) {
+    let shared_rank1 = matches!(k.ty(access.mem), Ty::Shared { shape, .. } if shape.len() == 1);
+    if !shared_rank1 || !access.check_bounds || access.shape.len() != 1 {
+        return;
+    }
+    let [Coord::Index(Operand::Var(x))] = access.coords.as_slice() else {
+        return;
+    };
+    if let Some(&(start, n)) = facts.ranges.get(x) {
+        if n == access.shape[0] {
+            access.coords = vec![Coord::Pos {
+                axis: 0,
+                offset: start,
+            }];
         }
     }
 }

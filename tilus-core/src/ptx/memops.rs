@@ -852,7 +852,8 @@ impl Emitter<'_> {
             let slots: Vec<usize> = (o * v..(o + 1) * v).collect();
             for (i, chunk) in slots.chunks(lanes).enumerate() {
                 let addr = run.plus((i * lanes * size) as i64);
-                self.vector_piece(plan, op, chunk, addr, "")?;
+                let sp = self.state_space(plan);
+                self.vector_piece(plan, op, chunk, addr, "", sp)?;
             }
         }
         Ok(())
@@ -881,7 +882,8 @@ impl Emitter<'_> {
             let Some(ok) = self.piece_ok(piece, size) else {
                 continue;
             };
-            self.vector_piece(plan, op, chunk, piece[0].1, &Self::guard(ok))?;
+            let sp = self.state_space(plan);
+            self.vector_piece(plan, op, chunk, piece[0].1, &Self::guard(ok), sp)?;
             let not_ok = self.pnot(ok);
             for &s in chunk {
                 needed[s] = not_ok;
@@ -972,31 +974,18 @@ impl Emitter<'_> {
                 let step = (i * lanes * size) as i64;
                 if own != PVal::False {
                     let sp = Space::Shared.ptx();
-                    self.vector_piece_in(plan, op, chunk, local.plus(step), &g_own, sp)?;
+                    self.vector_piece(plan, op, chunk, local.plus(step), &g_own, sp)?;
                 }
                 let sp = self.state_space(plan);
-                self.vector_piece_in(plan, op, chunk, mapped.plus(step), &g_peer, sp)?;
+                self.vector_piece(plan, op, chunk, mapped.plus(step), &g_peer, sp)?;
             }
         }
         Ok(())
     }
 
-    /// One vector load or store of the slots `chunk` (consecutive elements) at `addr`, under
-    /// guard `g`.
+    /// One vector load or store of the slots `chunk` (consecutive elements) at `addr` in state
+    /// space `sp`, under guard `g`.
     fn vector_piece(
-        &mut self,
-        plan: &Plan,
-        op: &Op,
-        chunk: &[usize],
-        addr: Addr,
-        g: &str,
-    ) -> Res<()> {
-        let sp = self.state_space(plan);
-        self.vector_piece_in(plan, op, chunk, addr, g, sp)
-    }
-
-    /// [`vector_piece`](Self::vector_piece) in state space `sp`.
-    fn vector_piece_in(
         &mut self,
         plan: &Plan,
         op: &Op,
