@@ -117,6 +117,100 @@ macro_rules! hist_split_kernel {
         }
     };
 }
+/// The same with one copy of each bin per warp lane (`bin * $copies + lane % $copies`): the
+/// lanes of a warp count in different shared-memory banks, so the atomics do not replay on bank
+/// conflicts. The copies are summed once at the end (rotated so that the 256 loads of one
+/// round hit different banks). `split`: whole tiles unmasked, as in `hist_split_kernel`.
+macro_rules! hist_lanes_kernel {
+    ($name:ident, threads = $threads:literal, tile = $tile:literal, copies = $copies:literal $(, $opt:ident = $v:literal)*) => {
+        hist_lanes_kernel!(@ $name, [threads = $threads $(, $opt = $v)*], $tile, $copies, |start, n| {
+            for start in (block_idx() * $tile..n).step_by(grid_dim() * $tile) {
+                let pixels = load_global(image, offsets = [start], shape = [$tile]);
+                let inside = arange($tile) + start < n;
+                let at = pixels as i32 * $copies + lane_ids([$tile]) % $copies;
+                atomic::shared_scatter_add(counts, dim = 0, indices = at, values = 1, mask = inside);
+            }
+        });
+    };
+    ($name:ident, threads = $threads:literal, tile = $tile:literal, copies = $copies:literal, split) => {
+        hist_lanes_kernel!(@ $name, [threads = $threads], $tile, $copies, |start, n| {
+            let whole = n - n % $tile;
+            for start in (block_idx() * $tile..whole).step_by(grid_dim() * $tile) {
+                let pixels = load_global(image, offsets = [start], shape = [$tile]);
+                let at = pixels as i32 * $copies + lane_ids([$tile]) % $copies;
+                atomic::shared_scatter_add(counts, dim = 0, indices = at, values = 1);
+            }
+            if block_idx() == 0 && whole < n {
+                let pixels = load_global(image, offsets = [whole], shape = [$tile]);
+                let inside = arange($tile) + whole < n;
+                let at = pixels as i32 * $copies + lane_ids([$tile]) % $copies;
+                atomic::shared_scatter_add(counts, dim = 0, indices = at, values = 1, mask = inside);
+            }
+        });
+    };
+    (@ $name:ident, [$($attr:tt)*], $tile:literal, $copies:literal, |$start:ident, $n:ident| { $($count:tt)* }) => {
+        #[tile_kernel($($attr)*)]
+        fn $name(image: GlobalTensor<u8>, hist: GlobalTensor<u32>) {
+            let counts = shared_tensor(u32, [256 * $copies]);
+            store_shared(counts, zeros([256 * $copies]));
+            sync();
+            let $n = image.len();
+            $($count)*
+            sync();
+            let mut c = zeros([256]);
+            for k in 0..$copies {
+                c += atomic_load(counts, arange(256) * $copies + (arange(256) + k) % $copies);
+            }
+            atomic::global_add(hist, c, mask = c != 0);
+        }
+    };
+}
+hist_lanes_kernel!(
+    hist_lanes32_w256_t4096,
+    threads = 256,
+    tile = 4096,
+    copies = 32
+);
+hist_lanes_kernel!(
+    hist_lanes32_w512_t16384,
+    threads = 512,
+    tile = 16384,
+    copies = 32
+);
+hist_lanes_kernel!(
+    hist_lanes16_w512_t16384,
+    threads = 512,
+    tile = 16384,
+    copies = 16
+);
+hist_lanes_kernel!(
+    hist_lanes32_w512_t16384_mb2,
+    threads = 512,
+    tile = 16384,
+    copies = 32,
+    min_blocks_per_sm = 2
+);
+hist_lanes_kernel!(
+    hist_lanes16_split_w512_t8192,
+    threads = 512,
+    tile = 8192,
+    copies = 16,
+    split
+);
+hist_lanes_kernel!(
+    hist_lanes32_split_w512_t16384,
+    threads = 512,
+    tile = 16384,
+    copies = 32,
+    split
+);
+hist_lanes_kernel!(
+    hist_lanes16_split_w512_t16384,
+    threads = 512,
+    tile = 16384,
+    copies = 16,
+    split
+);
 hist_split_kernel!(hist_split_w512_t16384, threads = 512, tile = 16384);
 hist_split_kernel!(hist_split_w512_t8192, threads = 512, tile = 8192);
 hist_kernel!(hist_w256_t4096, threads = 256, tile = 4096);
@@ -521,6 +615,34 @@ fn bench_bytes(dev: &Device, o: &Opts, rng: &mut Rng) -> Result<(), Error> {
             (
                 "hist256 split w512 t8192",
                 Box::new(|g| hist_split_w512_t8192::launch(dev, g, &image, &hist)),
+            ),
+            (
+                "hist256 lanes32 w256 t4096",
+                Box::new(|g| hist_lanes32_w256_t4096::launch(dev, g, &image, &hist)),
+            ),
+            (
+                "hist256 lanes32 w512 t16384",
+                Box::new(|g| hist_lanes32_w512_t16384::launch(dev, g, &image, &hist)),
+            ),
+            (
+                "hist256 lanes32 w512 t16384 min_blocks 2",
+                Box::new(|g| hist_lanes32_w512_t16384_mb2::launch(dev, g, &image, &hist)),
+            ),
+            (
+                "hist256 lanes16 w512 t16384",
+                Box::new(|g| hist_lanes16_w512_t16384::launch(dev, g, &image, &hist)),
+            ),
+            (
+                "hist256 lanes16 split w512 t8192",
+                Box::new(|g| hist_lanes16_split_w512_t8192::launch(dev, g, &image, &hist)),
+            ),
+            (
+                "hist256 lanes32 split w512 t16384",
+                Box::new(|g| hist_lanes32_split_w512_t16384::launch(dev, g, &image, &hist)),
+            ),
+            (
+                "hist256 lanes16 split w512 t16384",
+                Box::new(|g| hist_lanes16_split_w512_t16384::launch(dev, g, &image, &hist)),
             ),
         ];
         let task = format!("u8 hist256 2^{}", o.bytes);

@@ -653,3 +653,85 @@ fn range_masks_match_wrapping_semantics_at_the_extremes() {
         );
     }
 }
+
+/// A range mask used as the mask of an access: `passes::range_mask` unswitches the access on a
+/// whole tile (`if bound == T { no mask } else { masked }`). The elements written must be
+/// exactly those of the mask, in both branches and in the wrapping fallback, at the extremes.
+macro_rules! masked_store_kernel {
+    ($name:ident, $t:ident) => {
+        #[tile_kernel(threads = 32)]
+        fn $name(out: GlobalTensor<u8>, start: $t, n: $t) {
+            let inside = arange(100) + start < n;
+            store_global(out, full([100], 1u8), offsets = [0], mask = inside);
+        }
+    };
+}
+masked_store_kernel!(masked_store_i64, i64);
+masked_store_kernel!(masked_store_u32, u32);
+
+#[test]
+fn masked_accesses_unswitched_on_whole_tiles_keep_the_mask_semantics() {
+    for ptx in [masked_store_i64::PTX, masked_store_u32::PTX] {
+        // The whole-tile test is there.
+        assert!(
+            ptx.lines()
+                .any(|l| l.contains("setp.eq.s32") && l.trim_end().ends_with(", 100;")),
+            "{ptx}"
+        );
+    }
+    let run = |dev: &tilus::Device,
+               launch: &dyn Fn(&tilus::GlobalTensor<u8>),
+               want: Vec<u8>,
+               what: String| {
+        let out = dev.full(100, 7u8).unwrap();
+        launch(&out);
+        assert_eq!(out.download().unwrap(), want, "{dev:?} {what}");
+    };
+    for dev in backends() {
+        let m = i64::MAX;
+        for (start, n) in [
+            (0i64, 100i64),
+            (0, 1000),
+            (0, 99),
+            (0, 0),
+            (-50, 20),
+            (-50, 50),
+            (i64::MIN, i64::MAX),
+            (m - 99, m),
+            (m - 200, m),
+            (m - 10, i64::MIN + 5),
+            (m, m),
+        ] {
+            let want = (0..100i64)
+                .map(|e| if start.wrapping_add(e) < n { 1 } else { 7 })
+                .collect();
+            run(
+                &dev,
+                &|o| masked_store_i64::launch(&dev, 1, o, start, n).unwrap(),
+                want,
+                format!("i64 start {start} n {n}"),
+            );
+        }
+        let u = u32::MAX;
+        for (start, n) in [
+            (0u32, 100u32),
+            (0, 37),
+            (u - 99, u),
+            (u - 150, u),
+            (u - 20, 10),
+            (u, u),
+        ] {
+            let want = (0..100u32)
+                .map(|e| if start.wrapping_add(e) < n { 1 } else { 7 })
+                .collect();
+            run(
+                &dev,
+                &|o| masked_store_u32::launch(&dev, 1, o, start, n).unwrap(),
+                want,
+                format!("u32 start {start} n {n}"),
+            );
+        }
+    }
+    assemble_all("masked_store_i64", masked_store_i64::PTX, 70);
+    assemble_all("masked_store_u32", masked_store_u32::PTX, 70);
+}

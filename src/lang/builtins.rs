@@ -147,6 +147,84 @@ pub fn grid_dim<I: Int>() -> I {
     unreachable!()
 }
 
+/// Each element's warp lane: the lane (`0..32`, `thread index % 32`) of the thread that holds the
+/// element in the tile's layout.
+///
+/// ```text
+/// lane_ids(shape) -> Tile<integer>
+/// lane_ids(shape, dtype) -> Tile<T>
+/// lane_ids::<T>(shape) -> Tile<T>
+/// ```
+///
+/// | argument | kind | meaning |
+/// |---|---|---|
+/// | `shape` | [`Shape`], required | the tile's shape, integer literals |
+/// | `dtype` | [`ElementType`], optional | an integer type (`lane_ids([4096], u32)`) |
+///
+/// The element type is the one named, else the integer type the context needs, else `i32`. The
+/// values depend on the layout the compiler chooses for a tile of this many elements (see the
+/// [execution model](super#execution-model)), which is the same on the GPU and on the emulator;
+/// the element at a given position has the same lane in every tile of that element count.
+///
+/// What it is for: shared memory has 32 banks, and an atomic on a small shared histogram (256
+/// bins) from a warp whose 32 lanes hit random bins is replayed once per bank conflict. With
+/// one copy of each bin per lane, `counts[bin * 32 + lane]`, every lane of a warp works in its own
+/// bank and the atomics never conflict; the copies are summed once at the end. This takes a
+/// 256-bin histogram of bytes from 0.73 of the memory read rate to 0.91 on an H100
+/// (`examples/histogram_u8.rs`, BENCHMARKS.md). The program's results never depend on the
+/// values, only its speed: any index into the copies is as correct as any other.
+///
+/// The compiler knows the values are at most 31, so an index such as `bins * 32 + lanes` into a
+/// shared tensor of `256 * 32` elements, with `bins` a `u8` tile converted to `i32`, needs no bounds
+/// test.
+///
+/// **Target:** any. PTX: `%tid.x & 31`, one register for all of a thread's elements.
+///
+/// # Example
+///
+/// A histogram of 0..16 with one copy of each bin per lane:
+///
+/// ```
+/// use tilus::prelude::*;
+///
+/// #[tile_kernel(threads = 64)]
+/// fn spread(x: GlobalTensor<u8>, hist: GlobalTensor<u32>, lanes: GlobalTensor<i32>) {
+///     let copies = shared_tensor(u32, [16 * 32]);
+///     store_shared(copies, zeros([16 * 32]));
+///     sync();
+///     let v = load_global(x, offsets = [0], shape = [256]);
+///     let bins = (v & 15) as i32;
+///     atomic::shared_scatter_add(copies, dim = 0, indices = bins * 32 + lane_ids([256]), values = 1);
+///     sync();
+///     // Bin b's copies are b * 32 + 0..32; the rotation by b reads them without bank conflicts.
+///     let mut total = zeros([16]);
+///     for c in 0..32 {
+///         total += atomic_load(copies, arange(16) * 32 + ((arange(16) + c) & 31));
+///     }
+///     store_global(hist, total, offsets = [0]);
+///     store_global(lanes, lane_ids([256]), offsets = [0]);
+/// }
+///
+/// fn main() -> Result<(), tilus::Error> {
+///     let dev = tilus::Device::emulator();
+///     let data: Vec<u8> = (0..256u32).map(|i| (i * 7 % 251) as u8).collect();
+///     let x = dev.upload(&data)?;
+///     let hist = dev.zeros::<u32>(16)?;
+///     let lanes = dev.zeros::<i32>(256)?;
+///     spread::launch(&dev, 1, &x, &hist, &lanes)?;
+///     let mut want = vec![0u32; 16];
+///     for v in &data {
+///         want[(v & 15) as usize] += 1;
+///     }
+///     assert_eq!(hist.download()?, want);
+///     assert!(lanes.download()?.iter().all(|l| (0..32).contains(l)));
+///     Ok(())
+/// }
+/// ```
+pub fn lane_ids<T: Int>(shape: Shape) -> Tile<T> {
+    unreachable!()
+}
+
 /// The tile `[0, 1, .., n - 1]`.
 ///
 /// ```text

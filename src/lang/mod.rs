@@ -177,7 +177,7 @@
 //! | group | builtins |
 //! |---|---|
 //! | grid | [`block_idx`], [`grid_dim`] |
-//! | making tiles | [`arange`], [`zeros`], [`ones`], [`full`] |
+//! | making tiles | [`arange`], [`zeros`], [`ones`], [`full`], [`lane_ids`] |
 //! | element-wise | [`select`], [`min`], [`max`], [`abs`], [`sqrt`], [`fma`], [`exp`], [`ln`] (also `log`), [`f32::from_bits`](from_bits) |
 //! | global memory | [`load_global`], [`store_global`], [`store_global_scatter`] |
 //! | shared memory | [`shared_tensor`], [`load_shared`], [`store_shared`], [`store_shared_scatter`] |

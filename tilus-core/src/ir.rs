@@ -599,6 +599,13 @@ pub enum Inst {
         n: usize,
         dtype: DType,
     },
+    /// Each element's warp lane: the lane (`0..32`) of the thread that holds it in the tile
+    /// layout of `shape` (`crate::layout`), as an integer tile of `dtype`. Per-lane copies of a
+    /// shared histogram indexed by it never share a bank within a warp.
+    LaneIds {
+        shape: Vec<usize>,
+        dtype: DType,
+    },
     /// A tile of `shape` filled with the scalar `value`.
     Full {
         shape: Vec<usize>,
@@ -726,6 +733,18 @@ pub enum Inst {
 
 impl Inst {
     /// The memory access of a load, store or atomic.
+    pub fn access(&self) -> Option<&Access> {
+        match self {
+            Inst::Load { access, .. }
+            | Inst::Store { access, .. }
+            | Inst::AtomicLoad { access, .. }
+            | Inst::AtomicStore { access, .. }
+            | Inst::AtomicRmw { access, .. } => Some(access),
+            _ => None,
+        }
+    }
+
+    /// The memory access of a load, store or atomic, to rewrite.
     pub fn access_mut(&mut self) -> Option<&mut Access> {
         match self {
             Inst::Load { access, .. }
@@ -769,7 +788,11 @@ impl Inst {
         };
         match self {
             Inst::Mov(o) => out.push(*o),
-            Inst::BlockIdx { .. } | Inst::GridDim { .. } | Inst::Arange { .. } | Inst::Sync => {}
+            Inst::BlockIdx { .. }
+            | Inst::GridDim { .. }
+            | Inst::Arange { .. }
+            | Inst::LaneIds { .. }
+            | Inst::Sync => {}
             Inst::ClusterRank | Inst::ClusterSize | Inst::ClusterIdx { .. } | Inst::ClusterSync => {
             }
             Inst::AllocShared { .. } | Inst::Fence { .. } => {}

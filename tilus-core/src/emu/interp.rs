@@ -447,6 +447,17 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 out.extend((0..*n).map(|i| elem::int_const(*dtype, i as i128).unwrap_or(0)));
                 self.set_tile(d, vec![*n], out)
             }
+            Inst::LaneIds { shape, dtype } => {
+                let n = self.numel(shape)?;
+                // The thread holding flat index `f` (`crate::layout`), then its lane.
+                let l = self.layout(n);
+                let mut out = self.take_buf();
+                out.extend((0..n).map(|f| {
+                    let lane = (f % l.chunk()) / l.v % 32;
+                    elem::int_const(*dtype, lane as i128).unwrap_or(0)
+                }));
+                self.set_tile(d, shape.clone(), out)
+            }
             Inst::Full { shape, value } => {
                 let n = self.numel(shape)?;
                 let v = self.scalar(*value)?;

@@ -18,6 +18,7 @@ enum Builtin {
     BlockIdx,
     GridDim,
     Arange,
+    LaneIds,
     Zeros,
     Ones,
     Full,
@@ -61,6 +62,7 @@ const FREE_NAMES: &[(&str, Builtin)] = &[
     ("block_idx", Builtin::BlockIdx),
     ("grid_dim", Builtin::GridDim),
     ("arange", Builtin::Arange),
+    ("lane_ids", Builtin::LaneIds),
     ("zeros", Builtin::Zeros),
     ("ones", Builtin::Ones),
     ("full", Builtin::Full),
@@ -171,7 +173,9 @@ fn signature(b: Builtin) -> &'static [P] {
             const { &[] }
         }
         Builtin::Arange => const { &[req("n").meta()] },
-        Builtin::Zeros | Builtin::Ones => const { &[req("shape").meta(), opt("dtype").meta()] },
+        Builtin::Zeros | Builtin::Ones | Builtin::LaneIds => {
+            const { &[req("shape").meta(), opt("dtype").meta()] }
+        }
         Builtin::Full => const { &[req("shape").meta(), req("value")] },
         Builtin::Select => const { &[req("cond"), req("a"), req("b")] },
         Builtin::Min | Builtin::Max => const { &[req("a"), req("b")] },
@@ -444,6 +448,7 @@ impl Lowerer {
                 Ok(None)
             }
             Builtin::Arange => self.arange(&bound, explicit, want, span).map(Some),
+            Builtin::LaneIds => self.lane_ids(&bound, explicit, want, span).map(Some),
             Builtin::Zeros | Builtin::Ones | Builtin::Full => {
                 self.fill(b, &bound, explicit, want, span).map(Some)
             }
@@ -534,7 +539,8 @@ impl Lowerer {
                 | Builtin::ClusterSharedTensor
                 | Builtin::Zeros
                 | Builtin::Ones
-                | Builtin::Arange,
+                | Builtin::Arange
+                | Builtin::LaneIds,
                 [GenericArg::Type(t, s)],
             ) => Ok(Some((t.clone(), *s))),
             _ => self.err(path_span, format!("`{name}` takes no generic arguments")),
@@ -692,6 +698,35 @@ impl Lowerer {
                 dtype: d,
                 shape: vec![n],
             },
+            span,
+        ))
+    }
+
+    /// `lane_ids(shape)`: each element's warp lane (`0..32`) in the tile layout, of the
+    /// explicit integer type, else the context's, else `i32`.
+    fn lane_ids(
+        &mut self,
+        bound: &Bound<'_>,
+        explicit: Option<DType>,
+        want: Option<DType>,
+        span: Span,
+    ) -> LResult<Operand> {
+        let shape = self.shape_arg(bound.req("shape"))?;
+        let dtype = explicit
+            .or(want.filter(|d| d.is_int()))
+            .unwrap_or(DType::I32);
+        if !dtype.is_int() {
+            return self.err(
+                span,
+                format!("`lane_ids` makes integer tiles, not `{dtype}`: convert with `as {dtype}`"),
+            );
+        }
+        Ok(self.emit(
+            Inst::LaneIds {
+                shape: shape.clone(),
+                dtype,
+            },
+            Ty::Tile { dtype, shape },
             span,
         ))
     }

@@ -111,6 +111,7 @@ impl Lowerer {
                     // Typed by its length's suffix (`arange(32u64)`), else by the context.
                     (Some("arange"), true) if args.len() == 1 => self.flex_kind(&args[0].value),
                     (Some("zeros" | "ones"), true) if args.len() == 1 => Some(Flex::Num),
+                    (Some("lane_ids"), true) if args.len() == 1 => Some(Flex::Int),
                     (Some("full"), true) if args.len() == 2 => self.flex_kind(&args[1].value),
                     _ => None,
                 }

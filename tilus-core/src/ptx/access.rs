@@ -860,7 +860,8 @@ impl Emitter<'_> {
         let mut m = Val::Imm(0);
         let mut owner = None;
         for (k, coord) in plan.access.coords.iter().enumerate() {
-            // The largest value an index can have, where its type bounds it (`u8`: 255).
+            // The largest value an index can have, where its type or its computation bounds
+            // it (`u8`: 255; `bins * 32 + lane_ids(..)`: `bounds`).
             let mut index_max = None;
             let mut c = match coord {
                 Coord::Pos { axis, offset } => {
@@ -869,13 +870,13 @@ impl Emitter<'_> {
                     self.vadd(o, p)
                 }
                 Coord::Index(o) => {
-                    index_max = unsigned_max(self.dtype_of(*o)?);
+                    index_max = self.umax_of(*o);
                     let slot = if self.is_tile(*o)? { s } else { 0 };
                     self.coord32(*o, slot)?
                 }
             };
-            // A `u8` index into an axis of 256 or more is always in bounds: no test (a
-            // 256-bin histogram of bytes pays one compare and one `and` per element otherwise).
+            // An index that cannot reach the axis's length needs no test (a 256-bin histogram
+            // of bytes pays one compare and one `and` per element otherwise).
             let always_inside =
                 matches!((index_max, dims[k]), (Some(m), Val::Imm(d)) if m < d as u64);
             if plan.access.check_bounds && !always_inside {
@@ -1362,17 +1363,6 @@ impl Emitter<'_> {
             Mem::Shared { rows: Some(_), .. } => "shared::cluster",
             Mem::Shared { .. } => Space::Shared.ptx(),
         }
-    }
-}
-
-/// The largest value of an unsigned (or `bool`) index type narrower than 32 bits, whose
-/// registers hold it zero-extended; `None` for types that may be negative or wider.
-fn unsigned_max(d: DType) -> Option<u64> {
-    match d {
-        DType::Bool => Some(1),
-        DType::U8 => Some(u8::MAX as u64),
-        DType::U16 => Some(u16::MAX as u64),
-        _ => None,
     }
 }
 

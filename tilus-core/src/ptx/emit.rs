@@ -72,6 +72,8 @@ pub(super) struct Emitter<'k> {
     /// Known trailing zero bits of single-assignment i32 scalars (for a global view: of its
     /// offset). Used to prove vector accesses aligned.
     pub tz: Vec<u32>,
+    /// Known upper bounds of single-assignment integers that are never negative (`bounds`).
+    pub umax: Vec<Option<u64>>,
     cache: BTreeMap<Cached, Reg>,
     labels: u32,
     loop_ends: Vec<String>,
@@ -149,6 +151,7 @@ impl<'k> Emitter<'k> {
             storage: vec![None; n],
             defs,
             tz: vec![0; n],
+            umax: vec![None; n],
             cache: BTreeMap::new(),
             labels: 0,
             loop_ends: Vec::new(),

@@ -22,6 +22,7 @@ fn inst_kind(inst: &Inst) -> String {
         Inst::Dim { axis, .. } => format!("dim {axis}"),
         Inst::View { .. } => "view".into(),
         Inst::Arange { n, dtype } => format!("arange {n} {dtype}"),
+        Inst::LaneIds { shape, dtype } => format!("lane_ids {shape:?} {dtype}"),
         Inst::Full { shape, .. } => format!("full {shape:?}"),
         Inst::Binary { op, .. } => format!("{op:?}").to_lowercase(),
         Inst::Unary { op, .. } => format!("{op:?}").to_lowercase(),
@@ -113,8 +114,14 @@ impl Emitter<'_> {
         }
         // Everything else is pure: without a destination (removed by DCE) there is nothing to do.
         let Some(d) = dst else { return Ok(()) };
+        self.pure_inst(d, inst)?;
+        self.record_bound(d, inst)
+    }
+
+    /// An instruction that only computes the value of `d`.
+    fn pure_inst(&mut self, d: VarId, inst: &Inst) -> Res<()> {
         match inst {
-            Inst::Load { .. } => self.memory(dst, inst),
+            Inst::Load { .. } => self.memory(Some(d), inst),
             Inst::Mov(o) => self.mov(d, *o),
             Inst::BlockIdx { .. }
             | Inst::GridDim { .. }
@@ -124,6 +131,7 @@ impl Emitter<'_> {
             Inst::Dim { tensor, axis } => self.tensor_dim(d, *tensor, *axis),
             Inst::View { src, offset, shape } => self.view(d, *src, *offset, shape),
             Inst::Arange { n, dtype } => self.arange(d, *n, *dtype),
+            Inst::LaneIds { dtype, .. } => self.lane_ids(d, *dtype),
             Inst::Full { value, .. } => {
                 let dt = self.dtype_of(*value)?;
                 self.elementwise(d, &[*value], |e, r, v| e.copy_elem(dt, r, v[0]))
@@ -242,6 +250,20 @@ impl Emitter<'_> {
                     self.line(format!("add.s32 \t{r}, {base}, {c};"));
                     self.normalize(dtype, *r);
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// `lane_ids(shape)`: every element a thread holds is in its lane (`tid % 32`), so every
+    /// slot is a copy of one register (which ptxas folds away).
+    fn lane_ids(&mut self, d: VarId, dtype: DType) -> Res<()> {
+        let lane = self.lane();
+        for r in self.dst_regs(d)? {
+            if dtype.bits() > 32 {
+                self.line(format!("cvt.u64.u32 \t{r}, {lane};"));
+            } else {
+                self.line(format!("mov.b32 \t{r}, {lane};"));
             }
         }
         Ok(())

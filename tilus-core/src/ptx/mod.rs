@@ -4,11 +4,13 @@
 //! * `emit`: variable storage, operands, the per-thread prologue and structured control flow;
 //! * `inst`: scalar and element-wise instructions;
 //! * `access`: loads, stores and atomics (bounds, masks, vector accesses);
+//! * `bounds`: known upper bounds of non-negative integers, which prove index tests true;
 //! * `collective`: broadcast and reduce through shared scratch;
 //! * `assemble`: running `ptxas` on generated text (used by tests across the workspace).
 
 mod access;
 pub mod assemble;
+mod bounds;
 mod collective;
 mod convert;
 mod emit;

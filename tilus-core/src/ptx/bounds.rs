@@ -1,0 +1,130 @@
+//! Known upper bounds of integer values that are never negative, so that an index test the
+//! values cannot fail is not emitted.
+//!
+//! The motivating case is a shared histogram spread over per-lane copies: the index
+//! `pixels as i32 * 32 + lane_ids([n])` is at most `255 * 32 + 31`, so a tensor of 8,192
+//! counters needs no per-element bounds compare (one `setp` and one predicate `and` per byte
+//! otherwise, in a loop that does nothing else but the atomic).
+//!
+//! A bound is a property of a variable's every element. It is recorded only for variables
+//! assigned once (`Emitter::defs`), whose definition dominates every use, so the bound holds
+//! wherever the variable is read. Each rule keeps the exact mathematical value inside the
+//! result type: a result that could exceed the type's largest non-negative value (and so wrap
+//! or turn negative) has no bound.
+
+use super::emit::{Emitter, Res};
+use crate::dtype::DType;
+use crate::ir::{BinOp, Inst, Operand, VarId};
+
+/// The largest non-negative value of integer type `d` (0 for other types, which get no bound).
+fn type_max(d: DType) -> u64 {
+    if !d.is_int() {
+        return 0;
+    }
+    let bits = d.bits() - d.is_signed() as u32;
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// `x` if it is a value of type `d` (non-negative by construction).
+fn within(d: DType, x: Option<u64>) -> Option<u64> {
+    x.filter(|&x| d.is_int() && x <= type_max(d))
+}
+
+impl Emitter<'_> {
+    /// The largest value `o` can hold, when it is known never to be negative.
+    pub(super) fn umax_of(&self, o: Operand) -> Option<u64> {
+        match o {
+            Operand::Imm(c, d) if d.is_int() => u64::try_from(crate::elem::as_i128(d, c)).ok(),
+            Operand::Imm(..) => None,
+            Operand::Var(v) => {
+                let d = self.dtype_of(o).ok()?;
+                let known = match self.defs.get(v as usize) {
+                    Some(1) => self.umax[v as usize],
+                    _ => None,
+                };
+                // An unsigned type bounds its values by itself.
+                let by_type = (d.is_int() && !d.is_signed()).then(|| type_max(d));
+                match (known, by_type) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                }
+            }
+        }
+    }
+
+    /// Records the bound of `d` just defined by `inst`, when one follows from its operands.
+    pub(super) fn record_bound(&mut self, d: VarId, inst: &Inst) -> Res<()> {
+        if self.defs.get(d as usize) != Some(&1) {
+            return Ok(());
+        }
+        let dt = self.dtype_of(Operand::Var(d))?;
+        let bound = within(dt, self.bound_of(dt, inst));
+        self.umax[d as usize] = bound;
+        Ok(())
+    }
+
+    fn bound_of(&self, dt: DType, inst: &Inst) -> Option<u64> {
+        let b = |o: &Operand| self.umax_of(*o);
+        match inst {
+            Inst::Mov(o) | Inst::Full { value: o, .. } => b(o),
+            Inst::Arange { n, .. } => Some(*n as u64 - 1),
+            Inst::LaneIds { .. } => Some(31),
+            Inst::Reshape { x, .. } | Inst::Broadcast { x, .. } => b(&Operand::Var(*x)),
+            // A non-negative value that fits the new integer type keeps its value.
+            Inst::Cast { x, .. } => b(x),
+            Inst::Select { a, b: other, .. } => Some(b(a)?.max(b(other)?)),
+            Inst::Binary { op, lhs, rhs } => self.binary_bound(dt, *op, *lhs, *rhs),
+            _ => None,
+        }
+    }
+
+    fn binary_bound(&self, dt: DType, op: BinOp, lhs: Operand, rhs: Operand) -> Option<u64> {
+        let (a, c) = (self.umax_of(lhs), self.umax_of(rhs));
+        match op {
+            BinOp::Add => a?.checked_add(c?),
+            BinOp::Mul => a?.checked_mul(c?),
+            BinOp::Shl => {
+                let (a, k) = (a?, c.filter(|&k| k < dt.bits() as u64)? as u32);
+                a.checked_shl(k).filter(|&x| x >> k == a)
+            }
+            // Shifting a non-negative value right never makes it larger; by a constant, exactly
+            // that much smaller.
+            BinOp::Shr => match rhs {
+                Operand::Imm(..) => Some(a?.checked_shr(c? as u32).unwrap_or(0)),
+                _ => a,
+            },
+            // Integer division by zero gives 0 (`crate::elem`): a quotient never exceeds a
+            // non-negative dividend.
+            BinOp::Div => match rhs {
+                Operand::Imm(..) if c? > 0 => Some(a? / c?),
+                _ => c.and(a),
+            },
+            // The remainder of a non-negative dividend by a positive constant is below both.
+            BinOp::Rem => match rhs {
+                Operand::Imm(..) if c? > 0 => Some(a?.min(c? - 1)),
+                _ => None,
+            },
+            // `x & m` with `m >= 0` clears the sign bit: it is at most `m`, whatever `x` is.
+            BinOp::And => match (a, c) {
+                (Some(a), Some(c)) => Some(a.min(c)),
+                (x, y) => x.or(y),
+            },
+            // No more bits than the wider operand.
+            BinOp::Or | BinOp::Xor => Some(
+                u64::MAX
+                    .checked_shr(a?.max(c?).leading_zeros())
+                    .unwrap_or(0),
+            ),
+            BinOp::Min => match (a, c) {
+                (Some(a), Some(c)) => Some(a.min(c)),
+                _ => None,
+            },
+            BinOp::Max => Some(a?.max(c?)),
+            _ => None,
+        }
+    }
+}
