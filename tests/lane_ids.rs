@@ -14,7 +14,7 @@ use tilus::prelude::*;
 fn lane_of(n: usize, threads: usize, vmax: usize, f: usize) -> i64 {
     let v = [16, 8, 4, 2, 1]
         .into_iter()
-        .find(|&v| v <= vmax && n % v == 0 && n >= v * threads)
+        .find(|&v| v <= vmax && n.is_multiple_of(v) && n >= v * threads)
         .unwrap_or(1);
     ((f % (threads * v)) / v % 32) as i64
 }
@@ -279,7 +279,8 @@ fn derived_index_bounds_are_exact() {
         &tilus::GlobalTensor<u8>,
         &tilus::GlobalTensor<u32>,
     ) -> Result<(), tilus::Error>;
-    let cases: [(&str, usize, Launch, fn(i64, i64) -> i64); 9] = [
+    type Index = fn(i64, i64) -> i64;
+    let cases: [(&str, usize, Launch, Index); 9] = [
         ("or_shift_fits", 8192, or_shift_fits::launch, |b, l| {
             (b | 7) * 32 + l
         }),
