@@ -833,9 +833,14 @@ impl Gen {
     /// A view of `x` or `y` of rank `rank` with runtime or literal dims around `like`.
     fn view_expr(&mut self, rank: usize, like: &[usize]) -> Expr {
         let src = var(self.rng.pick(&["x", "y"]));
-        let off = match self.rng.below(4) {
+        let off = match self.rng.below(5) {
             0 => int(0),
             1 | 2 => self.offset(),
+            // An effect in a view's offset: evaluated once, before the load it is under.
+            3 if self.take_fx() => {
+                self.feature("nested effects in view offsets");
+                bin(BinOp::BitAnd, self.fx_scalar(), int(1023))
+            }
             _ => mul(var("b"), int(self.rng.int(0, 200))),
         };
         let mut dims = Vec::new();

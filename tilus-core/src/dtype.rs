@@ -191,6 +191,35 @@ impl DType {
     pub fn is_numeric(self) -> bool {
         self.is_int() || self.is_float()
     }
+    /// Whether every value of this type is exactly a value of `to` (Rust's `From` between
+    /// primitive types: `i32` → `i64`, `u8` → `i16`, `u16` → `f32`, `f32` → `f64`,
+    /// `bool` → integers), so that `as to` loses nothing.
+    pub fn widens_to(self, to: DType) -> bool {
+        let (a, b) = (self.info(), to.info());
+        match (a.class, b.class) {
+            _ if self == to => true,
+            (Class::Bool, Class::Signed | Class::Unsigned) => true,
+            (Class::Signed, Class::Signed) | (Class::Unsigned, Class::Unsigned) => a.bits < b.bits,
+            (Class::Unsigned, Class::Signed) => a.bits < b.bits,
+            // Integers whose magnitude fits a float's significand (11 bits for f16, 8 for
+            // bf16, 24, 53).
+            (Class::Unsigned, Class::Float) => a.bits <= to.significand_bits(),
+            (Class::Signed, Class::Float) => a.bits - 1 <= to.significand_bits(),
+            // bf16 and f16 widen to f32 and f64, not into each other.
+            (Class::Float, Class::Float) => a.bits < b.bits && b.bits > 16,
+            _ => false,
+        }
+    }
+    /// Bits of a float's significand, the implicit bit included (0 for other types).
+    pub fn significand_bits(self) -> u32 {
+        match self {
+            D::F16 => 11,
+            D::BF16 => 8,
+            D::F32 => 24,
+            D::F64 => 53,
+            _ => 0,
+        }
+    }
     /// The mask of the value bits in a bit pattern of this type.
     pub fn mask(self) -> u64 {
         match self.bits() {
@@ -223,6 +252,45 @@ impl std::fmt::Display for DType {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn widening_follows_rusts_from() {
+        use DType::*;
+        let widens = [
+            (I32, I64),
+            (U32, I64),
+            (U32, U64),
+            (U8, I16),
+            (Bool, I32),
+            (I16, F32),
+            (U16, F32),
+            (I32, F64),
+            (F16, F32),
+            (BF16, F64),
+            (F32, F64),
+            (I8, F16),
+            (U8, BF16),
+        ];
+        for (a, b) in widens {
+            assert!(a.widens_to(b), "{a} -> {b}");
+        }
+        let narrows = [
+            (I64, I32),
+            (I32, U64),
+            (U64, I64),
+            (I32, F32),
+            (F16, BF16),
+            (BF16, F16),
+            (F64, F32),
+            (I16, F16),
+            (U16, BF16),
+            (F32, I64),
+            (I32, Bool),
+        ];
+        for (a, b) in narrows {
+            assert!(!a.widens_to(b), "{a} -> {b}");
+        }
+    }
 
     #[test]
     fn rows_are_indexed_by_their_type() {

@@ -247,3 +247,29 @@ pub struct Arg {
     pub value: Expr,
     pub span: Span,
 }
+
+/// Every path in `e` (variables and qualified names), in source order.
+pub fn visit_paths(e: &Expr, f: &mut impl FnMut(&[String])) {
+    match &e.kind {
+        ExprKind::Path(p) => f(p),
+        ExprKind::Array(items) | ExprKind::Tuple(items) => {
+            items.iter().for_each(|x| visit_paths(x, f))
+        }
+        ExprKind::Binary { lhs, rhs, .. } => {
+            visit_paths(lhs, f);
+            visit_paths(rhs, f);
+        }
+        ExprKind::Unary { x, .. } | ExprKind::Cast { x, .. } => visit_paths(x, f),
+        ExprKind::Call { args, .. } => args.iter().for_each(|a| visit_paths(&a.value, f)),
+        ExprKind::Method { receiver, args, .. } => {
+            visit_paths(receiver, f);
+            args.iter().for_each(|a| visit_paths(&a.value, f));
+        }
+        ExprKind::IfElse { cond, then, els } => {
+            visit_paths(cond, f);
+            visit_paths(then, f);
+            visit_paths(els, f);
+        }
+        ExprKind::Int { .. } | ExprKind::Float { .. } | ExprKind::Bool(_) | ExprKind::Str(_) => {}
+    }
+}

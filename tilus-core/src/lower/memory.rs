@@ -1,9 +1,9 @@
 //! Memory arguments and addressing: tensors, shapes of values, offsets, masks, scatter
 //! coordinates and views, shared by the load/store and atomic builtins.
 
-use super::args::{req, Bound, P};
+use super::args::Bound;
 use super::{shape_str, ty_name, LResult, Lowerer};
-use crate::ast::{Arg, ExprKind};
+use crate::ast::ExprKind;
 use crate::ir::{Access, Coord, DType, Inst, Operand, Space, Span, Ty, VarId};
 
 impl Lowerer {
@@ -247,23 +247,24 @@ pub(super) fn whole(m: VarId, shape: &[usize]) -> Access {
 
 impl Lowerer {
     /// `tensor.view(offset, [d0, d1, ...])`: a row-major window with runtime dims.
-    pub(crate) fn view(&mut self, recv: Operand, args: &[Arg], span: Span) -> LResult<Operand> {
-        const SIG: &[P] = &[req("offset"), req("shape").list()];
-        let se = args
-            .iter()
-            .find(|a| a.name.as_ref().is_some_and(|(n, _)| n == "shape"))
-            .or(args.get(1));
-        if let Some(se) = se {
-            if !matches!(se.value.kind, ExprKind::Array(_)) {
-                return self.err(
-                    se.value.span,
-                    "the shape of a view is a list of dimensions, e.g. `[rows, cols]`",
-                );
-            }
+    pub(crate) fn view(
+        &mut self,
+        recv: Operand,
+        bound: &Bound<'_>,
+        span: Span,
+    ) -> LResult<Operand> {
+        let se = bound.req("shape");
+        if !matches!(se.kind, ExprKind::Array(_)) {
+            return self.err(
+                se.span,
+                "the shape of a view is a list of dimensions, e.g. `[rows, cols]`",
+            );
         }
-        let bound = self.bind_args("view", SIG, args, span)?;
         let oe = bound.req("offset");
-        let offset = self.req_arg(&bound, "offset", Some(DType::I64))?;
+        // Any integer type is accepted: a literal is taken as an `i64` (so that offsets past
+        // `i32::MAX` can be written), but an open `let mut` is not decided by it.
+        let prefer = self.preference(oe, DType::I64);
+        let offset = self.req_arg(bound, "offset", prefer)?;
         let offset = self.uniform_int(offset, oe.span, "a view offset")?;
         let offset = self.cast(offset, DType::I64, oe.span)?;
         let se = bound.req("shape");

@@ -10,6 +10,10 @@ mod builtins;
 mod expr;
 mod mathfns;
 mod memory;
+mod methods;
+
+pub use builtins::{builtin_names, keyword_names};
+pub use methods::method_names;
 mod registers;
 mod stmts;
 pub mod suggest;
@@ -45,6 +49,16 @@ pub fn lower(def: &ast::KernelDef) -> Result<Kernel, Vec<Diagnostic>> {
     let mut cx = Lowerer::new(def);
     cx.params(def);
     let mut body = cx.block(&def.body);
+    if cx.open_lets > 0 {
+        // Lower again with the types of the open `let mut`s decided (`types::Inference`).
+        let types::Inference::Collect(decided) = cx.inference else {
+            unreachable!("the first pass collects")
+        };
+        cx = Lowerer::new(def);
+        cx.inference = types::Inference::Decided(decided);
+        cx.params(def);
+        body = cx.block(&def.body);
+    }
     if cx.distributed_shared {
         // A block must not exit while other blocks of its cluster may still access its part of
         // a distributed shared tensor (its shared memory goes away with it): every block waits
@@ -137,6 +151,10 @@ pub(crate) struct Lowerer {
     pub(crate) sync_uses: Vec<SyncUse>,
     /// `let mut` variables whose literal type the first use decides (`types.rs`).
     pub(crate) pending: HashMap<VarId, types::Pending>,
+    /// Which pass of the literal-type inference this is (`types::Inference`).
+    pub(crate) inference: types::Inference,
+    /// Open `let mut` variables declared so far (their ordinals).
+    pub(crate) open_lets: usize,
 }
 
 /// A non-relaxed atomic access to some memory, remembered for [`Lowerer::check_scopes`].
@@ -170,6 +188,8 @@ impl Lowerer {
             view_offset: HashMap::new(),
             sync_uses: Vec::new(),
             pending: HashMap::new(),
+            inference: types::Inference::Collect(Vec::new()),
+            open_lets: 0,
         };
         let threads = def.options.threads;
         if threads == 0 || !threads.is_multiple_of(32) || threads > 1024 {
@@ -414,7 +434,7 @@ impl Lowerer {
         });
     }
 
-    fn bind(&mut self, name: &str, b: Binding) {
+    pub(crate) fn bind(&mut self, name: &str, b: Binding) {
         self.scopes
             .last_mut()
             .expect("a scope is open")
