@@ -83,7 +83,10 @@
 //! * With `check_bounds = true` (the default) elements outside the array are skipped; their result
 //!   is 0, or `expected` for `atomic_cas`. `check_bounds = false` promises that every index is in
 //!   bounds and drops the check; breaking the promise is undefined on the GPU, and an error in
-//!   the emulator.
+//!   the emulator. Being a promise, it is only accepted in an unsafe context: inside
+//!   `unsafe { .. }` (the kernel's author vouches for it for every launch, typically under an
+//!   `if` that checks the lengths) or in an `unsafe fn` kernel, whose `launch` is then `unsafe`
+//!   and whose callers vouch for it (see [Soundness](crate#soundness)).
 //! * Unlike the scatter forms of [`atomic`](super::atomic), every op is available even with
 //!   repeated indices; each element's result tells it what it saw (for `atomic_cas`, whether its
 //!   swap won).
@@ -244,9 +247,10 @@
 //!     store_global(out, full([1], won), offsets = [49]);
 //! }
 //!
+//! /// Callers promise that `m` has at least 64 elements.
 //! #[tile_kernel(threads = 128)]
-//! fn broken_promise(m: GlobalTensor<i32>) {
-//!     atomic_add(m, arange(64), 1, check_bounds = false); // m has fewer than 64 elements
+//! unsafe fn broken_promise(m: GlobalTensor<i32>) {
+//!     atomic_add(m, arange(64), 1, check_bounds = false);
 //! }
 //!
 //! fn main() -> Result<(), tilus::Error> {
@@ -273,7 +277,9 @@
 //!     }
 //!     assert_eq!((got[40], out[48]), (7, 40));
 //!     assert_eq!((got[41], out[49]), (-1, 41)); // the CAS matched
-//!     assert!(broken_promise::launch(&dev, 1, &m).is_err());
+//!     // `m` has 42 elements: the promise is broken. On a GPU that is undefined behaviour; the
+//!     // emulator reports it instead.
+//!     assert!(unsafe { broken_promise::launch(&dev, 1, &m) }.is_err());
 //!     Ok(())
 //! }
 //! ```

@@ -2920,6 +2920,33 @@ pub fn gen_kernel(seed: u64, name: &str) -> (KernelDef, Gen) {
     if g.cluster.is_some() {
         g.feature("thread-block clusters");
     }
+    // Unchecked accesses are unsafe: each goes in an `unsafe { .. }` of its own, or the kernel
+    // is an `unsafe fn` (its launch is then the caller's promise).
+    let mut unchecked = 0;
+    for s in &mut body {
+        visit_stmt_exprs_mut(s, &mut |e| {
+            if is_unchecked_call(e) {
+                unchecked += 1;
+            }
+        });
+    }
+    let unsafe_fn = unchecked > 0 && KRng::new(seed ^ 0x0a5a_fe00).chance(30);
+    if unchecked > 0 && !unsafe_fn {
+        g.feature("unsafe blocks");
+        for s in &mut body {
+            visit_stmt_exprs_mut(s, &mut |e| {
+                if is_unchecked_call(e) {
+                    *e = Expr {
+                        kind: ExprKind::Unsafe(Box::new(e.clone())),
+                        span: S,
+                    };
+                }
+            });
+        }
+    }
+    if unsafe_fn {
+        g.feature("unsafe fn kernels");
+    }
     let tensor = |n: &str| ParamDef {
         name: n.to_string(),
         span: S,
@@ -2945,8 +2972,17 @@ pub fn gen_kernel(seed: u64, name: &str) -> (KernelDef, Gen) {
             threads,
             target: g.target,
             cluster: g.cluster,
+            unsafe_fn,
             ..KernelOptions::default()
         },
     };
     (def, g)
+}
+
+/// A call with `check_bounds = false` (which only an unsafe context accepts).
+fn is_unchecked_call(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Call { args, .. } if args.iter().any(|a| {
+        a.name.as_ref().is_some_and(|(n, _)| n == "check_bounds")
+            && matches!(a.value.kind, ExprKind::Bool(false))
+    }))
 }

@@ -70,7 +70,10 @@ pub(crate) fn front(attr_tokens: TokenStream, func: &syn::ItemFn) -> Front {
     let body = p.block(&func.block);
     errors.append(&mut p.errors);
 
-    let mut kopts = ast::KernelOptions::default();
+    let mut kopts = ast::KernelOptions {
+        unsafe_fn: func.sig.unsafety.is_some(),
+        ..ast::KernelOptions::default()
+    };
     if let Some(a) = &options {
         if let Some(t) = &a.threads {
             kopts.threads = **t;
@@ -154,9 +157,6 @@ fn check_signature(sig: &syn::Signature, errors: &mut Vec<syn::Error>) {
     }
     if let Some(a) = &sig.asyncness {
         bad(a, "a tile kernel cannot be `async`");
-    }
-    if let Some(u) = &sig.unsafety {
-        bad(u, "a tile kernel is not `unsafe`: launches are checked");
     }
     if !sig.generics.params.is_empty() {
         bad(&sig.generics, "tile kernels cannot be generic");
@@ -257,6 +257,27 @@ pub(crate) fn emit(
         idents.push(ident);
     }
 
+    // An `unsafe fn` kernel: its callers promise what its unchecked operations need, so every
+    // way to launch it is `unsafe` (the spec too: `Device::launch` of it is safe to call).
+    let is_unsafe = func.sig.unsafety.is_some();
+    let unsafety = if is_unsafe {
+        quote! { unsafe }
+    } else {
+        quote! {}
+    };
+    let safety_doc = if is_unsafe {
+        quote! {
+            ///
+            /// # Safety
+            ///
+            /// The kernel is declared `unsafe fn`: its body has accesses without bounds checks
+            /// (`check_bounds = false`). The caller promises that, for these arguments and this
+            /// grid, every such access is within its tensor; otherwise the kernel may read or
+            /// write memory it does not own.
+        }
+    } else {
+        quote! {}
+    };
     let (consts, launch_body, launch_on_body) = match compiled {
         Some(c) => {
             let ptx = &c.ptx;
@@ -289,18 +310,27 @@ pub(crate) fn emit(
                 /// Blocks per thread-block cluster (`[1, 1, 1]`: no cluster).
                 pub const CLUSTER: [u32; 3] = [#cx, #cy, #cz];
                 /// Everything the runtime needs to launch the kernel on either backend.
-                pub fn spec() -> &'static ::tilus::KernelSpec {
+                #safety_doc
+                pub #unsafety fn spec() -> &'static ::tilus::KernelSpec {
                     // The PTX by the kernel's path, not repeated (a nested static cannot name
                     // `Self`): the macro's output stays one copy of each module.
                     static SPEC: ::tilus::KernelSpec =
                         // SAFETY: PTX, IR and parameter list are all generated from one
-                        // checked IR; every access in the PTX is bounds-checked or proven.
+                        // checked IR; every access in the PTX is bounds-checked, proven, or
+                        // inside an `unsafe` block whose author promised it in bounds (of an
+                        // `unsafe fn` kernel, whose launchers pass the promise to the caller).
                         unsafe { ::tilus::KernelSpec::new_with_variants(#name_str, #name::PTX, #name::PTX_VARIANTS, #ir, #threads, #shared, &[#(#specs),*], [#cx, #cy, #cz]) };
                     &SPEC
                 }
             };
-            let body = quote! { dev.launch(Self::spec(), grid, &[#(#launch_args),*]) };
-            let body_on = quote! { stream.launch(Self::spec(), grid, &[#(#launch_args),*]) };
+            let spec = if is_unsafe {
+                // SAFETY: the launchers are `unsafe fn` with `spec`'s contract.
+                quote! { unsafe { Self::spec() } }
+            } else {
+                quote! { Self::spec() }
+            };
+            let body = quote! { dev.launch(#spec, grid, &[#(#launch_args),*]) };
+            let body_on = quote! { stream.launch(#spec, grid, &[#(#launch_args),*]) };
             (consts, body, body_on)
         }
         None => (
@@ -324,12 +354,14 @@ pub(crate) fn emit(
             /// 2-D/3-D `tilus::Grid`: `(x, y)`, `(x, y, z)`). Tensor arguments are
             /// `GlobalTensor`s or `TensorView`s. Arguments, grid and cluster shape are validated
             /// (kind, dtype, device, sizes, limits, shared memory) before anything runs.
-            pub fn launch(dev: &::tilus::Device, grid: impl ::core::convert::Into<::tilus::Grid>, #(#launch_params),*) -> ::core::result::Result<(), ::tilus::Error> {
+            #safety_doc
+            pub #unsafety fn launch(dev: &::tilus::Device, grid: impl ::core::convert::Into<::tilus::Grid>, #(#launch_params),*) -> ::core::result::Result<(), ::tilus::Error> {
                 #launch_body
             }
             /// Launch the kernel on `stream` (asynchronous on a GPU: ordered after the
             /// stream's earlier work), validated as by `launch`.
-            pub fn launch_on(stream: &::tilus::Stream<'_>, grid: impl ::core::convert::Into<::tilus::Grid>, #(#launch_params),*) -> ::core::result::Result<(), ::tilus::Error> {
+            #safety_doc
+            pub #unsafety fn launch_on(stream: &::tilus::Stream<'_>, grid: impl ::core::convert::Into<::tilus::Grid>, #(#launch_params),*) -> ::core::result::Result<(), ::tilus::Error> {
                 #launch_on_body
             }
         }

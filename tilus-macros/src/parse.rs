@@ -226,6 +226,10 @@ impl Parser {
                 r,
                 "`return` is not supported in tile kernels (every block runs to the end)",
             ),
+            syn::Expr::Unsafe(u) => {
+                let body = self.block(&u.block);
+                Ok(ast::Stmt::Unsafe { body, span })
+            }
             _ => Ok(ast::Stmt::Expr(self.expr(e)?)),
         }
     }
@@ -419,6 +423,15 @@ impl Parser {
             syn::Expr::Field(f) => return self.err(f, "field access is not supported inside tile kernels"),
             syn::Expr::Assign(a) => return self.err(a, "an assignment is a statement, not a value"),
             syn::Expr::Block(b) => return self.err(b, "block expressions are not supported here"),
+            syn::Expr::Unsafe(u) => match u.block.stmts.as_slice() {
+                [syn::Stmt::Expr(inner, None)] => ast::ExprKind::Unsafe(Box::new(self.expr(inner)?)),
+                _ => {
+                    return self.err(
+                        u,
+                        "an `unsafe` block used as a value must be a single expression (statements go in an `unsafe` block of their own)",
+                    )
+                }
+            },
             other => return self.err(other, "unsupported syntax in a tile kernel"),
         };
         Ok(ast::Expr { kind, span })

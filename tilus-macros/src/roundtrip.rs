@@ -287,7 +287,10 @@ fn every_form(x: GlobalTensor<i32>, out: GlobalTensor<f32>, k: i32, r#type: u64)
     }
     if k == 1 {
     }
-    atomic_add(x, (b, 1), 2, check_bounds = false, sem = "relaxed");
+    unsafe {
+        atomic_add(x, (b, 1), 2, check_bounds = false, sem = "relaxed");
+    }
+    let _v = unsafe { atomic_load(x, (b, 0), check_bounds = false) };
     atomic_cas(x, (b,), 2, 3);
     (k + 1);
     store_global(out, f.broadcast_to([4, 16]) * (w as f32) + (v as f32), offsets = [0]);

@@ -32,6 +32,9 @@ pub struct KernelOptions {
     /// Blocks that should fit on one SM at once (`min_blocks_per_sm = 3`); `None` = no hint.
     pub min_blocks_per_sm: Option<u32>,
     pub min_blocks_span: Span,
+    /// Declared `unsafe fn`: the body is an unsafe context and the launchers are `unsafe`
+    /// (their callers promise what the body's unchecked operations need).
+    pub unsafe_fn: bool,
 }
 
 impl Default for KernelOptions {
@@ -45,6 +48,7 @@ impl Default for KernelOptions {
             cluster_span: Span::NONE,
             min_blocks_per_sm: None,
             min_blocks_span: Span::NONE,
+            unsafe_fn: false,
         }
     }
 }
@@ -109,6 +113,12 @@ pub enum Stmt {
         span: Span,
     },
     Break {
+        span: Span,
+    },
+    /// `unsafe { .. }`: a block whose unchecked operations (`check_bounds = false`) the kernel's
+    /// author promises are sound for every launch. A scope, as in Rust.
+    Unsafe {
+        body: Vec<Stmt>,
         span: Span,
     },
 }
@@ -229,6 +239,8 @@ pub enum ExprKind {
         ty: String,
         ty_span: Span,
     },
+    /// `unsafe { expr }`: an expression in an unsafe context (see [`Stmt::Unsafe`]).
+    Unsafe(Box<Expr>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -259,7 +271,9 @@ pub fn visit_paths(e: &Expr, f: &mut impl FnMut(&[String])) {
             visit_paths(lhs, f);
             visit_paths(rhs, f);
         }
-        ExprKind::Unary { x, .. } | ExprKind::Cast { x, .. } => visit_paths(x, f),
+        ExprKind::Unary { x, .. } | ExprKind::Cast { x, .. } | ExprKind::Unsafe(x) => {
+            visit_paths(x, f)
+        }
         ExprKind::Call { args, .. } => args.iter().for_each(|a| visit_paths(&a.value, f)),
         ExprKind::Method { receiver, args, .. } => {
             visit_paths(receiver, f);

@@ -14,6 +14,12 @@ impl Lowerer {
                 self.expr_opt(e)?;
                 Ok(())
             }
+            ExprKind::Unsafe(x) => {
+                self.unsafe_depth += 1;
+                let r = self.expr_stmt(x);
+                self.unsafe_depth -= 1;
+                r
+            }
             _ => self.err(
                 e.span,
                 "this expression has no effect: only calls may stand alone as statements",
@@ -115,6 +121,12 @@ impl Lowerer {
                     )));
                 };
                 self.cast(a, d, e.span)?
+            }
+            ExprKind::Unsafe(x) => {
+                self.unsafe_depth += 1;
+                let v = self.expr_opt_as(x, want);
+                self.unsafe_depth -= 1;
+                return v;
             }
             ExprKind::IfElse { cond, then, els } => {
                 // A value-`if` is an element-wise select: both arms are evaluated, so an arm

@@ -142,6 +142,8 @@ pub(crate) struct Lowerer {
     /// The distributed shared tensors (their atomics default to `cluster` scope).
     pub(crate) distributed_vars: std::collections::HashSet<VarId>,
     loop_depth: usize,
+    /// Nesting of `unsafe` contexts (an `unsafe fn` kernel's body is one).
+    pub(crate) unsafe_depth: usize,
     temp_counter: usize,
     /// View variable → the kernel parameter it views.
     pub(crate) view_base: HashMap<VarId, VarId>,
@@ -183,6 +185,7 @@ impl Lowerer {
             distributed_shared: false,
             distributed_vars: Default::default(),
             loop_depth: 0,
+            unsafe_depth: def.options.unsafe_fn as usize,
             temp_counter: 0,
             view_base: HashMap::new(),
             view_offset: HashMap::new(),
@@ -555,6 +558,13 @@ impl Lowerer {
             ExprKind::Array(items) | ExprKind::Tuple(items) => {
                 for it in items {
                     self.inline_into(it);
+                }
+            }
+            ExprKind::Unsafe(x) | ExprKind::Cast { x, .. } => self.inline_into(x),
+            ExprKind::Method { receiver, args, .. } => {
+                self.inline_into(receiver);
+                for a in args {
+                    self.inline_into(&mut a.value);
                 }
             }
             _ => {}

@@ -54,6 +54,17 @@ impl Lowerer {
                 });
                 Ok(())
             }
+            ast::Stmt::Unsafe { body, .. } => {
+                // A scope whose unchecked operations the kernel's author vouches for.
+                self.scopes.push(HashMap::new());
+                self.unsafe_depth += 1;
+                for s in body {
+                    let _ = self.stmt(s);
+                }
+                self.unsafe_depth -= 1;
+                self.scopes.pop();
+                Ok(())
+            }
             ast::Stmt::Break { span } => {
                 if self.loop_depth == 0 {
                     return self.err(*span, "`break` outside of a loop");

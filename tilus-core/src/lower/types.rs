@@ -115,7 +115,7 @@ impl Lowerer {
         match &e.kind {
             ExprKind::Int { suffix: None, .. } => Some(Flex::Int),
             ExprKind::Float { suffix: None, .. } => Some(Flex::Float),
-            ExprKind::Unary { x, .. } => flex(x),
+            ExprKind::Unary { x, .. } | ExprKind::Unsafe(x) => flex(x),
             ExprKind::Binary { op, lhs, rhs } => {
                 use ast::BinOp as B;
                 match op {
@@ -195,7 +195,9 @@ impl Lowerer {
     pub(crate) fn is_static(&self, e: &Expr) -> bool {
         match &e.kind {
             ExprKind::Int { .. } | ExprKind::Float { .. } | ExprKind::Bool(_) => true,
-            ExprKind::Unary { x, .. } | ExprKind::Cast { x, .. } => self.is_static(x),
+            ExprKind::Unary { x, .. } | ExprKind::Cast { x, .. } | ExprKind::Unsafe(x) => {
+                self.is_static(x)
+            }
             ExprKind::Binary { lhs, rhs, .. } => self.is_static(lhs) && self.is_static(rhs),
             ExprKind::IfElse { cond, then, els } => {
                 self.is_static(cond) && self.is_static(then) && self.is_static(els)
@@ -272,6 +274,12 @@ impl Lowerer {
                 self.freeze_into(els)
             }
             ExprKind::Unary { x, .. } | ExprKind::Cast { x, .. } => self.freeze_into(x),
+            ExprKind::Unsafe(x) => {
+                self.unsafe_depth += 1;
+                let r = self.freeze_into(x);
+                self.unsafe_depth -= 1;
+                r
+            }
             ExprKind::Binary { lhs, rhs, .. } => {
                 self.freeze_into(lhs)?;
                 self.freeze_into(rhs)
