@@ -124,6 +124,10 @@ fn unspanned(def: &KernelDef) -> KernelDef {
                 els.iter_mut().for_each(|b| block(b));
             }
             Stmt::Break { span } => *span = NONE,
+            Stmt::Unsafe { body, span } => {
+                *span = NONE;
+                block(body);
+            }
         }
     }
     fn args(a: &mut [ast::Arg]) {
@@ -148,7 +152,7 @@ fn unspanned(def: &KernelDef) -> KernelDef {
                 expr(lhs);
                 expr(rhs);
             }
-            ExprKind::Unary { x, .. } => expr(x),
+            ExprKind::Unary { x, .. } | ExprKind::Unsafe(x) => expr(x),
             ExprKind::Call {
                 path_span,
                 generics,
@@ -330,6 +334,7 @@ fn forms(body: &[Stmt], out: &mut std::collections::BTreeSet<&'static str>) {
             ),
             ExprKind::IfElse { cond, then, els } => ("IfElse", vec![&**cond, &**then, &**els]),
             ExprKind::Cast { x, .. } => ("Cast", vec![&**x]),
+            ExprKind::Unsafe(x) => ("UnsafeExpr", vec![&**x]),
         };
         out.insert(name);
         kids.into_iter().for_each(|k| expr(k, out));
@@ -357,6 +362,7 @@ fn forms(body: &[Stmt], out: &mut std::collections::BTreeSet<&'static str>) {
                 std::iter::once(&then[..]).chain(els.as_deref()).collect(),
             ),
             Stmt::Break { .. } => ("Break", vec![], vec![]),
+            Stmt::Unsafe { body, .. } => ("Unsafe", vec![], vec![body]),
         };
         out.insert(name);
         exprs.into_iter().for_each(|e| expr(e, out));
@@ -391,6 +397,8 @@ fn every_form_round_trips() {
         "Method",
         "IfElse",
         "Cast",
+        "Unsafe",
+        "UnsafeExpr",
         "GenericArg::Type",
         "GenericArg::Const",
     ] {

@@ -287,3 +287,49 @@ pub fn visit_paths(e: &Expr, f: &mut impl FnMut(&[String])) {
         ExprKind::Int { .. } | ExprKind::Float { .. } | ExprKind::Bool(_) | ExprKind::Str(_) => {}
     }
 }
+
+impl KernelDef {
+    /// Whether the kernel makes promises the compiler cannot check: it is an `unsafe fn`, or
+    /// has an `unsafe` block or expression.
+    pub fn uses_unsafe(&self) -> bool {
+        fn expr(e: &Expr) -> bool {
+            match &e.kind {
+                ExprKind::Unsafe(_) => true,
+                ExprKind::Array(items) | ExprKind::Tuple(items) => items.iter().any(expr),
+                ExprKind::Binary { lhs, rhs, .. } => expr(lhs) || expr(rhs),
+                ExprKind::Unary { x, .. } | ExprKind::Cast { x, .. } => expr(x),
+                ExprKind::Call { args, .. } => args.iter().any(|a| expr(&a.value)),
+                ExprKind::Method { receiver, args, .. } => {
+                    expr(receiver) || args.iter().any(|a| expr(&a.value))
+                }
+                ExprKind::IfElse { cond, then, els } => expr(cond) || expr(then) || expr(els),
+                ExprKind::Int { .. }
+                | ExprKind::Float { .. }
+                | ExprKind::Bool(_)
+                | ExprKind::Str(_)
+                | ExprKind::Path(_) => false,
+            }
+        }
+        fn stmts(body: &[Stmt]) -> bool {
+            body.iter().any(|s| match s {
+                Stmt::Unsafe { .. } => true,
+                Stmt::Let { init: e, .. } | Stmt::Assign { value: e, .. } | Stmt::Expr(e) => {
+                    expr(e)
+                }
+                Stmt::For { range, body, .. } => {
+                    expr(&range.start)
+                        || expr(&range.end)
+                        || range.step.as_ref().is_some_and(expr)
+                        || stmts(body)
+                }
+                Stmt::While { cond, body, .. } => expr(cond) || stmts(body),
+                Stmt::Loop { body, .. } => stmts(body),
+                Stmt::If {
+                    cond, then, els, ..
+                } => expr(cond) || stmts(then) || els.as_deref().is_some_and(stmts),
+                Stmt::Break { .. } => false,
+            })
+        }
+        self.options.unsafe_fn || stmts(&self.body)
+    }
+}

@@ -7,6 +7,7 @@
 mod args;
 mod atomics;
 mod builtins;
+mod cluster_rules;
 mod expr;
 mod mathfns;
 mod memory;
@@ -59,6 +60,7 @@ pub fn lower(def: &ast::KernelDef) -> Result<Kernel, Vec<Diagnostic>> {
         cx.params(def);
         body = cx.block(&def.body);
     }
+    cx.check_cluster_rules(&mut body, def.name_span);
     if cx.distributed_shared {
         // A block must not exit while other blocks of its cluster may still access its part of
         // a distributed shared tensor (its shared memory goes away with it): every block waits
