@@ -313,6 +313,10 @@ impl Device {
                 let ptr = c.alloc(bytes)?;
                 let t = GlobalTensor::from_parts(self.clone(), len, Mem::Cuda(ptr));
                 c.fill(ptr, width, bits, len, crate::cuda::DEFAULT_STREAM)?;
+                // The fill is complete before the tensor is returned: work on any stream, a
+                // non-blocking one too (which the legacy default stream does not order), then
+                // sees the values.
+                c.stream_synchronize(crate::cuda::DEFAULT_STREAM, "filling a tensor")?;
                 Ok(t)
             }
         }
@@ -391,31 +395,31 @@ impl Device {
                 got: s.len,
             });
         }
+        // Copying elements onto themselves changes nothing; a partial overlap is undefined in
+        // CUDA, and refused on both backends alike.
+        let bytes = (s.len * std::mem::size_of::<T>()) as u64;
+        let (sa, da) = (s.address(), d.address());
+        if sa == da {
+            return Ok(());
+        }
+        if bytes > 0 && sa < da + bytes && da < sa + bytes {
+            return Err(Error::OverlappingCopy { op });
+        }
         match (s.mem, d.mem) {
             (MemRef::Emu(sm, _), MemRef::Emu(dm, _)) => {
                 let _ = stream; // the emulator runs each operation when it is issued
-                if !sm.same(&dm) {
-                    // A whole-value snapshot first: overlapping views must copy like memmove.
-                    let vals: Vec<u64> =
-                        (0..s.len).map(|i| sm.load(i, Ordering::Relaxed)).collect();
-                    for (i, v) in vals.into_iter().enumerate() {
-                        dm.store(i, v, Ordering::Relaxed);
-                    }
+                for i in 0..s.len {
+                    dm.store(i, sm.load(i, Ordering::Relaxed), Ordering::Relaxed);
                 }
                 Ok(())
             }
             #[cfg(feature = "cuda")]
-            (MemRef::Cuda(sp), MemRef::Cuda(dp)) => {
-                if sp == dp {
-                    return Ok(());
-                }
-                self.cuda_backend()?.copy_dtod(
-                    dp,
-                    sp,
-                    s.len * std::mem::size_of::<T>(),
-                    stream.raw(),
-                )
-            }
+            (MemRef::Cuda(sp), MemRef::Cuda(dp)) => self.cuda_backend()?.copy_dtod(
+                dp,
+                sp,
+                s.len * std::mem::size_of::<T>(),
+                stream.raw(),
+            ),
             #[cfg(feature = "cuda")]
             _ => unreachable!("tensors of one device share its backend"),
         }

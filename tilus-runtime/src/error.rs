@@ -179,6 +179,14 @@ pub enum Error {
         /// Length of the source.
         got: usize,
     },
+    /// The source and the destination of a copy overlap without being the same elements
+    /// (views of one tensor): CUDA leaves such a copy undefined, so neither backend performs
+    /// it.
+    #[error("{op}: the source and the destination overlap (two views of one memory): copy through a temporary tensor")]
+    OverlappingCopy {
+        /// The operation, e.g. `"Device::copy"`.
+        op: &'static str,
+    },
     /// A view's element range does not lie inside its tensor.
     #[error("{op}: the range {start}..{end} is not inside a tensor of {len} elements")]
     OutOfRange {

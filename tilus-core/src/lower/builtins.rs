@@ -397,7 +397,7 @@ fn has_pairs(op: RmwOp) -> bool {
 
 /// Every builtin as it is written (`load_global`, `atomic::global_add`, `f32::from_bits`), for
 /// "did you mean", the fuzzer's vocabulary and the documentation check. Generated from the
-/// tables above, and each checked with [`resolve`], so it cannot offer a name that does not
+/// tables above, and each checked with `resolve`, so it cannot offer a name that does not
 /// resolve.
 pub fn builtin_names() -> Vec<String> {
     let mut v: Vec<String> = BUILTINS.iter().map(|d| d.name.to_string()).collect();
