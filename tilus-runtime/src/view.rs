@@ -220,7 +220,7 @@ impl<'a, T: Element> TensorView<'a, T> {
         T: cust::memory::DeviceCopy,
     {
         let ptr = buf.as_device_ptr().as_raw();
-        if buf.len() > 0 {
+        if !buf.is_empty() {
             // cust allocates in its current context: it must be `dev`'s for kernels to reach it.
             if let crate::device::Backend::Cuda(c) = &dev.inner.backend {
                 c.check_owns(ptr, "TensorView::from_cust")?;
