@@ -128,42 +128,7 @@ pub struct Param {
     pub kind: ParamKind,
 }
 
-/// PTX compilation target (compute capability), e.g. 70 for `sm_70`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct Target(pub u32);
-
-impl Target {
-    /// The default: the oldest architecture with the `.sem`/`.scope` memory model (Volta).
-    pub const DEFAULT: Target = Target(70);
-    pub const SM_90: Target = Target(90);
-
-    /// Every architecture a kernel may target, with the oldest PTX ISA version (major * 10 +
-    /// minor) that knows it: one row per architecture. Checked against ptxas (12.8 for sm_70 and
-    /// sm_72, which CUDA 13 dropped; 13.0 for the rest); sm_101 is gone from CUDA 13 (now sm_110).
-    pub const KNOWN: &'static [(u32, u32)] = &[
-        (70, 60),
-        (72, 61),
-        (75, 63),
-        (80, 70),
-        (86, 71),
-        (87, 74),
-        (89, 78),
-        (90, 78),
-        (100, 86),
-        (103, 88),
-        (110, 90),
-        (120, 87),
-        (121, 88),
-    ];
-
-    /// The oldest PTX ISA version that knows this architecture, or `None` for an unknown one.
-    pub fn min_ptx_version(self) -> Option<u32> {
-        Target::KNOWN
-            .iter()
-            .find(|(sm, _)| *sm == self.0)
-            .map(|(_, v)| *v)
-    }
-}
+pub use crate::target::Target;
 
 /// The dimensions of a launch grid, in blocks (`x` varies fastest in the linear block order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

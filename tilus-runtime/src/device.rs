@@ -16,7 +16,7 @@ use tilus_core::ir::{Grid, ParamKind};
 
 /// Shared memory per block the emulator accepts: 227 KiB, the opt-in limit of H100/H200, so
 /// that a kernel the emulator runs also fits those GPUs.
-pub const EMULATOR_MAX_SHARED_BYTES: usize = 232_448;
+pub const EMULATOR_MAX_SHARED_BYTES: usize = tilus_core::target::MAX_SHARED_BYTES;
 
 /// Threads per block the emulator accepts (the CUDA limit).
 pub const EMULATOR_MAX_THREADS: u32 = 1024;

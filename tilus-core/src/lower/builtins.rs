@@ -554,7 +554,7 @@ impl Lowerer {
                 Ok(Some(self.math_fn(func, x, span)?))
             }
             Builtin::FromBits(to) => {
-                let bits = DType::from_name(&format!("u{}", to.bits())).expect("unsigned type");
+                let bits = to.bits_type();
                 let x = self.req_arg(&bound, "x", Some(bits))?;
                 Ok(Some(self.bitcast_checked(
                     x,

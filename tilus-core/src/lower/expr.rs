@@ -488,11 +488,11 @@ impl Lowerer {
             return b;
         }
         if let Some(v) = b.imm_int() {
-            let amount = (crate::elem::cast(bd, unsigned_of(bd), crate::elem::canon(bd, v as u64)))
+            let amount = (crate::elem::cast(bd, bd.unsigned(), crate::elem::canon(bd, v as u64)))
                 .min(d.bits() as u64);
             return Operand::int(amount as i128, d);
         }
-        let u = unsigned_of(bd);
+        let u = bd.unsigned();
         let as_u = if u == bd {
             b
         } else {
@@ -936,17 +936,6 @@ fn binop_str(op: ast::BinOp) -> &'static str {
         Le => "<=",
         Gt => ">",
         Ge => ">=",
-    }
-}
-
-/// The unsigned integer type of `d`'s width.
-pub(crate) fn unsigned_of(d: DType) -> DType {
-    match d {
-        DType::I8 => DType::U8,
-        DType::I16 => DType::U16,
-        DType::I32 => DType::U32,
-        DType::I64 => DType::U64,
-        d => d,
     }
 }
 

@@ -259,9 +259,7 @@ impl Lowerer {
             Form::Exp => self.math_fn(super::mathfns::MathFn::Exp, recv, span),
             Form::Ln => self.math_fn(super::mathfns::MathFn::Ln, recv, span),
             Form::ToBits => {
-                let bits = DType::from_name(&format!("u{}", d.bits()))
-                    .filter(|_| d.is_float())
-                    .unwrap_or(d);
+                let bits = if d.is_float() { d.bits_type() } else { d };
                 self.bitcast_checked(recv, d, bits, "to_bits", span)
             }
             Form::MulAdd => {

@@ -27,23 +27,14 @@ use crate::diag::Diagnostic;
 use crate::ir::{self, Block, DType, Kernel, Operand, Span, Stmt, Target, Ty, VarId};
 use std::collections::HashMap;
 
-/// Maximum static shared memory a kernel may allocate (the H100/H200 per-block opt-in limit).
-pub const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// Maximum number of elements of one register tile (keeps register use and codegen sane).
 pub const MAX_TILE_ELEMENTS: usize = 1 << 16;
 /// Maximum tile rank.
 pub const MAX_RANK: usize = 3;
-/// Bytes of `.param` space an entry may declare: 4352 up to PTX ISA 8.0, 32764 from 8.1, which
-/// the generator declares when the parameters need it (checked against ptxas).
-pub const MAX_PARAM_BYTES: usize = 32764;
 
-/// Threads one SM runs at once (sm_70 to sm_90).
-pub const MAX_THREADS_PER_SM: u32 = 2048;
-/// Blocks one SM runs at once (sm_70 to sm_90).
-pub const MAX_BLOCKS_PER_SM: u32 = 32;
-/// Shared memory of one SM that blocks can use, in bytes: 228 KiB on sm_90, the most of any
-/// target (a block also costs 1 KiB reserved by the system).
-pub const SM_SHARED_BYTES: usize = 228 * 1024;
+use crate::target::{
+    param_space_after, MAX_BLOCKS_PER_SM, MAX_PARAM_BYTES, MAX_SHARED_BYTES, MAX_THREADS_PER_SM,
+};
 
 /// Lower a kernel definition to IR.
 pub fn lower(def: &ast::KernelDef) -> Result<Kernel, Vec<Diagnostic>> {
@@ -570,18 +561,6 @@ impl Lowerer {
                 }
             }
             _ => {}
-        }
-    }
-}
-
-/// The `.param` bytes used after appending a parameter of `kind` (PTX lays parameters out in
-/// order, each aligned to its size): a tensor is a `.u64` pointer and a `.u32` length.
-pub(crate) fn param_space_after(used: usize, kind: &ir::ParamKind) -> usize {
-    match kind {
-        ir::ParamKind::Tensor(_) => used.next_multiple_of(8) + 16,
-        ir::ParamKind::Scalar(d) => {
-            let size = crate::ptx::param_type(*d).1;
-            used.next_multiple_of(size) + size
         }
     }
 }

@@ -31,7 +31,7 @@ fn slots(args: &[KernelArg<'_>]) -> Vec<Slot> {
             }
             ArgRepr::Scalar(d, bits) => {
                 let wide = tilus_core::elem::as_i128(d, bits);
-                slots.push(match tilus_core::ptx::param_type(d).1 {
+                slots.push(match tilus_core::target::param_type(d).1 {
                     2 => Slot::U16(bits as u16),
                     4 if d.is_int() || d == DType::Bool => Slot::U32(wide as u32),
                     4 => Slot::U32(bits as u32),
