@@ -4,6 +4,8 @@
 //!
 //! * [`dtype`]: the element types, one table row each, read by every layer;
 //! * [`elem`]: the semantics of element operations, written once for both back ends;
+//! * [`collective`]: the tile collectives (axis reductions, scans, sorts, ranks): the order
+//!   both back ends combine elements in, and its evaluation on host values;
 //! * [`ast`]: the surface syntax of a kernel body, produced by the macro from Rust tokens;
 //! * [`lower`]: name resolution, builtin binding, shape and type inference and validation,
 //!   producing the typed [`ir`] (errors are [`diag::Diagnostic`]s with source spans);
@@ -19,6 +21,7 @@
 //! * [`emu`]: a CPU emulator that runs the IR with the same semantics.
 
 pub mod ast;
+pub mod collective;
 pub mod diag;
 pub mod dtype;
 pub mod elem;

@@ -90,7 +90,6 @@ impl P {
         }
     }
     /// The same parameter, given only by keyword.
-    #[allow(dead_code)] // the axis reductions' `keepdims` (next)
     pub(crate) const fn keyword(self) -> P {
         P {
             keyword_only: true,

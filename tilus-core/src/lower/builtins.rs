@@ -148,7 +148,17 @@ const BUILTINS: &[BuiltinDef] = &[
         &[req("dst"), req("value"), req("offsets").list(), opt("mask")],
     ),
     def("shared_tensor", Builtin::SharedTensor, ALLOC),
-    def("load_shared", Builtin::LoadShared, &[req("src")]),
+    def(
+        "load_shared",
+        Builtin::LoadShared,
+        &[
+            req("src"),
+            opt("offsets").list(),
+            opt("shape").meta(),
+            opt("other"),
+            opt("mask"),
+        ],
+    ),
     def(
         "store_shared",
         Builtin::StoreShared,

@@ -113,6 +113,60 @@ impl Lowerer {
         Ok(coords)
     }
 
+    /// The offsets of a gather load of `shape`: a scalar shifts that axis's positions (as
+    /// [`offsets_arg`](Self::offsets_arg)); an integer tile gives each element's coordinate
+    /// along that axis: a rank-1 tile of the axis's length lies along the axis (`x[src, :]` is
+    /// `offsets = [src, 0]`), any other tile is broadcast to `shape` (numpy's rule).
+    pub(super) fn gather_offsets(
+        &mut self,
+        items: &[(Operand, Span)],
+        span: Span,
+        shape: &[usize],
+    ) -> LResult<Vec<Coord>> {
+        let rank = shape.len();
+        if items.len() != rank {
+            return self.err(
+                span,
+                format!(
+                    "expected {rank} offset(s), one per tensor dimension, found {}",
+                    items.len()
+                ),
+            );
+        }
+        let mut coords = Vec::new();
+        for (axis, &(o, sp)) in items.iter().enumerate() {
+            let Ty::Tile { dtype, shape: s } = self.ty(o) else {
+                let o = self.uniform_int(o, sp, "an offset")?;
+                coords.push(Coord::Pos { axis, offset: o });
+                continue;
+            };
+            if !dtype.is_int() {
+                return self.err(
+                    sp,
+                    format!("a gather index must be an integer tile, found a `{dtype}` tile: convert with `as i32`"),
+                );
+            }
+            let along = if s.len() == 1 && rank > 1 && s[0] == shape[axis] {
+                let mut r = vec![1; rank];
+                r[axis] = s[0];
+                let v = o.var().expect("tiles are variables");
+                self.emit(
+                    Inst::Reshape {
+                        x: v,
+                        shape: r.clone(),
+                    },
+                    Ty::Tile { dtype, shape: r },
+                    sp,
+                )
+            } else {
+                o
+            };
+            let index = self.broadcast_to(along, shape, sp)?;
+            coords.push(Coord::Index(index));
+        }
+        Ok(coords)
+    }
+
     /// The `mask` argument of `bound`, checked against the operation's shape.
     pub(super) fn mask_arg(
         &mut self,

@@ -4,11 +4,11 @@
 //! name (`.min()` of a whole tile, `.min(x)` element-wise); the first row whose receiver and
 //! parameters fit the call is taken, so a keyword no row has is an error, never ignored.
 
-use super::args::{fits, req, Bound, P};
+use super::args::{fits, opt, opt_alias, req, Bound, P};
 use super::{shape_str, ty_name, LResult, Lowerer, Reported};
 use crate::ast::{Arg, Expr};
 use crate::diag::Diagnostic;
-use crate::ir::{DType, Inst, Operand, ReduceOp, Span, Ty};
+use crate::ir::{DType, Inst, Operand, ReduceOp, ScanOp, Span, Ty};
 
 /// What a method is called on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +47,19 @@ pub(crate) enum Form {
     MulAdd,
     /// `sqrt` and the roundings.
     FloatFn,
+    /// A fold along an axis (`.sum(axis)`, `.max(axis = ..)`).
+    ReduceAlong,
+    /// `.argmin` / `.argmax`, of the whole tile or along an axis.
+    ArgReduce,
+    /// A scan with a fixed operator (`.cumsum`), or the one named by its `op` argument.
+    Scan(Option<ScanOp>),
+    /// `.sort` / `.argsort`.
+    Sort { indices: bool },
+    /// `.topk` / `.argtopk`.
+    TopK { indices: bool },
+    Take,
+    EqualRank,
+    Histogram,
 }
 
 /// One method row.
@@ -81,6 +94,23 @@ const fn float(name: &'static str, form: Form) -> MethodDef {
 
 const SHAPE: &[P] = &[req("shape").meta()];
 const NONE: &[P] = &[];
+const KEEPDIMS: P = opt_alias("keepdims", &["keep_dims"]).meta().keyword();
+/// A reduction along an axis given by position or keyword (`.sum(1)`, `.sum(axis = 1)`).
+const ALONG: &[P] = &[req("axis").meta(), KEEPDIMS];
+/// A reduction along an axis given by keyword only: `.min(x)` is the element-wise minimum.
+const ALONG_KEYWORD: &[P] = &[req("axis").meta().keyword(), KEEPDIMS];
+const ARG: &[P] = &[opt("axis").meta(), KEEPDIMS];
+const SCAN: &[P] = &[
+    opt("axis").meta(),
+    opt("exclusive").meta().keyword(),
+    opt("reverse").meta().keyword(),
+];
+const SORT: &[P] = &[opt("axis").meta(), opt("descending").meta().keyword()];
+const TOPK: &[P] = &[
+    req("k").meta(),
+    opt("axis").meta(),
+    opt("largest").meta().keyword(),
+];
 
 /// Every method, in the order messages list them.
 pub(crate) const METHODS: &[MethodDef] = &[
@@ -95,11 +125,45 @@ pub(crate) const METHODS: &[MethodDef] = &[
     m("reshape", Recv::Tile, SHAPE, Form::Reshape),
     m("broadcast_to", Recv::Tile, SHAPE, Form::BroadcastTo),
     m("sum", Recv::Tile, NONE, Form::ReduceAll),
+    m("sum", Recv::Tile, ALONG, Form::ReduceAlong),
     m("min", Recv::Tile, NONE, Form::ReduceAll),
+    m("min", Recv::Tile, ALONG_KEYWORD, Form::ReduceAlong),
     m("max", Recv::Tile, NONE, Form::ReduceAll),
+    m("max", Recv::Tile, ALONG_KEYWORD, Form::ReduceAlong),
     m("any", Recv::Tile, NONE, Form::ReduceAll),
+    m("any", Recv::Tile, ALONG, Form::ReduceAlong),
     m("all", Recv::Tile, NONE, Form::ReduceAll),
+    m("all", Recv::Tile, ALONG, Form::ReduceAlong),
     m("item", Recv::Tile, NONE, Form::ReduceAll),
+    m("argmin", Recv::Tile, ARG, Form::ArgReduce),
+    m("argmax", Recv::Tile, ARG, Form::ArgReduce),
+    m("cumsum", Recv::Tile, SCAN, Form::Scan(Some(ScanOp::Add))),
+    m("cumprod", Recv::Tile, SCAN, Form::Scan(Some(ScanOp::Mul))),
+    m("cummin", Recv::Tile, SCAN, Form::Scan(Some(ScanOp::Min))),
+    m("cummax", Recv::Tile, SCAN, Form::Scan(Some(ScanOp::Max))),
+    m(
+        "scan",
+        Recv::Tile,
+        &[
+            req("op").meta(),
+            opt("axis").meta(),
+            opt("exclusive").meta().keyword(),
+            opt("reverse").meta().keyword(),
+        ],
+        Form::Scan(None),
+    ),
+    m("sort", Recv::Tile, SORT, Form::Sort { indices: false }),
+    m("argsort", Recv::Tile, SORT, Form::Sort { indices: true }),
+    m("topk", Recv::Tile, TOPK, Form::TopK { indices: false }),
+    m("argtopk", Recv::Tile, TOPK, Form::TopK { indices: true }),
+    m(
+        "take",
+        Recv::Tile,
+        &[req("indices"), opt("axis").meta()],
+        Form::Take,
+    ),
+    m("equal_rank", Recv::Tile, NONE, Form::EqualRank),
+    m("histogram", Recv::Tile, &[req("bins").meta()], Form::Histogram),
     m("min", Recv::Value, &[req("other")], Form::MinMax),
     m("max", Recv::Value, &[req("other")], Form::MinMax),
     m("abs", Recv::Value, NONE, Form::Abs),
@@ -268,6 +332,12 @@ impl Lowerer {
                 self.fma(recv, b, c, span)
             }
             Form::FloatFn => self.float_fn(def.name, recv, span),
+            _ => {
+                let Ty::Tile { shape, .. } = ty else {
+                    unreachable!("`Recv::Tile` accepts tiles only")
+                };
+                self.collective_method(def, recv, d, shape, bound, span)
+            }
         }
     }
 

@@ -8,6 +8,7 @@ mod args;
 mod atomics;
 mod builtins;
 mod cluster_rules;
+mod collectives;
 mod expr;
 mod mathfns;
 mod memory;
