@@ -187,16 +187,64 @@ pub(crate) fn emit(
 ) -> TokenStream {
     let vis = &func.vis;
     let name = &func.sig.ident;
-    let name_str = name.unraw().to_string();
     let docs: Vec<&syn::Attribute> = func
         .attrs
         .iter()
         .filter(|a| a.path().is_ident("doc"))
         .collect();
     let errors = errors.iter().map(syn::Error::to_compile_error);
+    let p = launcher_params(func, compiled);
+    let launch_params = &p.params;
+    let is_unsafe = func.sig.unsafety.is_some();
+    let unsafety = if is_unsafe {
+        quote! { unsafe }
+    } else {
+        quote! {}
+    };
+    let safety_doc = safety_doc(is_unsafe);
+    let (consts, launch_body, launch_on_body) = items_and_bodies(func, compiled, &p, &safety_doc);
+    let span = Span::call_site();
+    quote_spanned! {span=>
+        #(#errors)*
+        #(#docs)*
+        #[allow(non_camel_case_types)]
+        #[derive(Debug, Clone, Copy)]
+        #vis struct #name;
 
-    // Launcher parameters: tensors by reference, scalars by value, in the user's own type tokens
-    // (so a wrong argument is a type error at the call, naming the declared type).
+        #[allow(dead_code, clippy::too_many_arguments)]
+        impl #name {
+            #consts
+            /// Launch the kernel on `dev`'s default stream over `grid` (a block count, or a
+            /// 2-D/3-D `tilus::Grid`: `(x, y)`, `(x, y, z)`). Tensor arguments are
+            /// `GlobalTensor`s or `TensorView`s. Arguments, grid and cluster shape are validated
+            /// (kind, dtype, device, sizes, limits, shared memory) before anything runs.
+            #safety_doc
+            pub #unsafety fn launch(dev: &::tilus::Device, grid: impl ::core::convert::Into<::tilus::Grid>, #(#launch_params),*) -> ::core::result::Result<(), ::tilus::Error> {
+                #launch_body
+            }
+            /// Launch the kernel on `stream` (asynchronous on a GPU: ordered after the
+            /// stream's earlier work), validated as by `launch`.
+            #safety_doc
+            pub #unsafety fn launch_on(stream: &::tilus::Stream<'_>, grid: impl ::core::convert::Into<::tilus::Grid>, #(#launch_params),*) -> ::core::result::Result<(), ::tilus::Error> {
+                #launch_on_body
+            }
+        }
+    }
+}
+
+/// The launchers' parameters and what each becomes: the declared type's tokens, the
+/// `KernelArg` built from it, its name, and its `ParamSpec`.
+struct LauncherParams {
+    params: Vec<TokenStream>,
+    args: Vec<TokenStream>,
+    idents: Vec<syn::Ident>,
+    specs: Vec<TokenStream>,
+}
+
+/// Launcher parameters: tensors by reference, scalars by value, in the user's own type tokens
+/// (so a wrong argument is a type error at the call, naming the declared type).
+fn launcher_params(func: &syn::ItemFn, compiled: Option<&tilus_core::Compiled>) -> LauncherParams {
+    let name = &func.sig.ident;
     let mut launch_params = Vec::new();
     let mut launch_args = Vec::new();
     let mut idents = Vec::new();
@@ -257,15 +305,17 @@ pub(crate) fn emit(
         idents.push(ident);
     }
 
-    // An `unsafe fn` kernel: its callers promise what its unchecked operations need, so every
-    // way to launch it is `unsafe` (the spec too: `Device::launch` of it is safe to call).
-    let is_unsafe = func.sig.unsafety.is_some();
-    let unsafety = if is_unsafe {
-        quote! { unsafe }
-    } else {
-        quote! {}
-    };
-    let safety_doc = if is_unsafe {
+    LauncherParams {
+        params: launch_params,
+        args: launch_args,
+        idents,
+        specs,
+    }
+}
+
+/// The `# Safety` section of an `unsafe fn` kernel's launchers (nothing for a safe kernel).
+fn safety_doc(is_unsafe: bool) -> TokenStream {
+    if is_unsafe {
         quote! {
             ///
             /// # Safety
@@ -277,8 +327,27 @@ pub(crate) fn emit(
         }
     } else {
         quote! {}
+    }
+}
+
+/// The kernel's consts and spec, and the bodies of `launch` and `launch_on` (stubs that never
+/// run after a compile error).
+fn items_and_bodies(
+    func: &syn::ItemFn,
+    compiled: Option<&tilus_core::Compiled>,
+    p: &LauncherParams,
+    safety_doc: &TokenStream,
+) -> (TokenStream, TokenStream, TokenStream) {
+    let name = &func.sig.ident;
+    let name_str = name.unraw().to_string();
+    let is_unsafe = func.sig.unsafety.is_some();
+    let unsafety = if is_unsafe {
+        quote! { unsafe }
+    } else {
+        quote! {}
     };
-    let (consts, launch_body, launch_on_body) = match compiled {
+    let (launch_args, idents, specs) = (&p.args, &p.idents, &p.specs);
+    match compiled {
         Some(c) => {
             let ptx = &c.ptx;
             let variant_targets = c.variants.iter().map(|(t, _)| *t);
@@ -338,33 +407,6 @@ pub(crate) fn emit(
             quote! { let _ = (dev, #(#idents),*); let _: ::tilus::Grid = grid.into(); ::core::unimplemented!("the kernel failed to compile") },
             quote! { let _ = (stream, #(#idents),*); let _: ::tilus::Grid = grid.into(); ::core::unimplemented!("the kernel failed to compile") },
         ),
-    };
-    let span = Span::call_site();
-    quote_spanned! {span=>
-        #(#errors)*
-        #(#docs)*
-        #[allow(non_camel_case_types)]
-        #[derive(Debug, Clone, Copy)]
-        #vis struct #name;
-
-        #[allow(dead_code, clippy::too_many_arguments)]
-        impl #name {
-            #consts
-            /// Launch the kernel on `dev`'s default stream over `grid` (a block count, or a
-            /// 2-D/3-D `tilus::Grid`: `(x, y)`, `(x, y, z)`). Tensor arguments are
-            /// `GlobalTensor`s or `TensorView`s. Arguments, grid and cluster shape are validated
-            /// (kind, dtype, device, sizes, limits, shared memory) before anything runs.
-            #safety_doc
-            pub #unsafety fn launch(dev: &::tilus::Device, grid: impl ::core::convert::Into<::tilus::Grid>, #(#launch_params),*) -> ::core::result::Result<(), ::tilus::Error> {
-                #launch_body
-            }
-            /// Launch the kernel on `stream` (asynchronous on a GPU: ordered after the
-            /// stream's earlier work), validated as by `launch`.
-            #safety_doc
-            pub #unsafety fn launch_on(stream: &::tilus::Stream<'_>, grid: impl ::core::convert::Into<::tilus::Grid>, #(#launch_params),*) -> ::core::result::Result<(), ::tilus::Error> {
-                #launch_on_body
-            }
-        }
     }
 }
 

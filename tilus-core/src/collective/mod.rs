@@ -97,6 +97,9 @@ mod tests {
             }
             assert!(seen.iter().all(|&s| s));
         }
-        assert_eq!((pow2_floor(0), pow2_floor(1), pow2_floor(33), pow2_floor(64)), (1, 1, 32, 64));
+        assert_eq!(
+            (pow2_floor(0), pow2_floor(1), pow2_floor(33), pow2_floor(64)),
+            (1, 1, 32, 64)
+        );
     }
 }

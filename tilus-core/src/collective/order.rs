@@ -28,7 +28,10 @@ pub fn argsort(d: DType, xs: &[u64], shape: &[usize], axis: usize, descending: b
     let view = AxisView::new(shape, axis);
     let mut out = vec![0u64; xs.len()];
     for l in 0..view.lines() {
-        for (k, src) in line_order(d, xs, view, l, descending).into_iter().enumerate() {
+        for (k, src) in line_order(d, xs, view, l, descending)
+            .into_iter()
+            .enumerate()
+        {
             out[view.flat(l, k)] = src as u64;
         }
     }
@@ -40,7 +43,10 @@ pub fn sort(d: DType, xs: &[u64], shape: &[usize], axis: usize, descending: bool
     let view = AxisView::new(shape, axis);
     let mut out = vec![0u64; xs.len()];
     for l in 0..view.lines() {
-        for (k, src) in line_order(d, xs, view, l, descending).into_iter().enumerate() {
+        for (k, src) in line_order(d, xs, view, l, descending)
+            .into_iter()
+            .enumerate()
+        {
             out[view.flat(l, k)] = xs[view.flat(l, src)];
         }
     }
@@ -155,7 +161,15 @@ mod tests {
 
     #[test]
     fn floats_sort_by_total_order_and_sorts_are_stable() {
-        let v = [1.0f32, -0.0, f32::NAN, 0.0, -f32::NAN, f32::NEG_INFINITY, 1.0];
+        let v = [
+            1.0f32,
+            -0.0,
+            f32::NAN,
+            0.0,
+            -f32::NAN,
+            f32::NEG_INFINITY,
+            1.0,
+        ];
         let xs: Vec<u64> = v.iter().map(|x| x.to_bits() as u64).collect();
         let order = argsort(DType::F32, &xs, &[7], 0, false);
         assert_eq!(order, vec![4, 5, 1, 3, 0, 6, 2]);

@@ -39,10 +39,7 @@ impl ReducePlan {
         if view.inner == 1 && whole_chunks && k.is_multiple_of(layout.v) {
             let lanes = k / layout.v;
             if lanes.is_power_of_two() && lanes <= 32 {
-                return ReducePlan::Rows {
-                    lanes,
-                    v: layout.v,
-                };
+                return ReducePlan::Rows { lanes, v: layout.v };
             }
         }
         let per_line = (layout.threads / view.lines().max(1)).max(1);
@@ -174,15 +171,27 @@ mod tests {
     fn plans_follow_the_layout() {
         // [32, 128] i32 rows on 256 threads, runs of 4: 32 lanes per row.
         let l = Layout::new(4096, 256, 4);
-        assert_eq!(ReducePlan::choose(&[32, 128], 1, l), ReducePlan::Rows { lanes: 32, v: 4 });
+        assert_eq!(
+            ReducePlan::choose(&[32, 128], 1, l),
+            ReducePlan::Rows { lanes: 32, v: 4 }
+        );
         // Rows of 16 with runs of 4: 4 lanes per row.
         let l = Layout::new(1024, 256, 4);
-        assert_eq!(ReducePlan::choose(&[64, 16], 1, l), ReducePlan::Rows { lanes: 4, v: 4 });
+        assert_eq!(
+            ReducePlan::choose(&[64, 16], 1, l),
+            ReducePlan::Rows { lanes: 4, v: 4 }
+        );
         // Columns go through shared memory: 16 lines, 16 lanes each on 256 threads.
-        assert_eq!(ReducePlan::choose(&[64, 16], 0, l), ReducePlan::Staged { lanes: 16 });
+        assert_eq!(
+            ReducePlan::choose(&[64, 16], 0, l),
+            ReducePlan::Staged { lanes: 16 }
+        );
         // A partial chunk, or rows of 12: staged.
         let l = Layout::new(36, 256, 4);
-        assert_eq!(ReducePlan::choose(&[3, 12], 1, l), ReducePlan::Staged { lanes: 8 });
+        assert_eq!(
+            ReducePlan::choose(&[3, 12], 1, l),
+            ReducePlan::Staged { lanes: 8 }
+        );
         assert_eq!(ReducePlan::Staged { lanes: 4 }.share(1, 10), vec![1, 5, 9]);
         assert_eq!(ReducePlan::Rows { lanes: 4, v: 2 }.share(3, 8), vec![6, 7]);
     }
@@ -195,14 +204,16 @@ mod tests {
         let xs: Vec<u64> = row.iter().map(|x| x.to_bits() as u64).collect();
         let l = Layout::new(8, 32, 4);
         let plan = ReducePlan::choose(&[1, 8], 1, l);
-        let got = f32::from_bits(reduce_axis(
-            AxisReduce::Fold(ReduceOp::Sum),
-            DType::F32,
-            &xs,
-            &[1, 8],
-            1,
-            l,
-        )[0] as u32);
+        let got = f32::from_bits(
+            reduce_axis(
+                AxisReduce::Fold(ReduceOp::Sum),
+                DType::F32,
+                &xs,
+                &[1, 8],
+                1,
+                l,
+            )[0] as u32,
+        );
         let lanes: Vec<f32> = (0..plan.lanes())
             .map(|j| plan.share(j, 8).iter().fold(-0.0f32, |a, &k| a + row[k]))
             .collect();
@@ -219,7 +230,14 @@ mod tests {
         // Column sums of an i32 tile: exact whatever the order.
         let xs: Vec<u64> = (0..12).map(|i| (i as i32 * 7 - 20) as u32 as u64).collect();
         let l = Layout::new(12, 32, 4);
-        let cols = reduce_axis(AxisReduce::Fold(ReduceOp::Sum), DType::I32, &xs, &[3, 4], 0, l);
+        let cols = reduce_axis(
+            AxisReduce::Fold(ReduceOp::Sum),
+            DType::I32,
+            &xs,
+            &[3, 4],
+            0,
+            l,
+        );
         let want: Vec<u64> = (0..4)
             .map(|c| (0..3).map(|r| (r * 4 + c) * 7 - 20).sum::<i32>() as u32 as u64)
             .collect();

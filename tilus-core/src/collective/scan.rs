@@ -55,10 +55,7 @@ impl ScanPlan {
         if view.inner == 1 && whole_chunks && k.is_multiple_of(layout.v) {
             let lanes = k / layout.v;
             if lanes.is_power_of_two() && lanes <= 32 {
-                return ScanPlan::Rows {
-                    lanes,
-                    v: layout.v,
-                };
+                return ScanPlan::Rows { lanes, v: layout.v };
             }
         }
         if view.lines() == 1 {
@@ -146,7 +143,11 @@ pub fn scan(
         let line: Vec<u64> = (0..view.len).map(|k| xs[view.flat(l, at(k))]).collect();
         let incl = if ordered {
             let segs = plan.segments(view.len);
-            let segs = if reverse { mirror(segs, view.len) } else { segs };
+            let segs = if reverse {
+                mirror(segs, view.len)
+            } else {
+                segs
+            };
             ordered_scan(op, d, &line, &segs)
         } else {
             let mut acc = identity(op, d);
@@ -205,7 +206,10 @@ fn ordered_scan(op: ScanOp, d: DType, line: &[u64], segs: &Segments) -> Vec<u64>
                     .collect()
             })
             .collect();
-        let mut t: Vec<u64> = locals.iter().map(|l| l.last().copied().unwrap_or(id)).collect();
+        let mut t: Vec<u64> = locals
+            .iter()
+            .map(|l| l.last().copied().unwrap_or(id))
+            .collect();
         let mut dist = 1;
         while dist < t.len() {
             let old = t.clone();
@@ -253,11 +257,22 @@ mod tests {
     #[test]
     fn float_scans_follow_the_segments() {
         // One line of 64 on 32 threads with runs of 1: the whole-tile plan, 2 blocks of 32.
-        let v: Vec<f32> = (0..64).map(|i| if i % 3 == 0 { 1.0e7 } else { 0.3 + i as f32 }).collect();
+        let v: Vec<f32> = (0..64)
+            .map(|i| if i % 3 == 0 { 1.0e7 } else { 0.3 + i as f32 })
+            .collect();
         let l = Layout::new(64, 32, 1);
         let plan = ScanPlan::choose(&[64], 0, l);
         assert!(matches!(plan, ScanPlan::Whole { .. }));
-        let got = scan(ScanOp::Add, DType::F32, &f32s(&v), &[64], 0, false, false, l);
+        let got = scan(
+            ScanOp::Add,
+            DType::F32,
+            &f32s(&v),
+            &[64],
+            0,
+            false,
+            false,
+            l,
+        );
         // Lanes of one element: Kogge-Stone over 32 lanes, then the second block adds the
         // first block's total in front.
         let ks = |t: &mut Vec<f32>| {

@@ -31,35 +31,7 @@ impl Lowerer {
                 let keepdims = self.flag_arg(bound, "keepdims")?;
                 Ok(self.reduce_along(AxisReduce::Fold(op), x, dtype, shape, axis, keepdims, span))
             }
-            Form::ArgReduce => {
-                self.numeric(def.name, dtype, span)?;
-                let op = if def.name == "argmax" {
-                    AxisReduce::ArgMax
-                } else {
-                    AxisReduce::ArgMin
-                };
-                let keepdims = self.flag_arg(bound, "keepdims")?;
-                match bound.get("axis") {
-                    Some(e) => {
-                        let axis = self.axis_arg(e, rank)?;
-                        Ok(self.reduce_along(op, x, dtype, shape, axis, keepdims, span))
-                    }
-                    None => {
-                        // The whole tile: the flat (row-major) index, a scalar.
-                        let n = numel(shape);
-                        let flat = self.emit(
-                            Inst::Reshape { x, shape: vec![n] },
-                            Ty::Tile {
-                                dtype,
-                                shape: vec![n],
-                            },
-                            span,
-                        );
-                        let flat = flat.var().expect("a tile");
-                        Ok(self.reduce_along(op, flat, dtype, &[n], 0, keepdims, span))
-                    }
-                }
-            }
+            Form::ArgReduce => self.arg_reduce(def.name, x, dtype, shape, bound, span),
             Form::Scan(op) => {
                 let op = match op {
                     Some(op) => op,
@@ -100,38 +72,90 @@ impl Lowerer {
             }
             Form::TopK { indices } => self.topk(def.name, x, dtype, shape, bound, indices, span),
             Form::Take => self.take(x, dtype, shape, bound, span),
-            Form::EqualRank => {
-                if !(dtype.is_int() || dtype.is_bool()) {
-                    return self.err(
-                        span,
-                        format!("`.equal_rank()` ranks integer or `bool` keys, not `{dtype}`: convert to integers first (`x.to_bits()` for floats)"),
-                    );
-                }
-                Ok(self.emit(Inst::EqualRank { x }, tile(DType::I32, shape), span))
-            }
-            Form::Histogram => {
-                if !dtype.is_int() {
-                    return self.err(
-                        span,
-                        format!("`.histogram(bins)` counts integer values, not `{dtype}`"),
-                    );
-                }
-                let e = bound.req("bins");
-                let bins = self.const_usize(e, "the number of bins")?;
-                if bins == 0 || bins > super::MAX_TILE_ELEMENTS {
-                    return self.err(
-                        e.span,
-                        format!(
-                            "`.histogram({bins})`: the number of bins must be 1..={}",
-                            super::MAX_TILE_ELEMENTS
-                        ),
-                    );
-                }
-                let inst = Inst::Histogram { x, bins };
-                Ok(self.emit(inst, tile(DType::I32, &[bins]), span))
-            }
+            Form::EqualRank => self.equal_rank(x, dtype, shape, span),
+            Form::Histogram => self.histogram(x, dtype, bound, span),
             _ => unreachable!("not a collective form"),
         }
+    }
+
+    /// `.argmin()` / `.argmax()` of the whole tile (the flat index, a scalar), or along an axis.
+    fn arg_reduce(
+        &mut self,
+        name: &str,
+        x: crate::ir::VarId,
+        dtype: DType,
+        shape: &[usize],
+        bound: &Bound<'_>,
+        span: Span,
+    ) -> LResult<Operand> {
+        self.numeric(name, dtype, span)?;
+        let op = if name == "argmax" {
+            AxisReduce::ArgMax
+        } else {
+            AxisReduce::ArgMin
+        };
+        let keepdims = self.flag_arg(bound, "keepdims")?;
+        if let Some(e) = bound.get("axis") {
+            let axis = self.axis_arg(e, shape.len())?;
+            return Ok(self.reduce_along(op, x, dtype, shape, axis, keepdims, span));
+        }
+        let n = numel(shape);
+        let flat = self.emit(
+            Inst::Reshape { x, shape: vec![n] },
+            Ty::Tile {
+                dtype,
+                shape: vec![n],
+            },
+            span,
+        );
+        let flat = flat.var().expect("a tile");
+        Ok(self.reduce_along(op, flat, dtype, &[n], 0, keepdims, span))
+    }
+
+    /// `.equal_rank()` of an integer or `bool` tile.
+    fn equal_rank(
+        &mut self,
+        x: crate::ir::VarId,
+        dtype: DType,
+        shape: &[usize],
+        span: Span,
+    ) -> LResult<Operand> {
+        if !(dtype.is_int() || dtype.is_bool()) {
+            return self.err(
+                span,
+                format!("`.equal_rank()` ranks integer or `bool` keys, not `{dtype}`: convert to integers first (`x.to_bits()` for floats)"),
+            );
+        }
+        Ok(self.emit(Inst::EqualRank { x }, tile(DType::I32, shape), span))
+    }
+
+    /// `.histogram(bins)` of an integer tile.
+    fn histogram(
+        &mut self,
+        x: crate::ir::VarId,
+        dtype: DType,
+        bound: &Bound<'_>,
+        span: Span,
+    ) -> LResult<Operand> {
+        if !dtype.is_int() {
+            return self.err(
+                span,
+                format!("`.histogram(bins)` counts integer values, not `{dtype}`"),
+            );
+        }
+        let e = bound.req("bins");
+        let bins = self.const_usize(e, "the number of bins")?;
+        if bins == 0 || bins > super::MAX_TILE_ELEMENTS {
+            return self.err(
+                e.span,
+                format!(
+                    "`.histogram({bins})`: the number of bins must be 1..={}",
+                    super::MAX_TILE_ELEMENTS
+                ),
+            );
+        }
+        let inst = Inst::Histogram { x, bins };
+        Ok(self.emit(inst, tile(DType::I32, &[bins]), span))
     }
 
     /// A reduction of `x` along `axis`: the whole-tile `Reduce` when nothing is left (one
@@ -199,7 +223,8 @@ impl Lowerer {
             _ => d.is_numeric(),
         };
         if !ok {
-            let mut diag = Diagnostic::new(span, format!("`.{name}` is not defined on `{d}` tiles"));
+            let mut diag =
+                Diagnostic::new(span, format!("`.{name}` is not defined on `{d}` tiles"));
             if d == DType::Bool && name == "sum" {
                 diag = diag.help("count the `true`s with `(x as i32).sum(..)`");
             } else if matches!(name, "any" | "all") {
@@ -256,7 +281,10 @@ impl Lowerer {
         match ScanOp::ALL.iter().find(|o| o.name() == name) {
             Some(op) => Ok(*op),
             None => {
-                let names: Vec<String> = ScanOp::ALL.iter().map(|o| format!("`{}`", o.name())).collect();
+                let names: Vec<String> = ScanOp::ALL
+                    .iter()
+                    .map(|o| format!("`{}`", o.name()))
+                    .collect();
                 self.err(
                     e.span,
                     format!("a scan's operator is one of {}", names.join(", ")),

@@ -76,34 +76,8 @@ impl Lowerer {
             }
             ExprKind::Binary { op, lhs, rhs } => self.binary_expr(*op, lhs, rhs, want, e.span)?,
             ExprKind::Unary { op, x } => {
-                // A negated literal is one literal, so that `i32::MIN` (and `-128i8`) can be
-                // written.
-                if *op == ast::UnOp::Neg {
-                    match &x.kind {
-                        ExprKind::Int { value, suffix } => {
-                            let o = self.int_literal(-*value, suffix.as_deref(), want, e.span)?;
-                            if !self.ty(o).dtype().is_signed() {
-                                return self.err(
-                                    e.span,
-                                    format!(
-                                        "cannot negate a value of unsigned type `{}`",
-                                        self.ty(o).dtype()
-                                    ),
-                                );
-                            }
-                            return Ok(Some(o));
-                        }
-                        ExprKind::Float { text, suffix } => {
-                            return Ok(Some(self.float_literal(
-                                text,
-                                suffix.as_deref(),
-                                want,
-                                true,
-                                e.span,
-                            )?))
-                        }
-                        _ => {}
-                    }
+                if let Some(lit) = self.negated_literal(*op, x, want, e.span) {
+                    return lit.map(Some);
                 }
                 let inner_want = self.flex_kind(x).and(want);
                 let a = self.expr_as(x, inner_want)?;
@@ -154,6 +128,40 @@ impl Lowerer {
             }
         };
         Ok(Some(v))
+    }
+
+    /// A negated literal is one literal, so that `i32::MIN` (and `-128i8`) can be written:
+    /// `Some` of it when `-x` is one, `None` for any other unary expression.
+    fn negated_literal(
+        &mut self,
+        op: ast::UnOp,
+        x: &Expr,
+        want: Option<DType>,
+        span: Span,
+    ) -> Option<LResult<Operand>> {
+        if op != ast::UnOp::Neg {
+            return None;
+        }
+        match &x.kind {
+            ExprKind::Int { value, suffix } => Some(
+                self.int_literal(-*value, suffix.as_deref(), want, span)
+                    .and_then(|o| {
+                        let d = self.ty(o).dtype();
+                        if d.is_signed() {
+                            Ok(o)
+                        } else {
+                            self.err(
+                                span,
+                                format!("cannot negate a value of unsigned type `{d}`"),
+                            )
+                        }
+                    }),
+            ),
+            ExprKind::Float { text, suffix } => {
+                Some(self.float_literal(text, suffix.as_deref(), want, true, span))
+            }
+            _ => None,
+        }
     }
 
     /// Lower two operands that must agree in type (of a binary operator, `select`, `min`):

@@ -54,9 +54,13 @@ pub(crate) enum Form {
     /// A scan with a fixed operator (`.cumsum`), or the one named by its `op` argument.
     Scan(Option<ScanOp>),
     /// `.sort` / `.argsort`.
-    Sort { indices: bool },
+    Sort {
+        indices: bool,
+    },
     /// `.topk` / `.argtopk`.
-    TopK { indices: bool },
+    TopK {
+        indices: bool,
+    },
     Take,
     EqualRank,
     Histogram,
@@ -163,7 +167,12 @@ pub(crate) const METHODS: &[MethodDef] = &[
         Form::Take,
     ),
     m("equal_rank", Recv::Tile, NONE, Form::EqualRank),
-    m("histogram", Recv::Tile, &[req("bins").meta()], Form::Histogram),
+    m(
+        "histogram",
+        Recv::Tile,
+        &[req("bins").meta()],
+        Form::Histogram,
+    ),
     m("min", Recv::Value, &[req("other")], Form::MinMax),
     m("max", Recv::Value, &[req("other")], Form::MinMax),
     m("abs", Recv::Value, NONE, Form::Abs),

@@ -116,41 +116,44 @@ pub(crate) enum Binding {
     Poisoned,
 }
 
+/// The state of lowering one kernel: the IR under construction, the scopes, and what the
+/// checks after the body need. Its fields are the `lower` module's own (its child modules
+/// reach them; nothing else does).
 pub(crate) struct Lowerer {
-    pub(crate) vars: Vec<ir::Var>,
-    pub(crate) params: Vec<ir::Param>,
-    pub(crate) errors: Vec<Diagnostic>,
+    vars: Vec<ir::Var>,
+    params: Vec<ir::Param>,
+    errors: Vec<Diagnostic>,
     /// Lexical scopes, innermost last.
     scopes: Vec<HashMap<String, Binding>>,
     /// Statement blocks under construction, innermost last.
-    pub(crate) blocks: Vec<Block>,
-    pub(crate) shared_bytes: usize,
+    blocks: Vec<Block>,
+    shared_bytes: usize,
     /// The lowest target the kernel's features need.
-    pub(crate) needed_target: Target,
+    needed_target: Target,
     /// The user's explicit target, if any (features above it are errors).
-    pub(crate) explicit_target: Option<Target>,
+    explicit_target: Option<Target>,
     /// The declared cluster shape (`#[tile_kernel(cluster = ..)]`).
-    pub(crate) cluster: Option<[u32; 3]>,
+    cluster: Option<[u32; 3]>,
     /// The kernel allocates a distributed shared tensor (so it ends with a cluster barrier).
-    pub(crate) distributed_shared: bool,
+    distributed_shared: bool,
     /// The distributed shared tensors (their atomics default to `cluster` scope).
-    pub(crate) distributed_vars: std::collections::HashSet<VarId>,
+    distributed_vars: std::collections::HashSet<VarId>,
     loop_depth: usize,
     /// Nesting of `unsafe` contexts (an `unsafe fn` kernel's body is one).
-    pub(crate) unsafe_depth: usize,
+    unsafe_depth: usize,
     temp_counter: usize,
     /// View variable → the kernel parameter it views.
-    pub(crate) view_base: HashMap<VarId, VarId>,
+    view_base: HashMap<VarId, VarId>,
     /// View variable → its element offset into the base, when all offsets are immediates.
-    pub(crate) view_offset: HashMap<VarId, Option<i64>>,
+    view_offset: HashMap<VarId, Option<i64>>,
     /// Synchronising (non-relaxed) atomic accesses, for the scope-mismatch check.
-    pub(crate) sync_uses: Vec<SyncUse>,
+    sync_uses: Vec<SyncUse>,
     /// `let mut` variables whose literal type the first use decides (`types.rs`).
-    pub(crate) pending: HashMap<VarId, types::Pending>,
+    pending: HashMap<VarId, types::Pending>,
     /// Which pass of the literal-type inference this is (`types::Inference`).
-    pub(crate) inference: types::Inference,
+    inference: types::Inference,
     /// Open `let mut` variables declared so far (their ordinals).
-    pub(crate) open_lets: usize,
+    open_lets: usize,
 }
 
 /// A non-relaxed atomic access to some memory, remembered for [`Lowerer::check_scopes`].

@@ -20,7 +20,9 @@ impl Lowerer {
             if let Some(e) = bound.get(name) {
                 return self.err(
                     e.span,
-                    format!("`{name}` applies to a part of the tensor: give `offsets` and `shape` too"),
+                    format!(
+                        "`{name}` applies to a part of the tensor: give `offsets` and `shape` too"
+                    ),
                 );
             }
         }
@@ -59,7 +61,10 @@ impl Lowerer {
         if shape.len() != rank {
             return self.err(
                 se.span,
-                format!("a tile of shape {} cannot be loaded from a rank-{rank} tensor: ranks differ", shape_str(&shape)),
+                format!(
+                    "a tile of shape {} cannot be loaded from a rank-{rank} tensor: ranks differ",
+                    shape_str(&shape)
+                ),
             );
         }
         let offsets = bound.list("offsets").expect("given");
