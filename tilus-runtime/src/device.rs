@@ -52,6 +52,8 @@ pub(crate) struct Inner {
     /// Distinguishes emulator devices in messages.
     id: u64,
     pub(crate) backend: Backend,
+    /// Devices whose memory this one's kernels may access (`Device::enable_peer_access`).
+    pub(crate) peers: std::sync::Mutex<Vec<Device>>,
 }
 
 pub(crate) enum Backend {
@@ -74,6 +76,7 @@ impl Device {
             inner: Arc::new(Inner {
                 id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
                 backend,
+                peers: std::sync::Mutex::new(Vec::new()),
             }),
         }
     }
@@ -593,7 +596,7 @@ impl Device {
                 });
             }
             if let (ParamKind::Tensor(_), ArgRepr::Tensor(t)) = (p.kind(), &a.repr) {
-                if !t.device.same_device(self) {
+                if !t.device.same_device(self) && !self.is_peer(t.device) {
                     return Err(Error::WrongDevice {
                         kernel: kernel(),
                         param: p.name().to_string(),
