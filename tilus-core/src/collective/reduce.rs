@@ -228,7 +228,7 @@ mod tests {
         }
         assert_eq!(got.to_bits(), p[0].to_bits());
         // Column sums of an i32 tile: exact whatever the order.
-        let xs: Vec<u64> = (0..12).map(|i| (i as i32 * 7 - 20) as u32 as u64).collect();
+        let xs: Vec<u64> = (0..12i32).map(|i| (i * 7 - 20) as u32 as u64).collect();
         let l = Layout::new(12, 32, 4);
         let cols = reduce_axis(
             AxisReduce::Fold(ReduceOp::Sum),
