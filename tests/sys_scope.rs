@@ -27,14 +27,13 @@ fn kernels_read_and_write_mapped_host_memory() {
         let output = dev.mapped_from(&vec![-5i64; 300]).unwrap();
         through_host::launch(&dev, 1, &input, &output).unwrap();
         dev.synchronize().unwrap();
-        let got = output.to_vec();
-        for i in 0..300 {
+        for (i, got) in output.to_vec().into_iter().enumerate() {
             let want = if i < 256 {
                 i as i64 * 2_000_000_014 - 1
             } else {
                 -5
             };
-            assert_eq!(got[i], want, "{dev:?} element {i}");
+            assert_eq!(got, want, "{dev:?} element {i}");
         }
         output.free().unwrap();
     }
