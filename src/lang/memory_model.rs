@@ -338,6 +338,46 @@
 //! }
 //! ```
 //!
+//! # Pattern: the host and a running kernel (`sys` scope)
+//!
+//! `sys` scope synchronises with the host and with peer devices, through memory both can
+//! reach: a [`MappedTensor`](crate::MappedTensor) (`dev.mapped::<T>(n)`), host memory mapped
+//! into the device, which a kernel takes like any tensor and the host reads and writes while
+//! the kernel runs, with `std::sync::atomic` orderings. The host's `Acquire` load pairs with a
+//! kernel's `release` at `sys` scope, and its `Release` store with a kernel's `acquire` at
+//! `sys` scope. A narrower scope (`gpu`) does not order anything for the host.
+//!
+//! ```
+//! use std::sync::atomic::Ordering;
+//! use tilus::prelude::*;
+//!
+//! /// Each block writes its data into host memory, then raises its flag for the host.
+//! #[tile_kernel(threads = 32)]
+//! fn publish(flags: GlobalTensor<u32>, data: GlobalTensor<f32>) {
+//!     let b = block_idx();
+//!     store_global(data, full([16], b as f32), offsets = [b * 16]);
+//!     atomic_store(flags, b, 1u32, sem = release, scope = sys);
+//! }
+//!
+//! fn main() -> Result<(), tilus::Error> {
+//!     let dev = tilus::Device::emulator();
+//!     let (flags, data) = (dev.mapped::<u32>(4)?, dev.mapped::<f32>(64)?);
+//!     std::thread::scope(|s| {
+//!         // The launch on another thread: the host watches the kernel while it runs.
+//!         let run = s.spawn(|| publish::launch(&dev, 4, &flags, &data));
+//!         for b in 0..4 {
+//!             while flags.load(b, Ordering::Acquire) == 0 {} // acquire pairs with the release
+//!             assert!(data.to_vec()[b * 16..b * 16 + 16].iter().all(|&v| v == b as f32));
+//!         }
+//!         run.join().unwrap()
+//!     })
+//! }
+//! ```
+//!
+//! `examples/progress.rs` (a kernel reporting its progress), `examples/work_queue.rs` (a
+//! persistent kernel fed by the host) and `examples/mailbox.rs` run these protocols on both
+//! back ends.
+//!
 //! # Pattern: double buffering across launches
 //!
 //! Launches on one device run one after the other, and everything a launch wrote is visible to
