@@ -102,12 +102,12 @@ fn round_trip(dev: &Device, rounds: usize) -> Result<f64, tilus::Error> {
     })
 }
 
+/// A launch of one of the `adds_*` kernels on device memory, and on mapped host memory.
+type OnDevice = fn(&Device, u32, &GlobalTensor<u32>, i32) -> tilus::Result<()>;
+type OnMapped = fn(&Device, u32, &tilus::MappedTensor<u32>, i32) -> tilus::Result<()>;
+
 fn atomics(dev: &Device, reps: usize, grid: u32) -> Result<(), tilus::Error> {
-    let kernels: [(
-        &str,
-        fn(&Device, u32, &GlobalTensor<u32>, i32) -> tilus::Result<()>,
-        fn(&Device, u32, &tilus::MappedTensor<u32>, i32) -> tilus::Result<()>,
-    ); 4] = [
+    let kernels: [(&str, OnDevice, OnMapped); 4] = [
         (
             "relaxed, gpu",
             |d, g, t, r| adds_relaxed_gpu::launch(d, g, t, r),
