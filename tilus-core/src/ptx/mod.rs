@@ -5,11 +5,11 @@
 //! * `inst`: scalar and element-wise instructions;
 //! * `access`: loads, stores and atomics (bounds, masks, vector accesses);
 //! * `bounds`: known upper bounds of non-negative integers, which prove index tests true;
-//! * `collective`: broadcast and reduce through shared scratch;
-//! * `assemble`: running `ptxas` on generated text (used by tests across the workspace).
+//! * `collective`: broadcast and reduce through shared scratch.
+//!
+//! Running `ptxas` on the text is a test helper of the workspace (`tilus-testkit`).
 
 mod access;
-pub mod assemble;
 mod bounds;
 mod collective;
 mod convert;

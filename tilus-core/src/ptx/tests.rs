@@ -1,9 +1,9 @@
 //! Hand-built IR kernels: every emitted module must assemble with ptxas for sm_70, sm_80 and
 //! sm_90 (only sm_90 for `.target sm_90`), and generation must be deterministic.
 
-use super::assemble::{assemble, AssembleOutcome};
 use super::generate;
 use crate::ir::*;
+use tilus_testkit::ptxas::{assemble, AssembleOutcome};
 
 /// A small IR builder: variables, instructions, and nested blocks through closures.
 struct B {
