@@ -21,8 +21,7 @@
 //! than 4 bytes travel in 32-bit words. The per-element code remains as the fallback for the
 //! partial tail.
 
-use std::fmt;
-
+use super::code::{Guard, Label};
 use super::emit::{internal, tz_imm, Emitter, GlobalSt, Res, Storage};
 use super::regs::{EVal, PVal, Reg, Val};
 use crate::dtype::DType;
@@ -36,16 +35,6 @@ use crate::layout::Layout;
 pub(super) struct Addr {
     pub base: Reg,
     pub imm: i64,
-}
-
-impl fmt::Display for Addr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.imm == 0 {
-            write!(f, "[{}]", self.base)
-        } else {
-            write!(f, "[{}+{}]", self.base, self.imm)
-        }
-    }
 }
 
 impl Addr {
@@ -216,7 +205,7 @@ enum VectorPart {
     All,
     /// The full runs; threads on the partial tail branched past to the per-element code,
     /// which ends at this label.
-    UpTo(String),
+    UpTo(Label),
 }
 
 impl Emitter<'_> {
@@ -240,7 +229,7 @@ impl Emitter<'_> {
         };
         // Tile-level ordering (ir.rs): release = barrier before, acquire = barrier after.
         if sem.has_release() {
-            self.line("bar.sync \t0;");
+            self.barrier();
         }
         let plan = self.plan(access, uniform, dtype)?;
         let vector = op.has_vector_form() && !uniform && plan.layout.v > 1;
@@ -268,7 +257,7 @@ impl Emitter<'_> {
         };
         self.element_ops(&plan, &op, &elems, needed.as_deref(), &local_alts)?;
         if let Some(end) = done {
-            self.body.push(format!("{end}:"));
+            self.label(end);
         }
         self.after(sem);
         Ok(())
@@ -354,7 +343,7 @@ impl Emitter<'_> {
         let end = self.new_label("vec_done");
         if let PVal::Reg(p) = full {
             // Per-thread (not uniform) branch: only threads on the partial tail fall back.
-            self.line(format!("@!{p} bra \t{tail};"));
+            self.branch(Guard::Unless(p), tail);
         }
         match first {
             Some(first) => self.vector_ops(plan, op, first)?,
@@ -363,8 +352,8 @@ impl Emitter<'_> {
         if full == PVal::True {
             return Ok(VectorPart::All);
         }
-        self.line(format!("bra \t{end};"));
-        self.body.push(format!("{tail}:"));
+        self.branch(Guard::Always, end);
+        self.label(tail);
         Ok(VectorPart::UpTo(end))
     }
 
@@ -393,7 +382,7 @@ impl Emitter<'_> {
 
     fn after(&mut self, sem: Sem) {
         if sem.has_acquire() {
-            self.line("bar.sync \t0;");
+            self.barrier();
         }
     }
 
@@ -441,12 +430,12 @@ impl Emitter<'_> {
             EVal::Reg(r) => {
                 let (t, n) = (self.r64(), self.r32());
                 if d.is_signed() {
-                    self.line(format!("min.s64 \t{t}, {r}, 2147483647;"));
-                    self.line(format!("max.s64 \t{t}, {t}, -2147483648;"));
+                    self.ins(["min", "s64"], (t, r, 2147483647));
+                    self.ins(["max", "s64"], (t, t, -2147483648));
                 } else {
-                    self.line(format!("min.u64 \t{t}, {r}, 2147483647;"));
+                    self.ins(["min", "u64"], (t, r, 2147483647));
                 }
-                self.line(format!("cvt.u32.u64 \t{n}, {t};"));
+                self.ins(["cvt", "u32", "u64"], (n, t));
                 Ok(Val::Reg(n))
             }
         }
@@ -556,7 +545,7 @@ impl Emitter<'_> {
                 for d in &g.dims {
                     if plan.access.check_bounds && !g.whole {
                         let c = self.r64();
-                        self.line(format!("max.s64 \t{c}, {d}, 0;"));
+                        self.ins(["max", "s64"], (c, d, 0));
                         dims.push(c);
                     } else {
                         dims.push(*d);
@@ -568,7 +557,7 @@ impl Emitter<'_> {
                         None => g.dims[k + 1],
                         Some(next) => {
                             let st = self.r64();
-                            self.line(format!("mul.lo.s64 \t{st}, {next}, {};", g.dims[k + 1]));
+                            self.ins(["mul", "lo", "s64"], (st, next, g.dims[k + 1]));
                             st
                         }
                     });
@@ -611,7 +600,7 @@ impl Emitter<'_> {
             EVal::Reg(g.off)
         } else {
             let t = self.r64();
-            self.line(format!("add.s64 \t{t}, {}, {off};", g.off));
+            self.ins(["add", "s64"], (t, g.off, off));
             EVal::Reg(t)
         };
         let (lo, hi) = if check {
@@ -625,11 +614,11 @@ impl Emitter<'_> {
                     let t = self.r64();
                     let u = self.r64();
                     let o = self.reg64(off);
-                    self.line(format!("neg.s64 \t{t}, {o};"));
+                    self.ins(["neg", "s64"], (t, o));
                     if !g.whole {
                         let c = self.reg64(c0);
-                        self.line(format!("neg.s64 \t{u}, {c};"));
-                        self.line(format!("max.s64 \t{t}, {t}, {u};"));
+                        self.ins(["neg", "s64"], (u, c));
+                        self.ins(["max", "s64"], (t, t, u));
                     }
                     self.clamp64(t, n)
                 }
@@ -637,14 +626,14 @@ impl Emitter<'_> {
             // hi = min(dim - offset, len - c0, n) - 1.
             let t = self.r64();
             let od = self.reg64(off);
-            self.line(format!("sub.s64 \t{t}, {}, {od};", g.dims[0]));
+            self.ins(["sub", "s64"], (t, g.dims[0], od));
             if !g.whole {
                 let u = self.r64();
                 let c = self.reg64(c0);
-                self.line(format!("sub.s64 \t{u}, {}, {c};", g.len));
-                self.line(format!("min.s64 \t{t}, {t}, {u};"));
+                self.ins(["sub", "s64"], (u, g.len, c));
+                self.ins(["min", "s64"], (t, t, u));
             }
-            self.line(format!("add.s64 \t{t}, {t}, -1;"));
+            self.ins(["add", "s64"], (t, t, -1));
             // At most the tile's last element: a thread whose first element lies past the end
             // of a tile shorter than the block must fail the test (clamping to `n` let one such
             // thread through, which ran [1]-tile RMWs twice on the GPU).
@@ -662,8 +651,8 @@ impl Emitter<'_> {
             },
             (EVal::Const(c, _), Val::Reg(fr)) => {
                 let a = self.r64();
-                self.line(format!("mul.wide.u32 \t{a}, {fr}, {size};"));
-                self.line(format!("add.s64 \t{a}, {a}, {};", g.ptr));
+                self.ins(["mul", "wide", "u32"], (a, fr, size));
+                self.ins(["add", "s64"], (a, a, g.ptr));
                 Addr {
                     base: a,
                     imm: (c as i64).wrapping_mul(size as i64),
@@ -672,16 +661,16 @@ impl Emitter<'_> {
             (EVal::Reg(cr), f) => {
                 let m = self.r64();
                 match f {
-                    Val::Imm(0) => self.line(format!("mov.b64 \t{m}, {cr};")),
-                    Val::Imm(fi) => self.line(format!("add.s64 \t{m}, {cr}, {fi};")),
+                    Val::Imm(0) => self.ins(["mov", "b64"], (m, cr)),
+                    Val::Imm(fi) => self.ins(["add", "s64"], (m, cr, fi)),
                     Val::Reg(fr) => {
                         let w = self.r64();
-                        self.line(format!("cvt.u64.u32 \t{w}, {fr};"));
-                        self.line(format!("add.s64 \t{m}, {cr}, {w};"));
+                        self.ins(["cvt", "u64", "u32"], (w, fr));
+                        self.ins(["add", "s64"], (m, cr, w));
                     }
                 }
                 let a = self.r64();
-                self.line(format!("mad.lo.s64 \t{a}, {m}, {size}, {};", g.ptr));
+                self.ins(["mad", "lo", "s64"], (a, m, size, g.ptr));
                 Addr { base: a, imm: 0 }
             }
         };
@@ -694,7 +683,7 @@ impl Emitter<'_> {
             EVal::Reg(r) => r,
             EVal::Const(bits, _) => {
                 let r = self.r64();
-                self.line(format!("mov.b64 \t{r}, {};", bits as i64));
+                self.ins(["mov", "b64"], (r, bits as i64));
                 r
             }
         }
@@ -703,9 +692,9 @@ impl Emitter<'_> {
     /// A 64-bit limit clamped to `[-1, n]` as a 32-bit value.
     fn clamp64(&mut self, t: Reg, n: i64) -> Val {
         let r = self.r32();
-        self.line(format!("max.s64 \t{t}, {t}, -1;"));
-        self.line(format!("min.s64 \t{t}, {t}, {n};"));
-        self.line(format!("cvt.u32.u64 \t{r}, {t};"));
+        self.ins(["max", "s64"], (t, t, -1));
+        self.ins(["min", "s64"], (t, t, n));
+        self.ins(["cvt", "u32", "u64"], (r, t));
         Val::Reg(r)
     }
 
@@ -733,13 +722,13 @@ impl Emitter<'_> {
                 let (local, rank) = (self.r32(), self.r32());
                 if (rows as u32).is_power_of_two() {
                     let shift = rows.trailing_zeros();
-                    self.line(format!("and.b32 \t{local}, {r}, {};", rows - 1));
-                    self.line(format!("shr.u32 \t{rank}, {r}, {shift};"));
+                    self.ins(["and", "b32"], (local, r, rows - 1));
+                    self.ins(["shr", "u32"], (rank, r, shift));
                 } else {
-                    self.line(format!("rem.u32 \t{local}, {r}, {rows};"));
-                    self.line(format!("div.u32 \t{rank}, {r}, {rows};"));
+                    self.ins(["rem", "u32"], (local, r, rows));
+                    self.ins(["div", "u32"], (rank, r, rows));
                 }
-                self.line(format!("min.u32 \t{rank}, {rank}, {last};"));
+                self.ins(["min", "u32"], (rank, rank, last));
                 (Val::Reg(local), Val::Reg(rank))
             }
         }
@@ -748,14 +737,8 @@ impl Emitter<'_> {
     /// The `.shared::cluster` address of the same shared-window address in block `rank`.
     pub(super) fn map_to_block(&mut self, addr: Addr, rank: Val) -> Addr {
         let (local, mapped) = (self.r32(), self.r32());
-        self.line(format!("add.u32 \t{local}, {}, {};", addr.base, addr.imm));
-        let rank = match rank {
-            Val::Imm(x) => x.to_string(),
-            Val::Reg(r) => r.to_string(),
-        };
-        self.line(format!(
-            "mapa.shared::cluster.u32 \t{mapped}, {local}, {rank};"
-        ));
+        self.ins(["add", "u32"], (local, addr.base, addr.imm));
+        self.ins(["mapa", "shared::cluster", "u32"], (mapped, local, rank));
         Addr {
             base: mapped,
             imm: 0,
@@ -775,7 +758,7 @@ impl Emitter<'_> {
             },
             Val::Reg(r) => {
                 let a = self.r32();
-                self.line(format!("mad.lo.s32 \t{a}, {r}, {size}, {smem};"));
+                self.ins(["mad", "lo", "s32"], (a, r, size, smem));
                 Addr {
                     base: a,
                     imm: *offset as i64,
@@ -928,8 +911,8 @@ impl Emitter<'_> {
             u32::MAX as i64
         };
         let (t, r) = (self.r64(), self.r32());
-        self.line(format!("min.s64 \t{t}, {d}, {limit};"));
-        self.line(format!("cvt.u32.u64 \t{r}, {t};"));
+        self.ins(["min", "s64"], (t, d, limit));
+        self.ins(["cvt", "u32", "u64"], (r, t));
         // The set-up is shared by all slots of the access: remember it.
         dims32.borrow_mut()[k][signed as usize] = Some(Val::Reg(r));
         Ok(Val::Reg(r))
@@ -977,7 +960,7 @@ impl Emitter<'_> {
                 None => self.reg64(term),
                 Some(acc) => {
                     let t = self.r64();
-                    self.line(format!("add.s64 \t{t}, {acc}, {term};"));
+                    self.ins(["add", "s64"], (t, acc, term));
                     t
                 }
             });
@@ -994,7 +977,7 @@ impl Emitter<'_> {
             },
             Some(i) => {
                 let a = self.r64();
-                self.line(format!("mad.lo.s64 \t{a}, {i}, {size}, {};", g.ptr));
+                self.ins(["mad", "lo", "s64"], (a, i, size, g.ptr));
                 Addr {
                     base: a,
                     imm: m_imm.wrapping_mul(size),
@@ -1062,7 +1045,7 @@ impl Emitter<'_> {
             }
             (None, Some(c64)) => {
                 let p = self.pred();
-                self.line(format!("setp.lt.u64 \t{p}, {c64}, {dim};"));
+                self.ins(["setp", "lt", "u64"], (p, c64, dim));
                 PVal::Reg(p)
             }
             _ => PVal::True,
@@ -1086,7 +1069,7 @@ impl Emitter<'_> {
                 let w = self.r64();
                 let ext = if c.signed { "s32" } else { "u32" };
                 let c32 = self.in_reg(c32);
-                self.line(format!("cvt.s64.{ext} \t{w}, {c32};"));
+                self.ins(["cvt", "s64", ext], (w, c32));
                 EVal::Reg(w)
             }
             (None, Some(c64)) => c64,
@@ -1096,7 +1079,7 @@ impl Emitter<'_> {
             None => c64,
             Some(st) => {
                 let t = self.r64();
-                self.line(format!("mul.lo.s64 \t{t}, {c64}, {st};"));
+                self.ins(["mul", "lo", "s64"], (t, c64, st));
                 EVal::Reg(t)
             }
         }))
@@ -1117,7 +1100,7 @@ impl Emitter<'_> {
             (false, None) => Some(g.off),
             (false, Some(acc)) => {
                 let t = self.r64();
-                self.line(format!("add.s64 \t{t}, {acc}, {};", g.off));
+                self.ins(["add", "s64"], (t, acc, g.off));
                 Some(t)
             }
         };
@@ -1129,11 +1112,11 @@ impl Emitter<'_> {
         match idx {
             Some(i) if m_imm != 0 => {
                 let t = self.r64();
-                self.line(format!("add.s64 \t{t}, {i}, {m_imm};"));
-                self.line(format!("setp.lt.u64 \t{p}, {t}, {};", g.len));
+                self.ins(["add", "s64"], (t, i, m_imm));
+                self.ins(["setp", "lt", "u64"], (p, t, g.len));
             }
-            Some(i) => self.line(format!("setp.lt.u64 \t{p}, {i}, {};", g.len)),
-            None => self.line(format!("setp.lt.u64 \t{p}, {m_imm}, {};", g.len)),
+            Some(i) => self.ins(["setp", "lt", "u64"], (p, i, g.len)),
+            None => self.ins(["setp", "lt", "u64"], (p, m_imm, g.len)),
         }
         (idx, Some(PVal::Reg(p)))
     }
@@ -1180,9 +1163,9 @@ impl Emitter<'_> {
         if let Some(c) = h.c_last {
             let t = self.r64();
             let c = self.reg64(c);
-            self.line(format!("add.s64 \t{t}, {c}, {i};"));
+            self.ins(["add", "s64"], (t, c, i));
             let p = self.pred();
-            self.line(format!("setp.lt.u64 \t{p}, {t}, {dim_last};"));
+            self.ins(["setp", "lt", "u64"], (p, t, dim_last));
             act = self.pand(act, PVal::Reg(p));
         }
         if let (Some((idx, m_imm)), Mem::Global(g)) = (h.idx_end, &plan.mem) {
@@ -1192,10 +1175,10 @@ impl Emitter<'_> {
             match idx {
                 Some(r) => {
                     let t = self.r64();
-                    self.line(format!("add.s64 \t{t}, {r}, {end};"));
-                    self.line(format!("setp.lt.u64 \t{p}, {t}, {len};"));
+                    self.ins(["add", "s64"], (t, r, end));
+                    self.ins(["setp", "lt", "u64"], (p, t, len));
                 }
-                None => self.line(format!("setp.lt.u64 \t{p}, {end}, {len};")),
+                None => self.ins(["setp", "lt", "u64"], (p, end, len)),
             }
             act = self.pand(act, PVal::Reg(p));
         }
@@ -1213,14 +1196,14 @@ impl Emitter<'_> {
                 let w = self.r64();
                 let ext = if signed { "s32" } else { "u32" };
                 let o = self.in_reg(o);
-                self.line(format!("cvt.s64.{ext} \t{w}, {o};"));
+                self.ins(["cvt", "s64", ext], (w, o));
                 match p {
                     Val::Imm(0) => {}
-                    Val::Imm(b) => self.line(format!("add.s64 \t{w}, {w}, {b};")),
+                    Val::Imm(b) => self.ins(["add", "s64"], (w, w, b)),
                     Val::Reg(pr) => {
                         let t = self.r64();
-                        self.line(format!("cvt.u64.u32 \t{t}, {pr};"));
-                        self.line(format!("add.s64 \t{w}, {w}, {t};"));
+                        self.ins(["cvt", "u64", "u32"], (t, pr));
+                        self.ins(["add", "s64"], (w, w, t));
                     }
                 }
                 EVal::Reg(w)
@@ -1238,11 +1221,11 @@ impl Emitter<'_> {
                 let w = self.r64();
                 let o = self.reg64(o);
                 match p {
-                    Val::Imm(b) => self.line(format!("add.s64 \t{w}, {o}, {b};")),
+                    Val::Imm(b) => self.ins(["add", "s64"], (w, o, b)),
                     Val::Reg(pr) => {
                         let t = self.r64();
-                        self.line(format!("cvt.u64.u32 \t{t}, {pr};"));
-                        self.line(format!("add.s64 \t{w}, {o}, {t};"));
+                        self.ins(["cvt", "u64", "u32"], (t, pr));
+                        self.ins(["add", "s64"], (w, o, t));
                     }
                 }
                 EVal::Reg(w)
@@ -1259,7 +1242,7 @@ impl Emitter<'_> {
                 Val::Imm(c) => Val::Imm(c / stride as i32),
                 Val::Reg(r) => {
                     let q = self.r32();
-                    self.line(format!("div.u32 \t{q}, {r}, {stride};"));
+                    self.ins(["div", "u32"], (q, r, stride));
                     Val::Reg(q)
                 }
             };
@@ -1269,7 +1252,7 @@ impl Emitter<'_> {
                 Val::Imm(c) => Val::Imm(c % ext as i32),
                 Val::Reg(r) => {
                     let q = self.r32();
-                    self.line(format!("rem.u32 \t{q}, {r}, {ext};"));
+                    self.ins(["rem", "u32"], (q, r, ext));
                     Val::Reg(q)
                 }
             };
@@ -1318,16 +1301,16 @@ impl Emitter<'_> {
                     let g = g.clone();
                     let o = self.wide_int(offset)?;
                     let t = self.r64();
-                    self.line(format!("add.s64 \t{t}, {}, {o};", g.off));
+                    self.ins(["add", "s64"], (t, g.off, o));
                     let w = self.r32();
-                    self.line(format!("cvt.u32.u64 \t{w}, {t};"));
+                    self.ins(["cvt", "u32", "u64"], (w, t));
                     Val::Reg(w)
                 }
                 Mem::Shared { .. } => self.coord32(offset, 0)?,
             };
             let c0 = self.in_reg(c0);
             let t = self.r32();
-            self.line(format!("and.b32 \t{t}, {c0}, {};", v - 1));
+            self.ins(["and", "b32"], (t, c0, v - 1));
             self.vsetp("eq", "s32", Val::Reg(t), Val::Imm(0))
         };
         let base = Val::Reg(self.tid_times(v));

@@ -8,6 +8,7 @@
 //! (`emu/ops.rs`): each thread folds its slots in order from the identity, each warp combines
 //! lanes by a butterfly, then the warp partials are folded in warp order.
 
+use super::code::{Address, Arg, Base, Guard, Opcode};
 use super::emit::{internal, Emitter, Res};
 use super::regs::{Class, EVal, PVal, Reg, Val};
 use crate::dtype::DType;
@@ -15,32 +16,34 @@ use crate::ir::{numel, Operand, ReduceOp, Ty, VarId};
 
 impl Emitter<'_> {
     /// `st.shared` of element `v` (of type `d`) at `[base+off]`, guarded by `g`.
-    fn st_scratch(&mut self, g: &str, d: DType, base: Reg, off: usize, v: EVal) {
+    fn st_scratch(&mut self, g: Guard, d: DType, base: Reg, off: usize, v: EVal) {
         let v = if d == DType::Bool {
             let p = self.ereg(v);
             let t = self.r32();
-            self.line(format!("selp.b32 \t{t}, 1, 0, {p};"));
+            self.ins(["selp", "b32"], (t, 1, 0, p));
             EVal::Reg(t)
         } else {
             EVal::Reg(self.ereg(v))
         };
-        self.line(format!(
-            "{g}st.shared.{} \t[{base}+{off}], {v};",
-            d.info().mem
-        ));
+        self.ins_if(
+            g,
+            ["st", "shared", d.info().mem],
+            (scratch_at(base, off), v),
+        );
     }
 
     /// `ld.shared` of an element of type `d` from `[base+off]` into `r`, guarded by `g`.
-    fn ld_scratch(&mut self, g: &str, d: DType, r: Reg, base: Reg, off: usize) {
+    fn ld_scratch(&mut self, g: Guard, d: DType, r: Reg, base: Reg, off: usize) {
         if d == DType::Bool {
             let t = self.r32();
-            self.line(format!("{g}ld.shared.u8 \t{t}, [{base}+{off}];"));
-            self.line(format!("{g}setp.ne.s32 \t{r}, {t}, 0;"));
+            self.ins_if(g, ["ld", "shared", "u8"], (t, scratch_at(base, off)));
+            self.ins_if(g, ["setp", "ne", "s32"], (r, t, 0));
         } else {
-            self.line(format!(
-                "{g}ld.shared.{} \t{r}, [{base}+{off}];",
-                d.info().mem
-            ));
+            self.ins_if(
+                g,
+                ["ld", "shared", d.info().mem],
+                (r, scratch_at(base, off)),
+            );
         }
     }
 
@@ -70,7 +73,7 @@ impl Emitter<'_> {
         // Owners store the source (tid * v is the first index of the thread's slots).
         let base = self.tid_times(src_layout.v);
         let a = self.r32();
-        self.line(format!("mad.lo.s32 \t{a}, {base}, {size}, {smem};"));
+        self.ins(["mad", "lo", "s32"], (a, base, size, smem));
         for s in 0..src_layout.slots() {
             let ex = self.chunk_exists(&src_layout, s / src_layout.v);
             if ex == PVal::False {
@@ -79,9 +82,9 @@ impl Emitter<'_> {
             let val = self.eval(Operand::Var(x), s)?;
             let off = scratch + size * src_layout.slot_const(s);
             let g = Self::guard(ex);
-            self.st_scratch(&g, dtype, a, off, val);
+            self.st_scratch(g, dtype, a, off, val);
         }
-        self.line("bar.sync \t0;");
+        self.barrier();
         // Source flat index of each destination element: its coordinates with broadcast axes
         // dropped, dotted with the source's row-major strides.
         let dst_layout = self.layout_of(shape);
@@ -109,12 +112,12 @@ impl Emitter<'_> {
                     Val::Reg(fr) => {
                         let q = self.r32();
                         if stride == 1 {
-                            self.line(format!("rem.u32 \t{q}, {fr}, {};", shape[k]));
+                            self.ins(["rem", "u32"], (q, fr, shape[k]));
                         } else if k == 0 {
-                            self.line(format!("div.u32 \t{q}, {fr}, {stride};"));
+                            self.ins(["div", "u32"], (q, fr, stride));
                         } else {
-                            self.line(format!("div.u32 \t{q}, {fr}, {stride};"));
-                            self.line(format!("rem.u32 \t{q}, {q}, {};", shape[k]));
+                            self.ins(["div", "u32"], (q, fr, stride));
+                            self.ins(["rem", "u32"], (q, q, shape[k]));
                         }
                         Val::Reg(q)
                     }
@@ -127,13 +130,13 @@ impl Emitter<'_> {
                 Val::Imm(c) => (smem, scratch + size * c as usize),
                 Val::Reg(ir) => {
                     let a = self.r32();
-                    self.line(format!("mad.lo.s32 \t{a}, {ir}, {size}, {smem};"));
+                    self.ins(["mad", "lo", "s32"], (a, ir, size, smem));
                     (a, scratch)
                 }
             };
-            self.ld_scratch(&g, dtype, *r, addr_base, off);
+            self.ld_scratch(g, dtype, *r, addr_base, off);
         }
-        self.line("bar.sync \t0;");
+        self.barrier();
         Ok(())
     }
 
@@ -166,17 +169,17 @@ impl Emitter<'_> {
                 DType::Bool => {
                     let p = self.ereg(v);
                     let t = self.r32();
-                    self.line(format!("selp.b32 \t{t}, 1, 0, {p};"));
+                    self.ins(["selp", "b32"], (t, 1, 0, p));
                     t
                 }
                 _ if half => self.widen_f32(dtype, v),
                 _ => self.ereg(v),
             };
-            self.line(format!("{}{ins} \t{acc}, {acc}, {val};", Self::guard(ex)));
+            self.ins_if(Self::guard(ex), ins.clone(), (acc, acc, val));
         }
         for off in [16, 8, 4, 2, 1] {
             let t = self.shfl_bfly(acc, off);
-            self.line(format!("{ins} \t{acc}, {acc}, {t};"));
+            self.ins(ins.clone(), (acc, acc, t));
         }
         let warps = self.threads / 32;
         if warps > 1 {
@@ -188,26 +191,30 @@ impl Emitter<'_> {
             let p = self.pred();
             let a = self.r32();
             let mem = acc_t.info().mem;
-            self.line(format!("setp.eq.u32 \t{p}, {lane}, 0;"));
-            self.line(format!("mad.lo.s32 \t{a}, {warp}, {size}, {smem};"));
-            self.line(format!("@{p} st.shared.{mem} \t[{a}+{scratch}], {acc};"));
-            self.line("bar.sync \t0;");
+            self.ins(["setp", "eq", "u32"], (p, lane, 0));
+            self.ins(["mad", "lo", "s32"], (a, warp, size, smem));
+            self.ins_if(
+                Guard::If(p),
+                ["st", "shared", mem],
+                (scratch_at(a, scratch), acc),
+            );
+            self.barrier();
             // Every thread reads all partials (broadcast reads, no bank conflicts), in a fixed
             // order so all threads get the same value.
             let parts: Vec<Reg> = (0..warps).map(|_| self.reg_of(acc_t)).collect();
             for (w, part) in parts.iter().enumerate() {
                 let off = scratch + size * w;
-                self.line(format!("ld.shared.{mem} \t{part}, [{smem}+{off}];"));
+                self.ins(["ld", "shared", mem], (part, scratch_at(smem, off)));
             }
             self.copy_elem(acc_t, acc, EVal::Reg(parts[0]))?;
             for part in &parts[1..] {
-                self.line(format!("{ins} \t{acc}, {acc}, {part};"));
+                self.ins(ins.clone(), (acc, acc, part));
             }
-            self.line("bar.sync \t0;");
+            self.barrier();
         }
         let r = self.dst_regs(d)?[0];
         match dtype {
-            DType::Bool => self.line(format!("setp.ne.s32 \t{r}, {acc}, 0;")),
+            DType::Bool => self.ins(["setp", "ne", "s32"], (r, acc, 0)),
             _ if half => self.narrow_f32(dtype, acc, r),
             _ => {
                 self.copy_elem(acc_t, r, EVal::Reg(acc))?;
@@ -223,12 +230,12 @@ impl Emitter<'_> {
         match v.class {
             Class::B64 | Class::F64 => {
                 let (lo, hi) = (self.r32(), self.r32());
-                self.line(format!("mov.b64 \t{{{lo}, {hi}}}, {v};"));
-                self.line(format!("shfl.sync.bfly.b32 \t{lo}, {lo}, {off}, 31, -1;"));
-                self.line(format!("shfl.sync.bfly.b32 \t{hi}, {hi}, {off}, 31, -1;"));
-                self.line(format!("mov.b64 \t{t}, {{{lo}, {hi}}};"));
+                self.ins(["mov", "b64"], (Arg::Vector(vec![lo, hi]), v));
+                self.ins(["shfl", "sync", "bfly", "b32"], (lo, lo, off, 31, -1));
+                self.ins(["shfl", "sync", "bfly", "b32"], (hi, hi, off, 31, -1));
+                self.ins(["mov", "b64"], (t, Arg::Vector(vec![lo, hi])));
             }
-            _ => self.line(format!("shfl.sync.bfly.b32 \t{t}, {v}, {off}, 31, -1;")),
+            _ => self.ins(["shfl", "sync", "bfly", "b32"], (t, v, off, 31, -1)),
         }
         t
     }
@@ -236,18 +243,26 @@ impl Emitter<'_> {
 
 /// The instruction folding one element into an accumulator of type `acc`, and the identity
 /// (bits of `acc`'s type) for a reduction of `d` elements.
-fn reduce_op(op: ReduceOp, acc: DType, d: DType) -> (String, u64) {
+fn reduce_op(op: ReduceOp, acc: DType, d: DType) -> (Opcode, u64) {
     let info = acc.info();
     let (ty, bit) = (info.arith, info.bit_reg());
     let float = acc.is_float();
     let id = crate::elem::cast(d, acc, crate::elem::reduce_identity(op, d));
     let ins = match (op, float) {
-        (ReduceOp::Sum, true) => format!("add.rn.{ty}"),
-        (ReduceOp::Sum, false) => format!("add.{ty}"),
-        (ReduceOp::Min, _) => format!("min.{ty}"),
-        (ReduceOp::Max, _) => format!("max.{ty}"),
-        (ReduceOp::Or, _) => format!("or.{bit}"),
-        (ReduceOp::And, _) => format!("and.{bit}"),
+        (ReduceOp::Sum, true) => ["add", "rn", ty].into(),
+        (ReduceOp::Sum, false) => ["add", ty].into(),
+        (ReduceOp::Min, _) => ["min", ty].into(),
+        (ReduceOp::Max, _) => ["max", ty].into(),
+        (ReduceOp::Or, _) => ["or", bit].into(),
+        (ReduceOp::And, _) => ["and", bit].into(),
     };
     (ins, id)
+}
+
+/// `[base+off]` in the scratch area, written with its offset even when it is 0.
+fn scratch_at(base: Reg, off: usize) -> Address {
+    Address {
+        base: Base::Reg(base),
+        offset: Some(off as i64),
+    }
 }

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::code::{Address, Args, Base, Code, Guard, Ins, Label, Line, Opcode, ParamPart, Special};
 use super::regs::{Class, EVal, PVal, Reg, Regs, Val};
 use super::CodegenError;
 use crate::ir::{DType, Kernel, Operand, ParamKind, Span, Stmt, Ty, VarId};
@@ -64,8 +65,7 @@ pub(super) struct Emitter<'k> {
     pub k: &'k Kernel,
     pub threads: usize,
     pub regs: Regs,
-    pub prologue: Vec<String>,
-    pub body: Vec<String>,
+    pub code: Code,
     pub storage: Vec<Option<Storage>>,
     /// Where each variable is defined (`crate::facts`).
     pub defs: crate::facts::Defs,
@@ -76,7 +76,7 @@ pub(super) struct Emitter<'k> {
     pub umax: Vec<Option<u64>>,
     cache: BTreeMap<Cached, Reg>,
     labels: u32,
-    loop_ends: Vec<String>,
+    loop_ends: Vec<Label>,
     pub tid: Reg,
     /// The kernel's tile run length (`crate::layout::vector_width`).
     pub vmax: usize,
@@ -115,12 +115,17 @@ impl<'k> Emitter<'k> {
         let defs = crate::facts::Defs::of(k);
         let mut regs = Regs::default();
         let tid = regs.new_reg(Class::B32);
+        let mut code = Code::default();
+        code.prologue.push(Line::Ins(Ins::new(
+            Guard::Always,
+            ["mov", "u32"],
+            (tid, Special::ThreadIdx),
+        )));
         Emitter {
             k,
             threads: k.threads as usize,
             regs,
-            prologue: vec![format!("\tmov.u32 \t{tid}, %tid.x;")],
-            body: Vec::new(),
+            code,
             storage: vec![None; n],
             defs,
             tz: vec![0; n],
@@ -137,32 +142,42 @@ impl<'k> Emitter<'k> {
         }
     }
 
-    // ----- text -----
+    // ----- code -----
 
-    pub fn line(&mut self, s: impl AsRef<str>) {
-        self.body.push(format!("\t{}", s.as_ref()));
+    /// Appends instruction `opcode args`.
+    pub fn ins(&mut self, opcode: impl Into<Opcode>, args: impl Args) {
+        self.ins_if(Guard::Always, opcode, args);
     }
-    pub fn comment(&mut self, s: impl AsRef<str>) {
-        // ptxas rejects non-ASCII anywhere in the file, comments included (`let größe = ..`).
-        let s: String = s
-            .as_ref()
-            .chars()
-            .map(|c| {
-                if c.is_ascii() && !c.is_ascii_control() {
-                    c
-                } else {
-                    '?'
-                }
-            })
-            .collect();
-        self.body.push(format!("\t// {s}"));
+    /// Appends instruction `opcode args` under `guard`.
+    pub fn ins_if(&mut self, guard: Guard, opcode: impl Into<Opcode>, args: impl Args) {
+        self.code
+            .body
+            .push(Line::Ins(Ins::new(guard, opcode, args)));
     }
-    pub(super) fn label(&mut self, l: &str) {
-        self.body.push(format!("{l}:"));
+    pub fn comment(&mut self, s: impl Into<String>) {
+        self.code.body.push(Line::Comment(s.into()));
     }
-    pub fn new_label(&mut self, kind: &str) -> String {
+    pub(super) fn label(&mut self, l: Label) {
+        self.code.body.push(Line::Label(l));
+    }
+    pub fn new_label(&mut self, kind: &'static str) -> Label {
         self.labels += 1;
-        format!("$L_{kind}_{}", self.labels)
+        Label {
+            kind,
+            n: self.labels,
+        }
+    }
+    /// A branch to `l` taken by all threads of a warp alike (`bra.uni`) where `guard` holds.
+    pub(super) fn branch_uniform(&mut self, guard: Guard, l: Label) {
+        self.ins_if(guard, ["bra", "uni"], (l,));
+    }
+    /// A branch to `l` where `guard` holds, which threads of a warp may take apart (`bra`).
+    pub(super) fn branch(&mut self, guard: Guard, l: Label) {
+        self.ins_if(guard, ["bra"], (l,));
+    }
+    /// A barrier of the whole block (`bar.sync 0`).
+    pub(super) fn barrier(&mut self) {
+        self.ins(["bar", "sync"], (0,));
     }
     pub fn r32(&mut self) -> Reg {
         self.regs.new_reg(Class::B32)
@@ -174,23 +189,26 @@ impl<'k> Emitter<'k> {
         self.regs.new_reg(Class::Pred)
     }
 
-    /// `@p ` / `@!p ` guard text for a predicate (empty when always true).
-    pub fn guard(p: PVal) -> String {
+    /// The guard of code that runs where `p` holds: none when it always does (and, as callers
+    /// emit no code under a predicate that never holds, none for `False` either).
+    pub fn guard(p: PVal) -> Guard {
         match p {
-            PVal::Reg(r) => format!("@{r} "),
-            _ => String::new(),
+            PVal::Reg(r) => Guard::If(r),
+            _ => Guard::Always,
         }
     }
 
     // ----- prologue caches -----
 
-    fn cached(&mut self, key: Cached, class: Class, text: impl FnOnce(Reg, Reg) -> String) -> Reg {
+    /// The register holding the prologue value `key`, computed there on first use by
+    /// `make(register, tid)`.
+    fn cached(&mut self, key: Cached, class: Class, make: impl FnOnce(Reg, Reg) -> Ins) -> Reg {
         if let Some(r) = self.cache.get(&key) {
             return *r;
         }
         let r = self.regs.new_reg(class);
-        let line = text(r, self.tid);
-        self.prologue.push(line);
+        let ins = make(r, self.tid);
+        self.code.prologue.push(Line::Ins(ins));
         self.cache.insert(key, r);
         r
     }
@@ -202,7 +220,7 @@ impl<'k> Emitter<'k> {
         }
         let sh = v.trailing_zeros();
         self.cached(Cached::TidTimes(v), Class::B32, |r, t| {
-            format!("\tshl.b32 \t{r}, {t}, {sh};")
+            Ins::new(Guard::Always, ["shl", "b32"], (r, t, sh))
         })
     }
 
@@ -213,46 +231,46 @@ impl<'k> Emitter<'k> {
         }
         let owners = layout.chunk_owners(o);
         PVal::Reg(self.cached(Cached::TidLt(owners), Class::Pred, |r, t| {
-            format!("\tsetp.lt.u32 \t{r}, {t}, {owners};")
+            Ins::new(Guard::Always, ["setp", "lt", "u32"], (r, t, owners))
         }))
     }
 
     /// 32-bit shared address of the dynamic window.
     pub fn smem_base(&mut self) -> Reg {
         self.cached(Cached::SmemBase, Class::B32, |r, _| {
-            format!("\tmov.u32 \t{r}, {};", super::SMEM_SYMBOL)
+            Ins::new(Guard::Always, ["mov", "u32"], (r, Special::SharedWindow))
         })
     }
 
     pub fn const_pred(&mut self, b: bool) -> Reg {
         self.cached(Cached::ConstPred(b), Class::Pred, |r, _| {
-            format!("\tmov.pred \t{r}, {};", b as i32)
+            Ins::new(Guard::Always, ["mov", "pred"], (r, b as i32))
         })
     }
 
     /// This block's rank in its cluster.
     pub fn cluster_rank_reg(&mut self) -> Reg {
         self.cached(Cached::ClusterRank, Class::B32, |r, _| {
-            format!("\tmov.u32 \t{r}, %cluster_ctarank;")
+            Ins::new(Guard::Always, ["mov", "u32"], (r, Special::ClusterRank))
         })
     }
 
     /// A 16-bit register holding 0 (the low half when widening `bf16`).
     pub fn zero16(&mut self) -> Reg {
         self.cached(Cached::Zero16, Class::B16, |r, _| {
-            format!("\tmov.b16 \t{r}, 0;")
+            Ins::new(Guard::Always, ["mov", "b16"], (r, 0))
         })
     }
 
     pub fn lane(&mut self) -> Reg {
         self.cached(Cached::Lane, Class::B32, |r, t| {
-            format!("\tand.b32 \t{r}, {t}, 31;")
+            Ins::new(Guard::Always, ["and", "b32"], (r, t, 31))
         })
     }
 
     pub fn warp(&mut self) -> Reg {
         self.cached(Cached::Warp, Class::B32, |r, t| {
-            format!("\tshr.u32 \t{r}, {t}, 5;")
+            Ins::new(Guard::Always, ["shr", "u32"], (r, t, 5))
         })
     }
 
@@ -383,11 +401,7 @@ impl<'k> Emitter<'k> {
             Operand::Imm(bits, d) => {
                 // A wide or float constant in an index position: materialise it.
                 let r = self.reg_of(d);
-                self.line(format!(
-                    "mov.{} \t{r}, {};",
-                    d.info().bit_reg(),
-                    EVal::Const(bits, d)
-                ));
+                self.ins(["mov", d.info().bit_reg()], (r, EVal::Const(bits, d)));
                 Ok(Val::Reg(r))
             }
             Operand::Var(v) => match self.storage(v)? {
@@ -419,11 +433,7 @@ impl<'k> Emitter<'k> {
             EVal::Const(bits, DType::Bool) => self.const_pred(bits != 0),
             EVal::Const(bits, d) => {
                 let r = self.reg_of(d);
-                self.line(format!(
-                    "mov.{} \t{r}, {};",
-                    d.info().bit_reg(),
-                    EVal::Const(bits, d)
-                ));
+                self.ins(["mov", d.info().bit_reg()], (r, EVal::Const(bits, d)));
                 r
             }
         }
@@ -469,7 +479,7 @@ impl<'k> Emitter<'k> {
             (Val::Imm(_), Val::Reg(_)) => self.vadd(b, a),
             _ => {
                 let r = self.r32();
-                self.line(format!("add.s32 \t{r}, {a}, {b};"));
+                self.ins(["add", "s32"], (r, a, b));
                 Val::Reg(r)
             }
         }
@@ -480,7 +490,7 @@ impl<'k> Emitter<'k> {
             (x, Val::Imm(0)) => x,
             _ => {
                 let r = self.r32();
-                self.line(format!("sub.s32 \t{r}, {a}, {b};"));
+                self.ins(["sub", "s32"], (r, a, b));
                 Val::Reg(r)
             }
         }
@@ -493,7 +503,7 @@ impl<'k> Emitter<'k> {
             (Val::Imm(_), Val::Reg(_)) => self.vmul(b, a),
             _ => {
                 let r = self.r32();
-                self.line(format!("mul.lo.s32 \t{r}, {a}, {b};"));
+                self.ins(["mul", "lo", "s32"], (r, a, b));
                 Val::Reg(r)
             }
         }
@@ -504,16 +514,13 @@ impl<'k> Emitter<'k> {
             (Val::Imm(_), Val::Reg(_)) => self.vminmax(max, b, a),
             _ => {
                 let r = self.r32();
-                self.line(format!(
-                    "{}.s32 \t{r}, {a}, {b};",
-                    if max { "max" } else { "min" }
-                ));
+                self.ins([if max { "max" } else { "min" }, "s32"], (r, a, b));
                 Val::Reg(r)
             }
         }
     }
     /// `a cmp b` (cmp a PTX comparison like `lt`, ty `s32`/`u32`), folded when both are known.
-    pub fn vsetp(&mut self, cmp: &str, ty: &str, a: Val, b: Val) -> PVal {
+    pub fn vsetp(&mut self, cmp: &'static str, ty: &'static str, a: Val, b: Val) -> PVal {
         if let (Val::Imm(x), Val::Imm(y)) = (a, b) {
             let r = if ty == "u32" {
                 let (x, y) = (x as u32, y as u32);
@@ -524,7 +531,7 @@ impl<'k> Emitter<'k> {
             return if r { PVal::True } else { PVal::False };
         }
         let p = self.pred();
-        self.line(format!("setp.{cmp}.{ty} \t{p}, {a}, {b};"));
+        self.ins(["setp", cmp, ty], (p, a, b));
         PVal::Reg(p)
     }
     pub fn pand(&mut self, a: PVal, b: PVal) -> PVal {
@@ -533,7 +540,7 @@ impl<'k> Emitter<'k> {
             (PVal::True, x) | (x, PVal::True) => x,
             (PVal::Reg(x), PVal::Reg(y)) => {
                 let p = self.pred();
-                self.line(format!("and.pred \t{p}, {x}, {y};"));
+                self.ins(["and", "pred"], (p, x, y));
                 PVal::Reg(p)
             }
         }
@@ -544,7 +551,7 @@ impl<'k> Emitter<'k> {
             Val::Reg(r) => r,
             Val::Imm(i) => {
                 let r = self.r32();
-                self.line(format!("mov.b32 \t{r}, {i};"));
+                self.ins(["mov", "b32"], (r, i));
                 r
             }
         }
@@ -553,35 +560,37 @@ impl<'k> Emitter<'k> {
     // ----- statements -----
 
     pub fn params(&mut self) -> Res<()> {
-        let entry = super::entry_name(&self.k.name);
-        let param = |i: usize, part: &str| super::param_name(&entry, i, part);
+        let param = |i: usize, part: ParamPart| Address {
+            base: Base::Param(i, part),
+            offset: None,
+        };
         for (i, p) in self.k.params.iter().enumerate() {
             let v = i as VarId;
             match &p.kind {
                 ParamKind::Tensor(_) => {
                     let g = self.dst_global(v)?;
                     let raw = self.r64();
-                    self.line(format!("ld.param.u64 \t{raw}, [{}];", param(i, "_ptr")));
-                    self.line(format!("cvta.to.global.u64 \t{}, {raw};", g.ptr));
-                    self.line(format!("ld.param.u64 \t{}, [{}];", g.len, param(i, "_len")));
-                    self.line(format!("mov.b64 \t{}, 0;", g.off));
+                    self.ins(["ld", "param", "u64"], (raw, param(i, ParamPart::Ptr)));
+                    self.ins(["cvta", "to", "global", "u64"], (g.ptr, raw));
+                    self.ins(["ld", "param", "u64"], (g.len, param(i, ParamPart::Len)));
+                    self.ins(["mov", "b64"], (g.off, 0));
                     for d in &g.dims {
-                        self.line(format!("mov.b64 \t{d}, {};", g.len));
+                        self.ins(["mov", "b64"], (d, g.len));
                     }
                     self.tz[i] = 64;
                 }
                 ParamKind::Scalar(d) => {
                     let r = self.dst_regs(v)?[0];
                     let (pty, _) = super::param_type(*d);
-                    let name = param(i, "");
+                    let name = param(i, ParamPart::Value);
                     match d {
                         DType::Bool => {
                             let t = self.r32();
-                            self.line(format!("ld.param.{pty} \t{t}, [{name}];"));
-                            self.line(format!("setp.ne.s32 \t{r}, {t}, 0;"));
+                            self.ins(["ld", "param", pty], (t, name));
+                            self.ins(["setp", "ne", "s32"], (r, t, 0));
                         }
                         _ => {
-                            self.line(format!("ld.param.{pty} \t{r}, [{name}];"));
+                            self.ins(["ld", "param", pty], (r, name));
                             // Narrow integers arrive widened; keep the register normalised.
                             self.normalize(*d, r);
                         }
@@ -600,9 +609,9 @@ impl<'k> Emitter<'k> {
             return;
         }
         if d.is_signed() {
-            self.line(format!("bfe.s32 \t{r}, {r}, 0, {bits};"));
+            self.ins(["bfe", "s32"], (r, r, 0, bits));
         } else {
-            self.line(format!("and.b32 \t{r}, {r}, {};", (1u32 << bits) - 1));
+            self.ins(["and", "b32"], (r, r, (1u32 << bits) - 1));
         }
     }
 
@@ -614,14 +623,12 @@ impl<'k> Emitter<'k> {
     }
 
     /// Branch to `label` when the uniform bool `cond` equals `when`.
-    fn branch_if(&mut self, cond: Operand, when: bool, label: &str) -> Res<()> {
+    fn branch_if(&mut self, cond: Operand, when: bool, label: Label) -> Res<()> {
         match self.elem_pval(cond, 0)? {
-            PVal::Reg(p) => {
-                let neg = if when { "" } else { "!" };
-                self.line(format!("@{neg}{p} bra.uni \t{label};"));
-            }
-            PVal::True if when => self.line(format!("bra.uni \t{label};")),
-            PVal::False if !when => self.line(format!("bra.uni \t{label};")),
+            PVal::Reg(p) if when => self.branch_uniform(Guard::If(p), label),
+            PVal::Reg(p) => self.branch_uniform(Guard::Unless(p), label),
+            PVal::True if when => self.branch_uniform(Guard::Always, label),
+            PVal::False if !when => self.branch_uniform(Guard::Always, label),
             _ => {}
         }
         Ok(())
@@ -666,18 +673,18 @@ impl<'k> Emitter<'k> {
                 let tz = self.tz_of(*start).min(self.tz_of(*step));
                 let i = self.dst_regs(*var)?[0];
                 self.set_tz(*var, tz);
-                self.line(format!("mov.{} \t{i}, {start_v};", d.info().bit_reg()));
+                self.ins(["mov", d.info().bit_reg()], (i, start_v));
                 let nonpos = self.esetp("le", d, step_v, EVal::Const(0, d));
                 let empty = self.esetp("ge", d, EVal::Reg(i), end_v);
                 for p in [nonpos, empty] {
                     match p {
-                        PVal::Reg(p) => self.line(format!("@{p} bra.uni \t{end_l};")),
-                        PVal::True => self.line(format!("bra.uni \t{end_l};")),
+                        PVal::Reg(p) => self.branch_uniform(Guard::If(p), end_l),
+                        PVal::True => self.branch_uniform(Guard::Always, end_l),
                         PVal::False => {}
                     }
                 }
-                self.label(&head);
-                self.loop_ends.push(end_l.clone());
+                self.label(head);
+                self.loop_ends.push(end_l);
                 self.block(body)?;
                 self.loop_ends.pop();
                 // Continue while step < end - i. With i < end the difference is exact as an
@@ -685,12 +692,12 @@ impl<'k> Emitter<'k> {
                 // might).
                 let uty = if ty.ends_with("64") { "u64" } else { "u32" };
                 let rem = self.reg_of(d);
-                self.line(format!("sub.{ty} \t{rem}, {end_v}, {i};"));
+                self.ins(["sub", ty], (rem, end_v, i));
                 let more = self.pred();
-                self.line(format!("setp.lt.{uty} \t{more}, {step_v}, {rem};"));
-                self.line(format!("add.{ty} \t{i}, {i}, {step_v};"));
-                self.line(format!("@{more} bra.uni \t{head};"));
-                self.label(&end_l);
+                self.ins(["setp", "lt", uty], (more, step_v, rem));
+                self.ins(["add", ty], (i, i, step_v));
+                self.branch_uniform(Guard::If(more), head);
+                self.label(end_l);
                 Ok(())
             }
             Stmt::While {
@@ -701,14 +708,14 @@ impl<'k> Emitter<'k> {
             } => {
                 let (head, end_l) = (self.new_label("while_head"), self.new_label("while_end"));
                 self.comment("while");
-                self.label(&head);
-                self.loop_ends.push(end_l.clone());
+                self.label(head);
+                self.loop_ends.push(end_l);
                 self.block(cond_block)?;
-                self.branch_if(*cond, false, &end_l)?;
+                self.branch_if(*cond, false, end_l)?;
                 self.block(body)?;
                 self.loop_ends.pop();
-                self.line(format!("bra.uni \t{head};"));
-                self.label(&end_l);
+                self.branch_uniform(Guard::Always, head);
+                self.label(end_l);
                 Ok(())
             }
             Stmt::If {
@@ -716,19 +723,19 @@ impl<'k> Emitter<'k> {
             } => {
                 let (else_l, end_l) = (self.new_label("if_else"), self.new_label("if_end"));
                 self.comment("if");
-                self.branch_if(*cond, false, if els.is_empty() { &end_l } else { &else_l })?;
+                self.branch_if(*cond, false, if els.is_empty() { end_l } else { else_l })?;
                 self.block(then)?;
                 if !els.is_empty() {
-                    self.line(format!("bra.uni \t{end_l};"));
-                    self.label(&else_l);
+                    self.branch_uniform(Guard::Always, end_l);
+                    self.label(else_l);
                     self.block(els)?;
                 }
-                self.label(&end_l);
+                self.label(end_l);
                 Ok(())
             }
-            Stmt::Break { .. } => match self.loop_ends.last().cloned() {
+            Stmt::Break { .. } => match self.loop_ends.last().copied() {
                 Some(l) => {
-                    self.line(format!("bra.uni \t{l};"));
+                    self.branch_uniform(Guard::Always, l);
                     Ok(())
                 }
                 None => internal("break outside a loop"),
@@ -741,7 +748,7 @@ impl<'k> Emitter<'k> {
         match (o, v) {
             (Operand::Var(x), EVal::Reg(r)) if !self.defs.single_site(x) => {
                 let c = self.regs.new_reg(r.class);
-                self.line(format!("mov.{} \t{c}, {r};", class_bits(r.class)));
+                self.ins(["mov", class_bits(r.class)], (c, r));
                 EVal::Reg(c)
             }
             _ => v,
@@ -750,7 +757,7 @@ impl<'k> Emitter<'k> {
 
     /// `a cmp b` on two elements of type `d` (integer or float comparison; `ne` on floats is
     /// the unordered one, true when either is NaN), folded when both are constants.
-    pub fn esetp(&mut self, cmp: &str, d: DType, a: EVal, b: EVal) -> PVal {
+    pub fn esetp(&mut self, cmp: &'static str, d: DType, a: EVal, b: EVal) -> PVal {
         use crate::ir::BinOp;
         if let (EVal::Const(x, _), EVal::Const(y, _)) = (a, b) {
             let op = match cmp {
@@ -773,7 +780,7 @@ impl<'k> Emitter<'k> {
         } else {
             cmp
         };
-        self.line(format!("setp.{cmp}.{} \t{p}, {a}, {b};", d.info().arith));
+        self.ins(["setp", cmp, d.info().arith], (p, a, b));
         PVal::Reg(p)
     }
 }

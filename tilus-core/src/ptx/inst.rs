@@ -3,15 +3,11 @@
 //! is); slot `s` of the result depends only on slot `s` of the operands, so writing a variable's
 //! own registers in place is safe even when it is also an operand.
 
+use super::code::{axis_name, Guard, Opcode, Special};
 use super::emit::{internal, Emitter, Res, Storage};
 use super::regs::{Class, EVal, Reg};
 use crate::dtype::DType;
 use crate::ir::{BinOp, Inst, Operand, Scope, Sem, Ty, UnOp, VarId};
-
-/// `x`, `y` or `z` for a grid axis (the lowering only admits 0..=2).
-fn axis_name(axis: u8) -> &'static str {
-    ["x", "y", "z"][(axis as usize).min(2)]
-}
 
 /// Short description for the PTX comment above each instruction.
 fn inst_kind(inst: &Inst) -> String {
@@ -87,7 +83,7 @@ impl Emitter<'_> {
         self.comment(format!("{dst_name} = {}", inst_kind(inst)));
         match inst {
             Inst::Sync => {
-                self.line("bar.sync \t0;");
+                self.barrier();
                 return Ok(());
             }
             Inst::Fence { sem, scope } => return self.fence(*sem, *scope),
@@ -167,9 +163,9 @@ impl Emitter<'_> {
         // Tile-level fence: the barriers make it order the whole block's accesses (the
         // writes of every thread before it, the reads of every thread after it), not
         // only each thread's own, like the tile-level release/acquire atomics.
-        self.line("bar.sync \t0;");
-        self.line(format!("{text};"));
-        self.line("bar.sync \t0;");
+        self.barrier();
+        self.ins(Opcode::table(text), ());
+        self.barrier();
         Ok(())
     }
 
@@ -195,8 +191,8 @@ impl Emitter<'_> {
         // within a warp around it in hand-written PTX; ours is uniform, this is just
         // the general form). Release/acquire make the cluster's shared-memory writes
         // before it visible after it.
-        self.line("barrier.cluster.arrive.release;");
-        self.line("barrier.cluster.wait.acquire;");
+        self.ins(["barrier", "cluster", "arrive", "release"], ());
+        self.ins(["barrier", "cluster", "wait", "acquire"], ());
         self.min_version = self.min_version.max(80);
     }
 
@@ -205,13 +201,13 @@ impl Emitter<'_> {
     fn special_reg(&mut self, d: VarId, inst: &Inst) -> Res<()> {
         let r = self.dst_regs(d)?[0];
         let sreg = match inst {
-            Inst::BlockIdx { axis } => format!("%ctaid.{}", axis_name(*axis)),
-            Inst::GridDim { axis } => format!("%nctaid.{}", axis_name(*axis)),
-            Inst::ClusterIdx { axis } => format!("%clusterid.{}", axis_name(*axis)),
-            Inst::ClusterRank => "%cluster_ctarank".into(),
-            _ => "%cluster_nctarank".into(),
+            Inst::BlockIdx { axis } => Special::BlockIdx(*axis),
+            Inst::GridDim { axis } => Special::GridDim(*axis),
+            Inst::ClusterIdx { axis } => Special::ClusterIdx(*axis),
+            Inst::ClusterRank => Special::ClusterRank,
+            _ => Special::ClusterSize,
         };
-        self.line(format!("mov.u32 \t{r}, {sreg};"));
+        self.ins(["mov", "u32"], (r, sreg));
         self.set_tz(d, 0);
         Ok(())
     }
@@ -223,7 +219,7 @@ impl Emitter<'_> {
             return internal("dim axis out of range");
         };
         let r = self.dst_regs(d)?[0];
-        self.line(format!("mov.b64 \t{r}, {dim};"));
+        self.ins(["mov", "b64"], (r, dim));
         self.set_tz(d, 0);
         Ok(())
     }
@@ -237,7 +233,7 @@ impl Emitter<'_> {
         let wide = dtype.bits() > 32;
         let base64 = if wide {
             let w = self.r64();
-            self.line(format!("cvt.u64.u32 \t{w}, {base};"));
+            self.ins(["cvt", "u64", "u32"], (w, base));
             Some(w)
         } else {
             None
@@ -245,9 +241,9 @@ impl Emitter<'_> {
         for (s, r) in rs.iter().enumerate() {
             let c = layout.slot_const(s);
             match base64 {
-                Some(w) => self.line(format!("add.s64 \t{r}, {w}, {c};")),
+                Some(w) => self.ins(["add", "s64"], (r, w, c)),
                 None => {
-                    self.line(format!("add.s32 \t{r}, {base}, {c};"));
+                    self.ins(["add", "s32"], (r, base, c));
                     self.normalize(dtype, *r);
                 }
             }
@@ -261,9 +257,9 @@ impl Emitter<'_> {
         let lane = self.lane();
         for r in self.dst_regs(d)? {
             if dtype.bits() > 32 {
-                self.line(format!("cvt.u64.u32 \t{r}, {lane};"));
+                self.ins(["cvt", "u64", "u32"], (r, lane));
             } else {
-                self.line(format!("mov.b32 \t{r}, {lane};"));
+                self.ins(["mov", "b32"], (r, lane));
             }
         }
         Ok(())
@@ -334,7 +330,7 @@ impl Emitter<'_> {
                     .chain(g.dims.iter().copied().zip(s.dims.iter().copied()))
                 {
                     if a != b {
-                        self.line(format!("mov.b64 \t{a}, {b};"));
+                        self.ins(["mov", "b64"], (a, b));
                     }
                 }
                 let tz = self.tz_of(Operand::Var(src));
@@ -371,7 +367,7 @@ impl Emitter<'_> {
             EVal::Reg(r) => {
                 let w = self.r64();
                 let ext = if d.is_signed() { "s32" } else { "u32" };
-                self.line(format!("cvt.s64.{ext} \t{w}, {r};"));
+                self.ins(["cvt", "s64", ext], (w, r));
                 EVal::Reg(w)
             }
         })
@@ -381,15 +377,15 @@ impl Emitter<'_> {
     fn add_sat64(&mut self, r: Reg, a: Reg, b: EVal) {
         let (t, x1, x2) = (self.r64(), self.r64(), self.r64());
         let ovf = self.pred();
-        self.line(format!("add.s64 \t{t}, {a}, {b};"));
-        self.line(format!("xor.b64 \t{x1}, {a}, {t};"));
-        self.line(format!("xor.b64 \t{x2}, {b}, {t};"));
-        self.line(format!("and.b64 \t{x1}, {x1}, {x2};"));
-        self.line(format!("setp.lt.s64 \t{ovf}, {x1}, 0;"));
+        self.ins(["add", "s64"], (t, a, b));
+        self.ins(["xor", "b64"], (x1, a, t));
+        self.ins(["xor", "b64"], (x2, b, t));
+        self.ins(["and", "b64"], (x1, x1, x2));
+        self.ins(["setp", "lt", "s64"], (ovf, x1, 0));
         // On overflow: MAX when `a` was non-negative, MIN when negative.
-        self.line(format!("shr.s64 \t{x2}, {a}, 63;"));
-        self.line(format!("xor.b64 \t{x2}, {x2}, 9223372036854775807;"));
-        self.line(format!("selp.b64 \t{r}, {x2}, {t}, {ovf};"));
+        self.ins(["shr", "s64"], (x2, a, 63));
+        self.ins(["xor", "b64"], (x2, x2, 9223372036854775807_i64));
+        self.ins(["selp", "b64"], (r, x2, t, ovf));
     }
 
     fn view(&mut self, d: VarId, src: VarId, offset: Operand, shape: &[Operand]) -> Res<()> {
@@ -407,17 +403,17 @@ impl Emitter<'_> {
         // Offset first: when `d` is `src` the remaining reads are of other registers.
         if off == EVal::Const(0, DType::I64) {
             if g.off != s.off {
-                self.line(format!("mov.b64 \t{}, {};", g.off, s.off));
+                self.ins(["mov", "b64"], (g.off, s.off));
             }
         } else {
             self.add_sat64(g.off, s.off, off);
         }
         if g.ptr != s.ptr {
-            self.line(format!("mov.b64 \t{}, {};", g.ptr, s.ptr));
-            self.line(format!("mov.b64 \t{}, {};", g.len, s.len));
+            self.ins(["mov", "b64"], (g.ptr, s.ptr));
+            self.ins(["mov", "b64"], (g.len, s.len));
         }
         for (r, v) in g.dims.iter().zip(dims) {
-            self.line(format!("mov.b64 \t{r}, {v};"));
+            self.ins(["mov", "b64"], (r, v));
         }
         self.set_tz(d, tz);
         Ok(())
@@ -461,7 +457,7 @@ impl Emitter<'_> {
             let c = crate::elem::binary(op, dt, x, y);
             let out = if op.is_comparison() { DType::Bool } else { dt };
             if out == DType::Bool {
-                self.line(format!("mov.pred \t{r}, {};", (c != 0) as u32));
+                self.ins(["mov", "pred"], (r, (c != 0) as u32));
                 return Ok(());
             }
             return self.copy_elem(out, r, EVal::Const(c, out));
@@ -487,7 +483,7 @@ impl Emitter<'_> {
                 cmp
             };
             let (a, b) = self.imm_operands(dt, a, b);
-            self.line(format!("setp.{cmp}.{ty} \t{r}, {a}, {b};"));
+            self.ins(["setp", cmp, ty], (r, a, b));
             return Ok(());
         }
         let (a, b) = self.imm_operands(dt, a, b);
@@ -496,34 +492,18 @@ impl Emitter<'_> {
         match op {
             BinOp::Shl | BinOp::Shr => {
                 let amt = self.shift_amount(dt, b);
-                let ins = if op == BinOp::Shl {
-                    format!("shl.{bit}")
+                let opcode = if op == BinOp::Shl {
+                    ["shl", bit]
                 } else {
-                    format!("shr.{ty}")
+                    ["shr", ty]
                 };
-                self.line(format!("{ins} \t{r}, {a}, {amt};"));
+                self.ins(opcode, (r, a, amt));
             }
             _ => {
-                let ins = match (op, float) {
-                    (BinOp::Add, true) => format!("add.rn.{ty}"),
-                    (BinOp::Sub, true) => format!("sub.rn.{ty}"),
-                    (BinOp::Mul, true) => format!("mul.rn.{ty}"),
-                    (BinOp::Div, true) => format!("div.rn.{ty}"),
-                    (BinOp::Min, true) => format!("min.{ty}"),
-                    (BinOp::Max, true) => format!("max.{ty}"),
-                    (BinOp::Add, false) => format!("add.{ty}"),
-                    (BinOp::Sub, false) => format!("sub.{ty}"),
-                    (BinOp::Mul, false) => format!("mul.lo.{ty}"),
-                    (BinOp::Div, false) => format!("div.{ty}"),
-                    (BinOp::Rem, false) => format!("rem.{ty}"),
-                    (BinOp::Min, false) => format!("min.{ty}"),
-                    (BinOp::Max, false) => format!("max.{ty}"),
-                    (BinOp::And, false) => format!("and.{bit}"),
-                    (BinOp::Or, false) => format!("or.{bit}"),
-                    (BinOp::Xor, false) => format!("xor.{bit}"),
-                    _ => return internal(format!("operator {op:?} on `{dt}`")),
+                let Some(opcode) = arith_opcode(op, float, ty, bit) else {
+                    return internal(format!("operator {op:?} on `{dt}`"));
                 };
-                self.line(format!("{ins} \t{r}, {a}, {b};"));
+                self.ins(opcode, (r, a, b));
             }
         }
         if matches!(
@@ -556,8 +536,8 @@ impl Emitter<'_> {
             EVal::Const(bits, _) => EVal::Const(bits.min(64), DType::U32),
             EVal::Reg(r) if dt.bits() > 32 => {
                 let (t, n) = (self.r64(), self.r32());
-                self.line(format!("min.u64 \t{t}, {r}, 64;"));
-                self.line(format!("cvt.u32.u64 \t{n}, {t};"));
+                self.ins(["min", "u64"], (t, r, 64));
+                self.ins(["cvt", "u32", "u64"], (n, t));
                 EVal::Reg(n)
             }
             EVal::Reg(_) => b,
@@ -569,29 +549,29 @@ impl Emitter<'_> {
         // a < b on bools is !a & b, etc. Temporaries keep `r` free to alias an operand.
         let (na, nb) = (self.pred(), self.pred());
         match op {
-            BinOp::And | BinOp::Min => self.line(format!("and.pred \t{r}, {a}, {b};")),
-            BinOp::Or | BinOp::Max => self.line(format!("or.pred \t{r}, {a}, {b};")),
-            BinOp::Xor | BinOp::Ne => self.line(format!("xor.pred \t{r}, {a}, {b};")),
+            BinOp::And | BinOp::Min => self.ins(["and", "pred"], (r, a, b)),
+            BinOp::Or | BinOp::Max => self.ins(["or", "pred"], (r, a, b)),
+            BinOp::Xor | BinOp::Ne => self.ins(["xor", "pred"], (r, a, b)),
             BinOp::Eq => {
-                self.line(format!("xor.pred \t{na}, {a}, {b};"));
-                self.line(format!("not.pred \t{r}, {na};"));
+                self.ins(["xor", "pred"], (na, a, b));
+                self.ins(["not", "pred"], (r, na));
             }
             BinOp::Lt | BinOp::Ge => {
-                self.line(format!("not.pred \t{na}, {a};"));
-                self.line(format!("and.pred \t{nb}, {na}, {b};"));
+                self.ins(["not", "pred"], (na, a));
+                self.ins(["and", "pred"], (nb, na, b));
                 if op == BinOp::Lt {
-                    self.line(format!("mov.pred \t{r}, {nb};"));
+                    self.ins(["mov", "pred"], (r, nb));
                 } else {
-                    self.line(format!("not.pred \t{r}, {nb};"));
+                    self.ins(["not", "pred"], (r, nb));
                 }
             }
             BinOp::Gt | BinOp::Le => {
-                self.line(format!("not.pred \t{nb}, {b};"));
-                self.line(format!("and.pred \t{na}, {a}, {nb};"));
+                self.ins(["not", "pred"], (nb, b));
+                self.ins(["and", "pred"], (na, a, nb));
                 if op == BinOp::Gt {
-                    self.line(format!("mov.pred \t{r}, {na};"));
+                    self.ins(["mov", "pred"], (r, na));
                 } else {
-                    self.line(format!("not.pred \t{r}, {na};"));
+                    self.ins(["not", "pred"], (r, na));
                 }
             }
             _ => return internal(format!("operator {op:?} is not defined on bool")),
@@ -632,11 +612,11 @@ impl Emitter<'_> {
             }
             let a = self.ereg(a);
             match op {
-                UnOp::Sqrt => self.line(format!("sqrt.rn.{ty} \t{r}, {a};")),
-                UnOp::Floor => self.line(format!("cvt.rmi.{ty}.{ty} \t{r}, {a};")),
-                UnOp::Ceil => self.line(format!("cvt.rpi.{ty}.{ty} \t{r}, {a};")),
-                UnOp::Trunc => self.line(format!("cvt.rzi.{ty}.{ty} \t{r}, {a};")),
-                UnOp::RoundEven => self.line(format!("cvt.rni.{ty}.{ty} \t{r}, {a};")),
+                UnOp::Sqrt => self.ins(["sqrt", "rn", ty], (r, a)),
+                UnOp::Floor => self.ins(["cvt", "rmi", ty, ty], (r, a)),
+                UnOp::Ceil => self.ins(["cvt", "rpi", ty, ty], (r, a)),
+                UnOp::Trunc => self.ins(["cvt", "rzi", ty, ty], (r, a)),
+                UnOp::RoundEven => self.ins(["cvt", "rni", ty, ty], (r, a)),
                 _ => {
                     // Half away from zero (crate::elem): t = trunc(a), plus copysign(1, a)
                     // when |a - t| >= 0.5 (the difference is exact).
@@ -644,31 +624,31 @@ impl Emitter<'_> {
                     let p = self.pred();
                     let half = EVal::Const(crate::elem::cast(DType::F64, dt, 0.5f64.to_bits()), dt);
                     let unit = EVal::Const(crate::elem::cast(DType::F64, dt, 1f64.to_bits()), dt);
-                    self.line(format!("cvt.rzi.{ty}.{ty} \t{t}, {a};"));
-                    self.line(format!("sub.rn.{ty} \t{df}, {a}, {t};"));
-                    self.line(format!("abs.{ty} \t{df}, {df};"));
-                    self.line(format!("setp.ge.{ty} \t{p}, {df}, {half};"));
-                    self.line(format!("copysign.{ty} \t{one}, {a}, {unit};"));
-                    self.line(format!("mov.{ty} \t{r}, {t};"));
-                    self.line(format!("@{p} add.rn.{ty} \t{r}, {t}, {one};"));
+                    self.ins(["cvt", "rzi", ty, ty], (t, a));
+                    self.ins(["sub", "rn", ty], (df, a, t));
+                    self.ins(["abs", ty], (df, df));
+                    self.ins(["setp", "ge", ty], (p, df, half));
+                    self.ins(["copysign", ty], (one, a, unit));
+                    self.ins(["mov", ty], (r, t));
+                    self.ins_if(Guard::If(p), ["add", "rn", ty], (r, t, one));
                 }
             }
             return Ok(());
         }
         match (op, info.class) {
-            (UnOp::Not, crate::dtype::Class::Bool) => self.line(format!("not.pred \t{r}, {a};")),
-            (UnOp::Not, _) => self.line(format!("not.{bit} \t{r}, {a};")),
+            (UnOp::Not, crate::dtype::Class::Bool) => self.ins(["not", "pred"], (r, a)),
+            (UnOp::Not, _) => self.ins(["not", bit], (r, a)),
             // Float sign operations are bit operations (exact, NaN payloads kept).
             (UnOp::Neg, crate::dtype::Class::Float) => {
                 let m = dt.sign_bit();
-                self.line(format!("xor.{bit} \t{r}, {a}, {m};"));
+                self.ins(["xor", bit], (r, a, m));
             }
             (UnOp::Abs, crate::dtype::Class::Float) => {
                 let m = !dt.sign_bit() & dt.mask();
-                self.line(format!("and.{bit} \t{r}, {a}, {m};"));
+                self.ins(["and", bit], (r, a, m));
             }
-            (UnOp::Neg, _) => self.line(format!("neg.{} \t{r}, {a};", signed(ty))),
-            (UnOp::Abs, crate::dtype::Class::Signed) => self.line(format!("abs.{ty} \t{r}, {a};")),
+            (UnOp::Neg, _) => self.ins(["neg", signed(ty)], (r, a)),
+            (UnOp::Abs, crate::dtype::Class::Signed) => self.ins(["abs", ty], (r, a)),
             (UnOp::Abs, _) => return self.copy_elem(dt, r, a),
             _ => return internal(format!("`{op:?}` on `{dt}`")),
         }
@@ -691,13 +671,13 @@ impl Emitter<'_> {
                 self.widen_f32(dt, c),
             );
             let g = self.regs.new_reg(Class::F32);
-            self.line(format!("fma.rn.f32 \t{g}, {fa}, {fb}, {fc};"));
+            self.ins(["fma", "rn", "f32"], (g, fa, fb, fc));
             self.narrow_f32(dt, g, r);
             return Ok(());
         }
         let ty = dt.info().arith;
         let a = self.ereg(a);
-        self.line(format!("fma.rn.{ty} \t{r}, {a}, {b}, {c};"));
+        self.ins(["fma", "rn", ty], (r, a, b, c));
         Ok(())
     }
 
@@ -710,16 +690,13 @@ impl Emitter<'_> {
                 let (x, y) = (e.ereg(v[1]), e.ereg(v[2]));
                 // r = (c & x) | (!c & y), through temporaries so `r` may alias an operand.
                 let (t1, t2) = (e.pred(), e.pred());
-                e.line(format!("and.pred \t{t1}, {c}, {x};"));
-                e.line(format!("not.pred \t{t2}, {c};"));
-                e.line(format!("and.pred \t{t2}, {t2}, {y};"));
-                e.line(format!("or.pred \t{r}, {t1}, {t2};"));
+                e.ins(["and", "pred"], (t1, c, x));
+                e.ins(["not", "pred"], (t2, c));
+                e.ins(["and", "pred"], (t2, t2, y));
+                e.ins(["or", "pred"], (r, t1, t2));
             } else {
                 let (x, y) = e.imm_operands(dt, v[1], v[2]);
-                e.line(format!(
-                    "selp.{} \t{r}, {x}, {y}, {c};",
-                    dt.info().bit_reg()
-                ));
+                e.ins(["selp", dt.info().bit_reg()], (r, x, y, c));
             }
             Ok(())
         })?;
@@ -735,7 +712,35 @@ impl Emitter<'_> {
     }
 }
 
-/// The signed PTX type of the same width (`neg` takes signed types).
-fn signed(ty: &str) -> String {
-    format!("s{}", &ty[1..])
+/// The instruction of `a op b` for an arithmetic or bitwise operator on a type computed in
+/// `ty` (`s32`, `f64`) with bit type `bit`: floats round to nearest even.
+fn arith_opcode(op: BinOp, float: bool, ty: &'static str, bit: &'static str) -> Option<Opcode> {
+    Some(match (op, float) {
+        (BinOp::Add, true) => ["add", "rn", ty].into(),
+        (BinOp::Sub, true) => ["sub", "rn", ty].into(),
+        (BinOp::Mul, true) => ["mul", "rn", ty].into(),
+        (BinOp::Div, true) => ["div", "rn", ty].into(),
+        (BinOp::Min, true) => ["min", ty].into(),
+        (BinOp::Max, true) => ["max", ty].into(),
+        (BinOp::Add, false) => ["add", ty].into(),
+        (BinOp::Sub, false) => ["sub", ty].into(),
+        (BinOp::Mul, false) => ["mul", "lo", ty].into(),
+        (BinOp::Div, false) => ["div", ty].into(),
+        (BinOp::Rem, false) => ["rem", ty].into(),
+        (BinOp::Min, false) => ["min", ty].into(),
+        (BinOp::Max, false) => ["max", ty].into(),
+        (BinOp::And, false) => ["and", bit].into(),
+        (BinOp::Or, false) => ["or", bit].into(),
+        (BinOp::Xor, false) => ["xor", bit].into(),
+        _ => return None,
+    })
+}
+
+/// The signed PTX type of the width `ty` computes in (`neg` takes signed types).
+fn signed(ty: &str) -> &'static str {
+    if ty.ends_with("64") {
+        "s64"
+    } else {
+        "s32"
+    }
 }

@@ -8,6 +8,7 @@
 //! where they differ (16-bit `cas` of an integer held in 32 bits).
 
 use super::access::{Addr, Op, Plan, Rmw};
+use super::code::{Arg, Guard, Opcode};
 use super::emit::{internal, Emitter, Res};
 use super::regs::{EVal, PVal, Reg, Val};
 use crate::dtype::{Class, DType, RegClass};
@@ -26,21 +27,21 @@ impl Emitter<'_> {
         if d == DType::Bool {
             let p = self.ereg(v);
             let t = self.r32();
-            self.line(format!("selp.b32 \t{t}, 1, 0, {p};"));
+            self.ins(["selp", "b32"], (t, 1, 0, p));
             return t;
         }
         self.ereg(v)
     }
 
     /// `ld` of one element of type `d` into `r` (bools through a word and a compare).
-    fn load_elem(&mut self, g: &str, instr: &str, d: DType, r: Reg, addr: Addr) {
+    fn load_elem(&mut self, g: Guard, instr: Opcode, d: DType, r: Reg, addr: Addr) {
         let ty = d.info().mem;
         if d == DType::Bool {
             let t = self.r32();
-            self.line(format!("{g}{instr}.{ty} \t{t}, {addr};"));
-            self.line(format!("{g}setp.ne.s32 \t{r}, {t}, 0;"));
+            self.ins_if(g, instr.q(ty), (t, addr));
+            self.ins_if(g, ["setp", "ne", "s32"], (r, t, 0));
         } else {
-            self.line(format!("{g}{instr}.{ty} \t{r}, {addr};"));
+            self.ins_if(g, instr.q(ty), (r, addr));
         }
     }
 
@@ -57,10 +58,10 @@ impl Emitter<'_> {
                 };
                 if d == DType::Bool {
                     let src = self.ereg(v);
-                    self.line(format!("@!{p} mov.pred \t{r}, {src};"));
+                    self.ins_if(Guard::Unless(p), ["mov", "pred"], (r, src));
                 } else {
                     let ty = d.info().mov_type();
-                    self.line(format!("@!{p} mov.{ty} \t{r}, {v};"));
+                    self.ins_if(Guard::Unless(p), ["mov", ty], (r, v));
                 }
                 Ok(())
             }
@@ -87,7 +88,7 @@ impl Emitter<'_> {
                     let act = self.pand(*act, need(s));
                     if act != PVal::False {
                         let g = Self::guard(act);
-                        self.load_elem(&g, &format!("ld.{sp}"), d, dst[s], *addr);
+                        self.load_elem(g, ["ld", sp].into(), d, dst[s], *addr);
                     }
                 }
                 for (s, (act, _)) in elems.iter().enumerate() {
@@ -104,15 +105,15 @@ impl Emitter<'_> {
                     let val = self.slot_val(*value, s)?;
                     let val = self.store_reg(d, val);
                     let g = Self::guard(act);
-                    self.line(format!("{g}st.{sp}.{} \t{addr}, {val};", d.info().mem));
+                    self.ins_if(g, ["st", sp, d.info().mem], (*addr, val));
                 }
             }
             Op::AtomicLoad { dst, sem, scope } => {
                 for (s, (act, addr)) in elems.iter().enumerate() {
                     if *act != PVal::False {
                         let g = Self::guard(*act);
-                        let instr = format!("ld.{}.{}.{sp}", sem.ptx(), scope.ptx());
-                        self.load_elem(&g, &instr, d, dst[s], *addr);
+                        let instr = ["ld", sem.ptx(), scope.ptx(), sp].into();
+                        self.load_elem(g, instr, d, dst[s], *addr);
                     }
                     self.fill_inactive(d, *act, dst[s], EVal::Const(0, d))?;
                 }
@@ -125,12 +126,11 @@ impl Emitter<'_> {
                     let val = self.slot_val(*value, s)?;
                     let val = self.store_reg(d, val);
                     let g = Self::guard(*act);
-                    self.line(format!(
-                        "{g}st.{}.{}.{sp}.{} \t{addr}, {val};",
-                        sem.ptx(),
-                        scope.ptx(),
-                        d.info().mem
-                    ));
+                    self.ins_if(
+                        g,
+                        ["st", sem.ptx(), scope.ptx(), sp, d.info().mem],
+                        (*addr, val),
+                    );
                 }
             }
             Op::Rmw(rmw) if rmw.pairs => self.rmw_pairs(plan, rmw, elems)?,
@@ -169,8 +169,8 @@ impl Emitter<'_> {
         if row.ptx_type == "b16" && d.info().reg == RegClass::B32 {
             let r = self.reg16();
             match v {
-                EVal::Const(bits, _) => self.line(format!("mov.b16 \t{r}, {};", bits as u16)),
-                EVal::Reg(x) => self.line(format!("cvt.u16.u32 \t{r}, {x};")),
+                EVal::Const(bits, _) => self.ins(["mov", "b16"], (r, bits as u16)),
+                EVal::Reg(x) => self.ins(["cvt", "u16", "u32"], (r, x)),
             }
             return EVal::Reg(r);
         }
@@ -250,7 +250,7 @@ impl Emitter<'_> {
             if narrow_result && !red && *with_output {
                 let g = Self::guard(act);
                 let ext = if d.is_signed() { "s16" } else { "u16" };
-                self.line(format!("{g}cvt.s32.{ext} \t{}, {out};", dst[s]));
+                self.ins_if(g, ["cvt", "s32", ext], (dst[s], out));
             }
         }
         Ok(())
@@ -325,15 +325,18 @@ impl Emitter<'_> {
         let here = self.pand(act, is_local);
         let not_local = self.pnot(is_local);
         let there = self.pand(act, not_local);
-        for (p, ins, a) in [(here, &local_instr, local_addr), (there, &form.instr, addr)] {
+        for (p, ins, a) in [
+            (here, local_instr, local_addr),
+            (there, form.instr.clone(), addr),
+        ] {
             if p == PVal::False {
                 continue;
             }
             let g = Self::guard(p);
             if form.red {
-                self.line(format!("{g}{ins} \t{a}, {b};"));
+                self.ins_if(g, Opcode::table(ins), (a, b));
             } else {
-                self.line(format!("{g}{ins} \t{out}, {a}, {b};"));
+                self.ins_if(g, Opcode::table(ins), (out, a, b));
             }
         }
     }
@@ -356,12 +359,12 @@ impl Emitter<'_> {
             RmwHow::FloatMinMax => self.float_minmax(plan, row, q, act, addr, out, b)?,
             RmwHow::CasLoop => self.cas_loop(d, row, q, act, addr, out, b)?,
             _ => match (form.red, cmp) {
-                (true, _) => self.line(format!("{g}{instr} \t{addr}, {b};")),
+                (true, _) => self.ins_if(g, Opcode::table(instr.clone()), (addr, b)),
                 (false, Some(c)) => {
                     let c = self.atom_width_operand(d, row, c);
-                    self.line(format!("{g}{instr} \t{out}, {addr}, {c}, {b};"));
+                    self.ins_if(g, Opcode::table(instr.clone()), (out, addr, c, b));
                 }
-                (false, None) => self.line(format!("{g}{instr} \t{out}, {addr}, {b};")),
+                (false, None) => self.ins_if(g, Opcode::table(instr.clone()), (out, addr, b)),
             },
         }
         Ok(())
@@ -429,35 +432,35 @@ impl Emitter<'_> {
                 let Some(b) = *b else {
                     return internal("vector RMW of an inactive slot");
                 };
-                operands.push(self.ereg(b).to_string());
+                operands.push(self.ereg(b));
             }
             let operands = match form {
-                MultiForm::Vector(_) => format!("{{{}}}", operands.join(", ")),
+                MultiForm::Vector(_) => Arg::Vector(operands),
                 MultiForm::Packed => {
                     let w = self.r32();
-                    self.line(format!("mov.b32 \t{w}, {{{}}};", operands.join(", ")));
-                    w.to_string()
+                    self.ins(["mov", "b32"], (w, Arg::Vector(operands)));
+                    Arg::Reg(w)
                 }
             };
+            let instr = Opcode::table(instr.clone());
             if red {
-                self.line(format!("{g}{instr} \t{a0}, {operands};"));
+                self.ins_if(g, instr, (a0, operands));
             } else {
                 // An unused result still needs distinct registers in the vector.
-                let outs: Vec<String> = (first..first + lanes)
+                let outs: Vec<Reg> = (first..first + lanes)
                     .map(|s| match with_output {
-                        true => dst[s].to_string(),
-                        false => self.reg_of(plan.dtype).to_string(),
+                        true => dst[s],
+                        false => self.reg_of(plan.dtype),
                     })
                     .collect();
                 match form {
                     MultiForm::Vector(_) => {
-                        let outs = outs.join(", ");
-                        self.line(format!("{g}{instr} \t{{{outs}}}, {a0}, {operands};"));
+                        self.ins_if(g, instr, (Arg::Vector(outs), a0, operands));
                     }
                     MultiForm::Packed => {
                         let w = self.r32();
-                        self.line(format!("{g}{instr} \t{w}, {a0}, {operands};"));
-                        self.line(format!("{g}mov.b32 \t{{{}}}, {w};", outs.join(", ")));
+                        self.ins_if(g, instr, (w, a0, operands));
+                        self.ins_if(g, ["mov", "b32"], (Arg::Vector(outs), w));
                     }
                 }
             }
@@ -526,16 +529,16 @@ impl Emitter<'_> {
         }
         // Runs of one: the partner of this thread's element is the same slot of lane `lane ^ 1`.
         let parity = self.r32();
-        self.line(format!("and.b32 \t{parity}, {}, 1;", self.tid));
+        self.ins(["and", "b32"], (parity, self.tid, 1));
         let first = self.pred();
-        self.line(format!("setp.eq.u32 \t{first}, {parity}, 0;"));
+        self.ins(["setp", "eq", "u32"], (first, parity, 0));
         // Where the pair starts, back from this thread's element (0 or 8 bytes), and where the
         // partner's element is (8 bytes on or back).
         let class = elems.first().map_or(RegClass::B32, |(_, a)| a.base.class);
         let w = if class == RegClass::B64 { "b64" } else { "b32" };
         let (back, apart) = (self.regs.new_reg(class), self.regs.new_reg(class));
-        self.line(format!("selp.{w} \t{back}, 0, 8, {first};"));
-        self.line(format!("selp.{w} \t{apart}, 8, -8, {first};"));
+        self.ins(["selp", w], (back, 0, 8, first));
+        self.ins(["selp", w], (apart, 8, -8, first));
         let first = PVal::Reg(first);
         for (s, (act, addr)) in elems.iter().enumerate() {
             let Some((b, c)) = operands[s] else {
@@ -545,10 +548,10 @@ impl Emitter<'_> {
             let partner_act = match act {
                 PVal::Reg(p) => {
                     let r = self.r32();
-                    self.line(format!("selp.u32 \t{r}, 1, 0, {p};"));
+                    self.ins(["selp", "u32"], (r, 1, 0, p));
                     let r = self.shfl_bfly(r, 1);
                     let q = self.pred();
-                    self.line(format!("setp.ne.u32 \t{q}, {r}, 0;"));
+                    self.ins(["setp", "ne", "u32"], (q, r, 0));
                     PVal::Reg(q)
                 }
                 known => *known,
@@ -563,9 +566,9 @@ impl Emitter<'_> {
                 let theirs = self.shfl_bfly(mine, 1);
                 let t = self.regs.new_reg(class);
                 let ty = if class == RegClass::B64 { "s64" } else { "s32" };
-                self.line(format!("sub.{ty} \t{t}, {theirs}, {mine};"));
+                self.ins(["sub", ty], (t, theirs, mine));
                 let p = self.pred();
-                self.line(format!("setp.eq.{ty} \t{p}, {t}, {apart};"));
+                self.ins(["setp", "eq", ty], (p, t, apart));
                 ok = self.pand(ok, PVal::Reg(p));
             }
             let go = self.pand(ok, first);
@@ -576,7 +579,7 @@ impl Emitter<'_> {
                 let (PVal::Reg(f), mine) = (first, self.r64()) else {
                     return internal("thread parity folded");
                 };
-                self.line(format!("selp.b64 \t{mine}, {}, {theirs}, {f};", old[0]));
+                self.ins(["selp", "b64"], (mine, old[0], theirs, f));
                 self.pair_results(d, ok, out, &[s], Some([mine, mine]), &fallback)?;
             }
         }
@@ -589,12 +592,12 @@ impl Emitter<'_> {
             EVal::Reg(r) if r.class == RegClass::B64 => r,
             EVal::Reg(r) => {
                 let t = self.r64();
-                self.line(format!("mov.b64 \t{t}, {r};"));
+                self.ins(["mov", "b64"], (t, r));
                 t
             }
             EVal::Const(bits, _) => {
                 let t = self.r64();
-                self.line(format!("mov.b64 \t{t}, {bits};"));
+                self.ins(["mov", "b64"], (t, bits));
                 t
             }
         }
@@ -607,11 +610,11 @@ impl Emitter<'_> {
         let (ty, bits) = if wide { ("s64", "b64") } else { ("s32", "b32") };
         let a = self.addr_reg(addr);
         let t = self.regs.new_reg(addr.base.class);
-        self.line(format!("and.{bits} \t{t}, {a}, 15;"));
+        self.ins(["and", bits], (t, a, 15));
         let p = self.pred();
         match back {
-            Some(r) => self.line(format!("setp.eq.{ty} \t{p}, {t}, {r};")),
-            None => self.line(format!("setp.eq.{ty} \t{p}, {t}, 0;")),
+            Some(r) => self.ins(["setp", "eq", ty], (p, t, r)),
+            None => self.ins(["setp", "eq", ty], (p, t, 0)),
         }
         PVal::Reg(p)
     }
@@ -632,17 +635,17 @@ impl Emitter<'_> {
         }
         let g = Self::guard(guard);
         let qb = self.regs.new_reg(RegClass::B128);
-        self.line(format!("mov.b128 \t{qb}, {{{}, {}}};", b[0], b[1]));
+        self.ins(["mov", "b128"], (qb, Arg::Vector(b.to_vec())));
         let qo = self.regs.new_reg(RegClass::B128);
         match c {
             Some(c) => {
                 let qc = self.regs.new_reg(RegClass::B128);
-                self.line(format!("mov.b128 \t{qc}, {{{}, {}}};", c[0], c[1]));
-                self.line(format!("{g}{instr} \t{qo}, {addr}, {qc}, {qb};"));
+                self.ins(["mov", "b128"], (qc, Arg::Vector(c.to_vec())));
+                self.ins_if(g, Opcode::table(instr.into()), (qo, addr, qc, qb));
             }
-            None => self.line(format!("{g}{instr} \t{qo}, {addr}, {qb};")),
+            None => self.ins_if(g, Opcode::table(instr.into()), (qo, addr, qb)),
         }
-        self.line(format!("{g}mov.b128 \t{{{}, {}}}, {qo};", old[0], old[1]));
+        self.ins_if(g, ["mov", "b128"], (Arg::Vector(old.to_vec()), qo));
         old
     }
 
@@ -661,7 +664,7 @@ impl Emitter<'_> {
         let g = Self::guard(ok);
         for (k, &s) in slots.iter().enumerate() {
             if let (Some(old), true) = (old, ok != PVal::False) {
-                self.line(format!("{g}mov.b64 \t{}, {};", dst[s], old[k]));
+                self.ins_if(g, ["mov", "b64"], (dst[s], old[k]));
             }
             self.fill_inactive(d, ok, dst[s], fallback[s])?;
         }
@@ -679,7 +682,7 @@ impl Emitter<'_> {
         } else {
             "s32"
         };
-        self.line(format!("add.{ty} \t{r}, {}, {};", a.base, a.imm));
+        self.ins(["add", ty], (r, a.base, a.imm));
         r
     }
 
@@ -690,7 +693,7 @@ impl Emitter<'_> {
         &mut self,
         plan: &Plan,
         row: &table::RmwRow,
-        (space, sem, scope, with_output): (&str, crate::ir::Sem, crate::ir::Scope, bool),
+        (space, sem, scope, with_output): (&'static str, crate::ir::Sem, crate::ir::Scope, bool),
         act: PVal,
         addr: Addr,
         out: Reg,
@@ -701,33 +704,34 @@ impl Emitter<'_> {
         // The operand's bits in an integer register, and its sign.
         let bits = if wide { self.r64() } else { self.r32() };
         let b = self.ereg(b);
-        self.line(format!("mov.{bit} \t{bits}, {b};"));
+        self.ins(["mov", bit], (bits, b));
         let neg = self.pred();
-        self.line(format!("setp.lt.{sty} \t{neg}, {bits}, 0;"));
+        self.ins(["setp", "lt", sty], (neg, bits, 0));
         // Guards: active and non-negative / active and negative.
         let (gp, gn) = match act {
-            PVal::True => (format!("@!{neg} "), format!("@{neg} ")),
+            PVal::True => (Guard::Unless(neg), Guard::If(neg)),
             PVal::False => return Ok(()),
             PVal::Reg(p) => {
                 let (pp, pn) = (self.pred(), self.pred());
-                self.line(format!("and.pred \t{pn}, {p}, {neg};"));
-                self.line(format!("not.pred \t{pp}, {neg};"));
-                self.line(format!("and.pred \t{pp}, {pp}, {p};"));
-                (format!("@{pp} "), format!("@{pn} "))
+                self.ins(["and", "pred"], (pn, p, neg));
+                self.ins(["not", "pred"], (pp, neg));
+                self.ins(["and", "pred"], (pp, pp, p));
+                (Guard::If(pp), Guard::If(pn))
             }
         };
         let (pos, red) = table::rmw_ptx(row, space, sem, scope, with_output);
         let (negi, _) = table::float_minmax_negative(row, space, sem, scope, with_output);
+        let (pos, negi) = (Opcode::table(pos), Opcode::table(negi));
         if red {
-            self.line(format!("{gp}{pos} \t{addr}, {bits};"));
-            self.line(format!("{gn}{negi} \t{addr}, {bits};"));
+            self.ins_if(gp, pos, (addr, bits));
+            self.ins_if(gn, negi, (addr, bits));
         } else {
             let old = if wide { self.r64() } else { self.r32() };
-            self.line(format!("{gp}{pos} \t{old}, {addr}, {bits};"));
-            self.line(format!("{gn}{negi} \t{old}, {addr}, {bits};"));
+            self.ins_if(gp, pos, (old, addr, bits));
+            self.ins_if(gn, negi, (old, addr, bits));
             if with_output {
                 let g = Self::guard(act);
-                self.line(format!("{g}mov.{bit} \t{out}, {old};"));
+                self.ins_if(g, ["mov", bit], (out, old));
             }
         }
         Ok(())
@@ -742,7 +746,7 @@ impl Emitter<'_> {
         &mut self,
         d: DType,
         row: &table::RmwRow,
-        (space, sem, scope, with_output): (&str, crate::ir::Sem, crate::ir::Scope, bool),
+        (space, sem, scope, with_output): (&'static str, crate::ir::Sem, crate::ir::Scope, bool),
         act: PVal,
         addr: Addr,
         out: Reg,
@@ -755,12 +759,12 @@ impl Emitter<'_> {
         let (top, skip) = (self.new_label("cas_loop"), self.new_label("cas_done"));
         match act {
             PVal::False => return Ok(()),
-            PVal::Reg(p) => self.line(format!("@!{p} bra \t{skip};")),
+            PVal::Reg(p) => self.ins_if(Guard::Unless(p), ["bra"], (skip,)),
             PVal::True => {}
         }
         let (old, new, seen) = (self.reg16(), self.reg16(), self.reg16());
-        self.line(format!("ld.{space}.b16 \t{old}, {addr};"));
-        self.label(&top);
+        self.ins(["ld", space, "b16"], (old, addr));
+        self.label(top);
         let old_v = self.widen16(d, old);
         let new_v = self.reg_of(d);
         match (row.op, d.is_float()) {
@@ -784,20 +788,20 @@ impl Emitter<'_> {
             (op, true) => return internal(format!("no CAS loop for float `{}`", op.name())),
         }
         if new_v.class == RegClass::B16 {
-            self.line(format!("mov.b16 \t{new}, {new_v};"));
+            self.ins(["mov", "b16"], (new, new_v));
         } else {
-            self.line(format!("cvt.u16.u32 \t{new}, {new_v};"));
+            self.ins(["cvt", "u16", "u32"], (new, new_v));
         }
-        self.line(format!("{cas} \t{seen}, {addr}, {old}, {new};"));
+        self.ins(Opcode::table(cas), (seen, addr, old, new));
         let again = self.pred();
-        self.line(format!("setp.ne.b16 \t{again}, {seen}, {old};"));
-        self.line(format!("mov.b16 \t{old}, {seen};"));
-        self.line(format!("@{again} bra \t{top};"));
+        self.ins(["setp", "ne", "b16"], (again, seen, old));
+        self.ins(["mov", "b16"], (old, seen));
+        self.ins_if(Guard::If(again), ["bra"], (top,));
         if with_output {
             let v = self.widen16(d, old);
             self.copy_elem(d, out, EVal::Reg(v))?;
         }
-        self.label(&skip);
+        self.label(skip);
         Ok(())
     }
 
@@ -810,7 +814,7 @@ impl Emitter<'_> {
         let r = self.r32();
         let ext = if d.is_signed() { "s16" } else { "u16" };
         let to = if d.is_signed() { "s32" } else { "u32" };
-        self.line(format!("cvt.{to}.{ext} \t{r}, {bits};"));
+        self.ins(["cvt", to, ext], (r, bits));
         r
     }
 
@@ -820,22 +824,19 @@ impl Emitter<'_> {
         let b = self.ereg(b);
         let mut keys = [old, b].map(|x| {
             let k = self.r32();
-            self.line(format!("cvt.s32.s16 \t{k}, {x};"));
+            self.ins(["cvt", "s32", "s16"], (k, x));
             k
         });
         for k in &mut keys {
             let (neg, flipped) = (self.pred(), self.r32());
-            self.line(format!("setp.lt.s32 \t{neg}, {k}, 0;"));
-            self.line(format!("xor.b32 \t{flipped}, {k}, 32767;"));
-            self.line(format!("selp.b32 \t{k}, {flipped}, {k}, {neg};"));
+            self.ins(["setp", "lt", "s32"], (neg, *k, 0));
+            self.ins(["xor", "b32"], (flipped, *k, 32767));
+            self.ins(["selp", "b32"], (*k, flipped, *k, neg));
         }
         let take = self.pred();
         let cmp = if max { "gt" } else { "lt" };
-        self.line(format!(
-            "setp.{cmp}.s32 \t{take}, {}, {};",
-            keys[1], keys[0]
-        ));
-        self.line(format!("selp.b16 \t{r}, {b}, {old}, {take};"));
+        self.ins(["setp", cmp, "s32"], (take, keys[1], keys[0]));
+        self.ins(["selp", "b16"], (r, b, old, take));
     }
 
     /// Vector loads and stores of the thread's runs (`vector_check` proved them active and
@@ -851,7 +852,7 @@ impl Emitter<'_> {
             for (i, chunk) in slots.chunks(lanes).enumerate() {
                 let addr = run.plus((i * lanes * size) as i64);
                 let sp = self.state_space(plan);
-                self.vector_piece(plan, op, chunk, addr, "", sp)?;
+                self.vector_piece(plan, op, chunk, addr, Guard::Always, sp)?;
             }
         }
         Ok(())
@@ -881,7 +882,7 @@ impl Emitter<'_> {
                 continue;
             };
             let sp = self.state_space(plan);
-            self.vector_piece(plan, op, chunk, piece[0].1, &Self::guard(ok), sp)?;
+            self.vector_piece(plan, op, chunk, piece[0].1, Self::guard(ok), sp)?;
             let not_ok = self.pnot(ok);
             for &s in chunk {
                 needed[s] = not_ok;
@@ -916,16 +917,16 @@ impl Emitter<'_> {
             }
             let ai = self.addr_reg(*a);
             let t = self.regs.new_reg(a0.base.class);
-            self.line(format!("sub.{ty} \t{t}, {ai}, {base0};"));
+            self.ins(["sub", ty], (t, ai, base0));
             let p = self.pred();
-            self.line(format!("setp.eq.{ty} \t{p}, {t}, {};", i as i64 * size));
+            self.ins(["setp", "eq", ty], (p, t, i as i64 * size));
             ok = self.pand(ok, PVal::Reg(p));
         }
         let t = self.regs.new_reg(a0.base.class);
         let align = piece.len() as i64 * size - 1;
-        self.line(format!("and.{bits} \t{t}, {base0}, {align};"));
+        self.ins(["and", bits], (t, base0, align));
         let p = self.pred();
-        self.line(format!("setp.eq.{ty} \t{p}, {t}, 0;"));
+        self.ins(["setp", "eq", ty], (p, t, 0));
         Some(self.pand(ok, PVal::Reg(p)))
     }
 
@@ -936,7 +937,7 @@ impl Emitter<'_> {
             PVal::False => PVal::True,
             PVal::Reg(r) => {
                 let q = self.pred();
-                self.line(format!("not.pred \t{q}, {r};"));
+                self.ins(["not", "pred"], (q, r));
                 PVal::Reg(q)
             }
         }
@@ -972,10 +973,10 @@ impl Emitter<'_> {
                 let step = (i * lanes * size) as i64;
                 if own != PVal::False {
                     let sp = Space::Shared.ptx();
-                    self.vector_piece(plan, op, chunk, local.plus(step), &g_own, sp)?;
+                    self.vector_piece(plan, op, chunk, local.plus(step), g_own, sp)?;
                 }
                 let sp = self.state_space(plan);
-                self.vector_piece(plan, op, chunk, mapped.plus(step), &g_peer, sp)?;
+                self.vector_piece(plan, op, chunk, mapped.plus(step), g_peer, sp)?;
             }
         }
         Ok(())
@@ -989,8 +990,8 @@ impl Emitter<'_> {
         op: &Op,
         chunk: &[usize],
         addr: Addr,
-        g: &str,
-        sp: &str,
+        g: Guard,
+        sp: &'static str,
     ) -> Res<()> {
         let (size, d) = (plan.size, plan.dtype);
         let packed = size < 4;
@@ -998,25 +999,25 @@ impl Emitter<'_> {
         let per_word = if packed { 4 / size } else { 1 };
         let per_ins = chunk.len() / per_word;
         let wty = if packed { "b32" } else { d.info().mem };
-        let vec = if per_ins > 1 {
-            format!(".v{per_ins}")
-        } else {
-            String::new()
-        };
-        // `ld.shared`, `ld.relaxed.cluster.shared::cluster`, ...
-        let instr = |kind: &str| match op {
-            Op::AtomicLoad { sem, scope, .. } | Op::AtomicStore { sem, scope, .. } => {
-                format!("{kind}.{}.{}.{sp}", sem.ptx(), scope.ptx())
+        // `ld.shared.v4.f32`, `ld.relaxed.cluster.shared::cluster.b32`, ...
+        let instr = |kind: &'static str| {
+            let mut opcode: Opcode = match op {
+                Op::AtomicLoad { sem, scope, .. } | Op::AtomicStore { sem, scope, .. } => {
+                    [kind, sem.ptx(), scope.ptx(), sp].into()
+                }
+                _ => [kind, sp].into(),
+            };
+            if let Some(v) = super::print::vector_qualifier(per_ins) {
+                opcode = opcode.q(v);
             }
-            _ => format!("{kind}.{sp}"),
+            opcode.q(wty)
         };
         match op {
             Op::Load { dst, .. } | Op::AtomicLoad { dst, .. } => {
                 let ld = instr("ld");
                 if packed {
                     let regs: Vec<Reg> = (0..per_ins).map(|_| self.r32()).collect();
-                    let list = reg_list(&regs);
-                    self.line(format!("{g}{ld}{vec}.{wty} \t{list}, {addr};"));
+                    self.ins_if(g, ld, (regs.clone(), addr));
                     for (w, wr) in regs.iter().enumerate() {
                         let elems = &chunk[w * per_word..(w + 1) * per_word];
                         let outs: Vec<Reg> = elems.iter().map(|&s| dst[s]).collect();
@@ -1024,8 +1025,7 @@ impl Emitter<'_> {
                     }
                 } else {
                     let regs: Vec<Reg> = chunk.iter().map(|&s| dst[s]).collect();
-                    let list = reg_list(&regs);
-                    self.line(format!("{g}{ld}{vec}.{wty} \t{list}, {addr};"));
+                    self.ins_if(g, ld, (regs, addr));
                 }
             }
             Op::Store { value } | Op::AtomicStore { value, .. } => {
@@ -1046,8 +1046,7 @@ impl Emitter<'_> {
                         regs.push(self.ereg(x));
                     }
                 }
-                let list = reg_list(&regs);
-                self.line(format!("{g}{st}{vec}.{wty} \t{addr}, {list};"));
+                self.ins_if(g, st, (addr, regs));
             }
             Op::Rmw(_) => return internal("vector path for an atomic read-modify-write"),
         }
@@ -1060,19 +1059,19 @@ impl Emitter<'_> {
         match d.info().class {
             Class::Float => {
                 // Two 16-bit floats.
-                self.line(format!("mov.b32 \t{{{}, {}}}, {w};", outs[0], outs[1]));
+                self.ins(["mov", "b32"], (Arg::Vector(outs[..2].to_vec()), w));
             }
             Class::Bool => {
                 for (j, r) in outs.iter().enumerate() {
                     let t = self.r32();
-                    self.line(format!("bfe.u32 \t{t}, {w}, {}, {bits};", j as u32 * bits));
-                    self.line(format!("setp.ne.s32 \t{r}, {t}, 0;"));
+                    self.ins(["bfe", "u32"], (t, w, j as u32 * bits, bits));
+                    self.ins(["setp", "ne", "s32"], (r, t, 0));
                 }
             }
             c => {
                 let ty = if c == Class::Signed { "s32" } else { "u32" };
                 for (j, r) in outs.iter().enumerate() {
-                    self.line(format!("bfe.{ty} \t{r}, {w}, {}, {bits};", j as u32 * bits));
+                    self.ins(["bfe", ty], (r, w, j as u32 * bits, bits));
                 }
             }
         }
@@ -1083,15 +1082,12 @@ impl Emitter<'_> {
         let w = self.r32();
         let bits = 32 / vals.len() as u32;
         if d.is_float() {
-            self.line(format!("mov.b32 \t{w}, {{{}, {}}};", vals[0], vals[1]));
+            self.ins(["mov", "b32"], (w, Arg::Vector(vals[..2].to_vec())));
             return w;
         }
-        self.line(format!("mov.b32 \t{w}, {};", vals[0]));
+        self.ins(["mov", "b32"], (w, vals[0]));
         for (j, r) in vals.iter().enumerate().skip(1) {
-            self.line(format!(
-                "bfi.b32 \t{w}, {r}, {w}, {}, {bits};",
-                j as u32 * bits
-            ));
+            self.ins(["bfi", "b32"], (w, r, w, j as u32 * bits, bits));
         }
         w
     }
@@ -1100,14 +1096,6 @@ impl Emitter<'_> {
 /// Elements per vector instruction: 16 bytes of them, at most a run of `v`.
 fn vector_lanes(size: usize, v: usize) -> usize {
     (16 / size.max(1)).min(v).max(1)
-}
-
-fn reg_list(regs: &[Reg]) -> String {
-    if regs.len() == 1 {
-        return regs[0].to_string();
-    }
-    let names: Vec<String> = regs.iter().map(|r| r.to_string()).collect();
-    format!("{{{}}}", names.join(", "))
 }
 
 /// What the per-element RMWs of one access share: the legality table's row, the state space
