@@ -22,7 +22,8 @@
 //! partial tail.
 
 use super::code::{Guard, Label};
-use super::emit::{internal, tz_imm, Emitter, GlobalSt, Res, Storage};
+use super::emit::{internal, Emitter, GlobalSt, Res, Storage};
+use super::known::trailing_zeros_of_imm;
 use super::regs::{EVal, PVal, Reg, Val};
 use crate::dtype::DType;
 use crate::ir::{
@@ -853,7 +854,7 @@ impl Emitter<'_> {
                     self.vadd(o, p)
                 }
                 Coord::Index(o) => {
-                    index_max = self.umax_of(*o);
+                    index_max = self.known.upper_bound(*o);
                     let slot = if self.is_tile(*o)? { s } else { 0 };
                     self.coord32(*o, slot)?
                 }
@@ -1280,19 +1281,20 @@ impl Emitter<'_> {
         let vbits = v.trailing_zeros();
         // Alignment of the element index of the thread's first element (tid * v is aligned).
         let (offset, view_tz) = match (&plan.mem, &plan.access.coords[0]) {
-            (Mem::Global(_), Coord::Pos { offset, .. }) => {
-                (*offset, self.tz_of(Operand::Var(plan.access.mem)))
-            }
+            (Mem::Global(_), Coord::Pos { offset, .. }) => (
+                *offset,
+                self.known.trailing_zeros(Operand::Var(plan.access.mem)),
+            ),
             (Mem::Shared { .. }, Coord::Pos { offset, .. }) => (*offset, 64),
             _ => return Ok(None),
         };
         // Statically misaligned (aligned view, constant offset not a multiple of v): no vector path.
         if let Some(c) = offset.imm_int() {
-            if view_tz >= vbits && tz_imm(c as i64) < vbits {
+            if view_tz >= vbits && trailing_zeros_of_imm(c as i64) < vbits {
                 return Ok(None);
             }
         }
-        let mut full = if self.tz_of(offset).min(view_tz) >= vbits {
+        let mut full = if self.known.trailing_zeros(offset).min(view_tz) >= vbits {
             PVal::True
         } else {
             // One uniform test of the first element index's alignment.

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::code::{Address, Args, Base, Code, Guard, Ins, Label, Line, Opcode, ParamPart, Special};
+use super::known::Known;
 use super::regs::{Class, EVal, PVal, Reg, Regs, Val};
 use super::CodegenError;
 use crate::ir::{DType, Kernel, Operand, ParamKind, Span, Stmt, Ty, VarId};
@@ -67,13 +68,8 @@ pub(super) struct Emitter<'k> {
     pub regs: Regs,
     pub code: Code,
     pub storage: Vec<Option<Storage>>,
-    /// Where each variable is defined (`crate::facts`).
-    pub defs: crate::facts::Defs,
-    /// Known trailing zero bits of single-assignment i32 scalars (for a global view: of its
-    /// offset). Used to prove vector accesses aligned.
-    pub tz: Vec<u32>,
-    /// Known upper bounds of single-assignment integers that are never negative (`bounds`).
-    pub umax: Vec<Option<u64>>,
+    /// What is known of values (definition sites, trailing zeros, bounds).
+    pub known: Known<'k>,
     cache: BTreeMap<Cached, Reg>,
     labels: u32,
     loop_ends: Vec<Label>,
@@ -100,19 +96,9 @@ fn stmt_span(s: &Stmt) -> Span {
     }
 }
 
-/// Trailing zero bits of a constant (0 is divisible by everything).
-pub(super) fn tz_imm(c: i64) -> u32 {
-    if c == 0 {
-        64
-    } else {
-        c.trailing_zeros()
-    }
-}
-
 impl<'k> Emitter<'k> {
     pub fn new(k: &'k Kernel) -> Emitter<'k> {
         let n = k.vars.len();
-        let defs = crate::facts::Defs::of(k);
         let mut regs = Regs::default();
         let tid = regs.new_reg(Class::B32);
         let mut code = Code::default();
@@ -127,9 +113,7 @@ impl<'k> Emitter<'k> {
             regs,
             code,
             storage: vec![None; n],
-            defs,
-            tz: vec![0; n],
-            umax: vec![None; n],
+            known: Known::new(k),
             cache: BTreeMap::new(),
             labels: 0,
             loop_ends: Vec::new(),
@@ -455,21 +439,6 @@ impl<'k> Emitter<'k> {
         }
     }
 
-    /// Known trailing zero bits of an integer scalar operand.
-    pub fn tz_of(&self, o: Operand) -> u32 {
-        match o {
-            Operand::Imm(c, d) if d.is_int() => tz_imm(crate::elem::as_i128(d, c) as i64),
-            Operand::Imm(..) => 0,
-            Operand::Var(v) if self.defs.single_site(v) => self.tz[v as usize],
-            Operand::Var(_) => 0,
-        }
-    }
-    pub fn set_tz(&mut self, v: VarId, tz: u32) {
-        if self.defs.single_site(v) {
-            self.tz[v as usize] = tz.min(64);
-        }
-    }
-
     // ----- small folding arithmetic on uniform or per-thread 32-bit values -----
 
     pub fn vadd(&mut self, a: Val, b: Val) -> Val {
@@ -577,7 +546,7 @@ impl<'k> Emitter<'k> {
                     for d in &g.dims {
                         self.ins(["mov", "b64"], (d, g.len));
                     }
-                    self.tz[i] = 64;
+                    self.known.record_tensor_param(v);
                 }
                 ParamKind::Scalar(d) => {
                     let r = self.dst_regs(v)?[0];
@@ -670,9 +639,8 @@ impl<'k> Emitter<'k> {
                 let end_v = self.eval(*end, 0)?;
                 let step_v = self.eval(*step, 0)?;
                 let (end_v, step_v) = (self.snapshot(*end, end_v), self.snapshot(*step, step_v));
-                let tz = self.tz_of(*start).min(self.tz_of(*step));
                 let i = self.dst_regs(*var)?[0];
-                self.set_tz(*var, tz);
+                self.known.record_loop_var(*var, *start, *step);
                 self.ins(["mov", d.info().bit_reg()], (i, start_v));
                 let nonpos = self.esetp("le", d, step_v, EVal::Const(0, d));
                 let empty = self.esetp("ge", d, EVal::Reg(i), end_v);
@@ -746,7 +714,7 @@ impl<'k> Emitter<'k> {
     /// A copy of a loop bound when its variable may be re-assigned inside the loop.
     fn snapshot(&mut self, o: Operand, v: EVal) -> EVal {
         match (o, v) {
-            (Operand::Var(x), EVal::Reg(r)) if !self.defs.single_site(x) => {
+            (Operand::Var(x), EVal::Reg(r)) if !self.known.single_site(x) => {
                 let c = self.regs.new_reg(r.class);
                 self.ins(["mov", class_bits(r.class)], (c, r));
                 EVal::Reg(c)

@@ -111,7 +111,8 @@ impl Emitter<'_> {
         // Everything else is pure: without a destination (removed by DCE) there is nothing to do.
         let Some(d) = dst else { return Ok(()) };
         self.pure_inst(d, inst)?;
-        self.record_bound(d, inst)
+        self.known.record(d, inst);
+        Ok(())
     }
 
     /// An instruction that only computes the value of `d`.
@@ -208,7 +209,6 @@ impl Emitter<'_> {
             _ => Special::ClusterSize,
         };
         self.ins(["mov", "u32"], (r, sreg));
-        self.set_tz(d, 0);
         Ok(())
     }
 
@@ -220,7 +220,6 @@ impl Emitter<'_> {
         };
         let r = self.dst_regs(d)?[0];
         self.ins(["mov", "b64"], (r, dim));
-        self.set_tz(d, 0);
         Ok(())
     }
 
@@ -333,8 +332,6 @@ impl Emitter<'_> {
                         self.ins(["mov", "b64"], (a, b));
                     }
                 }
-                let tz = self.tz_of(Operand::Var(src));
-                self.set_tz(d, tz);
                 Ok(())
             }
             (Ty::Shared { .. }, Operand::Var(src)) => match self.storage(src)?.clone() {
@@ -346,11 +343,8 @@ impl Emitter<'_> {
                 _ => internal("shared mov from a non-shared value"),
             },
             _ => {
-                let tz = self.tz_of(o);
                 let dt = self.dtype_of(o)?;
-                self.elementwise(d, &[o], |e, r, v| e.copy_elem(dt, r, v[0]))?;
-                self.set_tz(d, tz);
-                Ok(())
+                self.elementwise(d, &[o], |e, r, v| e.copy_elem(dt, r, v[0]))
             }
         }
     }
@@ -391,7 +385,6 @@ impl Emitter<'_> {
     fn view(&mut self, d: VarId, src: VarId, offset: Operand, shape: &[Operand]) -> Res<()> {
         let s = self.global(src)?;
         let off = self.wide_int(offset)?;
-        let tz = self.tz_of(Operand::Var(src)).min(self.tz_of(offset));
         let mut dims = Vec::with_capacity(shape.len());
         for o in shape {
             dims.push(self.wide_int(*o)?);
@@ -415,7 +408,6 @@ impl Emitter<'_> {
         for (r, v) in g.dims.iter().zip(dims) {
             self.ins(["mov", "b64"], (r, v));
         }
-        self.set_tz(d, tz);
         Ok(())
     }
 
@@ -427,28 +419,9 @@ impl Emitter<'_> {
                 e.bool_binary(op, r, a, b)
             });
         }
-        // Divisibility facts for alignment proofs (integers).
-        let (ta, tb) = (self.tz_of(lhs), self.tz_of(rhs));
-        let tz = match (op, rhs) {
-            _ if !dt.is_int() => 0,
-            (BinOp::Add | BinOp::Sub | BinOp::Or | BinOp::Xor | BinOp::Min | BinOp::Max, _) => {
-                ta.min(tb)
-            }
-            (BinOp::Mul, _) => ta + tb,
-            (BinOp::And, _) => ta.max(tb),
-            (BinOp::Shl, Operand::Imm(..)) => match rhs.imm_int() {
-                Some(k) if (0..64).contains(&k) => ta + k as u32,
-                _ => 0,
-            },
-            _ => 0,
-        };
         self.elementwise(d, &[lhs, rhs], |e, r, v| {
             e.binary_elem(op, dt, r, v[0], v[1])
-        })?;
-        if !op.is_comparison() {
-            self.set_tz(d, tz.min(dt.bits()));
-        }
-        Ok(())
+        })
     }
 
     /// `r = a op b` on one element of type `dt` (`r` is a predicate for comparisons).
@@ -580,13 +553,8 @@ impl Emitter<'_> {
     }
 
     fn unary(&mut self, d: VarId, op: UnOp, x: Operand) -> Res<()> {
-        let tz = self.tz_of(x);
         let dt = self.dtype_of(x)?;
-        self.elementwise(d, &[x], |e, r, v| e.unary_elem(op, dt, r, v[0]))?;
-        if op == UnOp::Neg && dt.is_int() {
-            self.set_tz(d, tz);
-        }
-        Ok(())
+        self.elementwise(d, &[x], |e, r, v| e.unary_elem(op, dt, r, v[0]))
     }
 
     /// `r = op a` on one element of type `dt`.
@@ -683,7 +651,6 @@ impl Emitter<'_> {
 
     fn select(&mut self, d: VarId, cond: Operand, a: Operand, b: Operand) -> Res<()> {
         let dt = self.dtype_of(a)?;
-        let tz = self.tz_of(a).min(self.tz_of(b));
         self.elementwise(d, &[cond, a, b], |e, r, v| {
             let c = e.ereg(v[0]);
             if dt == DType::Bool {
@@ -699,11 +666,7 @@ impl Emitter<'_> {
                 e.ins(["selp", dt.info().bit_reg()], (r, x, y, c));
             }
             Ok(())
-        })?;
-        if dt.is_int() {
-            self.set_tz(d, tz);
-        }
-        Ok(())
+        })
     }
 
     fn cast(&mut self, d: VarId, x: Operand, to: DType) -> Res<()> {

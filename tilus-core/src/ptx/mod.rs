@@ -6,18 +6,19 @@
 //! * `emit`: variable storage, operands, the per-thread prologue and structured control flow;
 //! * `inst`: scalar and element-wise instructions;
 //! * `access`: loads, stores and atomics (bounds, masks, vector accesses);
-//! * `bounds`: known upper bounds of non-negative integers, which prove index tests true;
+//! * `known`: what is known of values at compile time (definition sites, trailing zero bits,
+//!   and in `bounds` upper bounds of non-negative integers), which the emitter consults;
 //! * `collective`: broadcast and reduce through shared scratch.
 //!
 //! Running `ptxas` on the text is a test helper of the workspace (`tilus-testkit`).
 
 mod access;
-mod bounds;
 mod code;
 mod collective;
 mod convert;
 mod emit;
 mod inst;
+mod known;
 mod memops;
 mod print;
 mod regs;
