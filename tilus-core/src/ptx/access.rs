@@ -22,9 +22,10 @@
 //! partial tail.
 
 use super::code::{Guard, Label};
-use super::emit::{internal, Emitter, GlobalSt, Res, Storage};
+use super::emit::{internal, CodegenResult, Emitter, GlobalView, Storage};
 use super::known::trailing_zeros_of_imm;
-use super::regs::{EVal, PVal, Reg, Val};
+use super::regs::Reg;
+use super::value::{Predicate, RegOrConst, RegOrImm};
 use crate::dtype::DType;
 use crate::ir::{
     Access, Coord, InactiveResult, Inst, Operand, RmwOp, Scope, Sem, Space, Ty, VarId,
@@ -48,7 +49,7 @@ impl Addr {
 }
 
 pub(super) enum Mem {
-    Global(GlobalSt),
+    Global(GlobalView),
     /// Shared window base register and the allocation's byte offset and shape; `rows`: a
     /// distributed tensor (`rows` of axis 0 per block of the cluster), addressed element by
     /// element in the owner block's window through `mapa` and `.shared::cluster`.
@@ -63,8 +64,8 @@ pub(super) enum Mem {
 /// Rank-1 streaming formulation: element `f` is active iff `lo <= f <= hi` (no limits when
 /// bounds are not checked); its address is `first + size * (f - f_first)`.
 pub(super) struct Range {
-    pub lo: Option<Val>,
-    pub hi: Option<Val>,
+    pub lo: Option<RegOrImm>,
+    pub hi: Option<RegOrImm>,
     pub first: Addr,
 }
 
@@ -73,10 +74,10 @@ pub(super) struct Range {
 /// `m0 + (f - f_first)` of the tensor, in whichever block owns that row. (The per-element code
 /// takes the general path, one owner and one `mapa` per element.)
 pub(super) struct DistRange {
-    pub lo: Option<Val>,
-    pub hi: Option<Val>,
+    pub lo: Option<RegOrImm>,
+    pub hi: Option<RegOrImm>,
     /// The tensor element of the thread's first element.
-    pub m0: Val,
+    pub m0: RegOrImm,
     /// Elements per block (the owner of element `m` is `m / rows`).
     pub rows: usize,
 }
@@ -87,8 +88,8 @@ pub(super) struct DistRange {
 /// inside its base tensor).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct RunHead {
-    rows: PVal,
-    c_last: Option<EVal>,
+    rows: Predicate,
+    c_last: Option<RegOrConst>,
     idx_end: Option<(Option<Reg>, i64)>,
     addr: Addr,
 }
@@ -97,8 +98,8 @@ pub(super) struct RunHead {
 /// (positions are always widened, and count as signed).
 #[derive(Debug, Clone, Copy)]
 struct GlobalCoord {
-    c32: Option<Val>,
-    c64: Option<EVal>,
+    c32: Option<RegOrImm>,
+    c64: Option<RegOrConst>,
     signed: bool,
 }
 
@@ -106,14 +107,14 @@ struct GlobalCoord {
 /// know: in a distributed tensor whether the element is this block's (and its address in the
 /// block's own window), and for the head of a derivable run what its other elements need.
 pub(super) struct Planned {
-    pub act: PVal,
+    pub act: Predicate,
     pub addr: Addr,
-    pub local: Option<(PVal, Addr)>,
+    pub local: Option<(Predicate, Addr)>,
     pub head: Option<RunHead>,
 }
 
 impl Planned {
-    fn at(act: PVal, addr: Addr) -> Planned {
+    fn at(act: Predicate, addr: Addr) -> Planned {
         Planned {
             act,
             addr,
@@ -126,13 +127,16 @@ impl Planned {
 /// The general path's uniform set-up.
 pub(super) enum General {
     /// Shared memory: per-axis dims and row-major strides (compile-time), 32-bit math.
-    Shared { dims: Vec<Val>, strides: Vec<Val> },
+    Shared {
+        dims: Vec<RegOrImm>,
+        strides: Vec<RegOrImm>,
+    },
     /// Global memory: per-axis dims clamped to `0..` (64-bit), the same clamped for 32-bit
     /// signed / unsigned coordinates (computed on first use), and 64-bit row-major strides
     /// (`None` = 1).
     Global {
         dims: Vec<Reg>,
-        dims32: std::cell::RefCell<Vec<[Option<Val>; 2]>>,
+        dims32: std::cell::RefCell<Vec<[Option<RegOrImm>; 2]>>,
         strides: Vec<Option<Reg>>,
     },
 }
@@ -210,7 +214,7 @@ enum VectorPart {
 }
 
 impl Emitter<'_> {
-    pub fn memory(&mut self, dst: Option<VarId>, inst: &Inst) -> Res<()> {
+    pub fn memory(&mut self, dst: Option<VarId>, inst: &Inst) -> CodegenResult<()> {
         let (access, sem) = match inst {
             Inst::Load { access, .. } | Inst::Store { access, .. } => (access, Sem::Relaxed),
             Inst::AtomicLoad { access, sem, .. }
@@ -246,7 +250,7 @@ impl Emitter<'_> {
             }
         }
         let planned = self.plan_elements(&plan, slots)?;
-        let elems: Vec<(PVal, Addr)> = planned.iter().map(|p| (p.act, p.addr)).collect();
+        let elems: Vec<(Predicate, Addr)> = planned.iter().map(|p| (p.act, p.addr)).collect();
         let local_alts: Vec<_> = planned.iter().map(|p| p.local).collect();
         // Without a range plan (2-D views, index tiles), runs that turn out contiguous at run
         // time still go as vectors.
@@ -274,8 +278,8 @@ impl Emitter<'_> {
         uniform: bool,
         dtype: DType,
         slots: usize,
-    ) -> Res<Option<Op>> {
-        let dst_regs = |e: &mut Self| -> Res<Vec<Reg>> {
+    ) -> CodegenResult<Option<Op>> {
+        let dst_regs = |e: &mut Self| -> CodegenResult<Vec<Reg>> {
             match dst {
                 Some(d) => e.dst_regs(d),
                 None => {
@@ -336,13 +340,13 @@ impl Emitter<'_> {
 
     /// The vector path of a weak load or store on the range path, where it applies: the
     /// vector instructions, and the branch that sends threads on the partial tail past them.
-    fn vector_part(&mut self, plan: &Plan, op: &Op) -> Res<VectorPart> {
+    fn vector_part(&mut self, plan: &Plan, op: &Op) -> CodegenResult<VectorPart> {
         let Some((full, first)) = self.vector_check(plan)? else {
             return Ok(VectorPart::None);
         };
         let tail = self.new_label("tail");
         let end = self.new_label("vec_done");
-        if let PVal::Reg(p) = full {
+        if let Predicate::Reg(p) = full {
             // Per-thread (not uniform) branch: only threads on the partial tail fall back.
             self.branch(Guard::Unless(p), tail);
         }
@@ -350,7 +354,7 @@ impl Emitter<'_> {
             Some(first) => self.vector_ops(plan, op, first)?,
             None => self.dist_vector_ops(plan, op)?,
         }
-        if full == PVal::True {
+        if full == Predicate::True {
             return Ok(VectorPart::All);
         }
         self.branch(Guard::Always, end);
@@ -359,7 +363,7 @@ impl Emitter<'_> {
     }
 
     /// Every slot's element, planned before any operation is issued.
-    fn plan_elements(&mut self, plan: &Plan, slots: usize) -> Res<Vec<Planned>> {
+    fn plan_elements(&mut self, plan: &Plan, slots: usize) -> CodegenResult<Vec<Planned>> {
         // Plan every element first (reads index and mask tiles), then issue the operations,
         // so loads are issued back to back and a destination may alias an operand.
         let mut planned = Vec::with_capacity(slots);
@@ -388,29 +392,29 @@ impl Emitter<'_> {
     }
 
     /// Flat tile index of slot `s` of this thread (as a value).
-    fn flat(&mut self, plan: &Plan, s: usize) -> Val {
+    fn flat(&mut self, plan: &Plan, s: usize) -> RegOrImm {
         if plan.uniform {
-            return Val::Imm(0);
+            return RegOrImm::Imm(0);
         }
         let base = self.tid_times(plan.layout.v);
         let c = plan.layout.slot_const(s) as i32;
-        self.vadd(Val::Reg(base), Val::Imm(c))
+        self.add32(RegOrImm::Reg(base), RegOrImm::Imm(c))
     }
 
-    fn exists(&mut self, plan: &Plan, s: usize) -> PVal {
+    fn exists(&mut self, plan: &Plan, s: usize) -> Predicate {
         if plan.uniform {
-            return PVal::True;
+            return Predicate::True;
         }
         let layout = plan.layout;
         self.chunk_exists(&layout, s / layout.v)
     }
 
-    pub(super) fn mask(&mut self, plan: &Plan, s: usize) -> Res<PVal> {
+    pub(super) fn mask(&mut self, plan: &Plan, s: usize) -> CodegenResult<Predicate> {
         match plan.access.mask {
-            None => Ok(PVal::True),
+            None => Ok(Predicate::True),
             Some(m) => {
                 let slot = if self.is_tile(m)? { s } else { 0 };
-                self.elem_pval(m, slot)
+                self.predicate_of(m, slot)
             }
         }
     }
@@ -418,17 +422,19 @@ impl Emitter<'_> {
     /// A coordinate operand as a 32-bit value: 64-bit values are saturated to the `i32` range
     /// (unsigned ones to `i32::MAX`), which keeps an out-of-range coordinate out of range for
     /// memory of fewer than 2^31 elements.
-    fn coord32(&mut self, o: Operand, slot: usize) -> Res<Val> {
+    fn coord32(&mut self, o: Operand, slot: usize) -> CodegenResult<RegOrImm> {
         let d = self.dtype_of(o)?;
         if d.bits() <= 32 {
-            return self.elem(o, slot);
+            return self.reg_or_imm(o, slot);
         }
-        match self.eval(o, slot)? {
-            EVal::Const(bits, _) => {
+        match self.reg_or_const(o, slot)? {
+            RegOrConst::Const(bits, _) => {
                 let v = crate::elem::as_i128(d, bits);
-                Ok(Val::Imm(v.clamp(i32::MIN as i128, i32::MAX as i128) as i32))
+                Ok(RegOrImm::Imm(
+                    v.clamp(i32::MIN as i128, i32::MAX as i128) as i32
+                ))
             }
-            EVal::Reg(r) => {
+            RegOrConst::Reg(r) => {
                 let (t, n) = (self.r64(), self.r32());
                 if d.is_signed() {
                     self.ins(["min", "s64"], (t, r, 2147483647));
@@ -437,12 +443,17 @@ impl Emitter<'_> {
                     self.ins(["min", "u64"], (t, r, 2147483647));
                 }
                 self.ins(["cvt", "u32", "u64"], (n, t));
-                Ok(Val::Reg(n))
+                Ok(RegOrImm::Reg(n))
             }
         }
     }
 
-    fn plan<'a>(&mut self, access: &'a Access, uniform: bool, dtype: DType) -> Res<Plan<'a>> {
+    fn plan<'a>(
+        &mut self,
+        access: &'a Access,
+        uniform: bool,
+        dtype: DType,
+    ) -> CodegenResult<Plan<'a>> {
         let layout = self.layout_of(&access.shape);
         let mem = match self.storage(access.mem)?.clone() {
             Storage::Global(g) => Mem::Global(g),
@@ -495,7 +506,7 @@ impl Emitter<'_> {
     /// The range plans of a rank-1 access at coordinate `offset + pos` (`n` elements per
     /// thread): `plan.range`, when it is complete (`true`); for a distributed tensor,
     /// `plan.dist_range` for the vector path, the general plan still to follow (`false`).
-    fn range_plan(&mut self, plan: &mut Plan, offset: Operand, n: i64) -> Res<bool> {
+    fn range_plan(&mut self, plan: &mut Plan, offset: Operand, n: i64) -> CodegenResult<bool> {
         let (uniform, size) = (plan.uniform, plan.size);
         let f0 = self.flat_base(plan);
         match &plan.mem {
@@ -511,14 +522,14 @@ impl Emitter<'_> {
                 let (len, rows) = (shape[0], *rows);
                 let off0 = self.coord32(offset, 0)?;
                 let (lo, hi) = if plan.access.check_bounds {
-                    let lo = self.vsub(Val::Imm(0), off0);
-                    let h = self.vsub(Val::Imm(len as i32), off0);
-                    let h = self.vminmax(false, h, Val::Imm(n as i32));
-                    (Some(lo), Some(self.vsub(h, Val::Imm(1))))
+                    let lo = self.sub32(RegOrImm::Imm(0), off0);
+                    let h = self.sub32(RegOrImm::Imm(len as i32), off0);
+                    let h = self.min_max32(false, h, RegOrImm::Imm(n as i32));
+                    (Some(lo), Some(self.sub32(h, RegOrImm::Imm(1))))
                 } else {
                     (None, None)
                 };
-                let m0 = self.vadd(off0, f0);
+                let m0 = self.add32(off0, f0);
                 match rows {
                     None => {
                         let first = self.shared_address(plan, m0);
@@ -570,10 +581,11 @@ impl Emitter<'_> {
                 }
             }
             Mem::Shared { shape, .. } => {
-                let dims = shape.iter().map(|&d| Val::Imm(d as i32)).collect();
-                let mut strides = vec![Val::Imm(1); rank];
+                let dims = shape.iter().map(|&d| RegOrImm::Imm(d as i32)).collect();
+                let mut strides = vec![RegOrImm::Imm(1); rank];
                 for k in (0..rank.saturating_sub(1)).rev() {
-                    strides[k] = Val::Imm(strides[k + 1].imm().unwrap_or(1) * shape[k + 1] as i32);
+                    strides[k] =
+                        RegOrImm::Imm(strides[k + 1].imm().unwrap_or(1) * shape[k + 1] as i32);
                 }
                 General::Shared { dims, strides }
             }
@@ -586,38 +598,38 @@ impl Emitter<'_> {
     /// per-element tests are 32-bit.
     fn global_range(
         &mut self,
-        g: &GlobalSt,
+        g: &GlobalView,
         offset: Operand,
         n: i64,
         check: bool,
-        f0: Val,
+        f0: RegOrImm,
         size: usize,
-    ) -> Res<Range> {
+    ) -> CodegenResult<Range> {
         let off = self.wide_int(offset)?;
         // c0 = g.off + offset (the whole-tensor case needs no add).
         let c0 = if g.whole {
             off
-        } else if off == EVal::Const(0, DType::I64) {
-            EVal::Reg(g.off)
+        } else if off == RegOrConst::Const(0, DType::I64) {
+            RegOrConst::Reg(g.off)
         } else {
             let t = self.r64();
             self.ins(["add", "s64"], (t, g.off, off));
-            EVal::Reg(t)
+            RegOrConst::Reg(t)
         };
         let (lo, hi) = if check {
             let lo = match (off, c0) {
-                (EVal::Const(a, _), EVal::Const(..)) => {
+                (RegOrConst::Const(a, _), RegOrConst::Const(..)) => {
                     // Only the whole tensor has a constant c0 (== off).
-                    Val::Imm(clamp_tile((a as i64).saturating_neg(), n))
+                    RegOrImm::Imm(clamp_tile((a as i64).saturating_neg(), n))
                 }
                 _ => {
                     // lo = max(-offset, -c0), clamped to [-1, n].
                     let t = self.r64();
                     let u = self.r64();
-                    let o = self.reg64(off);
+                    let o = self.in_reg64(off);
                     self.ins(["neg", "s64"], (t, o));
                     if !g.whole {
-                        let c = self.reg64(c0);
+                        let c = self.in_reg64(c0);
                         self.ins(["neg", "s64"], (u, c));
                         self.ins(["max", "s64"], (t, t, u));
                     }
@@ -626,11 +638,11 @@ impl Emitter<'_> {
             };
             // hi = min(dim - offset, len - c0, n) - 1.
             let t = self.r64();
-            let od = self.reg64(off);
+            let od = self.in_reg64(off);
             self.ins(["sub", "s64"], (t, g.dims[0], od));
             if !g.whole {
                 let u = self.r64();
-                let c = self.reg64(c0);
+                let c = self.in_reg64(c0);
                 self.ins(["sub", "s64"], (u, g.len, c));
                 self.ins(["min", "s64"], (t, t, u));
             }
@@ -646,11 +658,11 @@ impl Emitter<'_> {
         // first = ptr + size * (c0 + tid * v), wrapping like the address arithmetic it stands for
         // (an offset near the ends of i64 is out of bounds, never accessed, but still printed).
         let first = match (c0, f0) {
-            (EVal::Const(c, _), Val::Imm(f)) => Addr {
+            (RegOrConst::Const(c, _), RegOrImm::Imm(f)) => Addr {
                 base: g.ptr,
                 imm: (c as i64).wrapping_add(f as i64).wrapping_mul(size as i64),
             },
-            (EVal::Const(c, _), Val::Reg(fr)) => {
+            (RegOrConst::Const(c, _), RegOrImm::Reg(fr)) => {
                 let a = self.r64();
                 self.ins(["mul", "wide", "u32"], (a, fr, size));
                 self.ins(["add", "s64"], (a, a, g.ptr));
@@ -659,12 +671,12 @@ impl Emitter<'_> {
                     imm: (c as i64).wrapping_mul(size as i64),
                 }
             }
-            (EVal::Reg(cr), f) => {
+            (RegOrConst::Reg(cr), f) => {
                 let m = self.r64();
                 match f {
-                    Val::Imm(0) => self.ins(["mov", "b64"], (m, cr)),
-                    Val::Imm(fi) => self.ins(["add", "s64"], (m, cr, fi)),
-                    Val::Reg(fr) => {
+                    RegOrImm::Imm(0) => self.ins(["mov", "b64"], (m, cr)),
+                    RegOrImm::Imm(fi) => self.ins(["add", "s64"], (m, cr, fi)),
+                    RegOrImm::Reg(fr) => {
                         let w = self.r64();
                         self.ins(["cvt", "u64", "u32"], (w, fr));
                         self.ins(["add", "s64"], (m, cr, w));
@@ -679,10 +691,10 @@ impl Emitter<'_> {
     }
 
     /// A 64-bit value in a register.
-    fn reg64(&mut self, v: EVal) -> Reg {
+    fn in_reg64(&mut self, v: RegOrConst) -> Reg {
         match v {
-            EVal::Reg(r) => r,
-            EVal::Const(bits, _) => {
+            RegOrConst::Reg(r) => r,
+            RegOrConst::Const(bits, _) => {
                 let r = self.r64();
                 self.ins(["mov", "b64"], (r, bits as i64));
                 r
@@ -691,35 +703,35 @@ impl Emitter<'_> {
     }
 
     /// A 64-bit limit clamped to `[-1, n]` as a 32-bit value.
-    fn clamp64(&mut self, t: Reg, n: i64) -> Val {
+    fn clamp64(&mut self, t: Reg, n: i64) -> RegOrImm {
         let r = self.r32();
         self.ins(["max", "s64"], (t, t, -1));
         self.ins(["min", "s64"], (t, t, n));
         self.ins(["cvt", "u32", "u64"], (r, t));
-        Val::Reg(r)
+        RegOrImm::Reg(r)
     }
 
     /// The thread's first flat index (`tid * v`), or 0 when uniform.
-    fn flat_base(&mut self, plan: &Plan) -> Val {
+    fn flat_base(&mut self, plan: &Plan) -> RegOrImm {
         if plan.uniform {
-            Val::Imm(0)
+            RegOrImm::Imm(0)
         } else {
-            Val::Reg(self.tid_times(plan.layout.v))
+            RegOrImm::Reg(self.tid_times(plan.layout.v))
         }
     }
 
     /// A distributed tensor's row `c` as (row in the owner's part, owner rank). The rank is
     /// clamped to the cluster (an inactive element's row may be anything, and `mapa` must
     /// name a block that exists).
-    pub(super) fn split_rows(&mut self, c: Val, rows: usize) -> (Val, Val) {
-        let last = self.k.cluster.blocks().max(1) as i32 - 1;
+    pub(super) fn split_rows(&mut self, c: RegOrImm, rows: usize) -> (RegOrImm, RegOrImm) {
+        let last = self.kernel.cluster.blocks().max(1) as i32 - 1;
         let rows = rows as i32;
         match c {
-            Val::Imm(c) => (
-                Val::Imm((c as u32 % rows as u32) as i32),
-                Val::Imm(((c as u32 / rows as u32) as i32).min(last)),
+            RegOrImm::Imm(c) => (
+                RegOrImm::Imm((c as u32 % rows as u32) as i32),
+                RegOrImm::Imm(((c as u32 / rows as u32) as i32).min(last)),
             ),
-            Val::Reg(r) => {
+            RegOrImm::Reg(r) => {
                 let (local, rank) = (self.r32(), self.r32());
                 if (rows as u32).is_power_of_two() {
                     let shift = rows.trailing_zeros();
@@ -730,13 +742,13 @@ impl Emitter<'_> {
                     self.ins(["div", "u32"], (rank, r, rows));
                 }
                 self.ins(["min", "u32"], (rank, rank, last));
-                (Val::Reg(local), Val::Reg(rank))
+                (RegOrImm::Reg(local), RegOrImm::Reg(rank))
             }
         }
     }
 
     /// The `.shared::cluster` address of the same shared-window address in block `rank`.
-    pub(super) fn map_to_block(&mut self, addr: Addr, rank: Val) -> Addr {
+    pub(super) fn map_to_block(&mut self, addr: Addr, rank: RegOrImm) -> Addr {
         let (local, mapped) = (self.r32(), self.r32());
         self.ins(["add", "u32"], (local, addr.base, addr.imm));
         self.ins(["mapa", "shared::cluster", "u32"], (mapped, local, rank));
@@ -747,17 +759,17 @@ impl Emitter<'_> {
     }
 
     /// Address of element `m` of a shared allocation (relative to the allocation).
-    pub(super) fn shared_address(&mut self, plan: &Plan, m: Val) -> Addr {
+    pub(super) fn shared_address(&mut self, plan: &Plan, m: RegOrImm) -> Addr {
         let Mem::Shared { smem, offset, .. } = &plan.mem else {
             unreachable!("shared plan")
         };
         let size = plan.size;
         match m {
-            Val::Imm(c) => Addr {
+            RegOrImm::Imm(c) => Addr {
                 base: *smem,
                 imm: *offset as i64 + size as i64 * c as i64,
             },
-            Val::Reg(r) => {
+            RegOrImm::Reg(r) => {
                 let a = self.r32();
                 self.ins(["mad", "lo", "s32"], (a, r, size, smem));
                 Addr {
@@ -770,7 +782,7 @@ impl Emitter<'_> {
 
     /// Activity and address of slot `s`, and what the general paths know besides
     /// ([`Planned`]; `want_head`: record the slot as the head of a derivable run).
-    fn element(&mut self, plan: &Plan, s: usize, want_head: bool) -> Res<Planned> {
+    fn element(&mut self, plan: &Plan, s: usize, want_head: bool) -> CodegenResult<Planned> {
         let mask = self.mask(plan, s)?;
         if let Some(r) = &plan.range {
             let c = if plan.uniform {
@@ -781,17 +793,17 @@ impl Emitter<'_> {
             let act = match (r.lo, r.hi) {
                 (Some(lo), Some(hi)) => {
                     let f = self.flat(plan, s);
-                    let a = self.vsetp("ge", "s32", f, lo);
-                    let b = self.vsetp("le", "s32", f, hi);
-                    self.pand(a, b)
+                    let a = self.setp32("ge", "s32", f, lo);
+                    let b = self.setp32("le", "s32", f, hi);
+                    self.and_pred(a, b)
                 }
                 _ => self.exists(plan, s),
             };
-            let act = self.pand(act, mask);
+            let act = self.and_pred(act, mask);
             return Ok(Planned::at(act, r.first.plus((plan.size * c) as i64)));
         }
         let exists = self.exists(plan, s);
-        let act = self.pand(exists, mask);
+        let act = self.and_pred(exists, mask);
         match &plan.mem {
             Mem::Shared { .. } => self.shared_element(plan, s, act),
             Mem::Global(g) => {
@@ -807,9 +819,9 @@ impl Emitter<'_> {
         plan: &Plan,
         s: usize,
         axis: usize,
-        f: &mut Option<Val>,
-        pos: &mut [Option<Val>],
-    ) -> Res<Val> {
+        f: &mut Option<RegOrImm>,
+        pos: &mut [Option<RegOrImm>],
+    ) -> CodegenResult<RegOrImm> {
         let shape = &plan.access.shape;
         let Some(ext) = shape.get(axis).copied() else {
             return internal("coordinate axis out of range");
@@ -818,7 +830,7 @@ impl Emitter<'_> {
             return Ok(p);
         }
         let p = if plan.uniform {
-            Val::Imm(0)
+            RegOrImm::Imm(0)
         } else {
             let fv = match *f {
                 Some(fv) => fv,
@@ -834,14 +846,19 @@ impl Emitter<'_> {
         Ok(p)
     }
 
-    fn shared_element(&mut self, plan: &Plan, s: usize, mut act: PVal) -> Res<Planned> {
+    fn shared_element(
+        &mut self,
+        plan: &Plan,
+        s: usize,
+        mut act: Predicate,
+    ) -> CodegenResult<Planned> {
         let Some(General::Shared { dims, strides }) = &plan.general else {
             return internal("shared plan without its set-up");
         };
         let (dims, strides) = (dims.clone(), strides.clone());
         let mut f = None;
-        let mut pos: Vec<Option<Val>> = vec![None; plan.access.shape.len()];
-        let mut m = Val::Imm(0);
+        let mut pos: Vec<Option<RegOrImm>> = vec![None; plan.access.shape.len()];
+        let mut m = RegOrImm::Imm(0);
         let mut owner = None;
         for (k, coord) in plan.access.coords.iter().enumerate() {
             // The largest value an index can have, where its type or its computation bounds
@@ -851,7 +868,7 @@ impl Emitter<'_> {
                 Coord::Pos { axis, offset } => {
                     let p = self.pos_of(plan, s, *axis, &mut f, &mut pos)?;
                     let o = self.coord32(*offset, 0)?;
-                    self.vadd(o, p)
+                    self.add32(o, p)
                 }
                 Coord::Index(o) => {
                     index_max = self.known.upper_bound(*o);
@@ -862,10 +879,10 @@ impl Emitter<'_> {
             // An index that cannot reach the axis's length needs no test (a 256-bin histogram
             // of bytes pays one compare and one `and` per element otherwise).
             let always_inside =
-                matches!((index_max, dims[k]), (Some(m), Val::Imm(d)) if m < d as u64);
+                matches!((index_max, dims[k]), (Some(m), RegOrImm::Imm(d)) if m < d as u64);
             if plan.access.check_bounds && !always_inside {
-                let ok = self.vsetp("lt", "u32", c, dims[k]);
-                act = self.pand(act, ok);
+                let ok = self.setp32("lt", "u32", c, dims[k]);
+                act = self.and_pred(act, ok);
             }
             if let (
                 0,
@@ -878,8 +895,8 @@ impl Emitter<'_> {
                 c = local;
                 owner = Some(rank);
             }
-            let t = self.vmul(c, strides[k]);
-            m = self.vadd(m, t);
+            let t = self.mul32(c, strides[k]);
+            m = self.add32(m, t);
         }
         let addr = self.shared_address(plan, m);
         match owner {
@@ -888,7 +905,7 @@ impl Emitter<'_> {
                 // Elements this block owns can also be reached in its own window, where an
                 // atomic does not go through the cluster's network (see `rmw_elems`).
                 let me = self.cluster_rank_reg();
-                let local = self.vsetp("eq", "u32", rank, Val::Reg(me));
+                let local = self.setp32("eq", "u32", rank, RegOrImm::Reg(me));
                 let mut p = Planned::at(act, self.map_to_block(addr, rank));
                 p.local = Some((local, addr));
                 Ok(p)
@@ -898,7 +915,7 @@ impl Emitter<'_> {
 
     /// The uniform `min(dim, limit)` of axis `k` for 32-bit coordinates of the given signedness
     /// (computed on first use): an unsigned 32-bit compare against it is the exact bound test.
-    fn dim32(&mut self, plan: &Plan, k: usize, signed: bool) -> Res<Val> {
+    fn dim32(&mut self, plan: &Plan, k: usize, signed: bool) -> CodegenResult<RegOrImm> {
         let Some(General::Global { dims, dims32, .. }) = &plan.general else {
             return internal("global plan without its set-up");
         };
@@ -915,39 +932,39 @@ impl Emitter<'_> {
         self.ins(["min", "s64"], (t, d, limit));
         self.ins(["cvt", "u32", "u64"], (r, t));
         // The set-up is shared by all slots of the access: remember it.
-        dims32.borrow_mut()[k][signed as usize] = Some(Val::Reg(r));
-        Ok(Val::Reg(r))
+        dims32.borrow_mut()[k][signed as usize] = Some(RegOrImm::Reg(r));
+        Ok(RegOrImm::Reg(r))
     }
 
     fn global_element(
         &mut self,
         plan: &Plan,
-        g: &GlobalSt,
+        g: &GlobalView,
         s: usize,
-        mut act: PVal,
+        mut act: Predicate,
         want_head: bool,
-    ) -> Res<Planned> {
+    ) -> CodegenResult<Planned> {
         let Some(General::Global { dims, strides, .. }) = &plan.general else {
             return internal("global plan without its set-up");
         };
         let (dims, strides) = (dims.clone(), strides.clone());
         let check = plan.access.check_bounds;
         let mut f = None;
-        let mut pos: Vec<Option<Val>> = vec![None; plan.access.shape.len()];
+        let mut pos: Vec<Option<RegOrImm>> = vec![None; plan.access.shape.len()];
         // m = sum(c_k * stride_k) in 64 bits (the view offset added below).
         let mut m: Option<Reg> = None;
         let mut m_imm: i64 = 0;
         // For a run head: the bounds of every axis but the last, and the last coordinate.
         let last = plan.access.coords.len().saturating_sub(1);
-        let mut rows = PVal::True;
+        let mut rows = Predicate::True;
         let mut c_last = None;
         for (k, coord) in plan.access.coords.iter().enumerate() {
             let c = self.global_coord(plan, s, coord, &mut f, &mut pos)?;
             if check {
                 let ok = self.global_axis_check(plan, k, dims[k], c)?;
-                act = self.pand(act, ok);
+                act = self.and_pred(act, ok);
                 if want_head && k != last {
-                    rows = self.pand(rows, ok);
+                    rows = self.and_pred(rows, ok);
                 }
             }
             if want_head && k == last {
@@ -958,7 +975,7 @@ impl Emitter<'_> {
                 continue;
             };
             m = Some(match m {
-                None => self.reg64(term),
+                None => self.in_reg64(term),
                 Some(acc) => {
                     let t = self.r64();
                     self.ins(["add", "s64"], (t, acc, term));
@@ -968,7 +985,7 @@ impl Emitter<'_> {
         }
         let (idx, inside) = self.base_index(g, m, m_imm, check);
         if let Some(ok) = inside {
-            act = self.pand(act, ok);
+            act = self.and_pred(act, ok);
         }
         let size = plan.size as i64;
         let addr = match idx {
@@ -1004,15 +1021,15 @@ impl Emitter<'_> {
         plan: &Plan,
         s: usize,
         coord: &Coord,
-        f: &mut Option<Val>,
-        pos: &mut [Option<Val>],
-    ) -> Res<GlobalCoord> {
+        f: &mut Option<RegOrImm>,
+        pos: &mut [Option<RegOrImm>],
+    ) -> CodegenResult<GlobalCoord> {
         let (c32, c64, signed) = match coord {
             Coord::Pos { axis, offset } => {
                 let p = self.pos_of(plan, s, *axis, f, pos)?;
                 let od = self.dtype_of(*offset)?;
                 if od.bits() <= 32 {
-                    let o = self.elem(*offset, 0)?;
+                    let o = self.reg_or_imm(*offset, 0)?;
                     // offset + position may pass i32::MAX: widen before adding.
                     let w = self.wide_add(o, od.is_signed(), p);
                     (None, Some(w), true)
@@ -1026,9 +1043,9 @@ impl Emitter<'_> {
                 let slot = if self.is_tile(*o)? { s } else { 0 };
                 let od = self.dtype_of(*o)?;
                 if od.bits() <= 32 {
-                    (Some(self.elem(*o, slot)?), None, od.is_signed())
+                    (Some(self.reg_or_imm(*o, slot)?), None, od.is_signed())
                 } else {
-                    let v = self.eval(*o, slot)?;
+                    let v = self.reg_or_const(*o, slot)?;
                     (None, Some(v), od.is_signed())
                 }
             }
@@ -1038,18 +1055,24 @@ impl Emitter<'_> {
 
     /// The bound test of coordinate `c` on axis `k` (of dim `dim`): one unsigned compare, in
     /// 32 bits against the saturated dim when the coordinate is 32-bit.
-    fn global_axis_check(&mut self, plan: &Plan, k: usize, dim: Reg, c: GlobalCoord) -> Res<PVal> {
+    fn global_axis_check(
+        &mut self,
+        plan: &Plan,
+        k: usize,
+        dim: Reg,
+        c: GlobalCoord,
+    ) -> CodegenResult<Predicate> {
         Ok(match (c.c32, c.c64) {
             (Some(c32), _) => {
                 let d32 = self.dim32(plan, k, c.signed)?;
-                self.vsetp("lt", "u32", c32, d32)
+                self.setp32("lt", "u32", c32, d32)
             }
             (None, Some(c64)) => {
-                let p = self.pred();
+                let p = self.new_pred();
                 self.ins(["setp", "lt", "u64"], (p, c64, dim));
-                PVal::Reg(p)
+                Predicate::Reg(p)
             }
-            _ => PVal::True,
+            _ => Predicate::True,
         })
     }
 
@@ -1060,18 +1083,18 @@ impl Emitter<'_> {
         c: GlobalCoord,
         stride: Option<Reg>,
         m_imm: &mut i64,
-    ) -> Res<Option<EVal>> {
+    ) -> CodegenResult<Option<RegOrConst>> {
         let c64 = match (c.c32, c.c64) {
-            (Some(Val::Imm(c)), _) if stride.is_none() => {
+            (Some(RegOrImm::Imm(c)), _) if stride.is_none() => {
                 *m_imm = m_imm.wrapping_add(c as i64);
                 return Ok(None);
             }
             (Some(c32), _) => {
                 let w = self.r64();
                 let ext = if c.signed { "s32" } else { "u32" };
-                let c32 = self.in_reg(c32);
+                let c32 = self.in_reg32(c32);
                 self.ins(["cvt", "s64", ext], (w, c32));
-                EVal::Reg(w)
+                RegOrConst::Reg(w)
             }
             (None, Some(c64)) => c64,
             _ => return internal("coordinate without a value"),
@@ -1081,7 +1104,7 @@ impl Emitter<'_> {
             Some(st) => {
                 let t = self.r64();
                 self.ins(["mul", "lo", "s64"], (t, c64, st));
-                EVal::Reg(t)
+                RegOrConst::Reg(t)
             }
         }))
     }
@@ -1091,11 +1114,11 @@ impl Emitter<'_> {
     /// that `off + m + m_imm` is inside the base tensor.
     fn base_index(
         &mut self,
-        g: &GlobalSt,
+        g: &GlobalView,
         m: Option<Reg>,
         m_imm: i64,
         check: bool,
-    ) -> (Option<Reg>, Option<PVal>) {
+    ) -> (Option<Reg>, Option<Predicate>) {
         let idx: Option<Reg> = match (g.whole, m) {
             (true, m) => m,
             (false, None) => Some(g.off),
@@ -1109,7 +1132,7 @@ impl Emitter<'_> {
             return (idx, None);
         }
         // The view's element must be inside the base tensor.
-        let p = self.pred();
+        let p = self.new_pred();
         match idx {
             Some(i) if m_imm != 0 => {
                 let t = self.r64();
@@ -1119,7 +1142,7 @@ impl Emitter<'_> {
             Some(i) => self.ins(["setp", "lt", "u64"], (p, i, g.len)),
             None => self.ins(["setp", "lt", "u64"], (p, m_imm, g.len)),
         }
-        (idx, Some(PVal::Reg(p)))
+        (idx, Some(Predicate::Reg(p)))
     }
 
     /// The run length `v` when the elements of this access can be derived from their run's
@@ -1152,27 +1175,33 @@ impl Emitter<'_> {
     }
 
     /// Element `i` (`1..v`) of the run that starts at slot `s - i`, from its head.
-    fn run_member(&mut self, plan: &Plan, s: usize, i: usize, h: RunHead) -> Res<Planned> {
+    fn run_member(
+        &mut self,
+        plan: &Plan,
+        s: usize,
+        i: usize,
+        h: RunHead,
+    ) -> CodegenResult<Planned> {
         let exists = self.exists(plan, s);
         let mask = self.mask(plan, s)?;
-        let mut act = self.pand(exists, mask);
-        act = self.pand(act, h.rows);
+        let mut act = self.and_pred(exists, mask);
+        act = self.and_pred(act, h.rows);
         let Some(General::Global { dims, .. }) = &plan.general else {
             return internal("global plan without its set-up");
         };
         let dim_last = dims[dims.len() - 1];
         if let Some(c) = h.c_last {
             let t = self.r64();
-            let c = self.reg64(c);
+            let c = self.in_reg64(c);
             self.ins(["add", "s64"], (t, c, i));
-            let p = self.pred();
+            let p = self.new_pred();
             self.ins(["setp", "lt", "u64"], (p, t, dim_last));
-            act = self.pand(act, PVal::Reg(p));
+            act = self.and_pred(act, Predicate::Reg(p));
         }
         if let (Some((idx, m_imm)), Mem::Global(g)) = (h.idx_end, &plan.mem) {
             let len = g.len;
             let end = m_imm.wrapping_add(i as i64);
-            let p = self.pred();
+            let p = self.new_pred();
             match idx {
                 Some(r) => {
                     let t = self.r64();
@@ -1181,84 +1210,84 @@ impl Emitter<'_> {
                 }
                 None => self.ins(["setp", "lt", "u64"], (p, end, len)),
             }
-            act = self.pand(act, PVal::Reg(p));
+            act = self.and_pred(act, Predicate::Reg(p));
         }
         Ok(Planned::at(act, h.addr.plus(i as i64 * plan.size as i64)))
     }
 
     /// `o + p` in 64 bits for a 32-bit `o` (of the given signedness) and a tile position `p`.
-    fn wide_add(&mut self, o: Val, signed: bool, p: Val) -> EVal {
+    fn wide_add(&mut self, o: RegOrImm, signed: bool, p: RegOrImm) -> RegOrConst {
         match (o, p) {
-            (Val::Imm(a), Val::Imm(b)) => {
+            (RegOrImm::Imm(a), RegOrImm::Imm(b)) => {
                 let a = if signed { a as i64 } else { a as u32 as i64 };
-                EVal::Const((a + b as i64) as u64, DType::I64)
+                RegOrConst::Const((a + b as i64) as u64, DType::I64)
             }
             _ => {
                 let w = self.r64();
                 let ext = if signed { "s32" } else { "u32" };
-                let o = self.in_reg(o);
+                let o = self.in_reg32(o);
                 self.ins(["cvt", "s64", ext], (w, o));
                 match p {
-                    Val::Imm(0) => {}
-                    Val::Imm(b) => self.ins(["add", "s64"], (w, w, b)),
-                    Val::Reg(pr) => {
+                    RegOrImm::Imm(0) => {}
+                    RegOrImm::Imm(b) => self.ins(["add", "s64"], (w, w, b)),
+                    RegOrImm::Reg(pr) => {
                         let t = self.r64();
                         self.ins(["cvt", "u64", "u32"], (t, pr));
                         self.ins(["add", "s64"], (w, w, t));
                     }
                 }
-                EVal::Reg(w)
+                RegOrConst::Reg(w)
             }
         }
     }
 
     /// `o + p` in 64 bits for a 64-bit `o` and a tile position `p`.
-    fn wide_add_e(&mut self, o: EVal, p: Val) -> EVal {
+    fn wide_add_e(&mut self, o: RegOrConst, p: RegOrImm) -> RegOrConst {
         match (o, p) {
-            (EVal::Const(a, _), Val::Imm(b)) => {
-                EVal::Const((a as i64).saturating_add(b as i64) as u64, DType::I64)
+            (RegOrConst::Const(a, _), RegOrImm::Imm(b)) => {
+                RegOrConst::Const((a as i64).saturating_add(b as i64) as u64, DType::I64)
             }
             _ => {
                 let w = self.r64();
-                let o = self.reg64(o);
+                let o = self.in_reg64(o);
                 match p {
-                    Val::Imm(b) => self.ins(["add", "s64"], (w, o, b)),
-                    Val::Reg(pr) => {
+                    RegOrImm::Imm(b) => self.ins(["add", "s64"], (w, o, b)),
+                    RegOrImm::Reg(pr) => {
                         let t = self.r64();
                         self.ins(["cvt", "u64", "u32"], (t, pr));
                         self.ins(["add", "s64"], (w, o, t));
                     }
                 }
-                EVal::Reg(w)
+                RegOrConst::Reg(w)
             }
         }
     }
 
     /// Position along `axis` of tile flat index `f` (div/rem by compile-time constants).
-    fn tile_pos(&mut self, f: Val, shape: &[usize], axis: usize, ext: usize) -> Val {
+    fn tile_pos(&mut self, f: RegOrImm, shape: &[usize], axis: usize, ext: usize) -> RegOrImm {
         let stride: usize = shape[axis + 1..].iter().product();
         let mut p = f;
         if stride != 1 {
             p = match p {
-                Val::Imm(c) => Val::Imm(c / stride as i32),
-                Val::Reg(r) => {
+                RegOrImm::Imm(c) => RegOrImm::Imm(c / stride as i32),
+                RegOrImm::Reg(r) => {
                     let q = self.r32();
                     self.ins(["div", "u32"], (q, r, stride));
-                    Val::Reg(q)
+                    RegOrImm::Reg(q)
                 }
             };
         }
         if axis != 0 && ext != 1 {
             p = match p {
-                Val::Imm(c) => Val::Imm(c % ext as i32),
-                Val::Reg(r) => {
+                RegOrImm::Imm(c) => RegOrImm::Imm(c % ext as i32),
+                RegOrImm::Reg(r) => {
                     let q = self.r32();
                     self.ins(["rem", "u32"], (q, r, ext));
-                    Val::Reg(q)
+                    RegOrImm::Reg(q)
                 }
             };
         } else if ext == 1 {
-            p = Val::Imm(0);
+            p = RegOrImm::Imm(0);
         }
         p
     }
@@ -1266,7 +1295,7 @@ impl Emitter<'_> {
     /// Whether the whole thread's tile can use vector accesses: all slots active, aligned, and a
     /// run of at least 4 bytes. Returns the (per-thread) predicate and the first address, or
     /// `None` without a range plan.
-    fn vector_check(&mut self, plan: &Plan) -> Res<Option<(PVal, Option<Addr>)>> {
+    fn vector_check(&mut self, plan: &Plan) -> CodegenResult<Option<(Predicate, Option<Addr>)>> {
         let layout = plan.layout;
         let v = layout.v;
         let (lo, hi, first) = match (&plan.range, &plan.dist_range) {
@@ -1280,7 +1309,7 @@ impl Emitter<'_> {
         }
         let vbits = v.trailing_zeros();
         // Alignment of the element index of the thread's first element (tid * v is aligned).
-        let (offset, view_tz) = match (&plan.mem, &plan.access.coords[0]) {
+        let (offset, view_zeros) = match (&plan.mem, &plan.access.coords[0]) {
             (Mem::Global(_), Coord::Pos { offset, .. }) => (
                 *offset,
                 self.known.trailing_zeros(Operand::Var(plan.access.mem)),
@@ -1290,12 +1319,12 @@ impl Emitter<'_> {
         };
         // Statically misaligned (aligned view, constant offset not a multiple of v): no vector path.
         if let Some(c) = offset.imm_int() {
-            if view_tz >= vbits && trailing_zeros_of_imm(c as i64) < vbits {
+            if view_zeros >= vbits && trailing_zeros_of_imm(c as i64) < vbits {
                 return Ok(None);
             }
         }
-        let mut full = if self.known.trailing_zeros(offset).min(view_tz) >= vbits {
-            PVal::True
+        let mut full = if self.known.trailing_zeros(offset).min(view_zeros) >= vbits {
+            Predicate::True
         } else {
             // One uniform test of the first element index's alignment.
             let c0 = match &plan.mem {
@@ -1306,35 +1335,35 @@ impl Emitter<'_> {
                     self.ins(["add", "s64"], (t, g.off, o));
                     let w = self.r32();
                     self.ins(["cvt", "u32", "u64"], (w, t));
-                    Val::Reg(w)
+                    RegOrImm::Reg(w)
                 }
                 Mem::Shared { .. } => self.coord32(offset, 0)?,
             };
-            let c0 = self.in_reg(c0);
+            let c0 = self.in_reg32(c0);
             let t = self.r32();
             self.ins(["and", "b32"], (t, c0, v - 1));
-            self.vsetp("eq", "s32", Val::Reg(t), Val::Imm(0))
+            self.setp32("eq", "s32", RegOrImm::Reg(t), RegOrImm::Imm(0))
         };
-        let base = Val::Reg(self.tid_times(v));
+        let base = RegOrImm::Reg(self.tid_times(v));
         let last = layout.slot_const(layout.slots() - 1) as i32;
         let in_range = match (lo, hi) {
             (Some(lo), Some(hi)) => {
-                let a = self.vsetp("ge", "s32", base, lo);
-                let end = self.vadd(base, Val::Imm(last));
-                let b = self.vsetp("le", "s32", end, hi);
-                self.pand(a, b)
+                let a = self.setp32("ge", "s32", base, lo);
+                let end = self.add32(base, RegOrImm::Imm(last));
+                let b = self.setp32("le", "s32", end, hi);
+                self.and_pred(a, b)
             }
             _ => {
                 let layout = plan.layout;
                 self.chunk_exists(&layout, layout.outer - 1)
             }
         };
-        full = self.pand(full, in_range);
+        full = self.and_pred(full, in_range);
         for s in 0..layout.slots() {
             let m = self.mask(plan, s)?;
-            full = self.pand(full, m);
+            full = self.and_pred(full, m);
         }
-        if full == PVal::False {
+        if full == Predicate::False {
             return Ok(None);
         }
         Ok(Some((full, first)))

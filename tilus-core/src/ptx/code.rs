@@ -21,7 +21,8 @@
 //! instructions and spelling them are apart, and the printing of a kernel's text is one pass.
 
 use super::access::Addr;
-use super::regs::{EVal, Reg, Val};
+use super::regs::Reg;
+use super::value::{RegOrConst, RegOrImm};
 use crate::dtype::DType;
 
 /// The code of one kernel: the per-thread prologue (values computed once, at the top) and the
@@ -205,20 +206,20 @@ impl From<&Reg> for Arg {
     }
 }
 
-impl From<Val> for Arg {
-    fn from(v: Val) -> Arg {
+impl From<RegOrImm> for Arg {
+    fn from(v: RegOrImm) -> Arg {
         match v {
-            Val::Reg(r) => Arg::Reg(r),
-            Val::Imm(i) => Arg::Int(i as i128),
+            RegOrImm::Reg(r) => Arg::Reg(r),
+            RegOrImm::Imm(i) => Arg::Int(i as i128),
         }
     }
 }
 
-impl From<EVal> for Arg {
-    fn from(v: EVal) -> Arg {
+impl From<RegOrConst> for Arg {
+    fn from(v: RegOrConst) -> Arg {
         match v {
-            EVal::Reg(r) => Arg::Reg(r),
-            EVal::Const(bits, d) => Arg::Const(bits, d),
+            RegOrConst::Reg(r) => Arg::Reg(r),
+            RegOrConst::Const(bits, d) => Arg::Const(bits, d),
         }
     }
 }

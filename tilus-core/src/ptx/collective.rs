@@ -9,21 +9,22 @@
 //! lanes by a butterfly, then the warp partials are folded in warp order.
 
 use super::code::{Address, Arg, Base, Guard, Opcode};
-use super::emit::{internal, Emitter, Res};
-use super::regs::{Class, EVal, PVal, Reg, Val};
+use super::emit::{internal, CodegenResult, Emitter};
+use super::regs::{Class, Reg};
+use super::value::{Predicate, RegOrConst, RegOrImm};
 use crate::dtype::DType;
 use crate::ir::{numel, Operand, ReduceOp, Ty, VarId};
 
 impl Emitter<'_> {
     /// `st.shared` of element `v` (of type `d`) at `[base+off]`, guarded by `g`.
-    fn st_scratch(&mut self, g: Guard, d: DType, base: Reg, off: usize, v: EVal) {
+    fn st_scratch(&mut self, g: Guard, d: DType, base: Reg, off: usize, v: RegOrConst) {
         let v = if d == DType::Bool {
-            let p = self.ereg(v);
+            let p = self.in_reg(v);
             let t = self.r32();
             self.ins(["selp", "b32"], (t, 1, 0, p));
-            EVal::Reg(t)
+            RegOrConst::Reg(t)
         } else {
-            EVal::Reg(self.ereg(v))
+            RegOrConst::Reg(self.in_reg(v))
         };
         self.ins_if(
             g,
@@ -49,7 +50,7 @@ impl Emitter<'_> {
 
     /// Numpy broadcast of tile `x` to `shape`: owners write the source to scratch, then every
     /// thread reads the source element of each destination element it owns.
-    pub fn broadcast(&mut self, d: VarId, x: VarId, shape: &[usize]) -> Res<()> {
+    pub fn broadcast(&mut self, d: VarId, x: VarId, shape: &[usize]) -> CodegenResult<()> {
         let src_ty = self.ty(x)?;
         let dtype = src_ty.dtype();
         let Ty::Tile {
@@ -76,10 +77,10 @@ impl Emitter<'_> {
         self.ins(["mad", "lo", "s32"], (a, base, size, smem));
         for s in 0..src_layout.slots() {
             let ex = self.chunk_exists(&src_layout, s / src_layout.v);
-            if ex == PVal::False {
+            if ex == Predicate::False {
                 continue;
             }
-            let val = self.eval(Operand::Var(x), s)?;
+            let val = self.reg_or_const(Operand::Var(x), s)?;
             let off = scratch + size * src_layout.slot_const(s);
             let g = Self::guard(ex);
             self.st_scratch(g, dtype, a, off, val);
@@ -97,19 +98,22 @@ impl Emitter<'_> {
         let rs = self.dst_regs(d)?;
         for (s, r) in rs.iter().enumerate() {
             let ex = self.chunk_exists(&dst_layout, s / dst_layout.v);
-            if ex == PVal::False {
+            if ex == Predicate::False {
                 continue;
             }
-            let f = self.vadd(Val::Reg(dbase), Val::Imm(dst_layout.slot_const(s) as i32));
-            let mut idx = Val::Imm(0);
+            let f = self.add32(
+                RegOrImm::Reg(dbase),
+                RegOrImm::Imm(dst_layout.slot_const(s) as i32),
+            );
+            let mut idx = RegOrImm::Imm(0);
             for k in 0..rank {
                 if src_shape[k] == 1 {
                     continue;
                 }
                 let stride: usize = shape[k + 1..].iter().product();
                 let p = match f {
-                    Val::Imm(c) => Val::Imm((c as usize / stride % shape[k]) as i32),
-                    Val::Reg(fr) => {
+                    RegOrImm::Imm(c) => RegOrImm::Imm((c as usize / stride % shape[k]) as i32),
+                    RegOrImm::Reg(fr) => {
                         let q = self.r32();
                         if stride == 1 {
                             self.ins(["rem", "u32"], (q, fr, shape[k]));
@@ -119,16 +123,16 @@ impl Emitter<'_> {
                             self.ins(["div", "u32"], (q, fr, stride));
                             self.ins(["rem", "u32"], (q, q, shape[k]));
                         }
-                        Val::Reg(q)
+                        RegOrImm::Reg(q)
                     }
                 };
-                let term = self.vmul(p, Val::Imm(src_strides[k] as i32));
-                idx = self.vadd(idx, term);
+                let term = self.mul32(p, RegOrImm::Imm(src_strides[k] as i32));
+                idx = self.add32(idx, term);
             }
             let g = Self::guard(ex);
             let (addr_base, off) = match idx {
-                Val::Imm(c) => (smem, scratch + size * c as usize),
-                Val::Reg(ir) => {
+                RegOrImm::Imm(c) => (smem, scratch + size * c as usize),
+                RegOrImm::Reg(ir) => {
                     let a = self.r32();
                     self.ins(["mad", "lo", "s32"], (a, ir, size, smem));
                     (a, scratch)
@@ -142,7 +146,7 @@ impl Emitter<'_> {
 
     /// Reduce a tile to a block-uniform scalar: per-thread partial over existing slots, warp
     /// butterfly, per-warp partials through scratch, then every thread combines the partials.
-    pub fn reduce(&mut self, d: VarId, op: ReduceOp, x: VarId) -> Res<()> {
+    pub fn reduce(&mut self, d: VarId, op: ReduceOp, x: VarId) -> CodegenResult<()> {
         let x_ty = self.ty(x)?;
         let dtype = x_ty.dtype();
         let Ty::Tile { shape, .. } = x_ty else {
@@ -158,22 +162,22 @@ impl Emitter<'_> {
         let (ins, identity) = reduce_op(op, acc_t, dtype);
         let layout = self.layout_of(shape);
         let acc = self.reg_of(acc_t);
-        self.copy_elem(acc_t, acc, EVal::Const(identity, acc_t))?;
+        self.copy_elem(acc_t, acc, RegOrConst::Const(identity, acc_t))?;
         for s in 0..layout.slots() {
             let ex = self.chunk_exists(&layout, s / layout.v);
-            if ex == PVal::False {
+            if ex == Predicate::False {
                 continue;
             }
-            let v = self.eval(Operand::Var(x), s)?;
+            let v = self.reg_or_const(Operand::Var(x), s)?;
             let val = match dtype {
                 DType::Bool => {
-                    let p = self.ereg(v);
+                    let p = self.in_reg(v);
                     let t = self.r32();
                     self.ins(["selp", "b32"], (t, 1, 0, p));
                     t
                 }
                 _ if half => self.widen_f32(dtype, v),
-                _ => self.ereg(v),
+                _ => self.in_reg(v),
             };
             self.ins_if(Self::guard(ex), ins.clone(), (acc, acc, val));
         }
@@ -188,7 +192,7 @@ impl Emitter<'_> {
             let smem = self.smem_base();
             let lane = self.lane();
             let warp = self.warp();
-            let p = self.pred();
+            let p = self.new_pred();
             let a = self.r32();
             let mem = acc_t.info().mem;
             self.ins(["setp", "eq", "u32"], (p, lane, 0));
@@ -206,7 +210,7 @@ impl Emitter<'_> {
                 let off = scratch + size * w;
                 self.ins(["ld", "shared", mem], (part, scratch_at(smem, off)));
             }
-            self.copy_elem(acc_t, acc, EVal::Reg(parts[0]))?;
+            self.copy_elem(acc_t, acc, RegOrConst::Reg(parts[0]))?;
             for part in &parts[1..] {
                 self.ins(ins.clone(), (acc, acc, part));
             }
@@ -217,7 +221,7 @@ impl Emitter<'_> {
             DType::Bool => self.ins(["setp", "ne", "s32"], (r, acc, 0)),
             _ if half => self.narrow_f32(dtype, acc, r),
             _ => {
-                self.copy_elem(acc_t, r, EVal::Reg(acc))?;
+                self.copy_elem(acc_t, r, RegOrConst::Reg(acc))?;
                 self.normalize(dtype, r);
             }
         }

@@ -9,14 +9,15 @@
 //! the canonical NaN) where the target lacks the instruction.
 
 use super::code::{Arg, Guard, Opcode};
-use super::emit::{Emitter, Res};
-use super::regs::{EVal, Reg};
+use super::emit::{CodegenResult, Emitter};
+use super::regs::Reg;
+use super::value::RegOrConst;
 use crate::dtype::{Class, DType, RegClass};
 
 impl Emitter<'_> {
     /// Move `v` (of type `d`) into register `r` of the same class.
-    pub fn copy_elem(&mut self, d: DType, r: Reg, v: EVal) -> Res<()> {
-        if v == EVal::Reg(r) {
+    pub fn copy_elem(&mut self, d: DType, r: Reg, v: RegOrConst) -> CodegenResult<()> {
+        if v == RegOrConst::Reg(r) {
             return Ok(());
         }
         let ty = d.info().mov_type();
@@ -25,14 +26,14 @@ impl Emitter<'_> {
     }
 
     /// An `f16`/`bf16` value widened (exactly) to a fresh `f32` register.
-    pub fn widen_f32(&mut self, d: DType, v: EVal) -> Reg {
+    pub fn widen_f32(&mut self, d: DType, v: RegOrConst) -> Reg {
         let f = self.regs.new_reg(crate::dtype::RegClass::F32);
-        if let EVal::Const(bits, _) = v {
+        if let RegOrConst::Const(bits, _) = v {
             let x = crate::elem::cast(d, DType::F32, bits);
-            self.ins(["mov", "f32"], (f, EVal::Const(x, DType::F32)));
+            self.ins(["mov", "f32"], (f, RegOrConst::Const(x, DType::F32)));
             return f;
         }
-        let h = self.ereg(v);
+        let h = self.in_reg(v);
         match d {
             DType::F16 => self.ins(["cvt", "f32", "f16"], (f, h)),
             _ => {
@@ -48,11 +49,11 @@ impl Emitter<'_> {
     pub fn narrow_f32(&mut self, d: DType, f: Reg, r: Reg) {
         match d {
             DType::F16 => self.ins(["cvt", "rn", "f16", "f32"], (r, f)),
-            _ if self.k.target.0 >= 80 => self.ins(["cvt", "rn", "bf16", "f32"], (r, f)),
+            _ if self.kernel.target.0 >= 80 => self.ins(["cvt", "rn", "bf16", "f32"], (r, f)),
             _ => {
                 // Round to nearest even on the bits: add 0x7fff plus the lowest kept bit.
                 let (b, l, t) = (self.r32(), self.r32(), self.r32());
-                let nan = self.pred();
+                let nan = self.new_pred();
                 self.ins(["mov", "b32"], (b, f));
                 self.ins(["bfe", "u32"], (l, b, 16, 1));
                 self.ins(["add", "u32"], (t, b, 32767));
@@ -66,10 +67,10 @@ impl Emitter<'_> {
     }
 
     /// `r = a as to` for `a` of type `from` (`r` is a register of `to`'s class).
-    pub fn convert(&mut self, from: DType, to: DType, r: Reg, a: EVal) -> Res<()> {
-        if let EVal::Const(bits, _) = a {
+    pub fn convert(&mut self, from: DType, to: DType, r: Reg, a: RegOrConst) -> CodegenResult<()> {
+        if let RegOrConst::Const(bits, _) = a {
             let c = crate::elem::cast(from, to, bits);
-            return self.copy_elem(to, r, EVal::Const(c, to));
+            return self.copy_elem(to, r, RegOrConst::Const(c, to));
         }
         if from == to {
             return self.copy_elem(to, r, a);
@@ -78,14 +79,14 @@ impl Emitter<'_> {
         match (fi.class, ti.class) {
             (Class::Bool, _) => {
                 // true -> 1, false -> 0 in the target type.
-                let one = EVal::Const(crate::elem::cast(DType::Bool, to, 1), to);
-                let zero = EVal::Const(crate::elem::cast(DType::Bool, to, 0), to);
-                let p = self.ereg(a);
+                let one = RegOrConst::Const(crate::elem::cast(DType::Bool, to, 1), to);
+                let zero = RegOrConst::Const(crate::elem::cast(DType::Bool, to, 0), to);
+                let p = self.in_reg(a);
                 let (one, zero) = (self.ereg_if_half(to, one), self.ereg_if_half(to, zero));
                 self.ins(["selp", ti.bit_reg()], (r, one, zero, p));
             }
             (_, Class::Bool) => {
-                let zero = EVal::Const(0, from);
+                let zero = RegOrConst::Const(0, from);
                 let src = match fi.class {
                     Class::Float if fi.size == 2 => {
                         let f = self.widen_f32(from, a);
@@ -104,7 +105,7 @@ impl Emitter<'_> {
                 self.int_to_int(from, to, r, a);
             }
             (Class::Signed | Class::Unsigned, Class::Float) => {
-                let src = self.ereg(a);
+                let src = self.in_reg(a);
                 match to {
                     DType::F32 | DType::F64 => {
                         self.ins(["cvt", "rn", ti.arith, fi.arith], (r, src))
@@ -119,7 +120,7 @@ impl Emitter<'_> {
             (Class::Float, Class::Signed | Class::Unsigned) => {
                 let src = match from {
                     DType::F16 | DType::BF16 => self.widen_f32(from, a),
-                    _ => self.ereg(a),
+                    _ => self.in_reg(a),
                 };
                 let sty = if fi.size == 2 { "f32" } else { fi.arith };
                 if ti.bits >= 32 {
@@ -127,7 +128,7 @@ impl Emitter<'_> {
                     if ti.bits == 64 {
                         // Measured on an H100: `cvt.rzi.s64/u64` turns NaN into the type's
                         // minimum / maximum, not 0 (the 32-bit forms give 0, like Rust's `as`).
-                        let nan = self.pred();
+                        let nan = self.new_pred();
                         self.ins(["setp", "nan", sty], (nan, src, src));
                         self.ins_if(Guard::If(nan), ["mov", "b64"], (r, 0));
                     }
@@ -144,23 +145,23 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    fn pred_ne_zero_f32(&mut self, p: Reg, f: Reg) -> Res<()> {
+    fn pred_ne_zero_f32(&mut self, p: Reg, f: Reg) -> CodegenResult<()> {
         self.ins(["setp", "neu", "f32"], (p, f, Arg::Const(0, DType::F32)));
         Ok(())
     }
 
     /// 16-bit float constants have no immediate form in `selp`: put them in a register.
-    fn ereg_if_half(&mut self, d: DType, v: EVal) -> EVal {
+    fn ereg_if_half(&mut self, d: DType, v: RegOrConst) -> RegOrConst {
         if d.is_half_float() {
-            EVal::Reg(self.ereg(v))
+            RegOrConst::Reg(self.in_reg(v))
         } else {
             v
         }
     }
 
-    fn int_to_int(&mut self, from: DType, to: DType, r: Reg, a: EVal) {
+    fn int_to_int(&mut self, from: DType, to: DType, r: Reg, a: RegOrConst) {
         let (fi, ti) = (from.info(), to.info());
-        let src = self.ereg(a);
+        let src = self.in_reg(a);
         match (fi.bits > 32, ti.bits > 32) {
             (false, false) => {
                 // Same 32-bit register class: the value is already extended by its own
@@ -188,28 +189,28 @@ impl Emitter<'_> {
         }
     }
 
-    fn float_to_float(&mut self, from: DType, to: DType, r: Reg, a: EVal) {
+    fn float_to_float(&mut self, from: DType, to: DType, r: Reg, a: RegOrConst) {
         let (fi, ti) = (from.info(), to.info());
         match (from, to) {
             (DType::F32, DType::F64) => {
-                let s = self.ereg(a);
+                let s = self.in_reg(a);
                 self.ins(["cvt", "f64", "f32"], (r, s));
             }
             (DType::F64, DType::F32) => {
-                let s = self.ereg(a);
+                let s = self.in_reg(a);
                 self.ins(["cvt", "rn", "f32", "f64"], (r, s));
             }
             (DType::F64, DType::F16) => {
-                let s = self.ereg(a);
+                let s = self.in_reg(a);
                 self.ins(["cvt", "rn", "f16", "f64"], (r, s));
             }
             (DType::F32, _) => {
-                let s = self.ereg(a);
+                let s = self.in_reg(a);
                 self.narrow_f32(to, s, r);
             }
             (DType::F64, _) => {
                 // bf16 from f64 goes through f32 (crate::elem).
-                let s = self.ereg(a);
+                let s = self.in_reg(a);
                 let f = self.regs.new_reg(crate::dtype::RegClass::F32);
                 self.ins(["cvt", "rn", "f32", "f64"], (f, s));
                 self.narrow_f32(to, f, r);
@@ -238,15 +239,15 @@ impl Emitter<'_> {
     /// values move between register classes unchanged; narrow integers live sign- or
     /// zero-extended in 32-bit registers and `f16`/`bf16` in 16-bit ones, so 8/16-bit
     /// reinterpretations re-extend (a `cvt` that reads the low bits) or truncate.
-    pub fn bitcast(&mut self, from: DType, to: DType, r: Reg, v: EVal) -> Res<()> {
-        if let EVal::Const(bits, _) = v {
-            return self.copy_elem(to, r, EVal::Const(crate::elem::canon(to, bits), to));
+    pub fn bitcast(&mut self, from: DType, to: DType, r: Reg, v: RegOrConst) -> CodegenResult<()> {
+        if let RegOrConst::Const(bits, _) = v {
+            return self.copy_elem(to, r, RegOrConst::Const(crate::elem::canon(to, bits), to));
         }
         let (fi, ti) = (from.info(), to.info());
         if fi.size != ti.size || from == DType::Bool || to == DType::Bool {
             return super::emit::internal(format!("bitcast from {from} to {to}"));
         }
-        let src = self.ereg(v);
+        let src = self.in_reg(v);
         let opcode: Opcode = match (fi.size, ti.reg, fi.reg) {
             (4 | 8, _, _) => ["mov", ti.bit_reg()].into(),
             (_, RegClass::B16, RegClass::B16) => ["mov", "b16"].into(),

@@ -6,14 +6,15 @@ use std::collections::BTreeMap;
 
 use super::code::{Address, Args, Base, Code, Guard, Ins, Label, Line, Opcode, ParamPart, Special};
 use super::known::Known;
-use super::regs::{Class, EVal, PVal, Reg, Regs, Val};
+use super::regs::{Class, Reg, Regs};
+use super::value::{Predicate, RegOrConst, RegOrImm};
 use super::CodegenError;
 use crate::ir::{DType, Kernel, Operand, ParamKind, Span, Stmt, Ty, VarId};
 use crate::layout::Layout;
 
-pub(super) type Res<T> = Result<T, CodegenError>;
+pub(super) type CodegenResult<T> = Result<T, CodegenError>;
 
-pub(super) fn internal<T>(msg: impl Into<String>) -> Res<T> {
+pub(super) fn internal<T>(msg: impl Into<String>) -> CodegenResult<T> {
     Err(CodegenError::new(msg))
 }
 
@@ -21,7 +22,7 @@ pub(super) fn internal<T>(msg: impl Into<String>) -> Res<T> {
 /// the element offset of the view inside it and the view's runtime dims, all 64-bit. All in
 /// registers owned by the variable, so re-assigning a `let mut` view overwrites them in place.
 #[derive(Debug, Clone)]
-pub(super) struct GlobalSt {
+pub(super) struct GlobalView {
     pub ptr: Reg,
     pub len: Reg,
     pub off: Reg,
@@ -38,7 +39,7 @@ pub(super) enum Storage {
     Scalar(Reg),
     /// One register per layout slot.
     Tile(Vec<Reg>),
-    Global(GlobalSt),
+    Global(GlobalView),
     /// Compile-time placement in the shared window. `rows`: a distributed (cluster) tensor
     /// whose axis 0 is split over the cluster's blocks, `rows` rows per block.
     Shared {
@@ -63,7 +64,7 @@ enum Cached {
 }
 
 pub(super) struct Emitter<'k> {
-    pub k: &'k Kernel,
+    pub kernel: &'k Kernel,
     pub threads: usize,
     pub regs: Regs,
     pub code: Code,
@@ -75,7 +76,7 @@ pub(super) struct Emitter<'k> {
     loop_ends: Vec<Label>,
     pub tid: Reg,
     /// The kernel's tile run length (`crate::layout::vector_width`).
-    pub vmax: usize,
+    pub vector_width: usize,
     /// The oldest PTX ISA version (times 10) the instructions emitted so far need.
     pub min_version: u32,
     /// Bytes of back-end scratch needed after the user's shared allocations.
@@ -108,7 +109,7 @@ impl<'k> Emitter<'k> {
             (tid, Special::ThreadIdx),
         )));
         Emitter {
-            k,
+            kernel: k,
             threads: k.threads as usize,
             regs,
             code,
@@ -118,7 +119,7 @@ impl<'k> Emitter<'k> {
             labels: 0,
             loop_ends: Vec::new(),
             tid,
-            vmax: crate::layout::vector_width(k),
+            vector_width: crate::layout::vector_width(k),
             min_version: 78,
             scratch_bytes: 0,
             scratch_span: Span::NONE,
@@ -169,15 +170,15 @@ impl<'k> Emitter<'k> {
     pub fn r64(&mut self) -> Reg {
         self.regs.new_reg(Class::B64)
     }
-    pub fn pred(&mut self) -> Reg {
+    pub fn new_pred(&mut self) -> Reg {
         self.regs.new_reg(Class::Pred)
     }
 
     /// The guard of code that runs where `p` holds: none when it always does (and, as callers
     /// emit no code under a predicate that never holds, none for `False` either).
-    pub fn guard(p: PVal) -> Guard {
+    pub fn guard(p: Predicate) -> Guard {
         match p {
-            PVal::Reg(r) => Guard::If(r),
+            Predicate::Reg(r) => Guard::If(r),
             _ => Guard::Always,
         }
     }
@@ -209,12 +210,12 @@ impl<'k> Emitter<'k> {
     }
 
     /// Whether the thread owns slot chunk `o` of `layout` (compile-time true for full chunks).
-    pub fn chunk_exists(&mut self, layout: &Layout, o: usize) -> PVal {
+    pub fn chunk_exists(&mut self, layout: &Layout, o: usize) -> Predicate {
         if layout.chunk_full(o) {
-            return PVal::True;
+            return Predicate::True;
         }
         let owners = layout.chunk_owners(o);
-        PVal::Reg(self.cached(Cached::TidLt(owners), Class::Pred, |r, t| {
+        Predicate::Reg(self.cached(Cached::TidLt(owners), Class::Pred, |r, t| {
             Ins::new(Guard::Always, ["setp", "lt", "u32"], (r, t, owners))
         }))
     }
@@ -268,32 +269,32 @@ impl<'k> Emitter<'k> {
         self.scratch_offset()
     }
     pub fn scratch_offset(&self) -> usize {
-        self.k.shared_bytes.div_ceil(16) * 16
+        self.kernel.shared_bytes.div_ceil(16) * 16
     }
 
     // ----- types and storage -----
 
-    pub fn ty(&self, v: VarId) -> Res<&'k Ty> {
-        match self.k.vars.get(v as usize) {
+    pub fn ty(&self, v: VarId) -> CodegenResult<&'k Ty> {
+        match self.kernel.vars.get(v as usize) {
             Some(var) => Ok(&var.ty),
             None => internal(format!("variable {v} out of range")),
         }
     }
     pub fn name(&self, v: VarId) -> &str {
-        self.k
+        self.kernel
             .vars
             .get(v as usize)
             .map(|x| x.name.as_str())
             .unwrap_or("?")
     }
-    pub fn op_ty(&self, o: Operand) -> Res<Ty> {
+    pub fn op_ty(&self, o: Operand) -> CodegenResult<Ty> {
         match o {
             Operand::Var(v) => Ok(self.ty(v)?.clone()),
             Operand::Imm(_, d) => Ok(Ty::Scalar(d)),
         }
     }
     pub fn layout_of(&self, shape: &[usize]) -> Layout {
-        Layout::new(crate::ir::numel(shape), self.threads, self.vmax)
+        Layout::new(crate::ir::numel(shape), self.threads, self.vector_width)
     }
     pub fn class_of(d: DType) -> Class {
         d.info().reg
@@ -303,7 +304,7 @@ impl<'k> Emitter<'k> {
         self.regs.new_reg(Self::class_of(d))
     }
 
-    pub fn storage(&self, v: VarId) -> Res<&Storage> {
+    pub fn storage(&self, v: VarId) -> CodegenResult<&Storage> {
         match self.storage.get(v as usize) {
             Some(Some(s)) => Ok(s),
             _ => internal(format!(
@@ -314,7 +315,7 @@ impl<'k> Emitter<'k> {
     }
 
     /// The registers of a scalar or tile variable, allocating them on its first assignment.
-    pub fn dst_regs(&mut self, v: VarId) -> Res<Vec<Reg>> {
+    pub fn dst_regs(&mut self, v: VarId) -> CodegenResult<Vec<Reg>> {
         if let Some(Some(s)) = self.storage.get(v as usize) {
             return match s {
                 Storage::Scalar(r) => Ok(vec![*r]),
@@ -341,7 +342,7 @@ impl<'k> Emitter<'k> {
     }
 
     /// The global storage of `v`, allocating registers on first assignment.
-    pub fn dst_global(&mut self, v: VarId) -> Res<GlobalSt> {
+    pub fn dst_global(&mut self, v: VarId) -> CodegenResult<GlobalView> {
         if let Some(Some(s)) = self.storage.get(v as usize) {
             return match s {
                 Storage::Global(g) => Ok(g.clone()),
@@ -351,8 +352,8 @@ impl<'k> Emitter<'k> {
         let Ty::Global { rank, .. } = self.ty(v)? else {
             return internal(format!("`{}` is not a global tensor", self.name(v)));
         };
-        let whole = (v as usize) < self.k.params.len();
-        let g = GlobalSt {
+        let whole = (v as usize) < self.kernel.params.len();
+        let g = GlobalView {
             ptr: self.r64(),
             len: self.r64(),
             off: self.r64(),
@@ -363,7 +364,7 @@ impl<'k> Emitter<'k> {
         Ok(g)
     }
 
-    pub fn global(&self, v: VarId) -> Res<GlobalSt> {
+    pub fn global(&self, v: VarId) -> CodegenResult<GlobalView> {
         match self.storage(v)? {
             Storage::Global(g) => Ok(g.clone()),
             _ => internal(format!("`{}` is not a global tensor", self.name(v))),
@@ -371,27 +372,27 @@ impl<'k> Emitter<'k> {
     }
 
     /// Number of register slots of an operand (1 for scalars).
-    pub fn is_tile(&self, o: Operand) -> Res<bool> {
+    pub fn is_tile(&self, o: Operand) -> CodegenResult<bool> {
         Ok(matches!(self.op_ty(o)?, Ty::Tile { .. }))
     }
 
     /// Element `slot` of an operand as a register or a 32-bit immediate: for index arithmetic
     /// on 32-bit (and narrower) integers, and for any operand held in a register.
-    pub fn elem(&mut self, o: Operand, slot: usize) -> Res<Val> {
+    pub fn reg_or_imm(&mut self, o: Operand, slot: usize) -> CodegenResult<RegOrImm> {
         match o {
             Operand::Imm(bits, d) if d.bits() <= 32 && !d.is_float() => {
-                Ok(Val::Imm(crate::elem::as_i128(d, bits) as i32))
+                Ok(RegOrImm::Imm(crate::elem::as_i128(d, bits) as i32))
             }
             Operand::Imm(bits, d) => {
                 // A wide or float constant in an index position: materialise it.
                 let r = self.reg_of(d);
-                self.ins(["mov", d.info().bit_reg()], (r, EVal::Const(bits, d)));
-                Ok(Val::Reg(r))
+                self.ins(["mov", d.info().bit_reg()], (r, RegOrConst::Const(bits, d)));
+                Ok(RegOrImm::Reg(r))
             }
             Operand::Var(v) => match self.storage(v)? {
-                Storage::Scalar(r) => Ok(Val::Reg(*r)),
+                Storage::Scalar(r) => Ok(RegOrImm::Reg(*r)),
                 Storage::Tile(rs) => match rs.get(slot) {
-                    Some(r) => Ok(Val::Reg(*r)),
+                    Some(r) => Ok(RegOrImm::Reg(*r)),
                     None => internal(format!("slot {slot} of `{}` out of range", self.name(v))),
                 },
                 _ => internal(format!("`{}` is not a value", self.name(v))),
@@ -400,40 +401,44 @@ impl<'k> Emitter<'k> {
     }
 
     /// Element `slot` of an operand of any type (a constant stays a constant).
-    pub fn eval(&mut self, o: Operand, slot: usize) -> Res<EVal> {
+    pub fn reg_or_const(&mut self, o: Operand, slot: usize) -> CodegenResult<RegOrConst> {
         match o {
-            Operand::Imm(bits, d) => Ok(EVal::Const(crate::elem::canon(d, bits), d)),
-            Operand::Var(_) => match self.elem(o, slot)? {
-                Val::Reg(r) => Ok(EVal::Reg(r)),
-                Val::Imm(_) => internal("a variable resolved to an immediate"),
+            Operand::Imm(bits, d) => Ok(RegOrConst::Const(crate::elem::canon(d, bits), d)),
+            Operand::Var(_) => match self.reg_or_imm(o, slot)? {
+                RegOrImm::Reg(r) => Ok(RegOrConst::Reg(r)),
+                RegOrImm::Imm(_) => internal("a variable resolved to an immediate"),
             },
         }
     }
 
     /// An element value in a register of its type's class (constants are moved in).
-    pub fn ereg(&mut self, v: EVal) -> Reg {
+    pub fn in_reg(&mut self, v: RegOrConst) -> Reg {
         match v {
-            EVal::Reg(r) => r,
-            EVal::Const(bits, DType::Bool) => self.const_pred(bits != 0),
-            EVal::Const(bits, d) => {
+            RegOrConst::Reg(r) => r,
+            RegOrConst::Const(bits, DType::Bool) => self.const_pred(bits != 0),
+            RegOrConst::Const(bits, d) => {
                 let r = self.reg_of(d);
-                self.ins(["mov", d.info().bit_reg()], (r, EVal::Const(bits, d)));
+                self.ins(["mov", d.info().bit_reg()], (r, RegOrConst::Const(bits, d)));
                 r
             }
         }
     }
 
     /// The operand's element type.
-    pub fn dtype_of(&self, o: Operand) -> Res<DType> {
+    pub fn dtype_of(&self, o: Operand) -> CodegenResult<DType> {
         Ok(self.op_ty(o)?.dtype())
     }
 
     /// Element `slot` of a bool operand as a predicate (immediates fold).
-    pub fn elem_pval(&mut self, o: Operand, slot: usize) -> Res<PVal> {
+    pub fn predicate_of(&mut self, o: Operand, slot: usize) -> CodegenResult<Predicate> {
         match o {
-            Operand::Imm(i, _) => Ok(if i != 0 { PVal::True } else { PVal::False }),
-            Operand::Var(_) => match self.elem(o, slot)? {
-                Val::Reg(r) if r.class == Class::Pred => Ok(PVal::Reg(r)),
+            Operand::Imm(i, _) => Ok(if i != 0 {
+                Predicate::True
+            } else {
+                Predicate::False
+            }),
+            Operand::Var(_) => match self.reg_or_imm(o, slot)? {
+                RegOrImm::Reg(r) if r.class == Class::Pred => Ok(Predicate::Reg(r)),
                 _ => internal("expected a bool operand"),
             },
         }
@@ -441,84 +446,92 @@ impl<'k> Emitter<'k> {
 
     // ----- small folding arithmetic on uniform or per-thread 32-bit values -----
 
-    pub fn vadd(&mut self, a: Val, b: Val) -> Val {
+    pub fn add32(&mut self, a: RegOrImm, b: RegOrImm) -> RegOrImm {
         match (a, b) {
-            (Val::Imm(x), Val::Imm(y)) => Val::Imm(x.wrapping_add(y)),
-            (x, Val::Imm(0)) | (Val::Imm(0), x) => x,
-            (Val::Imm(_), Val::Reg(_)) => self.vadd(b, a),
+            (RegOrImm::Imm(x), RegOrImm::Imm(y)) => RegOrImm::Imm(x.wrapping_add(y)),
+            (x, RegOrImm::Imm(0)) | (RegOrImm::Imm(0), x) => x,
+            (RegOrImm::Imm(_), RegOrImm::Reg(_)) => self.add32(b, a),
             _ => {
                 let r = self.r32();
                 self.ins(["add", "s32"], (r, a, b));
-                Val::Reg(r)
+                RegOrImm::Reg(r)
             }
         }
     }
-    pub fn vsub(&mut self, a: Val, b: Val) -> Val {
+    pub fn sub32(&mut self, a: RegOrImm, b: RegOrImm) -> RegOrImm {
         match (a, b) {
-            (Val::Imm(x), Val::Imm(y)) => Val::Imm(x.wrapping_sub(y)),
-            (x, Val::Imm(0)) => x,
+            (RegOrImm::Imm(x), RegOrImm::Imm(y)) => RegOrImm::Imm(x.wrapping_sub(y)),
+            (x, RegOrImm::Imm(0)) => x,
             _ => {
                 let r = self.r32();
                 self.ins(["sub", "s32"], (r, a, b));
-                Val::Reg(r)
+                RegOrImm::Reg(r)
             }
         }
     }
-    pub fn vmul(&mut self, a: Val, b: Val) -> Val {
+    pub fn mul32(&mut self, a: RegOrImm, b: RegOrImm) -> RegOrImm {
         match (a, b) {
-            (Val::Imm(x), Val::Imm(y)) => Val::Imm(x.wrapping_mul(y)),
-            (_, Val::Imm(0)) | (Val::Imm(0), _) => Val::Imm(0),
-            (x, Val::Imm(1)) | (Val::Imm(1), x) => x,
-            (Val::Imm(_), Val::Reg(_)) => self.vmul(b, a),
+            (RegOrImm::Imm(x), RegOrImm::Imm(y)) => RegOrImm::Imm(x.wrapping_mul(y)),
+            (_, RegOrImm::Imm(0)) | (RegOrImm::Imm(0), _) => RegOrImm::Imm(0),
+            (x, RegOrImm::Imm(1)) | (RegOrImm::Imm(1), x) => x,
+            (RegOrImm::Imm(_), RegOrImm::Reg(_)) => self.mul32(b, a),
             _ => {
                 let r = self.r32();
                 self.ins(["mul", "lo", "s32"], (r, a, b));
-                Val::Reg(r)
+                RegOrImm::Reg(r)
             }
         }
     }
-    pub fn vminmax(&mut self, max: bool, a: Val, b: Val) -> Val {
+    pub fn min_max32(&mut self, max: bool, a: RegOrImm, b: RegOrImm) -> RegOrImm {
         match (a, b) {
-            (Val::Imm(x), Val::Imm(y)) => Val::Imm(if max { x.max(y) } else { x.min(y) }),
-            (Val::Imm(_), Val::Reg(_)) => self.vminmax(max, b, a),
+            (RegOrImm::Imm(x), RegOrImm::Imm(y)) => {
+                RegOrImm::Imm(if max { x.max(y) } else { x.min(y) })
+            }
+            (RegOrImm::Imm(_), RegOrImm::Reg(_)) => self.min_max32(max, b, a),
             _ => {
                 let r = self.r32();
                 self.ins([if max { "max" } else { "min" }, "s32"], (r, a, b));
-                Val::Reg(r)
+                RegOrImm::Reg(r)
             }
         }
     }
     /// `a cmp b` (cmp a PTX comparison like `lt`, ty `s32`/`u32`), folded when both are known.
-    pub fn vsetp(&mut self, cmp: &'static str, ty: &'static str, a: Val, b: Val) -> PVal {
-        if let (Val::Imm(x), Val::Imm(y)) = (a, b) {
+    pub fn setp32(
+        &mut self,
+        cmp: &'static str,
+        ty: &'static str,
+        a: RegOrImm,
+        b: RegOrImm,
+    ) -> Predicate {
+        if let (RegOrImm::Imm(x), RegOrImm::Imm(y)) = (a, b) {
             let r = if ty == "u32" {
                 let (x, y) = (x as u32, y as u32);
                 fold_cmp(cmp, x.cmp(&y))
             } else {
                 fold_cmp(cmp, x.cmp(&y))
             };
-            return if r { PVal::True } else { PVal::False };
+            return if r { Predicate::True } else { Predicate::False };
         }
-        let p = self.pred();
+        let p = self.new_pred();
         self.ins(["setp", cmp, ty], (p, a, b));
-        PVal::Reg(p)
+        Predicate::Reg(p)
     }
-    pub fn pand(&mut self, a: PVal, b: PVal) -> PVal {
+    pub fn and_pred(&mut self, a: Predicate, b: Predicate) -> Predicate {
         match (a, b) {
-            (PVal::False, _) | (_, PVal::False) => PVal::False,
-            (PVal::True, x) | (x, PVal::True) => x,
-            (PVal::Reg(x), PVal::Reg(y)) => {
-                let p = self.pred();
+            (Predicate::False, _) | (_, Predicate::False) => Predicate::False,
+            (Predicate::True, x) | (x, Predicate::True) => x,
+            (Predicate::Reg(x), Predicate::Reg(y)) => {
+                let p = self.new_pred();
                 self.ins(["and", "pred"], (p, x, y));
-                PVal::Reg(p)
+                Predicate::Reg(p)
             }
         }
     }
     /// Materialise a value into a fresh register (for instruction slots that take no immediate).
-    pub fn in_reg(&mut self, v: Val) -> Reg {
+    pub fn in_reg32(&mut self, v: RegOrImm) -> Reg {
         match v {
-            Val::Reg(r) => r,
-            Val::Imm(i) => {
+            RegOrImm::Reg(r) => r,
+            RegOrImm::Imm(i) => {
                 let r = self.r32();
                 self.ins(["mov", "b32"], (r, i));
                 r
@@ -528,12 +541,12 @@ impl<'k> Emitter<'k> {
 
     // ----- statements -----
 
-    pub fn params(&mut self) -> Res<()> {
+    pub fn params(&mut self) -> CodegenResult<()> {
         let param = |i: usize, part: ParamPart| Address {
             base: Base::Param(i, part),
             offset: None,
         };
-        for (i, p) in self.k.params.iter().enumerate() {
+        for (i, p) in self.kernel.params.iter().enumerate() {
             let v = i as VarId;
             match &p.kind {
                 ParamKind::Tensor(_) => {
@@ -584,7 +597,7 @@ impl<'k> Emitter<'k> {
         }
     }
 
-    pub fn block(&mut self, b: &[Stmt]) -> Res<()> {
+    pub fn block(&mut self, b: &[Stmt]) -> CodegenResult<()> {
         for s in b {
             self.stmt(s)?;
         }
@@ -592,18 +605,18 @@ impl<'k> Emitter<'k> {
     }
 
     /// Branch to `label` when the uniform bool `cond` equals `when`.
-    fn branch_if(&mut self, cond: Operand, when: bool, label: Label) -> Res<()> {
-        match self.elem_pval(cond, 0)? {
-            PVal::Reg(p) if when => self.branch_uniform(Guard::If(p), label),
-            PVal::Reg(p) => self.branch_uniform(Guard::Unless(p), label),
-            PVal::True if when => self.branch_uniform(Guard::Always, label),
-            PVal::False if !when => self.branch_uniform(Guard::Always, label),
+    fn branch_if(&mut self, cond: Operand, when: bool, label: Label) -> CodegenResult<()> {
+        match self.predicate_of(cond, 0)? {
+            Predicate::Reg(p) if when => self.branch_uniform(Guard::If(p), label),
+            Predicate::Reg(p) => self.branch_uniform(Guard::Unless(p), label),
+            Predicate::True if when => self.branch_uniform(Guard::Always, label),
+            Predicate::False if !when => self.branch_uniform(Guard::Always, label),
             _ => {}
         }
         Ok(())
     }
 
-    fn stmt(&mut self, s: &Stmt) -> Res<()> {
+    fn stmt(&mut self, s: &Stmt) -> CodegenResult<()> {
         let outer = self.span;
         self.span = stmt_span(s);
         let r = self.stmt_inner(s).map_err(|mut e| {
@@ -616,7 +629,7 @@ impl<'k> Emitter<'k> {
         r
     }
 
-    fn stmt_inner(&mut self, s: &Stmt) -> Res<()> {
+    fn stmt_inner(&mut self, s: &Stmt) -> CodegenResult<()> {
         match s {
             Stmt::Inst { dst, inst, .. } => self.inst(*dst, inst),
             Stmt::For {
@@ -634,21 +647,21 @@ impl<'k> Emitter<'k> {
                 ));
                 let d = self.ty(*var)?.dtype();
                 let ty = d.info().arith;
-                let start_v = self.eval(*start, 0)?;
+                let start_v = self.reg_or_const(*start, 0)?;
                 // `end` and `step` are evaluated once, before the loop (Rust range semantics).
-                let end_v = self.eval(*end, 0)?;
-                let step_v = self.eval(*step, 0)?;
+                let end_v = self.reg_or_const(*end, 0)?;
+                let step_v = self.reg_or_const(*step, 0)?;
                 let (end_v, step_v) = (self.snapshot(*end, end_v), self.snapshot(*step, step_v));
                 let i = self.dst_regs(*var)?[0];
                 self.known.record_loop_var(*var, *start, *step);
                 self.ins(["mov", d.info().bit_reg()], (i, start_v));
-                let nonpos = self.esetp("le", d, step_v, EVal::Const(0, d));
-                let empty = self.esetp("ge", d, EVal::Reg(i), end_v);
+                let nonpos = self.setp_elem("le", d, step_v, RegOrConst::Const(0, d));
+                let empty = self.setp_elem("ge", d, RegOrConst::Reg(i), end_v);
                 for p in [nonpos, empty] {
                     match p {
-                        PVal::Reg(p) => self.branch_uniform(Guard::If(p), end_l),
-                        PVal::True => self.branch_uniform(Guard::Always, end_l),
-                        PVal::False => {}
+                        Predicate::Reg(p) => self.branch_uniform(Guard::If(p), end_l),
+                        Predicate::True => self.branch_uniform(Guard::Always, end_l),
+                        Predicate::False => {}
                     }
                 }
                 self.label(head);
@@ -661,7 +674,7 @@ impl<'k> Emitter<'k> {
                 let uty = if ty.ends_with("64") { "u64" } else { "u32" };
                 let rem = self.reg_of(d);
                 self.ins(["sub", ty], (rem, end_v, i));
-                let more = self.pred();
+                let more = self.new_pred();
                 self.ins(["setp", "lt", uty], (more, step_v, rem));
                 self.ins(["add", ty], (i, i, step_v));
                 self.branch_uniform(Guard::If(more), head);
@@ -712,12 +725,12 @@ impl<'k> Emitter<'k> {
     }
 
     /// A copy of a loop bound when its variable may be re-assigned inside the loop.
-    fn snapshot(&mut self, o: Operand, v: EVal) -> EVal {
+    fn snapshot(&mut self, o: Operand, v: RegOrConst) -> RegOrConst {
         match (o, v) {
-            (Operand::Var(x), EVal::Reg(r)) if !self.known.single_site(x) => {
+            (Operand::Var(x), RegOrConst::Reg(r)) if !self.known.single_site(x) => {
                 let c = self.regs.new_reg(r.class);
                 self.ins(["mov", class_bits(r.class)], (c, r));
-                EVal::Reg(c)
+                RegOrConst::Reg(c)
             }
             _ => v,
         }
@@ -725,9 +738,15 @@ impl<'k> Emitter<'k> {
 
     /// `a cmp b` on two elements of type `d` (integer or float comparison; `ne` on floats is
     /// the unordered one, true when either is NaN), folded when both are constants.
-    pub fn esetp(&mut self, cmp: &'static str, d: DType, a: EVal, b: EVal) -> PVal {
+    pub fn setp_elem(
+        &mut self,
+        cmp: &'static str,
+        d: DType,
+        a: RegOrConst,
+        b: RegOrConst,
+    ) -> Predicate {
         use crate::ir::BinOp;
-        if let (EVal::Const(x, _), EVal::Const(y, _)) = (a, b) {
+        if let (RegOrConst::Const(x, _), RegOrConst::Const(y, _)) = (a, b) {
             let op = match cmp {
                 "eq" => BinOp::Eq,
                 "ne" => BinOp::Ne,
@@ -737,19 +756,19 @@ impl<'k> Emitter<'k> {
                 _ => BinOp::Ge,
             };
             return if crate::elem::binary(op, d, x, y) != 0 {
-                PVal::True
+                Predicate::True
             } else {
-                PVal::False
+                Predicate::False
             };
         }
-        let p = self.pred();
+        let p = self.new_pred();
         let cmp = if d.is_float() && cmp == "ne" {
             "neu"
         } else {
             cmp
         };
         self.ins(["setp", cmp, d.info().arith], (p, a, b));
-        PVal::Reg(p)
+        Predicate::Reg(p)
     }
 }
 

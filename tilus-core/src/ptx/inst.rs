@@ -4,8 +4,9 @@
 //! own registers in place is safe even when it is also an operand.
 
 use super::code::{axis_name, Guard, Opcode, Special};
-use super::emit::{internal, Emitter, Res, Storage};
-use super::regs::{Class, EVal, Reg};
+use super::emit::{internal, CodegenResult, Emitter, Storage};
+use super::regs::{Class, Reg};
+use super::value::RegOrConst;
 use crate::dtype::DType;
 use crate::ir::{BinOp, Inst, Operand, Scope, Sem, Ty, UnOp, VarId};
 
@@ -76,7 +77,7 @@ fn cmp_name(op: BinOp) -> &'static str {
 }
 
 impl Emitter<'_> {
-    pub fn inst(&mut self, dst: Option<VarId>, inst: &Inst) -> Res<()> {
+    pub fn inst(&mut self, dst: Option<VarId>, inst: &Inst) -> CodegenResult<()> {
         let dst_name = dst
             .map(|d| self.name(d).to_string())
             .unwrap_or_else(|| "_".into());
@@ -116,7 +117,7 @@ impl Emitter<'_> {
     }
 
     /// An instruction that only computes the value of `d`.
-    fn pure_inst(&mut self, d: VarId, inst: &Inst) -> Res<()> {
+    fn pure_inst(&mut self, d: VarId, inst: &Inst) -> CodegenResult<()> {
         match inst {
             Inst::Load { .. } => self.memory(Some(d), inst),
             Inst::Mov(o) => self.mov(d, *o),
@@ -158,8 +159,8 @@ impl Emitter<'_> {
     }
 
     /// A tile-level fence: the thread-level `fence` of the legality table between two barriers.
-    fn fence(&mut self, sem: Sem, scope: Scope) -> Res<()> {
-        let text = crate::table::check_fence(sem, scope, Some(self.k.target))
+    fn fence(&mut self, sem: Sem, scope: Scope) -> CodegenResult<()> {
+        let text = crate::table::check_fence(sem, scope, Some(self.kernel.target))
             .map_err(|e| super::CodegenError::new(e.message))?;
         // Tile-level fence: the barriers make it order the whole block's accesses (the
         // writes of every thread before it, the reads of every thread after it), not
@@ -178,9 +179,9 @@ impl Emitter<'_> {
         shape: &[usize],
         offset: usize,
         distributed: bool,
-    ) -> Res<()> {
+    ) -> CodegenResult<()> {
         let rows = distributed.then(|| {
-            let blocks = self.k.cluster.blocks().max(1) as usize;
+            let blocks = self.kernel.cluster.blocks().max(1) as usize;
             shape.first().copied().unwrap_or(1) / blocks
         });
         self.set_shared(d, offset, shape.to_vec(), rows)
@@ -199,7 +200,7 @@ impl Emitter<'_> {
 
     /// A grid or cluster index or size: a move from its special register (no trailing zero bits
     /// known).
-    fn special_reg(&mut self, d: VarId, inst: &Inst) -> Res<()> {
+    fn special_reg(&mut self, d: VarId, inst: &Inst) -> CodegenResult<()> {
         let r = self.dst_regs(d)?[0];
         let sreg = match inst {
             Inst::BlockIdx { axis } => Special::BlockIdx(*axis),
@@ -213,7 +214,7 @@ impl Emitter<'_> {
     }
 
     /// Axis `axis` of a global tensor's dims (a 64-bit parameter register).
-    fn tensor_dim(&mut self, d: VarId, tensor: VarId, axis: usize) -> Res<()> {
+    fn tensor_dim(&mut self, d: VarId, tensor: VarId, axis: usize) -> CodegenResult<()> {
         let g = self.global(tensor)?;
         let Some(dim) = g.dims.get(axis).copied() else {
             return internal("dim axis out of range");
@@ -225,7 +226,7 @@ impl Emitter<'_> {
 
     /// `arange(n)`: each slot's flat tile index, from the thread's run base plus the slot's
     /// constant (widened once for 64-bit types).
-    fn arange(&mut self, d: VarId, n: usize, dtype: DType) -> Res<()> {
+    fn arange(&mut self, d: VarId, n: usize, dtype: DType) -> CodegenResult<()> {
         let layout = self.layout_of(&[n]);
         let base = self.tid_times(layout.v);
         let rs = self.dst_regs(d)?;
@@ -252,7 +253,7 @@ impl Emitter<'_> {
 
     /// `lane_ids(shape)`: every element a thread holds is in its lane (`tid % 32`), so every
     /// slot is a copy of one register (which ptxas folds away).
-    fn lane_ids(&mut self, d: VarId, dtype: DType) -> Res<()> {
+    fn lane_ids(&mut self, d: VarId, dtype: DType) -> CodegenResult<()> {
         let lane = self.lane();
         for r in self.dst_regs(d)? {
             if dtype.bits() > 32 {
@@ -270,7 +271,7 @@ impl Emitter<'_> {
         offset: usize,
         shape: Vec<usize>,
         rows: Option<usize>,
-    ) -> Res<()> {
+    ) -> CodegenResult<()> {
         match &self.storage[d as usize] {
             None => {
                 self.storage[d as usize] = Some(Storage::Shared {
@@ -293,8 +294,8 @@ impl Emitter<'_> {
     }
 
     /// Element operand `slot` of `o` (bool operands as predicates or constants).
-    fn operand_elem(&mut self, o: Operand, slot: usize) -> Res<EVal> {
-        self.eval(o, slot)
+    fn operand_elem(&mut self, o: Operand, slot: usize) -> CodegenResult<RegOrConst> {
+        self.reg_or_const(o, slot)
     }
 
     /// Run `f(dst_slot_reg, operand_slot_values)` for every slot of `d`.
@@ -302,8 +303,8 @@ impl Emitter<'_> {
         &mut self,
         d: VarId,
         ops: &[Operand],
-        mut f: impl FnMut(&mut Self, Reg, &[EVal]) -> Res<()>,
-    ) -> Res<()> {
+        mut f: impl FnMut(&mut Self, Reg, &[RegOrConst]) -> CodegenResult<()>,
+    ) -> CodegenResult<()> {
         let rs = self.dst_regs(d)?;
         for (s, r) in rs.iter().enumerate() {
             let mut vals = Vec::with_capacity(ops.len());
@@ -316,7 +317,7 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    fn mov(&mut self, d: VarId, o: Operand) -> Res<()> {
+    fn mov(&mut self, d: VarId, o: Operand) -> CodegenResult<()> {
         match (self.ty(d)?, o) {
             (Ty::Global { .. }, Operand::Var(src)) => {
                 let s = self.global(src)?;
@@ -350,27 +351,27 @@ impl Emitter<'_> {
     }
 
     /// A 64-bit register (or constant) holding integer scalar `o` sign- or zero-extended.
-    pub fn wide_int(&mut self, o: Operand) -> Res<EVal> {
+    pub fn wide_int(&mut self, o: Operand) -> CodegenResult<RegOrConst> {
         let d = self.dtype_of(o)?;
-        let v = self.eval(o, 0)?;
+        let v = self.reg_or_const(o, 0)?;
         Ok(match v {
-            EVal::Const(bits, _) => {
-                EVal::Const(crate::elem::as_i128(d, bits) as i64 as u64, DType::I64)
+            RegOrConst::Const(bits, _) => {
+                RegOrConst::Const(crate::elem::as_i128(d, bits) as i64 as u64, DType::I64)
             }
-            EVal::Reg(r) if d.bits() > 32 => EVal::Reg(r),
-            EVal::Reg(r) => {
+            RegOrConst::Reg(r) if d.bits() > 32 => RegOrConst::Reg(r),
+            RegOrConst::Reg(r) => {
                 let w = self.r64();
                 let ext = if d.is_signed() { "s32" } else { "u32" };
                 self.ins(["cvt", "s64", ext], (w, r));
-                EVal::Reg(w)
+                RegOrConst::Reg(w)
             }
         })
     }
 
     /// `r = a + b` on i64, saturating at the i64 range (view offsets, `crate::ir::Inst::View`).
-    fn add_sat64(&mut self, r: Reg, a: Reg, b: EVal) {
+    fn add_sat64(&mut self, r: Reg, a: Reg, b: RegOrConst) {
         let (t, x1, x2) = (self.r64(), self.r64(), self.r64());
-        let ovf = self.pred();
+        let ovf = self.new_pred();
         self.ins(["add", "s64"], (t, a, b));
         self.ins(["xor", "b64"], (x1, a, t));
         self.ins(["xor", "b64"], (x2, b, t));
@@ -382,7 +383,13 @@ impl Emitter<'_> {
         self.ins(["selp", "b64"], (r, x2, t, ovf));
     }
 
-    fn view(&mut self, d: VarId, src: VarId, offset: Operand, shape: &[Operand]) -> Res<()> {
+    fn view(
+        &mut self,
+        d: VarId,
+        src: VarId,
+        offset: Operand,
+        shape: &[Operand],
+    ) -> CodegenResult<()> {
         let s = self.global(src)?;
         let off = self.wide_int(offset)?;
         let mut dims = Vec::with_capacity(shape.len());
@@ -394,7 +401,7 @@ impl Emitter<'_> {
             return internal("view rank does not match its type");
         }
         // Offset first: when `d` is `src` the remaining reads are of other registers.
-        if off == EVal::Const(0, DType::I64) {
+        if off == RegOrConst::Const(0, DType::I64) {
             if g.off != s.off {
                 self.ins(["mov", "b64"], (g.off, s.off));
             }
@@ -411,11 +418,11 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    fn binary(&mut self, d: VarId, op: BinOp, lhs: Operand, rhs: Operand) -> Res<()> {
+    fn binary(&mut self, d: VarId, op: BinOp, lhs: Operand, rhs: Operand) -> CodegenResult<()> {
         let dt = self.dtype_of(lhs)?;
         if dt == DType::Bool {
             return self.elementwise(d, &[lhs, rhs], |e, r, v| {
-                let (a, b) = (e.ereg(v[0]), e.ereg(v[1]));
+                let (a, b) = (e.in_reg(v[0]), e.in_reg(v[1]));
                 e.bool_binary(op, r, a, b)
             });
         }
@@ -425,25 +432,38 @@ impl Emitter<'_> {
     }
 
     /// `r = a op b` on one element of type `dt` (`r` is a predicate for comparisons).
-    pub fn binary_elem(&mut self, op: BinOp, dt: DType, r: Reg, a: EVal, b: EVal) -> Res<()> {
-        if let (EVal::Const(x, _), EVal::Const(y, _)) = (a, b) {
+    pub fn binary_elem(
+        &mut self,
+        op: BinOp,
+        dt: DType,
+        r: Reg,
+        a: RegOrConst,
+        b: RegOrConst,
+    ) -> CodegenResult<()> {
+        if let (RegOrConst::Const(x, _), RegOrConst::Const(y, _)) = (a, b) {
             let c = crate::elem::binary(op, dt, x, y);
             let out = if op.is_comparison() { DType::Bool } else { dt };
             if out == DType::Bool {
                 self.ins(["mov", "pred"], (r, (c != 0) as u32));
                 return Ok(());
             }
-            return self.copy_elem(out, r, EVal::Const(c, out));
+            return self.copy_elem(out, r, RegOrConst::Const(c, out));
         }
         let info = dt.info();
         if dt.is_half_float() {
             // f16/bf16: compute in f32, round once.
             let (fa, fb) = (self.widen_f32(dt, a), self.widen_f32(dt, b));
             if op.is_comparison() {
-                return self.binary_elem(op, DType::F32, r, EVal::Reg(fa), EVal::Reg(fb));
+                return self.binary_elem(
+                    op,
+                    DType::F32,
+                    r,
+                    RegOrConst::Reg(fa),
+                    RegOrConst::Reg(fb),
+                );
             }
             let f = self.regs.new_reg(Class::F32);
-            self.binary_elem(op, DType::F32, f, EVal::Reg(fa), EVal::Reg(fb))?;
+            self.binary_elem(op, DType::F32, f, RegOrConst::Reg(fa), RegOrConst::Reg(fb))?;
             self.narrow_f32(dt, f, r);
             return Ok(());
         }
@@ -489,14 +509,19 @@ impl Emitter<'_> {
     }
 
     /// Operands for an arithmetic instruction: a 16-bit float constant has no immediate form.
-    fn imm_operands(&mut self, dt: DType, a: EVal, b: EVal) -> (EVal, EVal) {
-        let fix = |e: &mut Self, v: EVal| match v {
-            EVal::Const(..) if dt.is_half_float() => EVal::Reg(e.ereg(v)),
+    fn imm_operands(
+        &mut self,
+        dt: DType,
+        a: RegOrConst,
+        b: RegOrConst,
+    ) -> (RegOrConst, RegOrConst) {
+        let fix = |e: &mut Self, v: RegOrConst| match v {
+            RegOrConst::Const(..) if dt.is_half_float() => RegOrConst::Reg(e.in_reg(v)),
             // The first operand of an instruction must be a register.
             _ => v,
         };
         let a = match a {
-            EVal::Const(..) => EVal::Reg(self.ereg(a)),
+            RegOrConst::Const(..) => RegOrConst::Reg(self.in_reg(a)),
             _ => a,
         };
         (fix(self, a), fix(self, b))
@@ -504,23 +529,23 @@ impl Emitter<'_> {
 
     /// A shift amount (an element of type `dt`, read as unsigned) as a `.u32` operand, clamped
     /// so that amounts past the width shift everything out.
-    fn shift_amount(&mut self, dt: DType, b: EVal) -> EVal {
+    fn shift_amount(&mut self, dt: DType, b: RegOrConst) -> RegOrConst {
         match b {
-            EVal::Const(bits, _) => EVal::Const(bits.min(64), DType::U32),
-            EVal::Reg(r) if dt.bits() > 32 => {
+            RegOrConst::Const(bits, _) => RegOrConst::Const(bits.min(64), DType::U32),
+            RegOrConst::Reg(r) if dt.bits() > 32 => {
                 let (t, n) = (self.r64(), self.r32());
                 self.ins(["min", "u64"], (t, r, 64));
                 self.ins(["cvt", "u32", "u64"], (n, t));
-                EVal::Reg(n)
+                RegOrConst::Reg(n)
             }
-            EVal::Reg(_) => b,
+            RegOrConst::Reg(_) => b,
         }
     }
 
     /// Binary ops on bools (operands are predicate registers).
-    fn bool_binary(&mut self, op: BinOp, r: Reg, a: Reg, b: Reg) -> Res<()> {
+    fn bool_binary(&mut self, op: BinOp, r: Reg, a: Reg, b: Reg) -> CodegenResult<()> {
         // a < b on bools is !a & b, etc. Temporaries keep `r` free to alias an operand.
-        let (na, nb) = (self.pred(), self.pred());
+        let (na, nb) = (self.new_pred(), self.new_pred());
         match op {
             BinOp::And | BinOp::Min => self.ins(["and", "pred"], (r, a, b)),
             BinOp::Or | BinOp::Max => self.ins(["or", "pred"], (r, a, b)),
@@ -552,16 +577,16 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    fn unary(&mut self, d: VarId, op: UnOp, x: Operand) -> Res<()> {
+    fn unary(&mut self, d: VarId, op: UnOp, x: Operand) -> CodegenResult<()> {
         let dt = self.dtype_of(x)?;
         self.elementwise(d, &[x], |e, r, v| e.unary_elem(op, dt, r, v[0]))
     }
 
     /// `r = op a` on one element of type `dt`.
-    pub fn unary_elem(&mut self, op: UnOp, dt: DType, r: Reg, a: EVal) -> Res<()> {
-        if let EVal::Const(x, _) = a {
+    pub fn unary_elem(&mut self, op: UnOp, dt: DType, r: Reg, a: RegOrConst) -> CodegenResult<()> {
+        if let RegOrConst::Const(x, _) = a {
             let c = crate::elem::unary(op, dt, x);
-            return self.copy_elem(dt, r, EVal::Const(c, dt));
+            return self.copy_elem(dt, r, RegOrConst::Const(c, dt));
         }
         let info = dt.info();
         let (ty, bit) = (info.arith, info.bit_reg());
@@ -574,11 +599,11 @@ impl Emitter<'_> {
                 // f16/bf16: in f32, rounded once.
                 let f = self.widen_f32(dt, a);
                 let g = self.regs.new_reg(Class::F32);
-                self.unary_elem(op, DType::F32, g, EVal::Reg(f))?;
+                self.unary_elem(op, DType::F32, g, RegOrConst::Reg(f))?;
                 self.narrow_f32(dt, g, r);
                 return Ok(());
             }
-            let a = self.ereg(a);
+            let a = self.in_reg(a);
             match op {
                 UnOp::Sqrt => self.ins(["sqrt", "rn", ty], (r, a)),
                 UnOp::Floor => self.ins(["cvt", "rmi", ty, ty], (r, a)),
@@ -589,9 +614,11 @@ impl Emitter<'_> {
                     // Half away from zero (crate::elem): t = trunc(a), plus copysign(1, a)
                     // when |a - t| >= 0.5 (the difference is exact).
                     let (t, df, one) = (self.reg_of(dt), self.reg_of(dt), self.reg_of(dt));
-                    let p = self.pred();
-                    let half = EVal::Const(crate::elem::cast(DType::F64, dt, 0.5f64.to_bits()), dt);
-                    let unit = EVal::Const(crate::elem::cast(DType::F64, dt, 1f64.to_bits()), dt);
+                    let p = self.new_pred();
+                    let half =
+                        RegOrConst::Const(crate::elem::cast(DType::F64, dt, 0.5f64.to_bits()), dt);
+                    let unit =
+                        RegOrConst::Const(crate::elem::cast(DType::F64, dt, 1f64.to_bits()), dt);
                     self.ins(["cvt", "rzi", ty, ty], (t, a));
                     self.ins(["sub", "rn", ty], (df, a, t));
                     self.ins(["abs", ty], (df, df));
@@ -625,12 +652,21 @@ impl Emitter<'_> {
     }
 
     /// `r = a * b + c` with one rounding (16-bit floats through an `f32` fma).
-    fn fma_elem(&mut self, dt: DType, r: Reg, a: EVal, b: EVal, c: EVal) -> Res<()> {
-        if let (EVal::Const(x, _), EVal::Const(y, _), EVal::Const(z, _)) = (a, b, c) {
+    fn fma_elem(
+        &mut self,
+        dt: DType,
+        r: Reg,
+        a: RegOrConst,
+        b: RegOrConst,
+        c: RegOrConst,
+    ) -> CodegenResult<()> {
+        if let (RegOrConst::Const(x, _), RegOrConst::Const(y, _), RegOrConst::Const(z, _)) =
+            (a, b, c)
+        {
             let mut out = Vec::new();
             let l = |v| crate::elem::Lanes::Scalar(v);
             crate::elem::fma_into(dt, l(x), l(y), l(z), 1, &mut out);
-            return self.copy_elem(dt, r, EVal::Const(out[0], dt));
+            return self.copy_elem(dt, r, RegOrConst::Const(out[0], dt));
         }
         if dt.is_half_float() {
             let (fa, fb, fc) = (
@@ -644,19 +680,19 @@ impl Emitter<'_> {
             return Ok(());
         }
         let ty = dt.info().arith;
-        let a = self.ereg(a);
+        let a = self.in_reg(a);
         self.ins(["fma", "rn", ty], (r, a, b, c));
         Ok(())
     }
 
-    fn select(&mut self, d: VarId, cond: Operand, a: Operand, b: Operand) -> Res<()> {
+    fn select(&mut self, d: VarId, cond: Operand, a: Operand, b: Operand) -> CodegenResult<()> {
         let dt = self.dtype_of(a)?;
         self.elementwise(d, &[cond, a, b], |e, r, v| {
-            let c = e.ereg(v[0]);
+            let c = e.in_reg(v[0]);
             if dt == DType::Bool {
-                let (x, y) = (e.ereg(v[1]), e.ereg(v[2]));
+                let (x, y) = (e.in_reg(v[1]), e.in_reg(v[2]));
                 // r = (c & x) | (!c & y), through temporaries so `r` may alias an operand.
-                let (t1, t2) = (e.pred(), e.pred());
+                let (t1, t2) = (e.new_pred(), e.new_pred());
                 e.ins(["and", "pred"], (t1, c, x));
                 e.ins(["not", "pred"], (t2, c));
                 e.ins(["and", "pred"], (t2, t2, y));
@@ -669,7 +705,7 @@ impl Emitter<'_> {
         })
     }
 
-    fn cast(&mut self, d: VarId, x: Operand, to: DType) -> Res<()> {
+    fn cast(&mut self, d: VarId, x: Operand, to: DType) -> CodegenResult<()> {
         let from = self.dtype_of(x)?;
         self.elementwise(d, &[x], |e, r, v| e.convert(from, to, r, v[0]))
     }

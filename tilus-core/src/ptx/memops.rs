@@ -9,28 +9,29 @@
 
 use super::access::{Addr, Op, Plan, Rmw};
 use super::code::{Arg, Guard, Opcode};
-use super::emit::{internal, Emitter, Res};
-use super::regs::{EVal, PVal, Reg, Val};
+use super::emit::{internal, CodegenResult, Emitter};
+use super::regs::Reg;
+use super::value::{Predicate, RegOrConst, RegOrImm};
 use crate::dtype::{Class, DType, RegClass};
 use crate::ir::{BinOp, Coord, InactiveResult, Operand, RmwOp, Space};
 use crate::table::{self, RmwHow};
 
 impl Emitter<'_> {
     /// Element `slot` of operand `o`, or of a scalar operand for every slot.
-    fn slot_val(&mut self, o: Operand, s: usize) -> Res<EVal> {
+    fn slot_val(&mut self, o: Operand, s: usize) -> CodegenResult<RegOrConst> {
         let slot = if self.is_tile(o)? { s } else { 0 };
-        self.eval(o, slot)
+        self.reg_or_const(o, slot)
     }
 
     /// The register to store for element `v` of type `d` (bools as 0/1 words).
-    fn store_reg(&mut self, d: DType, v: EVal) -> Reg {
+    fn store_reg(&mut self, d: DType, v: RegOrConst) -> Reg {
         if d == DType::Bool {
-            let p = self.ereg(v);
+            let p = self.in_reg(v);
             let t = self.r32();
             self.ins(["selp", "b32"], (t, 1, 0, p));
             return t;
         }
-        self.ereg(v)
+        self.in_reg(v)
     }
 
     /// `ld` of one element of type `d` into `r` (bools through a word and a compare).
@@ -46,18 +47,24 @@ impl Emitter<'_> {
     }
 
     /// `r = v` where the predicate is false (the inactive elements' value).
-    fn fill_inactive(&mut self, d: DType, act: PVal, r: Reg, v: EVal) -> Res<()> {
+    fn fill_inactive(
+        &mut self,
+        d: DType,
+        act: Predicate,
+        r: Reg,
+        v: RegOrConst,
+    ) -> CodegenResult<()> {
         match act {
-            PVal::True => Ok(()),
-            PVal::False => self.copy_elem(d, r, v),
-            PVal::Reg(p) => {
+            Predicate::True => Ok(()),
+            Predicate::False => self.copy_elem(d, r, v),
+            Predicate::Reg(p) => {
                 let v = match v {
                     // A predicated move of a 16-bit float constant needs a register source.
-                    EVal::Const(..) if d.is_half_float() => EVal::Reg(self.ereg(v)),
+                    RegOrConst::Const(..) if d.is_half_float() => RegOrConst::Reg(self.in_reg(v)),
                     _ => v,
                 };
                 if d == DType::Bool {
-                    let src = self.ereg(v);
+                    let src = self.in_reg(v);
                     self.ins_if(Guard::Unless(p), ["mov", "pred"], (r, src));
                 } else {
                     let ty = d.info().mov_type();
@@ -75,18 +82,18 @@ impl Emitter<'_> {
         &mut self,
         plan: &Plan,
         op: &Op,
-        elems: &[(PVal, Addr)],
-        needed: Option<&[PVal]>,
-        local_alts: &[Option<(PVal, Addr)>],
-    ) -> Res<()> {
+        elems: &[(Predicate, Addr)],
+        needed: Option<&[Predicate]>,
+        local_alts: &[Option<(Predicate, Addr)>],
+    ) -> CodegenResult<()> {
         let d = plan.dtype;
         let sp = self.state_space(plan);
-        let need = |s: usize| needed.map_or(PVal::True, |n| n[s]);
+        let need = |s: usize| needed.map_or(Predicate::True, |n| n[s]);
         match op {
             Op::Load { dst, other } => {
                 for (s, (act, addr)) in elems.iter().enumerate() {
-                    let act = self.pand(*act, need(s));
-                    if act != PVal::False {
+                    let act = self.and_pred(*act, need(s));
+                    if act != Predicate::False {
                         let g = Self::guard(act);
                         self.load_elem(g, ["ld", sp].into(), d, dst[s], *addr);
                     }
@@ -98,8 +105,8 @@ impl Emitter<'_> {
             }
             Op::Store { value } => {
                 for (s, (act, addr)) in elems.iter().enumerate() {
-                    let act = self.pand(*act, need(s));
-                    if act == PVal::False {
+                    let act = self.and_pred(*act, need(s));
+                    if act == Predicate::False {
                         continue;
                     }
                     let val = self.slot_val(*value, s)?;
@@ -110,17 +117,17 @@ impl Emitter<'_> {
             }
             Op::AtomicLoad { dst, sem, scope } => {
                 for (s, (act, addr)) in elems.iter().enumerate() {
-                    if *act != PVal::False {
+                    if *act != Predicate::False {
                         let g = Self::guard(*act);
                         let instr = ["ld", sem.ptx(), scope.ptx(), sp].into();
                         self.load_elem(g, instr, d, dst[s], *addr);
                     }
-                    self.fill_inactive(d, *act, dst[s], EVal::Const(0, d))?;
+                    self.fill_inactive(d, *act, dst[s], RegOrConst::Const(0, d))?;
                 }
             }
             Op::AtomicStore { value, sem, scope } => {
                 for (s, (act, addr)) in elems.iter().enumerate() {
-                    if *act == PVal::False {
+                    if *act == Predicate::False {
                         continue;
                     }
                     let val = self.slot_val(*value, s)?;
@@ -141,19 +148,19 @@ impl Emitter<'_> {
 
     /// The operand of an RMW as a register of the instruction's width (negated for `sub`);
     /// a CAS loop computes with the operand as the element type holds it.
-    fn rmw_operand(&mut self, d: DType, row: &table::RmwRow, v: EVal) -> EVal {
+    fn rmw_operand(&mut self, d: DType, row: &table::RmwRow, v: RegOrConst) -> RegOrConst {
         if row.how == RmwHow::CasLoop {
             return v;
         }
         let v = if row.how == RmwHow::NegateAdd {
             match v {
-                EVal::Const(bits, _) => {
-                    EVal::Const(crate::elem::unary(crate::ir::UnOp::Neg, d, bits), d)
+                RegOrConst::Const(bits, _) => {
+                    RegOrConst::Const(crate::elem::unary(crate::ir::UnOp::Neg, d, bits), d)
                 }
-                EVal::Reg(_) => {
+                RegOrConst::Reg(_) => {
                     let r = self.reg_of(d);
                     let _ = self.unary_elem(crate::ir::UnOp::Neg, d, r, v);
-                    EVal::Reg(r)
+                    RegOrConst::Reg(r)
                 }
             }
         } else {
@@ -165,17 +172,17 @@ impl Emitter<'_> {
     /// A value of `d` in the register width of `row`'s PTX type: 16-bit `cas` of an integer
     /// held in a 32-bit register narrows it; floats need registers (16-bit ones have no
     /// immediate form).
-    fn atom_width_operand(&mut self, d: DType, row: &table::RmwRow, v: EVal) -> EVal {
+    fn atom_width_operand(&mut self, d: DType, row: &table::RmwRow, v: RegOrConst) -> RegOrConst {
         if row.ptx_type == "b16" && d.info().reg == RegClass::B32 {
             let r = self.reg16();
             match v {
-                EVal::Const(bits, _) => self.ins(["mov", "b16"], (r, bits as u16)),
-                EVal::Reg(x) => self.ins(["cvt", "u16", "u32"], (r, x)),
+                RegOrConst::Const(bits, _) => self.ins(["mov", "b16"], (r, bits as u16)),
+                RegOrConst::Reg(x) => self.ins(["cvt", "u16", "u32"], (r, x)),
             }
-            return EVal::Reg(r);
+            return RegOrConst::Reg(r);
         }
         match v {
-            EVal::Const(..) if d.is_float() => EVal::Reg(self.ereg(v)),
+            RegOrConst::Const(..) if d.is_float() => RegOrConst::Reg(self.in_reg(v)),
             _ => v,
         }
     }
@@ -190,9 +197,9 @@ impl Emitter<'_> {
         &mut self,
         plan: &Plan,
         rmw: &Rmw,
-        elems: &[(PVal, Addr)],
-        local_alts: &[Option<(PVal, Addr)>],
-    ) -> Res<()> {
+        elems: &[(Predicate, Addr)],
+        local_alts: &[Option<(Predicate, Addr)>],
+    ) -> CodegenResult<()> {
         let Rmw {
             dst,
             with_output,
@@ -216,7 +223,7 @@ impl Emitter<'_> {
                 let q = (*sem, *scope, *with_output);
                 self.rmw_vectors(plan, row, multi, q, elems, &bs, dst)?
             }
-            None => vec![PVal::True; elems.len()],
+            None => vec![Predicate::True; elems.len()],
         };
         for (s, (act, addr)) in elems.iter().enumerate() {
             let cmp = match compare {
@@ -226,14 +233,14 @@ impl Emitter<'_> {
             if *with_output {
                 let fallback = match (inactive, cmp) {
                     (InactiveResult::Compare, Some(c)) => c,
-                    _ => EVal::Const(0, d),
+                    _ => RegOrConst::Const(0, d),
                 };
                 self.fill_inactive(d, *act, dst[s], fallback)?;
             }
-            let (act, Some(b)) = (self.pand(*act, scalar_needed[s]), bs[s]) else {
+            let (act, Some(b)) = (self.and_pred(*act, scalar_needed[s]), bs[s]) else {
                 continue;
             };
-            if act == PVal::False {
+            if act == Predicate::False {
                 continue;
             }
             // The destination register of the instruction (16-bit for `cas.b16` of integers).
@@ -257,7 +264,7 @@ impl Emitter<'_> {
     }
 
     /// The instruction of an access's RMWs, from the legality table.
-    fn rmw_instr_of(&self, plan: &Plan, rmw: &Rmw) -> Res<RmwInstr> {
+    fn rmw_instr_of(&self, plan: &Plan, rmw: &Rmw) -> CodegenResult<RmwInstr> {
         let (op, d) = (rmw.op, plan.dtype);
         let space = self.state_space(plan);
         let Some(row) = table::rmw_row(op, d) else {
@@ -285,19 +292,19 @@ impl Emitter<'_> {
         d: DType,
         row: &table::RmwRow,
         values: Operand,
-        elems: &[(PVal, Addr)],
-    ) -> Res<Vec<Option<EVal>>> {
+        elems: &[(Predicate, Addr)],
+    ) -> CodegenResult<Vec<Option<RegOrConst>>> {
         let scalar_b = if self.is_tile(values)? {
             None
         } else {
-            let v = self.eval(values, 0)?;
+            let v = self.reg_or_const(values, 0)?;
             Some(self.rmw_operand(d, row, v))
         };
         let mut bs = Vec::with_capacity(elems.len());
         for (s, (act, _)) in elems.iter().enumerate() {
             bs.push(match (scalar_b, act) {
                 (Some(b), _) => Some(b),
-                (None, PVal::False) => None,
+                (None, Predicate::False) => None,
                 (None, _) => {
                     let v = self.slot_val(values, s)?;
                     Some(self.rmw_operand(d, row, v))
@@ -313,23 +320,23 @@ impl Emitter<'_> {
         &mut self,
         rmw: &Rmw,
         form: &RmwInstr,
-        (act, addr): (PVal, Addr),
-        (is_local, local_addr): (PVal, Addr),
+        (act, addr): (Predicate, Addr),
+        (is_local, local_addr): (Predicate, Addr),
         out: Reg,
-        b: EVal,
+        b: RegOrConst,
     ) {
         // Same instruction and scope on the own window, so it is as atomic towards the other
         // blocks' `.shared::cluster` ones.
         let (local_instr, _) =
             table::rmw_ptx(form.row, "shared::cta", rmw.sem, rmw.scope, rmw.with_output);
-        let here = self.pand(act, is_local);
-        let not_local = self.pnot(is_local);
-        let there = self.pand(act, not_local);
+        let here = self.and_pred(act, is_local);
+        let not_local = self.not_pred(is_local);
+        let there = self.and_pred(act, not_local);
         for (p, ins, a) in [
             (here, local_instr, local_addr),
             (there, form.instr.clone(), addr),
         ] {
-            if p == PVal::False {
+            if p == Predicate::False {
                 continue;
             }
             let g = Self::guard(p);
@@ -348,10 +355,10 @@ impl Emitter<'_> {
         plan: &Plan,
         rmw: &Rmw,
         form: &RmwInstr,
-        (act, addr): (PVal, Addr),
+        (act, addr): (Predicate, Addr),
         out: Reg,
-        (b, cmp): (EVal, Option<EVal>),
-    ) -> Res<()> {
+        (b, cmp): (RegOrConst, Option<RegOrConst>),
+    ) -> CodegenResult<()> {
         let (d, row, instr) = (plan.dtype, form.row, &form.instr);
         let q = (form.space, rmw.sem, rmw.scope, rmw.with_output);
         let g = Self::guard(act);
@@ -382,7 +389,7 @@ impl Emitter<'_> {
         let global = matches!(plan.mem, super::access::Mem::Global(_));
         let own_shared = matches!(plan.mem, super::access::Mem::Shared { rows: None, .. });
         if global {
-            if let Some(most) = table::vector_rmw_lanes(row, self.k.target) {
+            if let Some(most) = table::vector_rmw_lanes(row, self.kernel.target) {
                 return Some(MultiForm::Vector(most.min(v)));
             }
         }
@@ -401,10 +408,10 @@ impl Emitter<'_> {
         row: &table::RmwRow,
         form: MultiForm,
         (sem, scope, with_output): (crate::ir::Sem, crate::ir::Scope, bool),
-        elems: &[(PVal, Addr)],
-        bs: &[Option<EVal>],
+        elems: &[(Predicate, Addr)],
+        bs: &[Option<RegOrConst>],
         dst: &[Reg],
-    ) -> Res<Vec<PVal>> {
+    ) -> CodegenResult<Vec<Predicate>> {
         let (lanes, (instr, red)) = match form {
             MultiForm::Vector(lanes) => {
                 self.min_version = self.min_version.max(table::VECTOR_RMW_PTX);
@@ -419,7 +426,7 @@ impl Emitter<'_> {
                 )
             }
         };
-        let mut needed = vec![PVal::True; elems.len()];
+        let mut needed = vec![Predicate::True; elems.len()];
         for (piece, slots) in elems.chunks(lanes).enumerate() {
             let first = piece * lanes;
             let Some(ok) = self.piece_ok(slots, plan.size) else {
@@ -432,7 +439,7 @@ impl Emitter<'_> {
                 let Some(b) = *b else {
                     return internal("vector RMW of an inactive slot");
                 };
-                operands.push(self.ereg(b));
+                operands.push(self.in_reg(b));
             }
             let operands = match form {
                 MultiForm::Vector(_) => Arg::Vector(operands),
@@ -465,7 +472,7 @@ impl Emitter<'_> {
                 }
             }
             // The scalar instructions of these slots run only where the vector one did not.
-            let not_ok = self.pnot(ok);
+            let not_ok = self.not_pred(ok);
             needed[first..first + lanes].fill(not_ok);
         }
         Ok(needed)
@@ -477,7 +484,12 @@ impl Emitter<'_> {
     /// skipped pairs give the inactive result. With runs of two or more elements per thread a
     /// pair is two slots of one thread; with runs of one (`v == 1`) it is the same slot of
     /// threads `2j` and `2j + 1`, which trade operands, addresses and results by `shfl`.
-    fn rmw_pairs(&mut self, plan: &Plan, rmw: &Rmw, elems: &[(PVal, Addr)]) -> Res<()> {
+    fn rmw_pairs(
+        &mut self,
+        plan: &Plan,
+        rmw: &Rmw,
+        elems: &[(Predicate, Addr)],
+    ) -> CodegenResult<()> {
         let (op, scope) = (rmw.op, rmw.scope);
         let d = plan.dtype;
         let Some(row) = table::rmw_row(op, d).filter(|r| r.pairs) else {
@@ -501,10 +513,10 @@ impl Emitter<'_> {
             };
             fallback.push(match (&rmw.inactive, c) {
                 (InactiveResult::Compare, Some(c)) => c,
-                _ => EVal::Const(0, d),
+                _ => RegOrConst::Const(0, d),
             });
             operands.push(match act {
-                PVal::False => None,
+                Predicate::False => None,
                 _ => {
                     let b = self.slot_val(rmw.values, s)?;
                     Some((self.bits64(b), c.map(|c| self.bits64(c))))
@@ -518,7 +530,7 @@ impl Emitter<'_> {
                 let ok = self.piece_ok(&elems[s..s + 2], 8);
                 let (Some(ok), Some((b0, c0)), Some((b1, c1))) = (ok, operands[s], operands[s + 1])
                 else {
-                    self.pair_results(d, PVal::False, out, &[s, s + 1], None, &fallback)?;
+                    self.pair_results(d, Predicate::False, out, &[s, s + 1], None, &fallback)?;
                     continue;
                 };
                 let c = c0.zip(c1).map(|(x, y)| [x, y]);
@@ -530,7 +542,7 @@ impl Emitter<'_> {
         // Runs of one: the partner of this thread's element is the same slot of lane `lane ^ 1`.
         let parity = self.r32();
         self.ins(["and", "b32"], (parity, self.tid, 1));
-        let first = self.pred();
+        let first = self.new_pred();
         self.ins(["setp", "eq", "u32"], (first, parity, 0));
         // Where the pair starts, back from this thread's element (0 or 8 bytes), and where the
         // partner's element is (8 bytes on or back).
@@ -539,44 +551,44 @@ impl Emitter<'_> {
         let (back, apart) = (self.regs.new_reg(class), self.regs.new_reg(class));
         self.ins(["selp", w], (back, 0, 8, first));
         self.ins(["selp", w], (apart, 8, -8, first));
-        let first = PVal::Reg(first);
+        let first = Predicate::Reg(first);
         for (s, (act, addr)) in elems.iter().enumerate() {
             let Some((b, c)) = operands[s] else {
-                self.pair_results(d, PVal::False, out, &[s], None, &fallback)?;
+                self.pair_results(d, Predicate::False, out, &[s], None, &fallback)?;
                 continue;
             };
             let partner_act = match act {
-                PVal::Reg(p) => {
+                Predicate::Reg(p) => {
                     let r = self.r32();
                     self.ins(["selp", "u32"], (r, 1, 0, p));
                     let r = self.shfl_bfly(r, 1);
-                    let q = self.pred();
+                    let q = self.new_pred();
                     self.ins(["setp", "ne", "u32"], (q, r, 0));
-                    PVal::Reg(q)
+                    Predicate::Reg(q)
                 }
                 known => *known,
             };
             let pb = self.shfl_bfly(b, 1);
             let pc = c.map(|c| self.shfl_bfly(c, 1));
-            let mut ok = self.pand(*act, partner_act);
+            let mut ok = self.and_pred(*act, partner_act);
             let aligned = self.aligned_at(*addr, Some(back));
-            ok = self.pand(ok, aligned);
+            ok = self.and_pred(ok, aligned);
             if !contiguous {
                 let mine = self.addr_reg(*addr);
                 let theirs = self.shfl_bfly(mine, 1);
                 let t = self.regs.new_reg(class);
                 let ty = if class == RegClass::B64 { "s64" } else { "s32" };
                 self.ins(["sub", ty], (t, theirs, mine));
-                let p = self.pred();
+                let p = self.new_pred();
                 self.ins(["setp", "eq", ty], (p, t, apart));
-                ok = self.pand(ok, PVal::Reg(p));
+                ok = self.and_pred(ok, Predicate::Reg(p));
             }
-            let go = self.pand(ok, first);
+            let go = self.and_pred(ok, first);
             let old = self.atom_pair(&instr, go, *addr, [b, pb], c.zip(pc).map(|(x, y)| [x, y]));
             if out.is_some() {
                 // The second thread's result is the first thread's high half.
                 let theirs = self.shfl_bfly(old[1], 1);
-                let (PVal::Reg(f), mine) = (first, self.r64()) else {
+                let (Predicate::Reg(f), mine) = (first, self.r64()) else {
                     return internal("thread parity folded");
                 };
                 self.ins(["selp", "b64"], (mine, old[0], theirs, f));
@@ -587,15 +599,15 @@ impl Emitter<'_> {
     }
 
     /// A 64-bit element value as a `.b64` register (an `f64` register moved, a constant put).
-    fn bits64(&mut self, v: EVal) -> Reg {
+    fn bits64(&mut self, v: RegOrConst) -> Reg {
         match v {
-            EVal::Reg(r) if r.class == RegClass::B64 => r,
-            EVal::Reg(r) => {
+            RegOrConst::Reg(r) if r.class == RegClass::B64 => r,
+            RegOrConst::Reg(r) => {
                 let t = self.r64();
                 self.ins(["mov", "b64"], (t, r));
                 t
             }
-            EVal::Const(bits, _) => {
+            RegOrConst::Const(bits, _) => {
                 let t = self.r64();
                 self.ins(["mov", "b64"], (t, bits));
                 t
@@ -605,18 +617,18 @@ impl Emitter<'_> {
 
     /// Whether `addr - back` is 16-byte aligned (`back`: 0, or a register of the address's
     /// width holding 0 or 8).
-    fn aligned_at(&mut self, addr: Addr, back: Option<Reg>) -> PVal {
+    fn aligned_at(&mut self, addr: Addr, back: Option<Reg>) -> Predicate {
         let wide = addr.base.class == RegClass::B64;
         let (ty, bits) = if wide { ("s64", "b64") } else { ("s32", "b32") };
         let a = self.addr_reg(addr);
         let t = self.regs.new_reg(addr.base.class);
         self.ins(["and", bits], (t, a, 15));
-        let p = self.pred();
+        let p = self.new_pred();
         match back {
             Some(r) => self.ins(["setp", "eq", ty], (p, t, r)),
             None => self.ins(["setp", "eq", ty], (p, t, 0)),
         }
-        PVal::Reg(p)
+        Predicate::Reg(p)
     }
 
     /// One 128-bit atomic under `guard` on the pair `b` (low element first), comparing with
@@ -624,13 +636,13 @@ impl Emitter<'_> {
     fn atom_pair(
         &mut self,
         instr: &str,
-        guard: PVal,
+        guard: Predicate,
         addr: Addr,
         b: [Reg; 2],
         c: Option<[Reg; 2]>,
     ) -> [Reg; 2] {
         let old = [self.r64(), self.r64()];
-        if guard == PVal::False {
+        if guard == Predicate::False {
             return old;
         }
         let g = Self::guard(guard);
@@ -654,16 +666,16 @@ impl Emitter<'_> {
     fn pair_results(
         &mut self,
         d: DType,
-        ok: PVal,
+        ok: Predicate,
         out: Option<&[Reg]>,
         slots: &[usize],
         old: Option<[Reg; 2]>,
-        fallback: &[EVal],
-    ) -> Res<()> {
+        fallback: &[RegOrConst],
+    ) -> CodegenResult<()> {
         let Some(dst) = out else { return Ok(()) };
         let g = Self::guard(ok);
         for (k, &s) in slots.iter().enumerate() {
-            if let (Some(old), true) = (old, ok != PVal::False) {
+            if let (Some(old), true) = (old, ok != Predicate::False) {
                 self.ins_if(g, ["mov", "b64"], (dst[s], old[k]));
             }
             self.fill_inactive(d, ok, dst[s], fallback[s])?;
@@ -694,25 +706,25 @@ impl Emitter<'_> {
         plan: &Plan,
         row: &table::RmwRow,
         (space, sem, scope, with_output): (&'static str, crate::ir::Sem, crate::ir::Scope, bool),
-        act: PVal,
+        act: Predicate,
         addr: Addr,
         out: Reg,
-        b: EVal,
-    ) -> Res<()> {
+        b: RegOrConst,
+    ) -> CodegenResult<()> {
         let wide = plan.dtype.bits() == 64;
         let (sty, bit) = if wide { ("s64", "b64") } else { ("s32", "b32") };
         // The operand's bits in an integer register, and its sign.
         let bits = if wide { self.r64() } else { self.r32() };
-        let b = self.ereg(b);
+        let b = self.in_reg(b);
         self.ins(["mov", bit], (bits, b));
-        let neg = self.pred();
+        let neg = self.new_pred();
         self.ins(["setp", "lt", sty], (neg, bits, 0));
         // Guards: active and non-negative / active and negative.
         let (gp, gn) = match act {
-            PVal::True => (Guard::Unless(neg), Guard::If(neg)),
-            PVal::False => return Ok(()),
-            PVal::Reg(p) => {
-                let (pp, pn) = (self.pred(), self.pred());
+            Predicate::True => (Guard::Unless(neg), Guard::If(neg)),
+            Predicate::False => return Ok(()),
+            Predicate::Reg(p) => {
+                let (pp, pn) = (self.new_pred(), self.new_pred());
                 self.ins(["and", "pred"], (pn, p, neg));
                 self.ins(["not", "pred"], (pp, neg));
                 self.ins(["and", "pred"], (pp, pp, p));
@@ -747,20 +759,20 @@ impl Emitter<'_> {
         d: DType,
         row: &table::RmwRow,
         (space, sem, scope, with_output): (&'static str, crate::ir::Sem, crate::ir::Scope, bool),
-        act: PVal,
+        act: Predicate,
         addr: Addr,
         out: Reg,
-        b: EVal,
-    ) -> Res<()> {
+        b: RegOrConst,
+    ) -> CodegenResult<()> {
         if d.bits() != 16 {
             return internal(format!("no CAS loop for `{d}`"));
         }
         let (cas, _) = table::rmw_ptx(row, space, sem, scope, true);
         let (top, skip) = (self.new_label("cas_loop"), self.new_label("cas_done"));
         match act {
-            PVal::False => return Ok(()),
-            PVal::Reg(p) => self.ins_if(Guard::Unless(p), ["bra"], (skip,)),
-            PVal::True => {}
+            Predicate::False => return Ok(()),
+            Predicate::Reg(p) => self.ins_if(Guard::Unless(p), ["bra"], (skip,)),
+            Predicate::True => {}
         }
         let (old, new, seen) = (self.reg16(), self.reg16(), self.reg16());
         self.ins(["ld", space, "b16"], (old, addr));
@@ -783,7 +795,7 @@ impl Emitter<'_> {
                     RmwOp::Xor => BinOp::Xor,
                     _ => return internal(format!("no CAS loop for `{}`", op.name())),
                 };
-                self.binary_elem(bin, d, new_v, EVal::Reg(old_v), b)?;
+                self.binary_elem(bin, d, new_v, RegOrConst::Reg(old_v), b)?;
             }
             (op, true) => return internal(format!("no CAS loop for float `{}`", op.name())),
         }
@@ -793,13 +805,13 @@ impl Emitter<'_> {
             self.ins(["cvt", "u16", "u32"], (new, new_v));
         }
         self.ins(Opcode::table(cas), (seen, addr, old, new));
-        let again = self.pred();
+        let again = self.new_pred();
         self.ins(["setp", "ne", "b16"], (again, seen, old));
         self.ins(["mov", "b16"], (old, seen));
         self.ins_if(Guard::If(again), ["bra"], (top,));
         if with_output {
             let v = self.widen16(d, old);
-            self.copy_elem(d, out, EVal::Reg(v))?;
+            self.copy_elem(d, out, RegOrConst::Reg(v))?;
         }
         self.label(skip);
         Ok(())
@@ -820,20 +832,20 @@ impl Emitter<'_> {
 
     /// 16-bit float `min`/`max` by IEEE `totalOrder` (`crate::elem::rmw`): the bits as signed
     /// integers, the magnitude bits flipped for negative values, compared.
-    fn total_order_pick(&mut self, max: bool, r: Reg, old: Reg, b: EVal) {
-        let b = self.ereg(b);
+    fn total_order_pick(&mut self, max: bool, r: Reg, old: Reg, b: RegOrConst) {
+        let b = self.in_reg(b);
         let mut keys = [old, b].map(|x| {
             let k = self.r32();
             self.ins(["cvt", "s32", "s16"], (k, x));
             k
         });
         for k in &mut keys {
-            let (neg, flipped) = (self.pred(), self.r32());
+            let (neg, flipped) = (self.new_pred(), self.r32());
             self.ins(["setp", "lt", "s32"], (neg, *k, 0));
             self.ins(["xor", "b32"], (flipped, *k, 32767));
             self.ins(["selp", "b32"], (*k, flipped, *k, neg));
         }
-        let take = self.pred();
+        let take = self.new_pred();
         let cmp = if max { "gt" } else { "lt" };
         self.ins(["setp", cmp, "s32"], (take, keys[1], keys[0]));
         self.ins(["selp", "b16"], (r, b, old, take));
@@ -842,7 +854,7 @@ impl Emitter<'_> {
     /// Vector loads and stores of the thread's runs (`vector_check` proved them active and
     /// aligned). Elements of 4 bytes or more travel as themselves (`v4.f32`, `v2.u64`), narrower
     /// ones packed in 32-bit words (16 `u8` in one `v4.b32`).
-    pub(super) fn vector_ops(&mut self, plan: &Plan, op: &Op, first: Addr) -> Res<()> {
+    pub(super) fn vector_ops(&mut self, plan: &Plan, op: &Op, first: Addr) -> CodegenResult<()> {
         let layout = plan.layout;
         let (v, size) = (layout.v, plan.size);
         let lanes = vector_lanes(size, v);
@@ -866,15 +878,15 @@ impl Emitter<'_> {
         &mut self,
         plan: &Plan,
         op: &Op,
-        elems: &[(PVal, Addr)],
-    ) -> Res<Option<Vec<PVal>>> {
+        elems: &[(Predicate, Addr)],
+    ) -> CodegenResult<Option<Vec<Predicate>>> {
         let (v, size) = (plan.layout.v, plan.size);
         let lanes = vector_lanes(size, v);
         let distributed = matches!(plan.mem, super::access::Mem::Shared { rows: Some(_), .. });
         if plan.uniform || distributed || lanes < 2 || lanes * size < 4 {
             return Ok(None);
         }
-        let mut needed = vec![PVal::True; elems.len()];
+        let mut needed = vec![Predicate::True; elems.len()];
         let slots: Vec<usize> = (0..elems.len()).collect();
         for chunk in slots.chunks(lanes) {
             let piece = &elems[chunk[0]..chunk[0] + chunk.len()];
@@ -883,7 +895,7 @@ impl Emitter<'_> {
             };
             let sp = self.state_space(plan);
             self.vector_piece(plan, op, chunk, piece[0].1, Self::guard(ok), sp)?;
-            let not_ok = self.pnot(ok);
+            let not_ok = self.not_pred(ok);
             for &s in chunk {
                 needed[s] = not_ok;
             }
@@ -894,14 +906,18 @@ impl Emitter<'_> {
     /// Whether a piece of a run (consecutive tile elements) can go as one vector: all active,
     /// consecutive addresses (known when they share a base, else tested) and the first aligned
     /// to the vector's size. `None` when some element is never active.
-    pub(super) fn piece_ok(&mut self, piece: &[(PVal, Addr)], size: usize) -> Option<PVal> {
-        if piece.iter().any(|(act, _)| *act == PVal::False) {
+    pub(super) fn piece_ok(
+        &mut self,
+        piece: &[(Predicate, Addr)],
+        size: usize,
+    ) -> Option<Predicate> {
+        if piece.iter().any(|(act, _)| *act == Predicate::False) {
             return None;
         }
         let size = size as i64;
-        let mut ok = PVal::True;
+        let mut ok = Predicate::True;
         for (act, _) in piece {
-            ok = self.pand(ok, *act);
+            ok = self.and_pred(ok, *act);
         }
         let a0 = piece[0].1;
         // Global addresses are 64-bit, shared ones 32-bit offsets in the window.
@@ -918,27 +934,27 @@ impl Emitter<'_> {
             let ai = self.addr_reg(*a);
             let t = self.regs.new_reg(a0.base.class);
             self.ins(["sub", ty], (t, ai, base0));
-            let p = self.pred();
+            let p = self.new_pred();
             self.ins(["setp", "eq", ty], (p, t, i as i64 * size));
-            ok = self.pand(ok, PVal::Reg(p));
+            ok = self.and_pred(ok, Predicate::Reg(p));
         }
         let t = self.regs.new_reg(a0.base.class);
         let align = piece.len() as i64 * size - 1;
         self.ins(["and", bits], (t, base0, align));
-        let p = self.pred();
+        let p = self.new_pred();
         self.ins(["setp", "eq", ty], (p, t, 0));
-        Some(self.pand(ok, PVal::Reg(p)))
+        Some(self.and_pred(ok, Predicate::Reg(p)))
     }
 
     /// `!p`.
-    pub(super) fn pnot(&mut self, p: PVal) -> PVal {
+    pub(super) fn not_pred(&mut self, p: Predicate) -> Predicate {
         match p {
-            PVal::True => PVal::False,
-            PVal::False => PVal::True,
-            PVal::Reg(r) => {
-                let q = self.pred();
+            Predicate::True => Predicate::False,
+            Predicate::False => Predicate::True,
+            Predicate::Reg(r) => {
+                let q = self.new_pred();
                 self.ins(["not", "pred"], (q, r));
-                PVal::Reg(q)
+                Predicate::Reg(q)
             }
         }
     }
@@ -948,7 +964,7 @@ impl Emitter<'_> {
     /// instructions then go to the block's own window when it owns the run (no trip through
     /// the cluster's network) and to `.shared::cluster` otherwise. Packed narrow elements
     /// always take `.shared::cluster` (two predicated loads would unpack twice).
-    pub(super) fn dist_vector_ops(&mut self, plan: &Plan, op: &Op) -> Res<()> {
+    pub(super) fn dist_vector_ops(&mut self, plan: &Plan, op: &Op) -> CodegenResult<()> {
         let Some(d) = &plan.dist_range else {
             return internal("distributed vector path without its range");
         };
@@ -958,20 +974,20 @@ impl Emitter<'_> {
         let lanes = vector_lanes(size, v);
         let me = self.cluster_rank_reg();
         for o in 0..layout.outer {
-            let c = self.vadd(m0, Val::Imm((o * layout.chunk()) as i32));
+            let c = self.add32(m0, RegOrImm::Imm((o * layout.chunk()) as i32));
             let (local_row, rank) = self.split_rows(c, rows);
             let local = self.shared_address(plan, local_row);
             let mapped = self.map_to_block(local, rank);
             let own = if size < 4 {
-                PVal::False
+                Predicate::False
             } else {
-                self.vsetp("eq", "u32", rank, Val::Reg(me))
+                self.setp32("eq", "u32", rank, RegOrImm::Reg(me))
             };
-            let (g_own, g_peer) = (Self::guard(own), Self::guard(self.pnot(own)));
+            let (g_own, g_peer) = (Self::guard(own), Self::guard(self.not_pred(own)));
             let slots: Vec<usize> = (o * v..(o + 1) * v).collect();
             for (i, chunk) in slots.chunks(lanes).enumerate() {
                 let step = (i * lanes * size) as i64;
-                if own != PVal::False {
+                if own != Predicate::False {
                     let sp = Space::Shared.ptx();
                     self.vector_piece(plan, op, chunk, local.plus(step), g_own, sp)?;
                 }
@@ -992,7 +1008,7 @@ impl Emitter<'_> {
         addr: Addr,
         g: Guard,
         sp: &'static str,
-    ) -> Res<()> {
+    ) -> CodegenResult<()> {
         let (size, d) = (plan.size, plan.dtype);
         let packed = size < 4;
         // Elements per word (1 unless packed), words in this instruction.
@@ -1043,7 +1059,7 @@ impl Emitter<'_> {
                 } else {
                     for &s in chunk {
                         let x = self.slot_val(*value, s)?;
-                        regs.push(self.ereg(x));
+                        regs.push(self.in_reg(x));
                     }
                 }
                 self.ins_if(g, st, (addr, regs));
@@ -1114,9 +1130,9 @@ struct RmwInstr {
 /// its address there) where the instruction can use it: a plain one without a compare operand.
 fn owned_alt(
     form: &RmwInstr,
-    alt: Option<(PVal, Addr)>,
-    cmp: Option<EVal>,
-) -> Option<(PVal, Addr)> {
+    alt: Option<(Predicate, Addr)>,
+    cmp: Option<RegOrConst>,
+) -> Option<(Predicate, Addr)> {
     match (alt, form.row.how, cmp) {
         (Some(alt), RmwHow::Direct | RmwHow::NegateAdd, None) if !form.narrow_result => Some(alt),
         _ => None,

@@ -3,6 +3,7 @@
 //! * `code`: the typed code selection produces (instructions, operands, labels);
 //! * `print`: the module's text, the only place that spells PTX syntax;
 //! * `regs`: virtual register numbering, one counter per class (declared with exact counts);
+//! * `value`: registers or compile-time values (`RegOrImm`, `RegOrConst`, `Predicate`);
 //! * `emit`: variable storage, operands, the per-thread prologue and structured control flow;
 //! * `inst`: scalar and element-wise instructions;
 //! * `access`: loads, stores and atomics (bounds, masks, vector accesses);
@@ -24,6 +25,7 @@ mod print;
 mod regs;
 #[cfg(test)]
 mod tests;
+mod value;
 
 use crate::ir::Kernel;
 

@@ -5,7 +5,7 @@
 //! Registers are never reused: ptxas does liveness analysis and register allocation itself, so
 //! the only job here is handing out unique, deterministic names.
 
-use crate::dtype::{DType, RegClass};
+use crate::dtype::RegClass;
 
 /// The register classes the generator uses: the element classes of [`RegClass`] (one row of
 /// the dtype table each), which also cover addresses (`B64`) and indices (`B32`).
@@ -39,39 +39,6 @@ fn class_index(c: RegClass) -> usize {
 pub struct Reg {
     pub class: Class,
     pub idx: u32,
-}
-
-/// A 32-bit index operand (offsets, coordinates, addresses within the shared window): a register
-/// or an immediate. Immediates are folded where cheap so that compile-time facts (offsets,
-/// shapes) do not cost instructions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Val {
-    Reg(Reg),
-    Imm(i32),
-}
-
-impl Val {
-    pub fn imm(self) -> Option<i32> {
-        match self {
-            Val::Imm(i) => Some(i),
-            Val::Reg(_) => None,
-        }
-    }
-}
-
-/// An element operand of any type: a register of the type's class, or a constant (its bits).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EVal {
-    Reg(Reg),
-    Const(u64, DType),
-}
-
-/// A predicate that may be known at compile time (so checks that cannot fail emit nothing).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PVal {
-    True,
-    False,
-    Reg(Reg),
 }
 
 /// The per-class counters.

@@ -97,22 +97,25 @@ impl<'k> Known<'k> {
 
     /// The trailing zeros of `d` defined by `inst`, where it says something.
     fn inst_trailing_zeros(&self, d: VarId, inst: &Inst) -> Option<u32> {
-        let tz = |o: &Operand| self.trailing_zeros(*o);
+        let zeros = |o: &Operand| self.trailing_zeros(*o);
         let dtype = |o: &Operand| self.dtype(*o);
         match inst {
             // A shared tensor has no offset to know.
             Inst::Mov(_) if matches!(self.ty(d), Some(Ty::Shared { .. })) => None,
-            Inst::Mov(o) => Some(tz(o)),
-            Inst::View { src, offset, .. } => Some(tz(&Operand::Var(*src)).min(tz(offset))),
+            Inst::Mov(o) => Some(zeros(o)),
+            Inst::View { src, offset, .. } => Some(zeros(&Operand::Var(*src)).min(zeros(offset))),
             Inst::Binary { op, lhs, rhs } => {
                 let dt = dtype(lhs)?;
                 if dt == crate::dtype::DType::Bool || op.is_comparison() {
                     return None;
                 }
-                Some(binary_trailing_zeros(*op, dt.is_int(), tz(lhs), tz(rhs), *rhs).min(dt.bits()))
+                Some(
+                    binary_trailing_zeros(*op, dt.is_int(), zeros(lhs), zeros(rhs), *rhs)
+                        .min(dt.bits()),
+                )
             }
-            Inst::Unary { op: UnOp::Neg, x } if dtype(x)?.is_int() => Some(tz(x)),
-            Inst::Select { a, b, .. } if dtype(a)?.is_int() => Some(tz(a).min(tz(b))),
+            Inst::Unary { op: UnOp::Neg, x } if dtype(x)?.is_int() => Some(zeros(x)),
+            Inst::Select { a, b, .. } if dtype(a)?.is_int() => Some(zeros(a).min(zeros(b))),
             _ => None,
         }
     }
