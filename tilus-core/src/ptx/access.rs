@@ -28,7 +28,7 @@ use super::regs::Reg;
 use super::value::{Predicate, RegOrConst, RegOrImm};
 use crate::dtype::DType;
 use crate::ir::{
-    Access, Coord, InactiveResult, Inst, Operand, RmwOp, Scope, Sem, Space, Ty, VarId,
+    Access, BinOp, Coord, InactiveResult, Inst, Operand, RmwOp, Scope, Sem, Space, Ty, VarId,
 };
 use crate::layout::Layout;
 
@@ -413,7 +413,7 @@ impl Emitter<'_> {
         match plan.access.mask {
             None => Ok(Predicate::True),
             Some(m) => {
-                let slot = if self.is_tile(m)? { s } else { 0 };
+                let slot = self.slot_of(m, s)?;
                 self.predicate_of(m, slot)
             }
         }
@@ -724,7 +724,7 @@ impl Emitter<'_> {
     /// clamped to the cluster (an inactive element's row may be anything, and `mapa` must
     /// name a block that exists).
     pub(super) fn split_rows(&mut self, c: RegOrImm, rows: usize) -> (RegOrImm, RegOrImm) {
-        let last = self.kernel.cluster.blocks().max(1) as i32 - 1;
+        let last = self.kernel().cluster.blocks().max(1) as i32 - 1;
         let rows = rows as i32;
         match c {
             RegOrImm::Imm(c) => (
@@ -793,8 +793,8 @@ impl Emitter<'_> {
             let act = match (r.lo, r.hi) {
                 (Some(lo), Some(hi)) => {
                     let f = self.flat(plan, s);
-                    let a = self.setp32("ge", "s32", f, lo);
-                    let b = self.setp32("le", "s32", f, hi);
+                    let a = self.setp32(BinOp::Ge, "s32", f, lo);
+                    let b = self.setp32(BinOp::Le, "s32", f, hi);
                     self.and_pred(a, b)
                 }
                 _ => self.exists(plan, s),
@@ -871,8 +871,8 @@ impl Emitter<'_> {
                     self.add32(o, p)
                 }
                 Coord::Index(o) => {
-                    index_max = self.known.upper_bound(*o);
-                    let slot = if self.is_tile(*o)? { s } else { 0 };
+                    index_max = self.known().upper_bound(*o);
+                    let slot = self.slot_of(*o, s)?;
                     self.coord32(*o, slot)?
                 }
             };
@@ -881,7 +881,7 @@ impl Emitter<'_> {
             let always_inside =
                 matches!((index_max, dims[k]), (Some(m), RegOrImm::Imm(d)) if m < d as u64);
             if plan.access.check_bounds && !always_inside {
-                let ok = self.setp32("lt", "u32", c, dims[k]);
+                let ok = self.setp32(BinOp::Lt, "u32", c, dims[k]);
                 act = self.and_pred(act, ok);
             }
             if let (
@@ -905,7 +905,7 @@ impl Emitter<'_> {
                 // Elements this block owns can also be reached in its own window, where an
                 // atomic does not go through the cluster's network (see `rmw_elems`).
                 let me = self.cluster_rank_reg();
-                let local = self.setp32("eq", "u32", rank, RegOrImm::Reg(me));
+                let local = self.setp32(BinOp::Eq, "u32", rank, RegOrImm::Reg(me));
                 let mut p = Planned::at(act, self.map_to_block(addr, rank));
                 p.local = Some((local, addr));
                 Ok(p)
@@ -1040,7 +1040,7 @@ impl Emitter<'_> {
                 }
             }
             Coord::Index(o) => {
-                let slot = if self.is_tile(*o)? { s } else { 0 };
+                let slot = self.slot_of(*o, s)?;
                 let od = self.dtype_of(*o)?;
                 if od.bits() <= 32 {
                     (Some(self.reg_or_imm(*o, slot)?), None, od.is_signed())
@@ -1065,7 +1065,7 @@ impl Emitter<'_> {
         Ok(match (c.c32, c.c64) {
             (Some(c32), _) => {
                 let d32 = self.dim32(plan, k, c.signed)?;
-                self.setp32("lt", "u32", c32, d32)
+                self.setp32(BinOp::Lt, "u32", c32, d32)
             }
             (None, Some(c64)) => {
                 let p = self.new_pred();
@@ -1312,7 +1312,7 @@ impl Emitter<'_> {
         let (offset, view_zeros) = match (&plan.mem, &plan.access.coords[0]) {
             (Mem::Global(_), Coord::Pos { offset, .. }) => (
                 *offset,
-                self.known.trailing_zeros(Operand::Var(plan.access.mem)),
+                self.known().trailing_zeros(Operand::Var(plan.access.mem)),
             ),
             (Mem::Shared { .. }, Coord::Pos { offset, .. }) => (*offset, 64),
             _ => return Ok(None),
@@ -1323,7 +1323,7 @@ impl Emitter<'_> {
                 return Ok(None);
             }
         }
-        let mut full = if self.known.trailing_zeros(offset).min(view_zeros) >= vbits {
+        let mut full = if self.known().trailing_zeros(offset).min(view_zeros) >= vbits {
             Predicate::True
         } else {
             // One uniform test of the first element index's alignment.
@@ -1342,15 +1342,15 @@ impl Emitter<'_> {
             let c0 = self.in_reg32(c0);
             let t = self.r32();
             self.ins(["and", "b32"], (t, c0, v - 1));
-            self.setp32("eq", "s32", RegOrImm::Reg(t), RegOrImm::Imm(0))
+            self.setp32(BinOp::Eq, "s32", RegOrImm::Reg(t), RegOrImm::Imm(0))
         };
         let base = RegOrImm::Reg(self.tid_times(v));
         let last = layout.slot_const(layout.slots() - 1) as i32;
         let in_range = match (lo, hi) {
             (Some(lo), Some(hi)) => {
-                let a = self.setp32("ge", "s32", base, lo);
+                let a = self.setp32(BinOp::Ge, "s32", base, lo);
                 let end = self.add32(base, RegOrImm::Imm(last));
-                let b = self.setp32("le", "s32", end, hi);
+                let b = self.setp32(BinOp::Le, "s32", end, hi);
                 self.and_pred(a, b)
             }
             _ => {

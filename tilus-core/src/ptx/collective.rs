@@ -82,7 +82,7 @@ impl Emitter<'_> {
             }
             let val = self.reg_or_const(Operand::Var(x), s)?;
             let off = scratch + size * src_layout.slot_const(s);
-            let g = Self::guard(ex);
+            let g = ex.guard();
             self.st_scratch(g, dtype, a, off, val);
         }
         self.barrier();
@@ -129,7 +129,7 @@ impl Emitter<'_> {
                 let term = self.mul32(p, RegOrImm::Imm(src_strides[k] as i32));
                 idx = self.add32(idx, term);
             }
-            let g = Self::guard(ex);
+            let g = ex.guard();
             let (addr_base, off) = match idx {
                 RegOrImm::Imm(c) => (smem, scratch + size * c as usize),
                 RegOrImm::Reg(ir) => {
@@ -179,13 +179,13 @@ impl Emitter<'_> {
                 _ if half => self.widen_f32(dtype, v),
                 _ => self.in_reg(v),
             };
-            self.ins_if(Self::guard(ex), ins.clone(), (acc, acc, val));
+            self.ins_if(ex.guard(), ins.clone(), (acc, acc, val));
         }
         for off in [16, 8, 4, 2, 1] {
             let t = self.shfl_bfly(acc, off);
             self.ins(ins.clone(), (acc, acc, t));
         }
-        let warps = self.threads / 32;
+        let warps = self.threads() / 32;
         if warps > 1 {
             let size = acc_t.size_bytes();
             let scratch = self.scratch(size * warps);
@@ -230,7 +230,7 @@ impl Emitter<'_> {
 
     /// The value of `v` in lane `lane ^ off` (`shfl.sync.bfly`; 64-bit values in two halves).
     pub(super) fn shfl_bfly(&mut self, v: Reg, off: u32) -> Reg {
-        let t = self.regs.new_reg(v.class);
+        let t = self.new_reg(v.class);
         match v.class {
             Class::B64 | Class::F64 => {
                 let (lo, hi) = (self.r32(), self.r32());

@@ -27,7 +27,7 @@ impl Emitter<'_> {
 
     /// An `f16`/`bf16` value widened (exactly) to a fresh `f32` register.
     pub fn widen_f32(&mut self, d: DType, v: RegOrConst) -> Reg {
-        let f = self.regs.new_reg(crate::dtype::RegClass::F32);
+        let f = self.new_reg(crate::dtype::RegClass::F32);
         if let RegOrConst::Const(bits, _) = v {
             let x = crate::elem::cast(d, DType::F32, bits);
             self.ins(["mov", "f32"], (f, RegOrConst::Const(x, DType::F32)));
@@ -49,7 +49,7 @@ impl Emitter<'_> {
     pub fn narrow_f32(&mut self, d: DType, f: Reg, r: Reg) {
         match d {
             DType::F16 => self.ins(["cvt", "rn", "f16", "f32"], (r, f)),
-            _ if self.kernel.target.0 >= 80 => self.ins(["cvt", "rn", "bf16", "f32"], (r, f)),
+            _ if self.kernel().target.0 >= 80 => self.ins(["cvt", "rn", "bf16", "f32"], (r, f)),
             _ => {
                 // Round to nearest even on the bits: add 0x7fff plus the lowest kept bit.
                 let (b, l, t) = (self.r32(), self.r32(), self.r32());
@@ -111,7 +111,7 @@ impl Emitter<'_> {
                         self.ins(["cvt", "rn", ti.arith, fi.arith], (r, src))
                     }
                     _ => {
-                        let f = self.regs.new_reg(crate::dtype::RegClass::F32);
+                        let f = self.new_reg(crate::dtype::RegClass::F32);
                         self.ins(["cvt", "rn", "f32", fi.arith], (f, src));
                         self.narrow_f32(to, f, r);
                     }
@@ -171,14 +171,8 @@ impl Emitter<'_> {
                     self.normalize(to, r);
                 }
             }
-            (false, true) => {
-                let ext = if fi.class == Class::Signed {
-                    "s32"
-                } else {
-                    "u32"
-                };
-                self.ins(["cvt", ti.arith, ext], (r, src));
-            }
+            // From the 32-bit register the narrow value is extended in (its arithmetic type).
+            (false, true) => self.ins(["cvt", ti.arith, fi.arith], (r, src)),
             (true, false) => {
                 self.ins(["cvt", "u32", "u64"], (r, src));
                 if ti.bits < 32 {
@@ -211,7 +205,7 @@ impl Emitter<'_> {
             (DType::F64, _) => {
                 // bf16 from f64 goes through f32 (crate::elem).
                 let s = self.in_reg(a);
-                let f = self.regs.new_reg(crate::dtype::RegClass::F32);
+                let f = self.new_reg(crate::dtype::RegClass::F32);
                 self.ins(["cvt", "rn", "f32", "f64"], (f, s));
                 self.narrow_f32(to, f, r);
             }
@@ -254,14 +248,7 @@ impl Emitter<'_> {
             // Narrow integer into a 16-bit float register: keep the low 16 bits.
             (_, RegClass::B16, _) => ["cvt", "u16", "u32"].into(),
             // Into a narrow integer: extend its low bits as the destination type does.
-            (_, _, _) => {
-                let wide = if ti.class == Class::Signed {
-                    "s32"
-                } else {
-                    "u32"
-                };
-                ["cvt", wide, ti.mem].into()
-            }
+            (_, _, _) => ["cvt", ti.arith, ti.mem].into(),
         };
         self.ins(opcode, (r, src));
         Ok(())

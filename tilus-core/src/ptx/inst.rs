@@ -4,7 +4,7 @@
 //! own registers in place is safe even when it is also an operand.
 
 use super::code::{axis_name, Guard, Opcode, Special};
-use super::emit::{internal, CodegenResult, Emitter, Storage};
+use super::emit::{cmp_name_for, internal, CodegenResult, Emitter, Storage};
 use super::regs::{Class, Reg};
 use super::value::RegOrConst;
 use crate::dtype::DType;
@@ -65,17 +65,6 @@ fn inst_kind(inst: &Inst) -> String {
     }
 }
 
-fn cmp_name(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Eq => "eq",
-        BinOp::Ne => "ne",
-        BinOp::Lt => "lt",
-        BinOp::Le => "le",
-        BinOp::Gt => "gt",
-        _ => "ge",
-    }
-}
-
 impl Emitter<'_> {
     pub fn inst(&mut self, dst: Option<VarId>, inst: &Inst) -> CodegenResult<()> {
         let dst_name = dst
@@ -112,7 +101,7 @@ impl Emitter<'_> {
         // Everything else is pure: without a destination (removed by DCE) there is nothing to do.
         let Some(d) = dst else { return Ok(()) };
         self.pure_inst(d, inst)?;
-        self.known.record(d, inst);
+        self.record_facts(d, inst);
         Ok(())
     }
 
@@ -160,7 +149,7 @@ impl Emitter<'_> {
 
     /// A tile-level fence: the thread-level `fence` of the legality table between two barriers.
     fn fence(&mut self, sem: Sem, scope: Scope) -> CodegenResult<()> {
-        let text = crate::table::check_fence(sem, scope, Some(self.kernel.target))
+        let text = crate::table::check_fence(sem, scope, Some(self.kernel().target))
             .map_err(|e| super::CodegenError::new(e.message))?;
         // Tile-level fence: the barriers make it order the whole block's accesses (the
         // writes of every thread before it, the reads of every thread after it), not
@@ -181,7 +170,7 @@ impl Emitter<'_> {
         distributed: bool,
     ) -> CodegenResult<()> {
         let rows = distributed.then(|| {
-            let blocks = self.kernel.cluster.blocks().max(1) as usize;
+            let blocks = self.kernel().cluster.blocks().max(1) as usize;
             shape.first().copied().unwrap_or(1) / blocks
         });
         self.set_shared(d, offset, shape.to_vec(), rows)
@@ -195,7 +184,7 @@ impl Emitter<'_> {
         // before it visible after it.
         self.ins(["barrier", "cluster", "arrive", "release"], ());
         self.ins(["barrier", "cluster", "wait", "acquire"], ());
-        self.min_version = self.min_version.max(80);
+        self.require_ptx(80);
     }
 
     /// A grid or cluster index or size: a move from its special register (no trailing zero bits
@@ -265,39 +254,6 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    pub(super) fn set_shared(
-        &mut self,
-        d: VarId,
-        offset: usize,
-        shape: Vec<usize>,
-        rows: Option<usize>,
-    ) -> CodegenResult<()> {
-        match &self.storage[d as usize] {
-            None => {
-                self.storage[d as usize] = Some(Storage::Shared {
-                    offset,
-                    shape,
-                    rows,
-                });
-                Ok(())
-            }
-            Some(Storage::Shared {
-                offset: o,
-                shape: s,
-                rows: r,
-            }) if *o == offset && *s == shape && *r == rows => Ok(()),
-            Some(_) => internal(format!(
-                "shared tensor variable `{}` is re-assigned to a different allocation (not supported)",
-                self.name(d)
-            )),
-        }
-    }
-
-    /// Element operand `slot` of `o` (bool operands as predicates or constants).
-    fn operand_elem(&mut self, o: Operand, slot: usize) -> CodegenResult<RegOrConst> {
-        self.reg_or_const(o, slot)
-    }
-
     /// Run `f(dst_slot_reg, operand_slot_values)` for every slot of `d`.
     pub fn elementwise(
         &mut self,
@@ -309,12 +265,25 @@ impl Emitter<'_> {
         for (s, r) in rs.iter().enumerate() {
             let mut vals = Vec::with_capacity(ops.len());
             for o in ops {
-                let slot = if self.is_tile(*o)? { s } else { 0 };
-                vals.push(self.operand_elem(*o, slot)?);
+                vals.push(self.slot_value(*o, s)?);
             }
             f(self, *r, &vals)?;
         }
         Ok(())
+    }
+
+    /// Re-normalise a narrow integer register after an operation that may have carried bits
+    /// past its width (sign- or zero-extension from the type's width; nothing for other types).
+    pub fn normalize(&mut self, d: DType, r: Reg) {
+        let bits = d.bits();
+        if !d.is_int() || bits >= 32 {
+            return;
+        }
+        if d.is_signed() {
+            self.ins(["bfe", "s32"], (r, r, 0, bits));
+        } else {
+            self.ins(["and", "b32"], (r, r, (1u32 << bits) - 1));
+        }
     }
 
     fn mov(&mut self, d: VarId, o: Operand) -> CodegenResult<()> {
@@ -360,9 +329,9 @@ impl Emitter<'_> {
             }
             RegOrConst::Reg(r) if d.bits() > 32 => RegOrConst::Reg(r),
             RegOrConst::Reg(r) => {
+                // A narrow integer's register holds it extended to 32 bits: its arithmetic type.
                 let w = self.r64();
-                let ext = if d.is_signed() { "s32" } else { "u32" };
-                self.ins(["cvt", "s64", ext], (w, r));
+                self.ins(["cvt", "s64", d.info().arith], (w, r));
                 RegOrConst::Reg(w)
             }
         })
@@ -462,21 +431,15 @@ impl Emitter<'_> {
                     RegOrConst::Reg(fb),
                 );
             }
-            let f = self.regs.new_reg(Class::F32);
+            let f = self.new_reg(Class::F32);
             self.binary_elem(op, DType::F32, f, RegOrConst::Reg(fa), RegOrConst::Reg(fb))?;
             self.narrow_f32(dt, f, r);
             return Ok(());
         }
         let ty = info.arith;
         if op.is_comparison() {
-            let cmp = cmp_name(op);
-            let cmp = if dt.is_float() && cmp == "ne" {
-                "neu"
-            } else {
-                cmp
-            };
             let (a, b) = self.imm_operands(dt, a, b);
-            self.ins(["setp", cmp, ty], (r, a, b));
+            self.ins(["setp", cmp_name_for(op, dt), ty], (r, a, b));
             return Ok(());
         }
         let (a, b) = self.imm_operands(dt, a, b);
@@ -598,7 +561,7 @@ impl Emitter<'_> {
             if info.size == 2 {
                 // f16/bf16: in f32, rounded once.
                 let f = self.widen_f32(dt, a);
-                let g = self.regs.new_reg(Class::F32);
+                let g = self.new_reg(Class::F32);
                 self.unary_elem(op, DType::F32, g, RegOrConst::Reg(f))?;
                 self.narrow_f32(dt, g, r);
                 return Ok(());
@@ -674,7 +637,7 @@ impl Emitter<'_> {
                 self.widen_f32(dt, b),
                 self.widen_f32(dt, c),
             );
-            let g = self.regs.new_reg(Class::F32);
+            let g = self.new_reg(Class::F32);
             self.ins(["fma", "rn", "f32"], (g, fa, fb, fc));
             self.narrow_f32(dt, g, r);
             return Ok(());

@@ -17,12 +17,6 @@ use crate::ir::{BinOp, Coord, InactiveResult, Operand, RmwOp, Space};
 use crate::table::{self, RmwHow};
 
 impl Emitter<'_> {
-    /// Element `slot` of operand `o`, or of a scalar operand for every slot.
-    fn slot_val(&mut self, o: Operand, s: usize) -> CodegenResult<RegOrConst> {
-        let slot = if self.is_tile(o)? { s } else { 0 };
-        self.reg_or_const(o, slot)
-    }
-
     /// The register to store for element `v` of type `d` (bools as 0/1 words).
     fn store_reg(&mut self, d: DType, v: RegOrConst) -> Reg {
         if d == DType::Bool {
@@ -94,12 +88,12 @@ impl Emitter<'_> {
                 for (s, (act, addr)) in elems.iter().enumerate() {
                     let act = self.and_pred(*act, need(s));
                     if act != Predicate::False {
-                        let g = Self::guard(act);
+                        let g = act.guard();
                         self.load_elem(g, ["ld", sp].into(), d, dst[s], *addr);
                     }
                 }
                 for (s, (act, _)) in elems.iter().enumerate() {
-                    let val = self.slot_val(*other, s)?;
+                    let val = self.slot_value(*other, s)?;
                     self.fill_inactive(d, *act, dst[s], val)?;
                 }
             }
@@ -109,16 +103,16 @@ impl Emitter<'_> {
                     if act == Predicate::False {
                         continue;
                     }
-                    let val = self.slot_val(*value, s)?;
+                    let val = self.slot_value(*value, s)?;
                     let val = self.store_reg(d, val);
-                    let g = Self::guard(act);
+                    let g = act.guard();
                     self.ins_if(g, ["st", sp, d.info().mem], (*addr, val));
                 }
             }
             Op::AtomicLoad { dst, sem, scope } => {
                 for (s, (act, addr)) in elems.iter().enumerate() {
                     if *act != Predicate::False {
-                        let g = Self::guard(*act);
+                        let g = act.guard();
                         let instr = ["ld", sem.ptx(), scope.ptx(), sp].into();
                         self.load_elem(g, instr, d, dst[s], *addr);
                     }
@@ -130,9 +124,9 @@ impl Emitter<'_> {
                     if *act == Predicate::False {
                         continue;
                     }
-                    let val = self.slot_val(*value, s)?;
+                    let val = self.slot_value(*value, s)?;
                     let val = self.store_reg(d, val);
-                    let g = Self::guard(*act);
+                    let g = act.guard();
                     self.ins_if(
                         g,
                         ["st", sem.ptx(), scope.ptx(), sp, d.info().mem],
@@ -188,7 +182,7 @@ impl Emitter<'_> {
     }
 
     fn reg16(&mut self) -> Reg {
-        self.regs.new_reg(RegClass::B16)
+        self.new_reg(RegClass::B16)
     }
 
     /// The RMWs of an access. `local_alts` (distributed shared tensors): per slot, whether the
@@ -227,7 +221,7 @@ impl Emitter<'_> {
         };
         for (s, (act, addr)) in elems.iter().enumerate() {
             let cmp = match compare {
-                Some(c) => Some(self.slot_val(*c, s)?),
+                Some(c) => Some(self.slot_value(*c, s)?),
                 None => None,
             };
             if *with_output {
@@ -255,7 +249,7 @@ impl Emitter<'_> {
             }
             self.rmw_instr(plan, rmw, &form, (act, *addr), out, (b, cmp))?;
             if narrow_result && !red && *with_output {
-                let g = Self::guard(act);
+                let g = act.guard();
                 let ext = if d.is_signed() { "s16" } else { "u16" };
                 self.ins_if(g, ["cvt", "s32", ext], (dst[s], out));
             }
@@ -306,7 +300,7 @@ impl Emitter<'_> {
                 (Some(b), _) => Some(b),
                 (None, Predicate::False) => None,
                 (None, _) => {
-                    let v = self.slot_val(values, s)?;
+                    let v = self.slot_value(values, s)?;
                     Some(self.rmw_operand(d, row, v))
                 }
             });
@@ -339,7 +333,7 @@ impl Emitter<'_> {
             if p == Predicate::False {
                 continue;
             }
-            let g = Self::guard(p);
+            let g = p.guard();
             if form.red {
                 self.ins_if(g, Opcode::table(ins), (a, b));
             } else {
@@ -361,7 +355,7 @@ impl Emitter<'_> {
     ) -> CodegenResult<()> {
         let (d, row, instr) = (plan.dtype, form.row, &form.instr);
         let q = (form.space, rmw.sem, rmw.scope, rmw.with_output);
-        let g = Self::guard(act);
+        let g = act.guard();
         match row.how {
             RmwHow::FloatMinMax => self.float_minmax(plan, row, q, act, addr, out, b)?,
             RmwHow::CasLoop => self.cas_loop(d, row, q, act, addr, out, b)?,
@@ -389,7 +383,7 @@ impl Emitter<'_> {
         let global = matches!(plan.mem, super::access::Mem::Global(_));
         let own_shared = matches!(plan.mem, super::access::Mem::Shared { rows: None, .. });
         if global {
-            if let Some(most) = table::vector_rmw_lanes(row, self.kernel.target) {
+            if let Some(most) = table::vector_rmw_lanes(row, self.kernel().target) {
                 return Some(MultiForm::Vector(most.min(v)));
             }
         }
@@ -414,7 +408,7 @@ impl Emitter<'_> {
     ) -> CodegenResult<Vec<Predicate>> {
         let (lanes, (instr, red)) = match form {
             MultiForm::Vector(lanes) => {
-                self.min_version = self.min_version.max(table::VECTOR_RMW_PTX);
+                self.require_ptx(table::VECTOR_RMW_PTX);
                 let text = table::rmw_vector_ptx(row, lanes, sem, scope, with_output);
                 (lanes, text)
             }
@@ -433,7 +427,7 @@ impl Emitter<'_> {
                 continue;
             };
             let a0 = slots[0].1;
-            let g = Self::guard(ok);
+            let g = ok.guard();
             let mut operands = Vec::with_capacity(lanes);
             for b in &bs[first..first + lanes] {
                 let Some(b) = *b else {
@@ -496,7 +490,7 @@ impl Emitter<'_> {
             return internal(format!("no 128-bit atomic `{}` on `{d}`", op.name()));
         };
         let instr = table::rmw_pair_ptx(row, self.state_space(plan), rmw.sem, scope);
-        self.min_version = self.min_version.max(table::pair_rmw_ptx(scope));
+        self.require_ptx(table::pair_rmw_ptx(scope));
         // A window along the last axis (the tilus forms) has its pairs contiguous by
         // construction; indexed coordinates are checked at run time.
         let rank = plan.access.shape.len();
@@ -508,7 +502,7 @@ impl Emitter<'_> {
         let mut fallback = Vec::with_capacity(elems.len());
         for (s, (act, _)) in elems.iter().enumerate() {
             let c = match &rmw.compare {
-                Some(c) => Some(self.slot_val(*c, s)?),
+                Some(c) => Some(self.slot_value(*c, s)?),
                 None => None,
             };
             fallback.push(match (&rmw.inactive, c) {
@@ -518,49 +512,70 @@ impl Emitter<'_> {
             operands.push(match act {
                 Predicate::False => None,
                 _ => {
-                    let b = self.slot_val(rmw.values, s)?;
+                    let b = self.slot_value(rmw.values, s)?;
                     Some((self.bits64(b), c.map(|c| self.bits64(c))))
                 }
             });
         }
-        let out = rmw.with_output.then_some(rmw.dst.as_slice());
+        let pairs = Pairs {
+            d,
+            instr,
+            operands,
+            fallback,
+            out: rmw.with_output.then_some(rmw.dst.as_slice()),
+        };
         if plan.layout.v >= 2 {
-            for s in (0..elems.len()).step_by(2) {
-                let addr = elems[s].1;
-                let ok = self.piece_ok(&elems[s..s + 2], 8);
-                let (Some(ok), Some((b0, c0)), Some((b1, c1))) = (ok, operands[s], operands[s + 1])
-                else {
-                    self.pair_results(d, Predicate::False, out, &[s, s + 1], None, &fallback)?;
-                    continue;
-                };
-                let c = c0.zip(c1).map(|(x, y)| [x, y]);
-                let old = self.atom_pair(&instr, ok, addr, [b0, b1], c);
-                self.pair_results(d, ok, out, &[s, s + 1], Some(old), &fallback)?;
-            }
-            return Ok(());
+            self.pairs_in_thread(&pairs, elems)
+        } else {
+            self.pairs_across_lanes(&pairs, elems, contiguous)
         }
-        // Runs of one: the partner of this thread's element is the same slot of lane `lane ^ 1`.
+    }
+
+    /// The pair RMWs where a pair is two adjacent slots of one thread.
+    fn pairs_in_thread(&mut self, p: &Pairs, elems: &[(Predicate, Addr)]) -> CodegenResult<()> {
+        for s in (0..elems.len()).step_by(2) {
+            let addr = elems[s].1;
+            let ok = self.piece_ok(&elems[s..s + 2], 8);
+            let (Some(ok), Some((b0, c0)), Some((b1, c1))) = (ok, p.operands[s], p.operands[s + 1])
+            else {
+                self.pair_results(p, Predicate::False, &[s, s + 1], None)?;
+                continue;
+            };
+            let c = c0.zip(c1).map(|(x, y)| [x, y]);
+            let old = self.atom_pair(&p.instr, ok, addr, [b0, b1], c);
+            self.pair_results(p, ok, &[s, s + 1], Some(old))?;
+        }
+        Ok(())
+    }
+
+    /// The pair RMWs where runs are of one element: the partner of this thread's element is
+    /// the same slot of lane `lane ^ 1`; the even lane issues the pair.
+    fn pairs_across_lanes(
+        &mut self,
+        p: &Pairs,
+        elems: &[(Predicate, Addr)],
+        contiguous: bool,
+    ) -> CodegenResult<()> {
         let parity = self.r32();
-        self.ins(["and", "b32"], (parity, self.tid, 1));
+        self.ins(["and", "b32"], (parity, self.tid(), 1));
         let first = self.new_pred();
         self.ins(["setp", "eq", "u32"], (first, parity, 0));
         // Where the pair starts, back from this thread's element (0 or 8 bytes), and where the
         // partner's element is (8 bytes on or back).
         let class = elems.first().map_or(RegClass::B32, |(_, a)| a.base.class);
-        let w = if class == RegClass::B64 { "b64" } else { "b32" };
-        let (back, apart) = (self.regs.new_reg(class), self.regs.new_reg(class));
-        self.ins(["selp", w], (back, 0, 8, first));
-        self.ins(["selp", w], (apart, 8, -8, first));
-        let first = Predicate::Reg(first);
+        let addr_type = int_type(class == RegClass::B64);
+        let (back, apart) = (self.new_reg(class), self.new_reg(class));
+        self.ins(["selp", addr_type.bit], (back, 0, 8, first));
+        self.ins(["selp", addr_type.bit], (apart, 8, -8, first));
         for (s, (act, addr)) in elems.iter().enumerate() {
-            let Some((b, c)) = operands[s] else {
-                self.pair_results(d, Predicate::False, out, &[s], None, &fallback)?;
+            let Some((b, c)) = p.operands[s] else {
+                self.pair_results(p, Predicate::False, &[s], None)?;
                 continue;
             };
             let partner_act = match act {
-                Predicate::Reg(p) => {
+                Predicate::Reg(a) => {
                     let r = self.r32();
-                    self.ins(["selp", "u32"], (r, 1, 0, p));
+                    self.ins(["selp", "u32"], (r, 1, 0, a));
                     let r = self.shfl_bfly(r, 1);
                     let q = self.new_pred();
                     self.ins(["setp", "ne", "u32"], (q, r, 0));
@@ -576,23 +591,20 @@ impl Emitter<'_> {
             if !contiguous {
                 let mine = self.addr_reg(*addr);
                 let theirs = self.shfl_bfly(mine, 1);
-                let t = self.regs.new_reg(class);
-                let ty = if class == RegClass::B64 { "s64" } else { "s32" };
-                self.ins(["sub", ty], (t, theirs, mine));
-                let p = self.new_pred();
-                self.ins(["setp", "eq", ty], (p, t, apart));
-                ok = self.and_pred(ok, Predicate::Reg(p));
+                let t = self.new_reg(class);
+                self.ins(["sub", addr_type.arith], (t, theirs, mine));
+                let q = self.new_pred();
+                self.ins(["setp", "eq", addr_type.arith], (q, t, apart));
+                ok = self.and_pred(ok, Predicate::Reg(q));
             }
-            let go = self.and_pred(ok, first);
-            let old = self.atom_pair(&instr, go, *addr, [b, pb], c.zip(pc).map(|(x, y)| [x, y]));
-            if out.is_some() {
+            let go = self.and_pred(ok, Predicate::Reg(first));
+            let old = self.atom_pair(&p.instr, go, *addr, [b, pb], c.zip(pc).map(|(x, y)| [x, y]));
+            if p.out.is_some() {
                 // The second thread's result is the first thread's high half.
                 let theirs = self.shfl_bfly(old[1], 1);
-                let (Predicate::Reg(f), mine) = (first, self.r64()) else {
-                    return internal("thread parity folded");
-                };
-                self.ins(["selp", "b64"], (mine, old[0], theirs, f));
-                self.pair_results(d, ok, out, &[s], Some([mine, mine]), &fallback)?;
+                let mine = self.r64();
+                self.ins(["selp", "b64"], (mine, old[0], theirs, first));
+                self.pair_results(p, ok, &[s], Some([mine, mine]))?;
             }
         }
         Ok(())
@@ -618,10 +630,10 @@ impl Emitter<'_> {
     /// Whether `addr - back` is 16-byte aligned (`back`: 0, or a register of the address's
     /// width holding 0 or 8).
     fn aligned_at(&mut self, addr: Addr, back: Option<Reg>) -> Predicate {
-        let wide = addr.base.class == RegClass::B64;
-        let (ty, bits) = if wide { ("s64", "b64") } else { ("s32", "b32") };
+        let info = int_type(addr.base.class == RegClass::B64);
+        let (ty, bits) = (info.arith, info.bit);
         let a = self.addr_reg(addr);
-        let t = self.regs.new_reg(addr.base.class);
+        let t = self.new_reg(addr.base.class);
         self.ins(["and", bits], (t, a, 15));
         let p = self.new_pred();
         match back {
@@ -645,13 +657,13 @@ impl Emitter<'_> {
         if guard == Predicate::False {
             return old;
         }
-        let g = Self::guard(guard);
-        let qb = self.regs.new_reg(RegClass::B128);
+        let g = guard.guard();
+        let qb = self.new_reg(RegClass::B128);
         self.ins(["mov", "b128"], (qb, Arg::Vector(b.to_vec())));
-        let qo = self.regs.new_reg(RegClass::B128);
+        let qo = self.new_reg(RegClass::B128);
         match c {
             Some(c) => {
-                let qc = self.regs.new_reg(RegClass::B128);
+                let qc = self.new_reg(RegClass::B128);
                 self.ins(["mov", "b128"], (qc, Arg::Vector(c.to_vec())));
                 self.ins_if(g, Opcode::table(instr.into()), (qo, addr, qc, qb));
             }
@@ -662,23 +674,21 @@ impl Emitter<'_> {
     }
 
     /// The results of the slots of a pair (when the RMW's result is used): the old values
-    /// where `ok`, else the slot's `fallback`.
+    /// where `ok`, else the slot's fallback.
     fn pair_results(
         &mut self,
-        d: DType,
+        p: &Pairs,
         ok: Predicate,
-        out: Option<&[Reg]>,
         slots: &[usize],
         old: Option<[Reg; 2]>,
-        fallback: &[RegOrConst],
     ) -> CodegenResult<()> {
-        let Some(dst) = out else { return Ok(()) };
-        let g = Self::guard(ok);
+        let Some(dst) = p.out else { return Ok(()) };
+        let g = ok.guard();
         for (k, &s) in slots.iter().enumerate() {
             if let (Some(old), true) = (old, ok != Predicate::False) {
                 self.ins_if(g, ["mov", "b64"], (dst[s], old[k]));
             }
-            self.fill_inactive(d, ok, dst[s], fallback[s])?;
+            self.fill_inactive(p.d, ok, dst[s], p.fallback[s])?;
         }
         Ok(())
     }
@@ -688,12 +698,8 @@ impl Emitter<'_> {
         if a.imm == 0 {
             return a.base;
         }
-        let r = self.regs.new_reg(a.base.class);
-        let ty = if a.base.class == RegClass::B64 {
-            "s64"
-        } else {
-            "s32"
-        };
+        let r = self.new_reg(a.base.class);
+        let ty = int_type(a.base.class == RegClass::B64).arith;
         self.ins(["add", ty], (r, a.base, a.imm));
         r
     }
@@ -712,7 +718,8 @@ impl Emitter<'_> {
         b: RegOrConst,
     ) -> CodegenResult<()> {
         let wide = plan.dtype.bits() == 64;
-        let (sty, bit) = if wide { ("s64", "b64") } else { ("s32", "b32") };
+        let info = int_type(wide);
+        let (sty, bit) = (info.arith, info.bit);
         // The operand's bits in an integer register, and its sign.
         let bits = if wide { self.r64() } else { self.r32() };
         let b = self.in_reg(b);
@@ -742,7 +749,7 @@ impl Emitter<'_> {
             self.ins_if(gp, pos, (old, addr, bits));
             self.ins_if(gn, negi, (old, addr, bits));
             if with_output {
-                let g = Self::guard(act);
+                let g = act.guard();
                 self.ins_if(g, ["mov", bit], (out, old));
             }
         }
@@ -824,9 +831,8 @@ impl Emitter<'_> {
             return bits;
         }
         let r = self.r32();
-        let ext = if d.is_signed() { "s16" } else { "u16" };
-        let to = if d.is_signed() { "s32" } else { "u32" };
-        self.ins(["cvt", to, ext], (r, bits));
+        let info = d.info();
+        self.ins(["cvt", info.arith, info.mem], (r, bits));
         r
     }
 
@@ -894,7 +900,7 @@ impl Emitter<'_> {
                 continue;
             };
             let sp = self.state_space(plan);
-            self.vector_piece(plan, op, chunk, piece[0].1, Self::guard(ok), sp)?;
+            self.vector_piece(plan, op, chunk, piece[0].1, ok.guard(), sp)?;
             let not_ok = self.not_pred(ok);
             for &s in chunk {
                 needed[s] = not_ok;
@@ -921,42 +927,26 @@ impl Emitter<'_> {
         }
         let a0 = piece[0].1;
         // Global addresses are 64-bit, shared ones 32-bit offsets in the window.
-        let (ty, bits) = if a0.base.class == RegClass::B64 {
-            ("s64", "b64")
-        } else {
-            ("s32", "b32")
-        };
+        let info = int_type(a0.base.class == RegClass::B64);
+        let (ty, bits) = (info.arith, info.bit);
         let base0 = self.addr_reg(a0);
         for (i, (_, a)) in piece.iter().enumerate().skip(1) {
             if a.base == a0.base && a.imm == a0.imm.wrapping_add(i as i64 * size) {
                 continue;
             }
             let ai = self.addr_reg(*a);
-            let t = self.regs.new_reg(a0.base.class);
+            let t = self.new_reg(a0.base.class);
             self.ins(["sub", ty], (t, ai, base0));
             let p = self.new_pred();
             self.ins(["setp", "eq", ty], (p, t, i as i64 * size));
             ok = self.and_pred(ok, Predicate::Reg(p));
         }
-        let t = self.regs.new_reg(a0.base.class);
+        let t = self.new_reg(a0.base.class);
         let align = piece.len() as i64 * size - 1;
         self.ins(["and", bits], (t, base0, align));
         let p = self.new_pred();
         self.ins(["setp", "eq", ty], (p, t, 0));
         Some(self.and_pred(ok, Predicate::Reg(p)))
-    }
-
-    /// `!p`.
-    pub(super) fn not_pred(&mut self, p: Predicate) -> Predicate {
-        match p {
-            Predicate::True => Predicate::False,
-            Predicate::False => Predicate::True,
-            Predicate::Reg(r) => {
-                let q = self.new_pred();
-                self.ins(["not", "pred"], (q, r));
-                Predicate::Reg(q)
-            }
-        }
     }
 
     /// The vector path of a distributed tensor's range: per run of the thread (which an aligned
@@ -981,9 +971,9 @@ impl Emitter<'_> {
             let own = if size < 4 {
                 Predicate::False
             } else {
-                self.setp32("eq", "u32", rank, RegOrImm::Reg(me))
+                self.setp32(BinOp::Eq, "u32", rank, RegOrImm::Reg(me))
             };
-            let (g_own, g_peer) = (Self::guard(own), Self::guard(self.not_pred(own)));
+            let (g_own, g_peer) = (own.guard(), self.not_pred(own).guard());
             let slots: Vec<usize> = (o * v..(o + 1) * v).collect();
             for (i, chunk) in slots.chunks(lanes).enumerate() {
                 let step = (i * lanes * size) as i64;
@@ -1051,14 +1041,14 @@ impl Emitter<'_> {
                     for w in 0..per_ins {
                         let mut vals = Vec::with_capacity(per_word);
                         for &s in &chunk[w * per_word..(w + 1) * per_word] {
-                            let x = self.slot_val(*value, s)?;
+                            let x = self.slot_value(*value, s)?;
                             vals.push(self.store_reg(d, x));
                         }
                         regs.push(self.pack_word(d, &vals));
                     }
                 } else {
                     for &s in chunk {
-                        let x = self.slot_val(*value, s)?;
+                        let x = self.slot_value(*value, s)?;
                         regs.push(self.in_reg(x));
                     }
                 }
@@ -1084,8 +1074,9 @@ impl Emitter<'_> {
                     self.ins(["setp", "ne", "s32"], (r, t, 0));
                 }
             }
-            c => {
-                let ty = if c == Class::Signed { "s32" } else { "u32" };
+            _ => {
+                // Extended to 32 bits as the type's registers hold it.
+                let ty = d.info().arith;
                 for (j, r) in outs.iter().enumerate() {
                     self.ins(["bfe", ty], (r, w, j as u32 * bits, bits));
                 }
@@ -1106,6 +1097,16 @@ impl Emitter<'_> {
             self.ins(["bfi", "b32"], (w, r, w, j as u32 * bits, bits));
         }
         w
+    }
+}
+
+/// The signed integer type of 64-bit (`wide`) or 32-bit registers, for arithmetic on
+/// addresses and bit patterns (`s64`, `b64`).
+fn int_type(wide: bool) -> &'static crate::dtype::Info {
+    if wide {
+        DType::I64.info()
+    } else {
+        DType::I32.info()
     }
 }
 
@@ -1137,6 +1138,19 @@ fn owned_alt(
         (Some(alt), RmwHow::Direct | RmwHow::NegateAdd, None) if !form.narrow_result => Some(alt),
         _ => None,
     }
+}
+
+/// What the 128-bit RMWs of one access share.
+struct Pairs<'a> {
+    d: DType,
+    /// The instruction (`atom.relaxed.gpu.global.cas.b128`).
+    instr: String,
+    /// Per slot, where it is active: the operand's bits, and the compare operand's for `cas`.
+    operands: Vec<Option<(Reg, Option<Reg>)>>,
+    /// Per slot, the result where the RMW does not run.
+    fallback: Vec<RegOrConst>,
+    /// The destination registers, when the result is used.
+    out: Option<&'a [Reg]>,
 }
 
 /// An RMW instruction on several adjacent elements of a thread's run.

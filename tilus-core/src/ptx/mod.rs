@@ -87,19 +87,15 @@ pub fn generate(kernel: &Kernel) -> Result<PtxModule, CodegenError> {
     let mut e = emit::Emitter::new(kernel);
     e.params()?;
     e.block(&kernel.body)?;
-    let shared_bytes = if e.scratch_bytes > 0 {
-        e.scratch_offset() + e.scratch_bytes
-    } else {
-        kernel.shared_bytes
-    };
+    let g = e.finish();
     // The oldest PTX ISA that has everything the module uses (so that older drivers load it):
     // 7.8 for `.cluster` and the memory model forms, 8.1 for more than 4352 bytes of
     // parameters and for vector atomics, 8.3 for 128-bit atomics (8.4 at `.sys` scope), and at
     // least the first version that knows the target (8.6 for sm_100, ...).
-    let version = e.min_version.max(crate::target::ptx_version_for(kernel));
+    let version = g.min_version.max(crate::target::ptx_version_for(kernel));
     Ok(PtxModule {
-        text: print::module(kernel, version, shared_bytes, &e.regs, &e.code),
-        shared_bytes,
-        scratch_span: (e.scratch_bytes > 0).then_some(e.scratch_span),
+        text: print::module(kernel, version, g.shared_bytes, &g.regs, &g.code),
+        shared_bytes: g.shared_bytes,
+        scratch_span: g.scratch_span,
     })
 }

@@ -2,6 +2,7 @@
 //! costs no instruction until an instruction needs it in a register. Folding on them (`add32`,
 //! `and_pred`, ...) keeps compile-time facts (offsets, shapes, full chunks) out of the code.
 
+use super::code::Guard;
 use super::regs::Reg;
 use crate::dtype::DType;
 
@@ -36,4 +37,24 @@ pub enum Predicate {
     True,
     False,
     Reg(Reg),
+}
+
+impl Predicate {
+    /// `True` or `False`.
+    pub fn known(holds: bool) -> Predicate {
+        if holds {
+            Predicate::True
+        } else {
+            Predicate::False
+        }
+    }
+
+    /// The guard of code that runs where this predicate holds: none when it always does (and,
+    /// as no code is emitted under a predicate that never holds, none for `False` either).
+    pub fn guard(self) -> Guard {
+        match self {
+            Predicate::Reg(r) => Guard::If(r),
+            _ => Guard::Always,
+        }
+    }
 }
