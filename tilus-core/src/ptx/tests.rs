@@ -287,9 +287,8 @@ pub(crate) fn histogram() -> Kernel {
     b.finish()
 }
 
-/// A kernel touching every instruction and statement form.
+/// A kernel touching every instruction and statement form (its parts below, in order).
 fn everything(target: Target) -> Kernel {
-    use BinOp::*;
     let mut b = B::new(
         "everything",
         256,
@@ -301,9 +300,46 @@ fn everything(target: Target) -> Kernel {
         ],
     );
     b.k.target = target;
-    let (a, out, n, flag) = (0, 1, 2, 3);
+    let mut tiles = everything_tiles(&mut b);
+    everything_elementwise(&mut b, &mut tiles);
+    let sums = everything_reductions(&mut b, &tiles);
+    let gs = everything_stores_and_gather(&mut b, &tiles, sums.sb);
+    everything_control_flow(&mut b, sums.any);
+    everything_atomics(&mut b, &sums, gs);
+    b.finish()
+}
+
+/// The parameters of `everything`.
+const A: VarId = 0;
+const OUT: VarId = 1;
+const N: VarId = 2;
+const FLAG: VarId = 3;
+
+/// The tiles of `everything`'s element-wise part.
+struct Tiles {
+    grid: VarId,
+    /// The 2-D view's dim 1.
+    d1: VarId,
+    bc: VarId,
+    bc2: VarId,
+    ints: Vec<VarId>,
+    bools: Vec<VarId>,
+}
+
+/// What `everything`'s reductions give.
+struct Sums {
+    sb: VarId,
+    total: VarId,
+    any: VarId,
+    all: VarId,
+    cnt: VarId,
+}
+
+/// A 2-D view and a load through it, and broadcasts.
+fn everything_tiles(b: &mut B) -> Tiles {
+    use BinOp::*;
+    let a = A;
     let t16 = tile(I, &[16, 16]);
-    let b16 = tile(BOOL, &[16, 16]);
     let bid = b.scalar("bid", Inst::BlockIdx { axis: 0 });
     let grid = b.scalar("grid", Inst::GridDim { axis: 0 });
     let len = b.dim32("len", a, 0);
@@ -369,7 +405,27 @@ fn everything(target: Target) -> Kernel {
             shape: vec![16, 16],
         },
     );
-    let mut ints = vec![x, bc, bc2];
+    Tiles {
+        grid,
+        d1,
+        bc,
+        bc2,
+        ints: vec![x, bc, bc2],
+        bools: Vec::new(),
+    }
+}
+
+/// Every element-wise operation on `i32` and `bool` tiles, of the loaded tile `x` (the first
+/// of `tiles.ints`) and the broadcasts.
+fn everything_elementwise(b: &mut B, tiles: &mut Tiles) {
+    use BinOp::*;
+    let (n, flag) = (N, FLAG);
+    let t16 = tile(I, &[16, 16]);
+    let b16 = tile(BOOL, &[16, 16]);
+    let (x, bc) = (tiles.ints[0], tiles.bc);
+    let d1 = tiles.d1;
+    let ints = &mut tiles.ints;
+    let bools = &mut tiles.bools;
     for (k, op) in [Add, Sub, Mul, Div, Rem, And, Or, Xor, Shl, Shr, Min, Max]
         .into_iter()
         .enumerate()
@@ -377,7 +433,6 @@ fn everything(target: Target) -> Kernel {
         let rhs = if k % 2 == 0 { v(bc) } else { v(d1) };
         ints.push(b.bin("e", t16.clone(), op, v(x), rhs));
     }
-    let mut bools = vec![];
     for op in [Eq, Ne, Lt, Le, Gt, Ge] {
         bools.push(b.bin("c", b16.clone(), op, v(x), v(bc)));
     }
@@ -453,6 +508,14 @@ fn everything(target: Target) -> Kernel {
         },
     );
     ints.push(full);
+}
+
+/// Scalar arithmetic and the reductions of every op, of `i32` and `bool` tiles.
+fn everything_reductions(b: &mut B, tiles: &Tiles) -> Sums {
+    use BinOp::*;
+    let (n, flag) = (N, FLAG);
+    let (grid, ints, bools) = (tiles.grid, &tiles.ints, &tiles.bools);
+    let t16 = tile(I, &[16, 16]);
     // Scalar arithmetic and comparisons.
     let s1 = b.bin("s1", Ty::Scalar(I), Add, v(n), v(grid));
     let sc = b.bin("sc", Ty::Scalar(BOOL), Lt, v(s1), imm(3));
@@ -511,6 +574,22 @@ fn everything(target: Target) -> Kernel {
             x: ones,
         },
     );
+    Sums {
+        sb,
+        total,
+        any,
+        all,
+        cnt,
+    }
+}
+
+/// A masked store through a 2-D view, and a gather from a shared tensor through index tiles
+/// under a scalar mask; returns the gather's sum.
+fn everything_stores_and_gather(b: &mut B, tiles: &Tiles, sb: VarId) -> VarId {
+    use BinOp::*;
+    let out = OUT;
+    let (bc, bc2, ints, bools) = (tiles.bc, tiles.bc2, &tiles.ints, &tiles.bools);
+    let t16 = tile(I, &[16, 16]);
     // Sum everything into one tile and store it through a 2-D view of `out` (mask tile).
     let sum = b.def("sum", t16.clone(), Inst::Mov(v(ints[0])));
     for &t in &ints[1..] {
@@ -557,14 +636,20 @@ fn everything(target: Target) -> Kernel {
             other: imm(0),
         },
     );
-    let gs = b.def(
+    b.def(
         "gs",
         Ty::Scalar(I),
         Inst::Reduce {
             op: ReduceOp::Sum,
             x: g,
         },
-    );
+    )
+}
+
+/// Loops (a mutable tile carried by a for loop; while with break inside if) and fences.
+fn everything_control_flow(b: &mut B, any: VarId) {
+    use BinOp::*;
+    let (a, out, n) = (A, OUT, N);
     // Loops: a mutable tile carried by a for loop; while with break inside if.
     let carry = b.def(
         "carry",
@@ -619,6 +704,14 @@ fn everything(target: Target) -> Kernel {
             })
         },
     );
+}
+
+/// Atomics: loads and stores with orders, CAS with a used result, EXCH without, a tile [1]
+/// RMW, every RMW op on shared memory, and scalar atomic loads.
+fn everything_atomics(b: &mut B, sums: &Sums, gs: VarId) {
+    let out = OUT;
+    let total = sums.total;
+    let target = b.k.target;
     // Atomics: loads/stores with orders, CAS with used result, EXCH without, tile [1] RMW.
     let t256 = tile(I, &[256]);
     let al = b.def(
@@ -679,6 +772,22 @@ fn everything(target: Target) -> Kernel {
         Sem::Relaxed,
         Scope::Gpu,
     );
+    everything_rmws(b, sums, gs, (sh, cas));
+}
+
+/// Every RMW op on shared memory with used results, RMWs with orders and scopes, and scalar
+/// atomic loads.
+/// `sh`: a shared `[256]` tensor; `cas`: the result of a CAS.
+fn everything_rmws(b: &mut B, sums: &Sums, gs: VarId, (sh, cas): (VarId, VarId)) {
+    use BinOp::*;
+    let (a, out) = (A, OUT);
+    let (all, cnt) = (sums.all, sums.cnt);
+    let t256 = tile(I, &[256]);
+    let shared_scope = if b.k.target == Target::SM_90 {
+        Scope::Cluster
+    } else {
+        Scope::Cta
+    };
     let mut last = cas;
     for op in [
         RmwOp::Sub,
@@ -749,7 +858,6 @@ fn everything(target: Target) -> Kernel {
         value: v(fin),
     });
     b.eff(Inst::Sync);
-    b.finish()
 }
 
 fn check_assembles(k: &Kernel) -> String {
