@@ -1227,14 +1227,8 @@ impl Emitter<'_> {
                 let ext = if signed { "s32" } else { "u32" };
                 let o = self.in_reg32(o);
                 self.ins(["cvt", "s64", ext], (w, o));
-                match p {
-                    RegOrImm::Imm(0) => {}
-                    RegOrImm::Imm(b) => self.ins(["add", "s64"], (w, w, b)),
-                    RegOrImm::Reg(pr) => {
-                        let t = self.r64();
-                        self.ins(["cvt", "u64", "u32"], (t, pr));
-                        self.ins(["add", "s64"], (w, w, t));
-                    }
+                if p != RegOrImm::Imm(0) {
+                    self.add_position(w, w, p);
                 }
                 RegOrConst::Reg(w)
             }
@@ -1250,15 +1244,20 @@ impl Emitter<'_> {
             _ => {
                 let w = self.r64();
                 let o = self.in_reg64(o);
-                match p {
-                    RegOrImm::Imm(b) => self.ins(["add", "s64"], (w, o, b)),
-                    RegOrImm::Reg(pr) => {
-                        let t = self.r64();
-                        self.ins(["cvt", "u64", "u32"], (t, pr));
-                        self.ins(["add", "s64"], (w, o, t));
-                    }
-                }
+                self.add_position(w, o, p);
                 RegOrConst::Reg(w)
+            }
+        }
+    }
+
+    /// `w = o + p` in 64 bits for a tile position `p` (an unsigned 32-bit value).
+    fn add_position(&mut self, w: Reg, o: Reg, p: RegOrImm) {
+        match p {
+            RegOrImm::Imm(b) => self.ins(["add", "s64"], (w, o, b)),
+            RegOrImm::Reg(pr) => {
+                let t = self.r64();
+                self.ins(["cvt", "u64", "u32"], (t, pr));
+                self.ins(["add", "s64"], (w, o, t));
             }
         }
     }

@@ -10,10 +10,11 @@
 
 use super::code::{Address, Arg, Base, Guard, Opcode};
 use super::emit::{internal, CodegenResult, Emitter};
+use super::inst::arith_opcode;
 use super::regs::{Class, Reg};
 use super::value::{Predicate, RegOrConst, RegOrImm};
 use crate::dtype::DType;
-use crate::ir::{numel, Operand, ReduceOp, Ty, VarId};
+use crate::ir::{numel, BinOp, Operand, ReduceOp, Ty, VarId};
 
 impl Emitter<'_> {
     /// `st.shared` of element `v` (of type `d`) at `[base+off]`, guarded by `g`.
@@ -159,7 +160,7 @@ impl Emitter<'_> {
             d => d.info().compute,
         };
         let half = dtype.is_half_float();
-        let (ins, identity) = reduce_op(op, acc_t, dtype);
+        let (ins, identity) = reduce_op(op, acc_t, dtype)?;
         let layout = self.layout_of(shape);
         let acc = self.reg_of(acc_t);
         self.copy_elem(acc_t, acc, RegOrConst::Const(identity, acc_t))?;
@@ -247,20 +248,23 @@ impl Emitter<'_> {
 
 /// The instruction folding one element into an accumulator of type `acc`, and the identity
 /// (bits of `acc`'s type) for a reduction of `d` elements.
-fn reduce_op(op: ReduceOp, acc: DType, d: DType) -> (Opcode, u64) {
+fn reduce_op(op: ReduceOp, acc: DType, d: DType) -> CodegenResult<(Opcode, u64)> {
     let info = acc.info();
-    let (ty, bit) = (info.arith, info.bit_reg());
-    let float = acc.is_float();
     let id = crate::elem::cast(d, acc, crate::elem::reduce_identity(op, d));
-    let ins = match (op, float) {
-        (ReduceOp::Sum, true) => ["add", "rn", ty].into(),
-        (ReduceOp::Sum, false) => ["add", ty].into(),
-        (ReduceOp::Min, _) => ["min", ty].into(),
-        (ReduceOp::Max, _) => ["max", ty].into(),
-        (ReduceOp::Or, _) => ["or", bit].into(),
-        (ReduceOp::And, _) => ["and", bit].into(),
+    // The binary operator that folds; `or`/`and` are bitwise whatever the type.
+    let (bin, float) = match op {
+        ReduceOp::Sum => (BinOp::Add, acc.is_float()),
+        ReduceOp::Min => (BinOp::Min, acc.is_float()),
+        ReduceOp::Max => (BinOp::Max, acc.is_float()),
+        ReduceOp::Or => (BinOp::Or, false),
+        ReduceOp::And => (BinOp::And, false),
     };
-    (ins, id)
+    match arith_opcode(bin, float, info.arith, info.bit_reg()) {
+        Some(ins) => Ok((ins, id)),
+        None => internal(format!(
+            "no instruction folds a `{op:?}` reduction of `{acc}`"
+        )),
+    }
 }
 
 /// `[base+off]` in the scratch area, written with its offset even when it is 0.

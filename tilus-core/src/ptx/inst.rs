@@ -517,23 +517,20 @@ impl Emitter<'_> {
                 self.ins(["xor", "pred"], (na, a, b));
                 self.ins(["not", "pred"], (r, na));
             }
-            BinOp::Lt | BinOp::Ge => {
-                self.ins(["not", "pred"], (na, a));
-                self.ins(["and", "pred"], (nb, na, b));
-                if op == BinOp::Lt {
-                    self.ins(["mov", "pred"], (r, nb));
+            BinOp::Lt | BinOp::Ge | BinOp::Gt | BinOp::Le => {
+                // `a < b` is `!a & b`, `a > b` is `a & !b`; `>=` and `<=` their negations.
+                let less = matches!(op, BinOp::Lt | BinOp::Ge);
+                let t = if less {
+                    self.ins(["not", "pred"], (na, a));
+                    self.ins(["and", "pred"], (nb, na, b));
+                    nb
                 } else {
-                    self.ins(["not", "pred"], (r, nb));
-                }
-            }
-            BinOp::Gt | BinOp::Le => {
-                self.ins(["not", "pred"], (nb, b));
-                self.ins(["and", "pred"], (na, a, nb));
-                if op == BinOp::Gt {
-                    self.ins(["mov", "pred"], (r, na));
-                } else {
-                    self.ins(["not", "pred"], (r, na));
-                }
+                    self.ins(["not", "pred"], (nb, b));
+                    self.ins(["and", "pred"], (na, a, nb));
+                    na
+                };
+                let strict = matches!(op, BinOp::Lt | BinOp::Gt);
+                self.ins([if strict { "mov" } else { "not" }, "pred"], (r, t));
             }
             _ => return internal(format!("operator {op:?} is not defined on bool")),
         }
@@ -676,7 +673,12 @@ impl Emitter<'_> {
 
 /// The instruction of `a op b` for an arithmetic or bitwise operator on a type computed in
 /// `ty` (`s32`, `f64`) with bit type `bit`: floats round to nearest even.
-fn arith_opcode(op: BinOp, float: bool, ty: &'static str, bit: &'static str) -> Option<Opcode> {
+pub(super) fn arith_opcode(
+    op: BinOp,
+    float: bool,
+    ty: &'static str,
+    bit: &'static str,
+) -> Option<Opcode> {
     Some(match (op, float) {
         (BinOp::Add, true) => ["add", "rn", ty].into(),
         (BinOp::Sub, true) => ["sub", "rn", ty].into(),

@@ -1,15 +1,17 @@
 //! PTX code generation from the IR. Deterministic: the same IR gives byte-identical text.
 //!
-//! * `code`: the typed code selection produces (instructions, operands, labels);
-//! * `print`: the module's text, the only place that spells PTX syntax;
-//! * `regs`: virtual register numbering, one counter per class (declared with exact counts);
-//! * `value`: registers or compile-time values (`RegOrImm`, `RegOrConst`, `Predicate`);
-//! * `emit`: variable storage, operands, the per-thread prologue and structured control flow;
-//! * `inst`: scalar and element-wise instructions;
-//! * `access`: loads, stores and atomics (bounds, masks, vector accesses);
-//! * `known`: what is known of values at compile time (definition sites, trailing zero bits,
-//!   and in `bounds` upper bounds of non-negative integers), which the emitter consults;
-//! * `collective`: broadcast and reduce through shared scratch.
+//! Three layers, each apart from the others:
+//! * analysis, `known`: what is known of values at compile time (definition sites, trailing
+//!   zero bits, and in `known/bounds` upper bounds of non-negative integers);
+//! * selection, which chooses the instructions and appends them to a typed list (`code`):
+//!   `emit` (the emitter's state: variable storage, operands, the per-thread prologue,
+//!   structured control flow), `inst` (scalar and element-wise instructions), `convert`
+//!   (conversions between element types), `access` (loads, stores and atomics: bounds, masks,
+//!   vector accesses), whose instructions are `memops` (loads and stores), `rmw` and
+//!   `rmw_pairs` (read-modify-writes), and `collective` (broadcast and reduce through shared
+//!   scratch); it computes with `value`s (a register or a compile-time value) and registers
+//!   numbered by `regs`;
+//! * printing, `print`: the module's text, the only place that spells PTX syntax.
 //!
 //! Running `ptxas` on the text is a test helper of the workspace (`tilus-testkit`).
 
@@ -23,6 +25,8 @@ mod known;
 mod memops;
 mod print;
 mod regs;
+mod rmw;
+mod rmw_pairs;
 #[cfg(test)]
 mod tests;
 mod value;
