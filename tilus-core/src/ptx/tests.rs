@@ -125,6 +125,10 @@ impl B {
     fn bin(&mut self, name: &str, ty: Ty, op: BinOp, lhs: Operand, rhs: Operand) -> VarId {
         self.def(name, ty, Inst::Binary { op, lhs, rhs })
     }
+    /// A reduction of tile `x` to a scalar of type `d`.
+    fn reduce(&mut self, name: &str, d: DType, op: ReduceOp, x: VarId) -> VarId {
+        self.def(name, Ty::Scalar(d), Inst::Reduce { op, x })
+    }
     fn alloc(&mut self, name: &str, shape: &[usize]) -> VarId {
         let offset = self.k.shared_bytes;
         self.k.shared_bytes += (4 * numel(shape)).div_ceil(16) * 16;
@@ -364,7 +368,6 @@ fn everything_tiles(b: &mut B) -> Tiles {
             other: imm(-1),
         },
     );
-    // Broadcast [16,1] -> [16,16].
     let ar = b.def(
         "ar",
         tile(I, &[16]),
@@ -373,38 +376,26 @@ fn everything_tiles(b: &mut B) -> Tiles {
             dtype: DType::I32,
         },
     );
-    let col = b.def(
-        "col",
-        tile(I, &[16, 1]),
-        Inst::Reshape {
-            x: ar,
-            shape: vec![16, 1],
-        },
-    );
-    let bc = b.def(
-        "bc",
-        t16.clone(),
-        Inst::Broadcast {
-            x: col,
-            shape: vec![16, 16],
-        },
-    );
-    let row = b.def(
-        "row",
-        tile(I, &[1, 16]),
-        Inst::Reshape {
-            x: ar,
-            shape: vec![1, 16],
-        },
-    );
-    let bc2 = b.def(
-        "bc2",
-        t16.clone(),
-        Inst::Broadcast {
-            x: row,
-            shape: vec![16, 16],
-        },
-    );
+    // `ar` as a column and as a row, each broadcast to [16, 16].
+    let [bc, bc2] =
+        [("col", [16, 1], "bc"), ("row", [1, 16], "bc2")].map(|(name, shape, bname)| {
+            let r = b.def(
+                name,
+                tile(I, &shape),
+                Inst::Reshape {
+                    x: ar,
+                    shape: shape.to_vec(),
+                },
+            );
+            b.def(
+                bname,
+                t16.clone(),
+                Inst::Broadcast {
+                    x: r,
+                    shape: vec![16, 16],
+                },
+            )
+        });
     Tiles {
         grid,
         d1,
@@ -532,32 +523,11 @@ fn everything_reductions(b: &mut B, tiles: &Tiles) -> Sums {
     .into_iter()
     .enumerate()
     {
-        let r = b.def(
-            "r",
-            Ty::Scalar(I),
-            Inst::Reduce {
-                op,
-                x: ints[k * 3 % ints.len()],
-            },
-        );
+        let r = b.reduce("r", I, op, ints[k * 3 % ints.len()]);
         total = b.bin("total", Ty::Scalar(I), Add, v(total), v(r));
     }
-    let any = b.def(
-        "any",
-        Ty::Scalar(BOOL),
-        Inst::Reduce {
-            op: ReduceOp::Or,
-            x: bools[5],
-        },
-    );
-    let all = b.def(
-        "all",
-        Ty::Scalar(BOOL),
-        Inst::Reduce {
-            op: ReduceOp::And,
-            x: bools[6],
-        },
-    );
+    let any = b.reduce("any", BOOL, ReduceOp::Or, bools[5]);
+    let all = b.reduce("all", BOOL, ReduceOp::And, bools[6]);
     let ones = b.def(
         "ones",
         t16.clone(),
@@ -566,14 +536,7 @@ fn everything_reductions(b: &mut B, tiles: &Tiles) -> Sums {
             dtype: I,
         },
     );
-    let cnt = b.def(
-        "cnt",
-        Ty::Scalar(I),
-        Inst::Reduce {
-            op: ReduceOp::Sum,
-            x: ones,
-        },
-    );
+    let cnt = b.reduce("cnt", I, ReduceOp::Sum, ones);
     Sums {
         sb,
         total,
@@ -636,14 +599,7 @@ fn everything_stores_and_gather(b: &mut B, tiles: &Tiles, sb: VarId) -> VarId {
             other: imm(0),
         },
     );
-    b.def(
-        "gs",
-        Ty::Scalar(I),
-        Inst::Reduce {
-            op: ReduceOp::Sum,
-            x: g,
-        },
-    )
+    b.reduce("gs", I, ReduceOp::Sum, g)
 }
 
 /// Loops (a mutable tile carried by a for loop; while with break inside if) and fences.
