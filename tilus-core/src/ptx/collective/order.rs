@@ -1,17 +1,16 @@
 //! The exact collectives: sorts, top-k, `take`, equal-key ranks and histograms (see
 //! `crate::collective::order` for their meaning; no order of combination is involved).
 //!
-//! Sorts rank each element in its line: its place is the number of elements with a smaller
-//! key (larger when descending), plus the equal keys before it, which makes the sort stable.
-//! Keys compare as signed integers: integers by value (unsigned ones unsigned), floats by
-//! IEEE 754 `totalOrder`, whose key is the bits with the magnitude flipped where the sign is
-//! set. Every element is written once to its place, so a sort, its permutation and its first
-//! `k` are the same pass. Ranking costs each thread `len` steps per element it holds; it is
-//! the simple exact form, not yet a radix sort.
+//! Sorts are bitonic networks over (key, axis index) pairs, each line padded to a power of
+//! two with pads that sort last: comparing the index where keys are equal makes every pair
+//! distinct, so the network's result is the stable order in both directions. Keys compare as
+//! integers: integers by value, floats by IEEE 754 `totalOrder`, whose key is the bits as a
+//! signed integer with the magnitude flipped where the sign is set. A sort, its permutation
+//! and its first `k` are the same network; what is written differs.
 
 use super::super::code::Guard;
 use super::super::emit::{internal, CodegenResult, Emitter};
-use super::super::regs::Reg;
+use super::super::regs::{Class, Reg};
 use super::super::value::{Predicate, RegOrConst};
 use super::staging::{acc_type, parts};
 use crate::collective::AxisView;
@@ -28,7 +27,9 @@ pub enum Placed {
 }
 
 impl Emitter<'_> {
-    /// Sort (`k = None`) or top-`k` of each line of `x` along `axis`.
+    /// Sort (`k = None`) or top-`k` of each line of `x` along `axis`: a bitonic sort of
+    /// (key, axis index) pairs per line, padded to a power of two, then the first `k` places
+    /// written (the element, read back by its index, or the index).
     pub fn sort_line(
         &mut self,
         dst: VarId,
@@ -48,77 +49,195 @@ impl Emitter<'_> {
             Placed::Value => d,
             Placed::Index => DType::I32,
         };
-        let offs = parts(
-            self,
-            &[
-                d.size_bytes() * layout.n,
-                out_d.size_bytes() * view.lines() * kept,
-            ],
-        );
-        let (src, out) = (offs[0], offs[1]);
-        self.stage(x, d, &layout, src)?;
+        let p2 = view.len.next_power_of_two();
+        let slots = view.lines() * p2;
+        let ksize = if key_type(d).ends_with("64") { 8 } else { 4 };
+        let offs = parts(self, &[d.size_bytes() * layout.n, ksize * slots, 4 * slots]);
+        let job = SortJob {
+            d,
+            view,
+            p2,
+            descending,
+            src: offs[0],
+            keys: offs[1],
+            idx: offs[2],
+            ksize,
+        };
+        self.stage(x, d, &layout, job.src)?;
         self.barrier();
-        let size = d.size_bytes();
-        for s in 0..layout.slots() {
-            let ex = self.chunk_exists(&layout, s / layout.v);
-            if ex == Predicate::False {
-                continue;
+        let tid = self.tid();
+        let threads = self.threads() as u32;
+        // Every line's places: the key and index of each element, pads (index >= len) after.
+        self.counted_loop(tid.into(), (slots as i32).into(), threads, |e, q| {
+            e.sort_fill(&job, q)
+        })?;
+        self.barrier();
+        let mut size = 2;
+        while size <= p2 {
+            let mut j = size / 2;
+            while j >= 1 {
+                let pairs = (slots / 2) as i32;
+                self.counted_loop(tid.into(), pairs.into(), threads, |e, q| {
+                    e.sort_exchange(&job, q, size, j)
+                })?;
+                self.barrier();
+                j /= 2;
             }
-            let skip = self.new_label("ranked");
-            if let Predicate::Reg(p) = ex {
-                self.branch(Guard::Unless(p), skip);
-            }
-            let f = self.flat_index(&layout, s);
-            let f = self.in_reg32(f);
-            // The element's line, axis index and line base.
-            let (a, b, kk) = (self.r32(), self.r32(), self.r32());
-            self.ins(["rem", "u32"], (b, f, view.inner));
-            self.ins(["div", "u32"], (a, f, view.inner));
-            self.ins(["rem", "u32"], (kk, a, view.len));
-            self.ins(["div", "u32"], (a, a, view.len));
-            let base = self.r32();
-            self.ins(["mad", "lo", "s32"], (base, a, view.len * view.inner, b));
-            let at = self.elem_at(src, size, f.into());
-            let key = self.sort_key(d, at);
-            let rank = self.r32();
-            self.ins(["mov", "u32"], (rank, 0));
-            let inner = view.inner;
-            self.counted_loop(0.into(), (view.len as i32).into(), 1, |e, j| {
-                let i = e.along(base, j, inner);
-                let at = e.elem_at(src, size, i.into());
-                let other = e.sort_key(d, at);
-                let ty = key_type(d);
-                let (before, earlier) = (e.new_pred(), e.new_pred());
-                e.ins(["setp", "lt", "u32"], (earlier, j, kk));
-                e.ins(["setp", "eq", "and", ty], (earlier, other, key, earlier));
-                let cmp = if descending { "gt" } else { "lt" };
-                e.ins(["setp", cmp, "or", ty], (before, other, key, earlier));
-                let one = e.r32();
-                e.ins(["selp", "u32"], (one, 1, 0, before));
-                e.ins(["add", "s32"], (rank, rank, one));
-                Ok(())
-            })?;
-            // The place: (a * kept + rank) * inner + b, if rank < kept.
-            let place = self.r32();
-            self.ins(["mad", "lo", "s32"], (place, a, kept, rank));
-            self.ins(["mad", "lo", "s32"], (place, place, inner, b));
-            let keep = self.pred_u32("lt", rank, (kept as i32).into());
-            let to = self.elem_at(out, out_d.size_bytes(), place.into());
-            match placed {
-                Placed::Value => {
-                    let v = self.reg_or_const(Operand::Var(x), s)?;
-                    let v = self.in_reg(v);
-                    self.ins_if(Guard::If(keep), ["st", "shared", d.info().mem], (to, v));
-                }
-                Placed::Index => {
-                    self.ins_if(Guard::If(keep), ["st", "shared", "s32"], (to, kk));
-                }
-            }
-            self.label(skip);
+            size *= 2;
         }
+        // The results take the keys' place: no key is read once the network is done, and no
+        // result is wider than its key (keys are 4 or 8 bytes, `kept <= len <= p2`).
+        let out = offs[1];
+        let total = (view.lines() * kept) as i32;
+        self.counted_loop(tid.into(), total.into(), threads, |e, q| {
+            e.sort_place(&job, q, kept, placed, out)
+        })?;
         self.barrier();
         self.unstage(dst, out_d, out)?;
         self.barrier();
+        Ok(())
+    }
+
+    /// Place `q` (line `q / p2`, position `q % p2`): its key and index, or a pad.
+    fn sort_fill(&mut self, job: &SortJob, q: Reg) -> CodegenResult<()> {
+        let (line, pos) = (self.r32(), self.r32());
+        self.ins(["shr", "u32"], (line, q, job.p2.trailing_zeros()));
+        self.ins(["and", "b32"], (pos, q, job.p2 as u32 - 1));
+        let real = self.pred_u32("lt", pos, (job.view.len as i32).into());
+        let base = self.line_base(&job.view, line);
+        let i = self.along(base, pos, job.view.inner);
+        // Pads read element 0 of their line's first place: a valid address, an ignored key.
+        self.ins(["selp", "b32"], (i, i, 0, real));
+        let at = self.elem_at(job.src, job.d.size_bytes(), i.into());
+        let key = self.sort_key(job.d, at);
+        let kat = self.elem_at(job.keys, job.ksize, q.into());
+        self.ins(["st", "shared", key_bits(job.ksize)], (kat, key));
+        let iat = self.elem_at(job.idx, 4, q.into());
+        self.ins(["st", "shared", "u32"], (iat, pos));
+        Ok(())
+    }
+
+    /// Compare-exchange pair `q` of the bitonic stage (`size`, `j`): places `i` and `i | j`
+    /// of a line, `i` with bit `j` clear, in ascending order where bit `size` of `i` is clear.
+    fn sort_exchange(&mut self, job: &SortJob, q: Reg, size: usize, j: usize) -> CodegenResult<()> {
+        let half = job.p2 / 2;
+        let (line, r, i) = (self.r32(), self.r32(), self.r32());
+        self.ins(["shr", "u32"], (line, q, half.trailing_zeros()));
+        self.ins(["and", "b32"], (r, q, half as u32 - 1));
+        // i = (r with a 0 inserted at bit log2(j)).
+        let lj = j.trailing_zeros();
+        self.ins(["shr", "u32"], (i, r, lj));
+        self.ins(["shl", "b32"], (i, i, lj + 1));
+        let low = self.r32();
+        self.ins(["and", "b32"], (low, r, j as u32 - 1));
+        self.ins(["or", "b32"], (i, i, low));
+        let (a, b) = (self.r32(), self.r32());
+        self.ins(["mad", "lo", "s32"], (a, line, job.p2, i));
+        self.ins(["add", "s32"], (b, a, j));
+        let kt = key_type(job.d);
+        let kb_ = key_bits(job.ksize);
+        let (ka_at, kb_at) = (
+            self.elem_at(job.keys, job.ksize, a.into()),
+            self.elem_at(job.keys, job.ksize, b.into()),
+        );
+        let (ia_at, ib_at) = (
+            self.elem_at(job.idx, 4, a.into()),
+            self.elem_at(job.idx, 4, b.into()),
+        );
+        let (ka, kb) = if job.ksize == 8 {
+            (self.r64(), self.r64())
+        } else {
+            (self.r32(), self.r32())
+        };
+        let (ia, ib) = (self.r32(), self.r32());
+        self.ins(["ld", "shared", kb_], (ka, ka_at.clone()));
+        self.ins(["ld", "shared", kb_], (kb, kb_at.clone()));
+        self.ins(["ld", "shared", "u32"], (ia, ia_at.clone()));
+        self.ins(["ld", "shared", "u32"], (ib, ib_at.clone()));
+        // a after b: a pad after a real element; else by key, equal keys by index.
+        let len = job.view.len as u32;
+        let (pa, pb, diff, t, after) = (
+            self.new_pred(),
+            self.new_pred(),
+            self.new_pred(),
+            self.new_pred(),
+            self.new_pred(),
+        );
+        self.ins(["setp", "ge", "u32"], (pa, ia, len));
+        self.ins(["setp", "ge", "u32"], (pb, ib, len));
+        self.ins(["xor", "pred"], (diff, pa, pb));
+        self.ins(["setp", "gt", "u32"], (t, ia, ib));
+        self.ins(["setp", "eq", "and", kt], (t, ka, kb, t));
+        let cmp = if job.descending { "lt" } else { "gt" };
+        self.ins(["setp", cmp, "or", kt], (t, ka, kb, t));
+        // after = diff ? pa : t
+        let (x, y) = (self.new_pred(), self.new_pred());
+        self.ins(["and", "pred"], (x, diff, pa));
+        self.ins(["not", "pred"], (y, diff));
+        self.ins(["and", "pred"], (y, y, t));
+        self.ins(["or", "pred"], (after, x, y));
+        // Descending half-sequences swap the other way.
+        if size < job.p2 {
+            let dseg = self.r32();
+            self.ins(["and", "b32"], (dseg, i, size as u32));
+            let dp = self.pred_u32("ne", dseg, 0.into());
+            self.ins(["xor", "pred"], (after, after, dp));
+        }
+        let g = Guard::If(after);
+        self.ins_if(g, ["st", "shared", kb_], (ka_at, kb));
+        self.ins_if(g, ["st", "shared", kb_], (kb_at, ka));
+        self.ins_if(g, ["st", "shared", "u32"], (ia_at, ib));
+        self.ins_if(g, ["st", "shared", "u32"], (ib_at, ia));
+        Ok(())
+    }
+
+    /// Result place `q` (line `q / kept`, position `q % kept`): the element the sort put there,
+    /// or its index.
+    fn sort_place(
+        &mut self,
+        job: &SortJob,
+        q: Reg,
+        kept: usize,
+        placed: Placed,
+        out: usize,
+    ) -> CodegenResult<()> {
+        let (line, pos) = (self.r32(), self.r32());
+        self.ins(["div", "u32"], (line, q, kept));
+        self.ins(["rem", "u32"], (pos, q, kept));
+        let slot = self.r32();
+        self.ins(["mad", "lo", "s32"], (slot, line, job.p2, pos));
+        let iat = self.elem_at(job.idx, 4, slot.into());
+        let src_k = self.r32();
+        self.ins(["ld", "shared", "u32"], (src_k, iat));
+        // The result's row-major place: (a * kept + pos) * inner + b for line = a * inner + b.
+        let out_view = AxisView {
+            outer: job.view.outer,
+            len: kept,
+            inner: job.view.inner,
+        };
+        let obase = self.line_base(&out_view, line);
+        let to = self.along(obase, pos, job.view.inner);
+        match placed {
+            Placed::Index => {
+                let at = self.elem_at(out, 4, to.into());
+                self.ins(["st", "shared", "s32"], (at, src_k));
+            }
+            Placed::Value => {
+                let base = self.line_base(&job.view, line);
+                let from = self.along(base, src_k, job.view.inner);
+                let size = job.d.size_bytes();
+                let at = self.elem_at(job.src, size, from.into());
+                let mem = job.d.info().mem;
+                let v = match size {
+                    8 => self.r64(),
+                    2 => self.new_reg(Class::B16),
+                    _ => self.r32(),
+                };
+                self.ins(["ld", "shared", mem], (v, at));
+                let at = self.elem_at(out, size, to.into());
+                self.ins(["st", "shared", mem], (at, v));
+            }
+        }
         Ok(())
     }
 
@@ -304,6 +423,28 @@ impl Emitter<'_> {
         self.unstage(dst, DType::I32, off)?;
         self.barrier();
         Ok(())
+    }
+}
+
+/// What the phases of a sort share: the element type, the lines, their padded length, the
+/// direction and the scratch arrays (staged tile, keys, indices).
+struct SortJob {
+    d: DType,
+    view: AxisView,
+    p2: usize,
+    descending: bool,
+    src: usize,
+    keys: usize,
+    idx: usize,
+    ksize: usize,
+}
+
+/// The bit type moving a key of `size` bytes.
+fn key_bits(size: usize) -> &'static str {
+    if size == 8 {
+        "b64"
+    } else {
+        "b32"
     }
 }
 
