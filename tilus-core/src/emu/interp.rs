@@ -5,26 +5,24 @@
 //! `Sync` has nothing to wait for. Memory instructions live in `mem.rs`.
 
 use super::cluster::{rank_of, BarrierError, ClusterMem};
+use super::flow::{Frame, Stop};
 use super::ops;
 use super::race::{BlockClock, Shadow};
+use super::sched::Sched;
 use super::value::{
     next_pos, numel_checked, operand, scalar, Elems, GlobalView, SharedView, Tile, Value,
 };
 use super::{EmuArg, EmuError, EmuOptions};
 use crate::elem;
 use crate::elem::Lanes;
-use crate::ir::{BinOp, Block, DType, Inst, Kernel, Operand, ParamKind, ReduceOp, Stmt, Ty, VarId};
+use crate::ir::{BinOp, DType, Inst, Kernel, Operand, ParamKind, ReduceOp, Ty, VarId};
 use crate::layout::Layout;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 /// Fill pattern of a fresh shared window, as an `i32` read of 4 aligned bytes sees it (the bytes
 /// repeat `ef be ad 7e`): kernels that read shared memory they never wrote see this instead of
 /// a lucky zero.
 pub const SHARED_POISON: i32 = 0x7ead_beef;
-
-/// How often (in loop iterations, a power of two) a block yields its host thread, so that a block spinning on a
-/// flag lets the producing block run even when workers outnumber cores.
-const YIELD_EVERY: u64 = 1024;
 
 /// Buffers kept for reuse; more than this are dropped.
 const POOL_MAX: usize = 32;
@@ -54,34 +52,35 @@ pub(crate) enum Fault {
 
 pub(crate) type R<T> = Result<T, Fault>;
 
-/// How a statement list finished.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Flow {
-    Next,
-    Break,
-}
-
-/// One worker's interpreter, reused for every block the worker runs (buffers are kept).
+/// One worker's interpreter, reused for every block the worker runs (buffers are kept). The
+/// fields from `vars` to `read_atomically` are the running block's state, which
+/// [`Interp::suspend`] moves out when the block yields (`sched.rs`).
 pub(crate) struct Interp<'c, 'k, 'a> {
     pub ctx: &'c Ctx<'k, 'a>,
-    pub vars: Vec<Value>,
-    /// The block's shared window, in bytes.
-    pub shared: Vec<u8>,
+    /// The launch's scheduler, which a spinning block yields to (`None`: the block runs to
+    /// its end on this thread, as a cluster's blocks do).
+    pub sched: Option<&'c Sched<'k>>,
     /// Spare element buffers from overwritten tiles.
     pool: Vec<Vec<u64>>,
+    /// Spare shared windows and race shadows, of blocks that were suspended elsewhere.
+    pub spare: Spare,
     /// The kernel's tile layout parameter (`crate::layout::vector_width`).
     vmax: usize,
     /// Address buffer of the current access.
     pub addrs: Vec<i64>,
     /// Scratch for duplicate detection.
     pub scratch: Vec<i64>,
-    pub block: u32,
-    iterations: u64,
-    /// Race-checking shadow of the shared window (only under `check_races`).
-    pub race: Option<Shadow>,
     /// The running cluster's shared windows and barrier (kernels with a cluster of more than
     /// one block); `shared` is unused then.
     pub cluster: Option<&'c ClusterMem>,
+    pub vars: Vec<Value>,
+    /// The block's shared window, in bytes.
+    pub shared: Vec<u8>,
+    pub block: u32,
+    /// Loop iterations of the block so far (the step limit).
+    pub iterations: u64,
+    /// Race-checking shadow of the shared window (only under `check_races`).
+    pub race: Option<Shadow>,
     /// The block's rank in its cluster (0 without one).
     pub rank: u32,
     /// Cluster barriers this block has passed.
@@ -89,34 +88,125 @@ pub(crate) struct Interp<'c, 'k, 'a> {
     /// This block's vector clock (race checking of distributed shared memory; empty without
     /// it).
     pub clock: BlockClock,
+    /// Where the block is in its program (`flow.rs`).
+    pub frames: Vec<Frame<'k>>,
+    /// Loop iterations that read global memory atomically (the block may be spinning).
+    pub spins: u64,
+    /// Whether the current loop iteration has read global memory atomically.
+    pub read_atomically: bool,
+}
+
+/// Buffers of suspended blocks' kind, kept for the next block a worker starts.
+#[derive(Default)]
+pub(crate) struct Spare {
+    pub windows: Vec<Vec<u8>>,
+    pub shadows: Vec<Shadow>,
 }
 
 impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
-    pub fn new(ctx: &'c Ctx<'k, 'a>) -> Self {
+    pub fn new(ctx: &'c Ctx<'k, 'a>, sched: Option<&'c Sched<'k>>) -> Self {
         Interp {
             ctx,
-            vars: vec![Value::Undef; ctx.kernel.vars.len()],
-            shared: vec![0; ctx.kernel.shared_bytes.next_multiple_of(4)],
+            sched,
             pool: Vec::new(),
+            spare: Spare::default(),
             vmax: crate::layout::vector_width(ctx.kernel),
             addrs: Vec::new(),
             scratch: Vec::new(),
+            cluster: None,
+            vars: Vec::new(),
+            shared: Vec::new(),
             block: 0,
             iterations: 0,
-            race: ctx.opts.check_races.then(|| Shadow::new(ctx.kernel)),
-            cluster: None,
+            race: None,
             rank: 0,
             cluster_phase: 0,
             clock: BlockClock::default(),
+            frames: Vec::new(),
+            spins: 0,
+            read_atomically: false,
         }
     }
 
     /// An interpreter for one block of a running cluster.
     pub fn in_cluster(ctx: &'c Ctx<'k, 'a>, cluster: &'c ClusterMem) -> Self {
-        let mut i = Interp::new(ctx);
-        i.shared = Vec::new();
+        let mut i = Interp::new(ctx, None);
         i.cluster = Some(cluster);
         i
+    }
+
+    /// Run block `block` to completion (without a scheduler, a block never yields).
+    pub fn run_block(&mut self, block: u32) -> R<()> {
+        self.start(block)?;
+        match self.run()? {
+            Stop::Done => Ok(()),
+            Stop::Yielded => Err(self.malformed("a block yielded without a scheduler".into())),
+        }
+    }
+
+    /// Make block `block` the running block, at the start of its program.
+    pub fn start(&mut self, block: u32) -> R<()> {
+        self.block = block;
+        self.iterations = 0;
+        self.spins = 0;
+        self.read_atomically = false;
+        self.rank = rank_of(self.ctx.grid.coords(block as u64), self.ctx.kernel.cluster).0;
+        self.cluster_phase = 0;
+        if let Some(shadow) = self.cluster.and_then(|c| c.race.as_ref()) {
+            self.clock = BlockClock::new(self.rank, shadow.blocks());
+        }
+        self.fresh_buffers();
+        for (i, b) in self.shared.iter_mut().enumerate() {
+            *b = SHARED_POISON.to_le_bytes()[i % 4];
+        }
+        // A fresh epoch: nothing recorded by the previous block can conflict.
+        self.barrier();
+        for i in 0..self.vars.len() {
+            let old = std::mem::take(&mut self.vars[i]);
+            self.recycle(old);
+        }
+        let k = self.ctx.kernel;
+        self.vars.resize(k.vars.len(), Value::Undef);
+        for (i, (p, a)) in k.params.iter().zip(self.ctx.args).enumerate() {
+            self.vars[i] = match (&p.kind, a) {
+                (ParamKind::Tensor(_), EmuArg::Tensor(s)) => Value::Global(GlobalView {
+                    param: i,
+                    offset: 0,
+                    dims: vec![s.len() as i64],
+                }),
+                (ParamKind::Scalar(d), EmuArg::Scalar(v)) => Value::Scalar(elem::canon(*d, *v)),
+                _ => {
+                    return Err(self.malformed(format!("argument {i} does not match its parameter")))
+                }
+            };
+        }
+        self.frames.clear();
+        self.frames.push(Frame::Seq {
+            stmts: &k.body,
+            pc: 0,
+        });
+        Ok(())
+    }
+
+    /// A shared window and a race shadow for a new block, where the last block took its own
+    /// along when it was suspended (a cluster's blocks use the cluster's windows instead).
+    fn fresh_buffers(&mut self) {
+        let window = match self.cluster {
+            Some(_) => 0,
+            None => self.ctx.kernel.shared_bytes.next_multiple_of(4),
+        };
+        if self.shared.len() != window {
+            self.shared = self.spare.windows.pop().unwrap_or_default();
+            self.shared.resize(window, 0);
+        }
+        if self.race.is_none() && self.ctx.opts.check_races {
+            self.race = Some(
+                self.spare
+                    .shadows
+                    .pop()
+                    .unwrap_or_else(|| Shadow::new(self.ctx.kernel)),
+            );
+        }
     }
 
     /// `barrier.cluster`: a block barrier, then (with peers) the wait for the whole cluster.
@@ -139,44 +229,6 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             block: self.block,
             detail,
         })
-    }
-
-    /// Run block `block` to completion.
-    pub fn run_block(&mut self, block: u32) -> R<()> {
-        self.block = block;
-        self.iterations = 0;
-        self.rank = rank_of(self.ctx.grid.coords(block as u64), self.ctx.kernel.cluster).0;
-        self.cluster_phase = 0;
-        if let Some(shadow) = self.cluster.and_then(|c| c.race.as_ref()) {
-            self.clock = BlockClock::new(self.rank, shadow.blocks());
-        }
-        for (i, b) in self.shared.iter_mut().enumerate() {
-            *b = SHARED_POISON.to_le_bytes()[i % 4];
-        }
-        // A fresh epoch: nothing recorded by the previous block can conflict.
-        self.barrier();
-        for i in 0..self.vars.len() {
-            let old = std::mem::take(&mut self.vars[i]);
-            self.recycle(old);
-        }
-        let k = self.ctx.kernel;
-        for (i, (p, a)) in k.params.iter().zip(self.ctx.args).enumerate() {
-            self.vars[i] = match (&p.kind, a) {
-                (ParamKind::Tensor(_), EmuArg::Tensor(s)) => Value::Global(GlobalView {
-                    param: i,
-                    offset: 0,
-                    dims: vec![s.len() as i64],
-                }),
-                (ParamKind::Scalar(d), EmuArg::Scalar(v)) => Value::Scalar(elem::canon(*d, *v)),
-                _ => {
-                    return Err(self.malformed(format!("argument {i} does not match its parameter")))
-                }
-            };
-        }
-        match self.exec(&k.body)? {
-            Flow::Next => Ok(()),
-            Flow::Break => Err(self.malformed("`break` outside a loop".into())),
-        }
     }
 
     /// A block-wide barrier (`bar.sync`) of the PTX: starts a new race-checking epoch.
@@ -265,109 +317,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         }
     }
 
-    /// Count one loop iteration: enforce the step limit, stop if another block failed, and
-    /// yield now and then so spinning blocks do not starve the blocks they wait for.
-    fn tick(&mut self) -> R<()> {
-        self.iterations += 1;
-        if let Some(limit) = self.ctx.opts.max_loop_iterations {
-            if self.iterations > limit {
-                return Err(Fault::Error(EmuError::StepLimit {
-                    kernel: self.ctx.kernel.name.clone(),
-                    block: self.block,
-                    limit,
-                }));
-            }
-        }
-        if self.ctx.abort.load(Ordering::Relaxed) {
-            return Err(Fault::Aborted);
-        }
-        if self.iterations & (YIELD_EVERY - 1) == 0 {
-            std::thread::yield_now();
-        }
-        Ok(())
-    }
-
-    fn exec(&mut self, block: &'k Block) -> R<Flow> {
-        for stmt in block {
-            if self.stmt(stmt)? == Flow::Break {
-                return Ok(Flow::Break);
-            }
-        }
-        Ok(Flow::Next)
-    }
-
-    fn stmt(&mut self, stmt: &'k Stmt) -> R<Flow> {
-        match stmt {
-            Stmt::Inst { dst, inst, .. } => {
-                self.inst(*dst, inst)?;
-                Ok(Flow::Next)
-            }
-            Stmt::For {
-                var,
-                start,
-                end,
-                step,
-                body,
-                ..
-            } => {
-                // Bounds are evaluated once; the counter is wide so that `var + step` past the
-                // type's range ends the loop (as a Rust range does) instead of wrapping around.
-                let d = self.dtype(Operand::Var(*var));
-                let start = self.int(*start)?;
-                let end = self.int(*end)?;
-                let step = self.int(*step)?;
-                if step <= 0 {
-                    return Ok(Flow::Next);
-                }
-                let mut i = start;
-                self.set(*var, Value::Scalar(elem::int_const(d, i).unwrap_or(0)))?;
-                while i < end {
-                    self.tick()?;
-                    if self.exec(body)? == Flow::Break {
-                        break;
-                    }
-                    // The counter is the variable itself, as in the PTX loop: read it back.
-                    i = self.int(Operand::Var(*var))? + step;
-                    if i < end {
-                        self.set(*var, Value::Scalar(elem::int_const(d, i).unwrap_or(0)))?;
-                    }
-                }
-                Ok(Flow::Next)
-            }
-            Stmt::While {
-                cond_block,
-                cond,
-                body,
-                ..
-            } => {
-                loop {
-                    if self.exec(cond_block)? == Flow::Break {
-                        break;
-                    }
-                    if self.scalar(*cond)? == 0 {
-                        break;
-                    }
-                    self.tick()?;
-                    if self.exec(body)? == Flow::Break {
-                        break;
-                    }
-                }
-                Ok(Flow::Next)
-            }
-            Stmt::If {
-                cond, then, els, ..
-            } => {
-                if self.scalar(*cond)? != 0 {
-                    self.exec(then)
-                } else {
-                    self.exec(els)
-                }
-            }
-            Stmt::Break { .. } => Ok(Flow::Break),
-        }
-    }
-
-    fn inst(&mut self, dst: Option<VarId>, inst: &'k Inst) -> R<()> {
+    pub(crate) fn inst(&mut self, dst: Option<VarId>, inst: &'k Inst) -> R<()> {
         match (inst, dst) {
             (
                 Inst::Load { .. }

@@ -343,6 +343,14 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         }
     }
 
+    /// An atomic read of global memory: a loop doing it may be waiting for another block
+    /// (`flow.rs` yields such a block now and then).
+    fn note_atomic_read(&mut self, r: &Resolved) {
+        if matches!(r.region, Region::Global { .. }) {
+            self.read_atomically = true;
+        }
+    }
+
     /// The memory of tensor parameter `param`.
     fn global(&self, param: usize) -> R<GlobalMem<'a>> {
         match self.ctx.args.get(param) {
@@ -397,6 +405,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
 
     pub(crate) fn atomic_load(&mut self, dst: Option<VarId>, a: &Access, sem: Sem) -> R<()> {
         let r = self.resolve(a)?;
+        self.note_atomic_read(&r);
         if self.race.is_some() {
             self.before(sem);
             let uniform = self.uniform(dst, r.n);
@@ -525,6 +534,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         pairs: bool,
     ) -> R<()> {
         let r = self.resolve(a)?;
+        self.note_atomic_read(&r);
         if op == RmwOp::Cas && compare.is_none() {
             return Err(self.malformed("`cas` without a compare operand".into()));
         }

@@ -1206,7 +1206,7 @@ fn cross_block_producer_consumer_in_one_launch_terminates() {
 
 #[test]
 fn step_limit_stops_a_spin_that_cannot_end() {
-    // One worker: block 0 spins for block 1, which can only start after block 0 ends.
+    // A grid of one block: block 0 spins for a producer that does not exist.
     let kernel = producer_consumer_kernel();
     let (d, f, o) = (mem(&[0; 64]), mem(&[0]), mem(&[0; 64]));
     let opts = EmuOptions {
@@ -1216,7 +1216,7 @@ fn step_limit_stops_a_spin_that_cannot_end() {
     };
     let e = launch(
         &kernel,
-        2,
+        1,
         &[
             EmuArg::Tensor(GlobalMem::W32(&d)),
             EmuArg::Tensor(GlobalMem::W32(&f)),
@@ -1233,6 +1233,96 @@ fn step_limit_stops_a_spin_that_cannot_end() {
             limit: 10_000
         }
     );
+}
+
+/// Block `b` waits (acquire spin on `flag[b + dir]`) for block `b + dir`, reads its value with
+/// a weak load, and publishes its own (one more) with a release store of `flag[b]`; the block
+/// without a predecessor in the grid starts the chain with 1.
+fn chain_kernel() -> Kernel {
+    let mut k = Kb::new();
+    let (data, flag, dir) = (k.tensor("data"), k.tensor("flag"), k.scalar_param("dir"));
+    let (bid, g, src, f, x) = (k.s(), k.s(), k.s(), k.s(), k.s());
+    let (lo, hi, has_src, waiting) = (k.b(), k.b(), k.b(), k.b());
+    let at = |t: VarId, i: VarId| acc(t, &[1], vec![Coord::Index(v(i))], None, false);
+    let body = vec![
+        inst(bid, Inst::BlockIdx { axis: 0 }),
+        inst(g, Inst::GridDim { axis: 0 }),
+        bin(src, BinOp::Add, v(bid), v(dir)),
+        bin(lo, BinOp::Ge, v(src), imm(0)),
+        bin(hi, BinOp::Lt, v(src), v(g)),
+        bin(has_src, BinOp::And, v(lo), v(hi)),
+        inst(x, Inst::Mov(imm(0))),
+        Stmt::If {
+            cond: v(has_src),
+            then: vec![
+                Stmt::While {
+                    cond_block: vec![
+                        inst(
+                            f,
+                            Inst::AtomicLoad {
+                                access: at(flag, src),
+                                sem: Sem::Acquire,
+                                scope: Scope::Gpu,
+                            },
+                        ),
+                        bin(waiting, BinOp::Eq, v(f), imm(0)),
+                    ],
+                    cond: v(waiting),
+                    body: vec![],
+                    span: Span::NONE,
+                },
+                inst(
+                    x,
+                    Inst::Load {
+                        access: at(data, src),
+                        other: imm(0),
+                    },
+                ),
+            ],
+            els: vec![],
+            span: Span::NONE,
+        },
+        bin(x, BinOp::Add, v(x), imm(1)),
+        eff(Inst::Store {
+            access: at(data, bid),
+            value: v(x),
+        }),
+        eff(Inst::AtomicStore {
+            access: at(flag, bid),
+            value: imm(1),
+            sem: Sem::Release,
+            scope: Scope::Gpu,
+        }),
+    ];
+    k.finish(body)
+}
+
+/// A 64-block chain of producers and consumers (block `b` waits for block `b - 1`, and the
+/// other way round: every block waits for a later one) completes on one and two workers: a
+/// spinning block yields its worker.
+#[test]
+fn waiting_blocks_complete_on_fewer_workers_than_blocks() {
+    let kernel = chain_kernel();
+    let g = 64usize;
+    for workers in [1, 2] {
+        for dir in [-1, 1] {
+            let (d, f) = (mem(&vec![0; g]), mem(&vec![0; g]));
+            let opts = EmuOptions {
+                workers,
+                ..strict()
+            };
+            let args = [
+                EmuArg::Tensor(GlobalMem::W32(&d)),
+                EmuArg::Tensor(GlobalMem::W32(&f)),
+                EmuArg::i32(dir),
+            ];
+            launch(&kernel, g as u32, &args, &opts).unwrap();
+            let want: Vec<i32> = (0..g as i32)
+                .map(|b| if dir < 0 { b + 1 } else { g as i32 - b })
+                .collect();
+            assert_eq!(read(&d), want, "workers {workers}, dir {dir}");
+        }
+    }
 }
 
 #[test]
