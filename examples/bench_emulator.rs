@@ -6,7 +6,8 @@
 //! TILUS_BENCH_LOG2=22 cargo run --release --example bench_emulator
 //!
 //! Without a size it runs 2^14 elements once per configuration (CI runs it in a debug build as
-//! a correctness check). Times are the median of the runs; ratios are emulator throughput over
+//! a correctness check). `TILUS_BENCH_ONLY=histogram` (any part of a row's name and
+//! configuration, or `copies`) runs only the matching rows, e.g. under a profiler. Times are the median of the runs; ratios are emulator throughput over
 //! host-loop throughput measured in the same process, so machine noise mostly cancels. The
 //! host loops run on one thread; the emulator uses as many workers as there are cores unless
 //! a row says otherwise.
@@ -62,17 +63,20 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Median seconds of `reps` runs of `f`.
-fn time(reps: usize, mut f: impl FnMut()) -> f64 {
-    median(
-        (0..reps)
-            .map(|_| {
-                let t = Instant::now();
-                f();
-                t.elapsed().as_secs_f64()
-            })
-            .collect(),
-    )
+/// Median seconds of `reps` runs of `host` and of `emu`, interleaved (host, emulator, host,
+/// ...) so that a change in the machine's load affects both alike.
+fn time2(reps: usize, mut host: impl FnMut(), mut emu: impl FnMut()) -> (f64, f64) {
+    let secs = |f: &mut dyn FnMut()| {
+        let t = Instant::now();
+        f();
+        t.elapsed().as_secs_f64()
+    };
+    let (mut h, mut e) = (Vec::new(), Vec::new());
+    for _ in 0..reps {
+        h.push(secs(&mut host));
+        e.push(secs(&mut emu));
+    }
+    (median(h), median(e))
 }
 
 struct Rng(u64);
@@ -154,53 +158,82 @@ fn fail(what: &str) -> ! {
     std::process::exit(1);
 }
 
-/// The three kernels on `dev`, each against its host loop.
-fn kernels(dev: &Device, config: &str, inp: &Inputs, reps: usize) -> Result<(), tilus::Error> {
-    let n = inp.n;
-    let a = 1.5f32;
+/// A workload: runs its kernel on a device against its host loop and prints a row.
+type Workload = fn(&Device, &str, &Inputs, usize) -> Result<(), tilus::Error>;
 
+fn bench_histogram(
+    dev: &Device,
+    config: &str,
+    inp: &Inputs,
+    reps: usize,
+) -> Result<(), tilus::Error> {
     let values = dev.upload(&inp.bins)?;
     let hist = dev.zeros::<i32>(256)?;
     let mut want = vec![0i32; 256];
-    let host_s = time(reps, || host_histogram(black_box(&inp.bins), &mut want));
-    let emu_s = time(reps, || {
-        hist.copy_from_host(&[0; 256]).unwrap();
-        histogram::launch(dev, GRID, &values, &hist).unwrap();
-    });
+    let (host_s, emu_s) = time2(
+        reps,
+        || host_histogram(black_box(&inp.bins), &mut want),
+        || {
+            hist.copy_from_host(&[0; 256]).unwrap();
+            histogram::launch(dev, GRID, &values, &hist).unwrap();
+        },
+    );
     if hist.download()? != want {
         fail("histogram");
     }
-    row("histogram", config, n, emu_s, host_s);
+    row("histogram", config, inp.n, emu_s, host_s);
+    Ok(())
+}
 
+fn bench_axpy(dev: &Device, config: &str, inp: &Inputs, reps: usize) -> Result<(), tilus::Error> {
+    let a = 1.5f32;
     let (x, y, z) = (
         dev.upload(&inp.x)?,
         dev.upload(&inp.y)?,
-        dev.zeros::<f32>(n)?,
+        dev.zeros::<f32>(inp.n)?,
     );
-    let mut want = vec![0f32; n];
-    let host_s = time(reps, || host_axpy(black_box(&inp.x), &inp.y, &mut want, a));
-    let emu_s = time(reps, || axpy::launch(dev, GRID, &x, &y, &z, a).unwrap());
+    let mut want = vec![0f32; inp.n];
+    let (host_s, emu_s) = time2(
+        reps,
+        || host_axpy(black_box(&inp.x), &inp.y, &mut want, a),
+        || axpy::launch(dev, GRID, &x, &y, &z, a).unwrap(),
+    );
     if z.download()? != want {
         fail("axpy");
     }
-    row("axpy f32", config, n, emu_s, host_s);
+    row("axpy f32", config, inp.n, emu_s, host_s);
+    Ok(())
+}
 
+fn bench_scatter_add(
+    dev: &Device,
+    config: &str,
+    inp: &Inputs,
+    reps: usize,
+) -> Result<(), tilus::Error> {
     let (index, vals) = (dev.upload(&inp.index)?, dev.upload(&inp.values)?);
     let out = dev.zeros::<i32>(SCATTER_BINS)?;
     let mut want = vec![0i32; SCATTER_BINS];
-    let host_s = time(reps, || {
-        host_scatter_add(black_box(&inp.index), &inp.values, &mut want)
-    });
     let zeros = vec![0i32; SCATTER_BINS];
-    let emu_s = time(reps, || {
-        out.copy_from_host(&zeros).unwrap();
-        scatter_add::launch(dev, GRID, &index, &vals, &out).unwrap();
-    });
+    let (host_s, emu_s) = time2(
+        reps,
+        || host_scatter_add(black_box(&inp.index), &inp.values, &mut want),
+        || {
+            out.copy_from_host(&zeros).unwrap();
+            scatter_add::launch(dev, GRID, &index, &vals, &out).unwrap();
+        },
+    );
     if out.download()? != want {
         fail("scatter-add");
     }
-    row("scatter-add", config, n, emu_s, host_s);
+    row("scatter-add", config, inp.n, emu_s, host_s);
     Ok(())
+}
+
+/// Whether `what` is measured: `TILUS_BENCH_ONLY` (a substring of the row, e.g. `histogram` or
+/// `race checks off`), when set, selects rows.
+fn wanted(what: &str) -> bool {
+    std::env::var("TILUS_BENCH_ONLY").map_or(true, |only| what.contains(&only))
 }
 
 /// Device copy, upload and download of `n` i32 against `memcpy` (`copy_from_slice`).
@@ -209,19 +242,25 @@ fn copies(dev: &Device, inp: &Inputs, reps: usize) -> Result<(), tilus::Error> {
     let src = dev.upload(&inp.values)?;
     let dst = dev.zeros::<i32>(n)?;
     let mut host = vec![0i32; n];
-    let memcpy_s = time(reps, || host.copy_from_slice(black_box(&inp.values)));
-    let copy_s = time(reps, || dev.copy(&src, &dst).unwrap());
-    let upload_s = time(reps, || dst.copy_from_host(black_box(&inp.values)).unwrap());
     let mut down = Vec::new();
-    let download_s = time(reps, || down = dst.download().unwrap());
-    let to_vec_s = time(reps, || down = black_box(&inp.values).to_vec());
-    if dst.download()? != inp.values || down != inp.values {
+    let memcpy = || host.copy_from_slice(black_box(&inp.values));
+    let (memcpy_s, copy_s) = time2(reps, memcpy, || dev.copy(&src, &dst).unwrap());
+    let memcpy = || host.copy_from_slice(black_box(&inp.values));
+    let upload = || dst.copy_from_host(black_box(&inp.values)).unwrap();
+    let (memcpy2_s, upload_s) = time2(reps, memcpy, upload);
+    let mut copied = Vec::new();
+    let (to_vec_s, download_s) = time2(
+        reps,
+        || copied = black_box(&inp.values).to_vec(),
+        || down = dst.download().unwrap(),
+    );
+    if dst.download()? != inp.values || down != inp.values || copied != inp.values {
         fail("copies");
     }
     let gbs = |s: f64| 2.0 * (n * 4) as f64 / s / 1e9; // bytes read + written
     for (what, s, base_s, base) in [
         ("device copy", copy_s, memcpy_s, "memcpy"),
-        ("upload", upload_s, memcpy_s, "memcpy"),
+        ("upload", upload_s, memcpy2_s, "memcpy"),
         ("download", download_s, to_vec_s, "to_vec"),
     ] {
         println!(
@@ -264,9 +303,21 @@ fn main() -> Result<(), tilus::Error> {
             },
         ),
     ];
+    let workloads: [(&str, Workload); 3] = [
+        ("histogram", bench_histogram),
+        ("axpy", bench_axpy),
+        ("scatter-add", bench_scatter_add),
+    ];
     for (config, opts) in configs {
-        kernels(&Device::emulator_with(opts), config, &inp, reps)?;
+        let dev = Device::emulator_with(opts);
+        for (name, run) in workloads {
+            if wanted(&format!("{name} {config}")) {
+                run(&dev, config, &inp, reps)?;
+            }
+        }
     }
-    copies(&Device::emulator(), &inp, reps)?;
+    if wanted("copies") {
+        copies(&Device::emulator(), &inp, reps)?;
+    }
     Ok(())
 }

@@ -4,6 +4,7 @@
 //! is atomic (weak loads and stores are `Relaxed`). A tensor has one element type, so all
 //! accesses to one cell have one width (no mixed-size atomics).
 
+use super::buf::Word;
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 /// The memory of one tensor argument, by element width.
@@ -180,3 +181,73 @@ impl GlobalMem<'_> {
         old
     }
 }
+
+/// A host atomic cell of one width, for loops typed by their element width.
+pub(crate) trait Cell: Sync {
+    type W: Word;
+    fn get(&self, o: Ordering) -> Self::W;
+    fn set(&self, v: Self::W, o: Ordering);
+    /// Wrapping add; returns the old value.
+    fn add(&self, v: Self::W, o: Ordering) -> Self::W;
+    fn swap(&self, v: Self::W, o: Ordering) -> Self::W;
+    /// Compare-and-swap; returns the old value whether or not it matched.
+    fn cas(&self, cmp: Self::W, new: Self::W, o: Ordering, fail: Ordering) -> Self::W;
+    /// A compare-and-swap loop storing `f(old)`; returns the old value.
+    fn update(&self, o: Ordering, fail: Ordering, f: impl FnMut(Self::W) -> Self::W) -> Self::W;
+}
+
+/// A word type with its atomic cell, and the cells of a tensor of that width.
+pub(crate) trait CellWord: Word {
+    type C: Cell<W = Self>;
+    /// The cells of `m`, if its elements are of this width.
+    fn cells(m: GlobalMem<'_>) -> Option<&[Self::C]>;
+}
+
+macro_rules! cell {
+    ($a:ty, $w:ty, $v:ident) => {
+        impl Cell for $a {
+            type W = $w;
+            #[inline(always)]
+            fn get(&self, o: Ordering) -> $w {
+                self.load(o)
+            }
+            #[inline(always)]
+            fn set(&self, v: $w, o: Ordering) {
+                self.store(v, o)
+            }
+            #[inline(always)]
+            fn add(&self, v: $w, o: Ordering) -> $w {
+                self.fetch_add(v, o)
+            }
+            #[inline(always)]
+            fn swap(&self, v: $w, o: Ordering) -> $w {
+                <$a>::swap(self, v, o)
+            }
+            #[inline(always)]
+            fn cas(&self, cmp: $w, new: $w, o: Ordering, fail: Ordering) -> $w {
+                self.compare_exchange(cmp, new, o, fail)
+                    .unwrap_or_else(|x| x)
+            }
+            #[inline(always)]
+            fn update(&self, o: Ordering, fail: Ordering, mut f: impl FnMut($w) -> $w) -> $w {
+                self.fetch_update(o, fail, |x| Some(f(x)))
+                    .unwrap_or_else(|x| x)
+            }
+        }
+        impl CellWord for $w {
+            type C = $a;
+            #[inline]
+            fn cells(m: GlobalMem<'_>) -> Option<&[$a]> {
+                match m {
+                    GlobalMem::$v(c) => Some(c),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+cell!(AtomicU8, u8, W8);
+cell!(AtomicU16, u16, W16);
+cell!(AtomicU32, u32, W32);
+cell!(AtomicU64, u64, W64);

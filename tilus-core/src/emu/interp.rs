@@ -4,18 +4,16 @@
 //! the next statement starts, so a block is exactly a sequential program over tile values;
 //! `Sync` has nothing to wait for. Memory instructions live in `mem.rs`.
 
+use super::access::Run;
+use super::buf::{Buf, Pool};
 use super::cluster::{rank_of, BarrierError, ClusterMem};
 use super::flow::{Frame, Stop};
-use super::ops;
 use super::race::{BlockClock, Shadow};
 use super::sched::Sched;
-use super::value::{
-    next_pos, numel_checked, operand, scalar, Elems, GlobalView, SharedView, Tile, Value,
-};
+use super::value::{operand, scalar, Elems, GlobalView, Tile, Value};
 use super::{EmuArg, EmuError, EmuOptions};
 use crate::elem;
-use crate::elem::Lanes;
-use crate::ir::{BinOp, DType, Inst, Kernel, Operand, ParamKind, ReduceOp, Ty, VarId};
+use crate::ir::{DType, Inst, Kernel, Operand, ParamKind, Ty, VarId};
 use crate::layout::Layout;
 use std::sync::atomic::AtomicBool;
 
@@ -23,9 +21,6 @@ use std::sync::atomic::AtomicBool;
 /// repeat `ef be ad 7e`): kernels that read shared memory they never wrote see this instead of
 /// a lucky zero.
 pub const SHARED_POISON: i32 = 0x7ead_beef;
-
-/// Buffers kept for reuse; more than this are dropped.
-const POOL_MAX: usize = 32;
 
 /// What every block of one launch shares.
 pub(crate) struct Ctx<'k, 'a> {
@@ -61,13 +56,15 @@ pub(crate) struct Interp<'c, 'k, 'a> {
     /// its end on this thread, as a cluster's blocks do).
     pub sched: Option<&'c Sched<'k>>,
     /// Spare element buffers from overwritten tiles.
-    pool: Vec<Vec<u64>>,
+    pub pool: Pool,
     /// Spare shared windows and race shadows, of blocks that were suspended elsewhere.
     pub spare: Spare,
     /// The kernel's tile layout parameter (`crate::layout::vector_width`).
     vmax: usize,
-    /// Address buffer of the current access.
+    /// Address buffer of the current access (one per element).
     pub addrs: Vec<i64>,
+    /// Run buffer of the current access (`access::Run`).
+    pub runs: Vec<Run>,
     /// Scratch for duplicate detection.
     pub scratch: Vec<i64>,
     /// The running cluster's shared windows and barrier (kernels with a cluster of more than
@@ -108,10 +105,11 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         Interp {
             ctx,
             sched,
-            pool: Vec::new(),
+            pool: Pool::default(),
             spare: Spare::default(),
             vmax: crate::layout::vector_width(ctx.kernel),
             addrs: Vec::new(),
+            runs: Vec::new(),
             scratch: Vec::new(),
             cluster: None,
             vars: Vec::new(),
@@ -248,18 +246,9 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         })
     }
 
-    /// A fresh (empty) element buffer, reusing an old one's capacity where possible.
-    pub fn take_buf(&mut self) -> Vec<u64> {
-        let mut b = self.pool.pop().unwrap_or_default();
-        b.clear();
-        b
-    }
-
     fn recycle(&mut self, v: Value) {
         if let Value::Tile(t) = v {
-            if self.pool.len() < POOL_MAX {
-                self.pool.push(t.data);
-            }
+            self.pool.give(t.data);
         }
     }
 
@@ -274,11 +263,11 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
 
     /// Store a tile result. A one-element result assigned to a variable declared scalar becomes
     /// that scalar (a memory op at a single scalar coordinate), so either lowering works.
-    pub fn set_tile(&mut self, dst: VarId, shape: Vec<usize>, data: Vec<u64>) -> R<()> {
+    pub fn set_tile(&mut self, dst: VarId, shape: Vec<usize>, data: Buf) -> R<()> {
         let declared_scalar =
             matches!(self.ctx.kernel.vars.get(dst as usize), Some(v) if v.ty.is_scalar());
         if declared_scalar && data.len() == 1 {
-            let v = data[0];
+            let v = data.words().at(0);
             self.recycle(Value::Tile(Tile { shape, data }));
             return self.set(dst, Value::Scalar(v));
         }
@@ -373,315 +362,6 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         }
     }
 
-    /// Instructions that compute the value of `d`.
-    fn value_inst(&mut self, d: VarId, inst: &'k Inst) -> R<()> {
-        let scalar = |v: u64| Value::Scalar(v);
-        match inst {
-            Inst::Mov(op) => self.mov(d, *op),
-            Inst::BlockIdx { axis } => {
-                let c = self.ctx.grid.coords(self.block as u64)[(*axis as usize).min(2)];
-                self.set(d, scalar(c as u64))
-            }
-            Inst::GridDim { axis } => self.set(d, scalar(self.ctx.grid.dim(*axis) as u64)),
-            Inst::ClusterRank => self.set(d, scalar(self.rank as u64)),
-            Inst::ClusterSize => self.set(d, scalar(self.ctx.kernel.cluster.blocks())),
-            Inst::ClusterIdx { axis } => {
-                let coords = self.ctx.grid.coords(self.block as u64);
-                let cid = rank_of(coords, self.ctx.kernel.cluster).1;
-                self.set(d, scalar(cid[(*axis as usize).min(2)] as u64))
-            }
-            Inst::Dim { tensor, axis } => self.dim(d, *tensor, *axis),
-            Inst::View { src, offset, shape } => self.view(d, *src, *offset, shape),
-            Inst::Arange { n, dtype } => {
-                let mut out = self.take_buf();
-                out.extend((0..*n).map(|i| elem::int_const(*dtype, i as i128).unwrap_or(0)));
-                self.set_tile(d, vec![*n], out)
-            }
-            Inst::LaneIds { shape, dtype } => {
-                let n = self.numel(shape)?;
-                // The thread holding flat index `f` (`crate::layout`), then its lane.
-                let l = self.layout(n);
-                let mut out = self.take_buf();
-                out.extend((0..n).map(|f| {
-                    let lane = (f % l.chunk()) / l.v % 32;
-                    elem::int_const(*dtype, lane as i128).unwrap_or(0)
-                }));
-                self.set_tile(d, shape.clone(), out)
-            }
-            Inst::Full { shape, value } => {
-                let n = self.numel(shape)?;
-                let v = self.scalar(*value)?;
-                let mut out = self.take_buf();
-                out.resize(n, v);
-                self.set_tile(d, shape.clone(), out)
-            }
-            Inst::Binary { op, lhs, rhs } => self.binary(d, *op, *lhs, *rhs),
-            Inst::Unary { op, x } => {
-                let dt = self.dtype(*x);
-                self.map(d, *x, |lanes, n, out| {
-                    elem::unary_into(*op, dt, lanes, n, out)
-                })
-            }
-            Inst::Cast { x, dtype } => {
-                let from = self.dtype(*x);
-                self.map(d, *x, |lanes, n, out| {
-                    elem::cast_into(from, *dtype, lanes, n, out)
-                })
-            }
-            // Values are canonical bit patterns and the sizes agree: only the type changes.
-            Inst::Bitcast { x, dtype } => self.map(d, *x, |lanes, n, out| {
-                out.extend((0..n).map(|e| elem::canon(*dtype, lanes.at(e))))
-            }),
-            Inst::Fma { a, b, c } => {
-                let dt = self.dtype(*a);
-                self.ternary(d, [*a, *b, *c], "fma", |[a, b, c], n, out| {
-                    elem::fma_into(dt, a.lanes(), b.lanes(), c.lanes(), n, out)
-                })
-            }
-            Inst::Select { cond, a, b } => {
-                self.ternary(d, [*cond, *a, *b], "select", |[c, x, y], n, out| {
-                    out.extend((0..n).map(|e| if c.at(e) != 0 { x.at(e) } else { y.at(e) }))
-                })
-            }
-            Inst::Reshape { x, shape } => self.reshape(d, *x, shape),
-            Inst::Broadcast { x, shape } => self.broadcast(d, *x, shape),
-            Inst::Reduce { op, x } => self.reduce(d, *op, *x),
-            Inst::AllocShared {
-                shape,
-                offset,
-                dtype,
-                distributed,
-            } => self.alloc_shared(d, shape, *offset, *dtype, *distributed),
-            _ => Err(self.malformed("not a value instruction".into())),
-        }
-    }
-
-    /// `Mov`: a copy of a value, or of a memory reference (`let v = t;`).
-    fn mov(&mut self, d: VarId, op: Operand) -> R<()> {
-        if let Operand::Var(v) = op {
-            if let Some(m @ (Value::Global(_) | Value::Shared(_))) = self.vars.get(v as usize) {
-                let m = m.clone();
-                return self.set(d, m);
-            }
-        }
-        let mut out = self.take_buf();
-        let v = match self.operand(op)? {
-            Elems::Scalar(v) => Value::Scalar(v),
-            Elems::Tile(s, data) => {
-                out.extend_from_slice(data);
-                Value::Tile(Tile {
-                    shape: s.to_vec(),
-                    data: out,
-                })
-            }
-        };
-        self.set(d, v)
-    }
-
-    /// `Dim`: the extent of a tensor along `axis`.
-    fn dim(&mut self, d: VarId, tensor: VarId, axis: usize) -> R<()> {
-        let v = match self.vars.get(tensor as usize) {
-            Some(Value::Global(g)) => g.dims.get(axis).copied(),
-            Some(Value::Shared(s)) => s.shape.get(axis).map(|&x| x as i64),
-            _ => None,
-        };
-        let v = v.ok_or_else(|| {
-            self.malformed(format!("`dim` axis {axis} of a non-tensor or lower rank"))
-        })?;
-        self.set(d, Value::Scalar(v as u64))
-    }
-
-    /// `View`: a window of a global tensor.
-    fn view(&mut self, d: VarId, src: VarId, offset: Operand, shape: &[Operand]) -> R<()> {
-        let Some(Value::Global(g)) = self.vars.get(src as usize) else {
-            return Err(self.malformed(format!(
-                "view of variable {src}, which is not a global tensor"
-            )));
-        };
-        let (param, base) = (g.param, g.offset);
-        // Saturating like the PTX (ir.rs: a huge offset stays out of bounds).
-        let offset = base.saturating_add(clamp_i64(self.int(offset)?));
-        let dims = shape
-            .iter()
-            .map(|o| self.int(*o).map(clamp_i64))
-            .collect::<R<Vec<_>>>()?;
-        self.set(
-            d,
-            Value::Global(GlobalView {
-                param,
-                offset,
-                dims,
-            }),
-        )
-    }
-
-    /// A binary operator on two scalars or tiles of one element count (or a tile and a scalar).
-    fn binary(&mut self, d: VarId, op: BinOp, lhs: Operand, rhs: Operand) -> R<()> {
-        let dt = self.dtype(lhs);
-        let mut out = self.take_buf();
-        let (a, b) = (self.operand(lhs)?, self.operand(rhs)?);
-        let shape = match (a, b) {
-            (Elems::Scalar(x), Elems::Scalar(y)) => {
-                let v = elem::binary(op, dt, x, y);
-                self.pool.push(out);
-                return self.set(d, Value::Scalar(v));
-            }
-            (Elems::Tile(s, x), Elems::Tile(_, y)) if x.len() != y.len() => {
-                return Err(self.malformed(format!(
-                    "binary operands of shapes {s:?} and {:?}",
-                    b.shape()
-                )));
-            }
-            (Elems::Tile(s, x), _) | (_, Elems::Tile(s, x)) => (s.to_vec(), x.len()),
-        };
-        elem::binary_into(op, dt, a.lanes(), b.lanes(), shape.1, &mut out);
-        self.set_tile(d, shape.0, out)
-    }
-
-    /// An element-wise map of one operand: `f(lanes, n, out)` appends the `n` results (one for
-    /// a scalar, which stays a scalar).
-    fn map(
-        &mut self,
-        d: VarId,
-        x: Operand,
-        f: impl FnOnce(Lanes<'_>, usize, &mut Vec<u64>),
-    ) -> R<()> {
-        let mut out = self.take_buf();
-        match self.operand(x)? {
-            e @ Elems::Scalar(_) => {
-                f(e.lanes(), 1, &mut out);
-                let v = out.first().copied().unwrap_or(0);
-                self.pool.push(out);
-                self.set(d, Value::Scalar(v))
-            }
-            e @ Elems::Tile(s, xs) => {
-                let s = s.to_vec();
-                f(e.lanes(), xs.len(), &mut out);
-                self.set_tile(d, s, out)
-            }
-        }
-    }
-
-    /// An element-wise operation of three operands, scalars or tiles of one element count:
-    /// `f(operands, n, out)` appends the `n` results; three scalars give a scalar. `what` names
-    /// the operation in the error for operands of different shapes.
-    fn ternary(
-        &mut self,
-        d: VarId,
-        operands: [Operand; 3],
-        what: &str,
-        f: impl FnOnce(&[Elems<'_>; 3], usize, &mut Vec<u64>),
-    ) -> R<()> {
-        let mut out = self.take_buf();
-        let ops = [
-            self.operand(operands[0])?,
-            self.operand(operands[1])?,
-            self.operand(operands[2])?,
-        ];
-        let Some(first) = ops.iter().find_map(|t| t.shape()) else {
-            f(&ops, 1, &mut out);
-            let v = out.first().copied().unwrap_or(0);
-            self.pool.push(out);
-            return self.set(d, Value::Scalar(v));
-        };
-        let n = ops.iter().find_map(|t| t.len()).unwrap_or(0);
-        if ops.iter().any(|t| t.len().is_some_and(|l| l != n)) {
-            return Err(self.malformed(format!("{what} operands of different shapes")));
-        }
-        let shape = first.to_vec();
-        f(&ops, n, &mut out);
-        self.set_tile(d, shape, out)
-    }
-
-    /// `Reshape`: the same elements in row-major order, another shape.
-    fn reshape(&mut self, d: VarId, x: VarId, shape: &[usize]) -> R<()> {
-        let n = self.numel(shape)?;
-        let mut out = self.take_buf();
-        match self.operand(Operand::Var(x))? {
-            Elems::Scalar(v) => out.push(v),
-            Elems::Tile(_, xs) => out.extend_from_slice(xs),
-        }
-        if out.len() != n {
-            return Err(self.malformed(format!("reshape of {} elements to {shape:?}", out.len())));
-        }
-        self.set_tile(d, shape.to_vec(), out)
-    }
-
-    /// `Broadcast` to `shape`.
-    fn broadcast(&mut self, d: VarId, x: VarId, shape: &[usize]) -> R<()> {
-        let n = self.numel(shape)?;
-        let mut out = self.take_buf();
-        let src = self.operand(Operand::Var(x))?;
-        broadcast(src, shape, n, &mut out).map_err(|m| self.malformed(m))?;
-        // The PTX replicates a tile through shared scratch between two barriers (a scalar
-        // source or an equal element count is a register move).
-        if let Some(Ty::Tile { shape: s, .. }) = self.ty(x) {
-            if crate::ir::numel(s) != n {
-                self.barrier();
-            }
-        }
-        self.set_tile(d, shape.to_vec(), out)
-    }
-
-    /// `Reduce` of a tile to a scalar, in the PTX's order of combination.
-    fn reduce(&mut self, d: VarId, op: ReduceOp, x: VarId) -> R<()> {
-        let dt = self.dtype(Operand::Var(x));
-        let v = match self.operand(Operand::Var(x))? {
-            Elems::Scalar(v) => ops::reduce(op, dt, &[v], self.layout(1)),
-            Elems::Tile(_, xs) => ops::reduce(op, dt, xs, self.layout(xs.len())),
-        };
-        // The PTX combines the warps' partials of a tile through shared scratch, between two
-        // barriers (one warp needs no barrier).
-        if self.ctx.kernel.threads > 32 && matches!(self.ty(x), Some(Ty::Tile { .. })) {
-            self.barrier();
-        }
-        self.set(d, Value::Scalar(v))
-    }
-
-    /// `AllocShared`: a view of the window (of this block's part of a distributed tensor).
-    fn alloc_shared(
-        &mut self,
-        d: VarId,
-        shape: &[usize],
-        offset: usize,
-        dtype: DType,
-        distributed: bool,
-    ) -> R<()> {
-        let blocks = if distributed {
-            self.ctx.kernel.cluster.blocks().max(1) as usize
-        } else {
-            1
-        };
-        let part = self.numel(shape)? / blocks;
-        let window = match self.cluster {
-            Some(c) => c.window,
-            None => self.shared.len(),
-        };
-        let end = part
-            .checked_mul(dtype.size_bytes())
-            .and_then(|b| b.checked_add(offset));
-        if !offset.is_multiple_of(dtype.size_bytes()) || !matches!(end, Some(end) if end <= window)
-        {
-            return Err(self.malformed(format!(
-                "shared allocation of {shape:?} at byte {offset} does not fit the {}-byte window",
-                self.ctx.kernel.shared_bytes
-            )));
-        }
-        self.set(
-            d,
-            Value::Shared(SharedView {
-                byte: offset,
-                shape: shape.to_vec(),
-                dtype,
-                part: distributed.then_some(part),
-            }),
-        )
-    }
-
-    fn numel(&self, shape: &[usize]) -> R<usize> {
-        numel_checked(shape).ok_or_else(|| self.malformed(format!("shape {shape:?} is too large")))
-    }
-
     /// `Fence`: the PTX brackets the fence with barriers.
     fn fence(&mut self, sem: crate::ir::Sem) {
         self.barrier();
@@ -693,51 +373,4 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
     pub fn ty(&self, v: VarId) -> Option<&'k Ty> {
         self.ctx.kernel.vars.get(v as usize).map(|v| &v.ty)
     }
-}
-
-/// Numpy broadcast of `src` to `shape` (`n` elements): a source of lower rank is padded with
-/// leading 1s, and each source axis must be 1 or equal to the target's.
-fn broadcast(src: Elems<'_>, shape: &[usize], n: usize, out: &mut Vec<u64>) -> Result<(), String> {
-    let (sshape, data) = match src {
-        Elems::Scalar(v) => {
-            out.resize(n, v);
-            return Ok(());
-        }
-        Elems::Tile(s, d) => (s, d),
-    };
-    if sshape.len() > shape.len() {
-        return Err(format!(
-            "broadcast of shape {sshape:?} to lower rank {shape:?}"
-        ));
-    }
-    let pad = shape.len() - sshape.len();
-    // Source stride per target axis; 0 on broadcast axes.
-    let mut strides = vec![0usize; shape.len()];
-    let mut acc = 1usize;
-    for k in (0..sshape.len()).rev() {
-        let (s, t) = (sshape[k], shape[pad + k]);
-        if s != 1 && s != t {
-            return Err(format!("cannot broadcast shape {sshape:?} to {shape:?}"));
-        }
-        strides[pad + k] = if s == 1 { 0 } else { acc };
-        acc = acc.saturating_mul(s);
-    }
-    if acc != data.len() {
-        return Err(format!(
-            "broadcast source of shape {sshape:?} holds {} elements",
-            data.len()
-        ));
-    }
-    let mut pos = vec![0usize; shape.len()];
-    for _ in 0..n {
-        let idx: usize = pos.iter().zip(&strides).map(|(p, s)| p * s).sum();
-        out.push(data.get(idx).copied().unwrap_or(0));
-        next_pos(&mut pos, shape);
-    }
-    Ok(())
-}
-
-/// An integer read as i64, saturating (view offsets and dims).
-fn clamp_i64(v: i128) -> i64 {
-    v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
 }

@@ -22,14 +22,22 @@
 //! order, so the last of several weak stores to one address wins).
 
 mod access;
+mod buf;
 mod cluster;
+mod compute;
+mod elementwise;
 mod flow;
 mod global;
+mod indexed;
 mod interp;
 mod mem;
+mod mem_checks;
 mod ops;
 mod race;
+mod rmw;
+mod runs;
 mod sched;
+mod transfer;
 mod value;
 
 #[cfg(test)]
