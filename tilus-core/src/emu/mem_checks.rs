@@ -52,6 +52,8 @@ impl<'c> Interp<'c, '_, '_> {
         if self.race.is_none() || matches!(r.region, Region::Global { .. }) {
             return Ok(());
         }
+        // One span of consecutive addresses: no two elements share one.
+        let distinct = r.runs && self.runs.len() <= 1;
         self.need_addrs(r);
         let found = match r.region {
             Region::Cluster => self.check_cluster_race(a, kind, uniform),
@@ -62,7 +64,7 @@ impl<'c> Interp<'c, '_, '_> {
                 ) else {
                     return Ok(());
                 };
-                shadow.access(kind, &self.addrs, uniform, &target)
+                shadow.access(kind, &self.addrs, (uniform, distinct), &target)
             }
         };
         found.map_err(|race| {

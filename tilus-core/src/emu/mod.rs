@@ -91,8 +91,11 @@ pub struct EmuOptions {
     /// are reported as [`EmuError::SharedRace`] (a missing `sync()`). In distributed shared
     /// tensors (`cluster_shared_tensor`) accesses of two blocks of a cluster race unless a
     /// `cluster_sync()` or a release/acquire pair orders them (a missing `cluster_sync()`).
-    /// Costs a shadow of the shared window per worker (and of the windows per running cluster)
-    /// and a pass over each shared access (on in tests).
+    /// Costs a shadow of the shared window per block in flight (24 bytes per element of the
+    /// kernel's narrowest shared type; per running cluster for distributed tensors), a copy of
+    /// each shared access's addresses until the next barrier, and a check element by element
+    /// only in the barrier intervals that mix kinds of access that can race (a store and a
+    /// load, say); BENCHMARKS.md has the measured cost. On in tests.
     pub check_races: bool,
 }
 

@@ -2225,6 +2225,50 @@ fn race_histogram_pattern() {
     }
 }
 
+/// The race checker records atomics lazily (`race.rs`): a barrier interval of more atomic
+/// elements than it keeps pending (2^18) is recorded in parts, and a load without a barrier
+/// after all of them still races with the atomics of every part.
+#[test]
+fn race_after_a_long_interval_of_atomics() {
+    let n: usize = 300_000;
+    let mut rng = XorShift(11);
+    let data: Vec<i32> = (0..n).map(|_| (rng.next() % 64) as i32).collect();
+    let run = |kernel: &Kernel| {
+        let (d, h) = (mem(&data), mem(&[0; 64]));
+        let args = [
+            EmuArg::Tensor(GlobalMem::W32(&d)),
+            EmuArg::i32(n as i32),
+            EmuArg::Tensor(GlobalMem::W32(&h)),
+        ];
+        launch(kernel, 1, &args, &races()).map(|()| read(&h))
+    };
+    let mut want = vec![0; 64];
+    data.iter().for_each(|&x| want[x as usize] += 1);
+    let kernel = histogram_kernel(4096, 64);
+    assert_eq!(run(&kernel), Ok(want));
+    let mut racy = kernel.clone();
+    let last_sync = racy
+        .body
+        .iter()
+        .rposition(|s| {
+            matches!(
+                s,
+                Stmt::Inst {
+                    inst: Inst::Sync,
+                    ..
+                }
+            )
+        })
+        .unwrap();
+    racy.body.remove(last_sync);
+    let r = run(&racy);
+    let Err(EmuError::SharedRace { detail, .. }) = &r else {
+        panic!("expected a race, got {r:?}");
+    };
+    assert!(detail.starts_with("read-after-write"), "{detail}");
+    assert!(detail.contains("atomically wrote it"), "{detail}");
+}
+
 /// Nothing recorded in one block conflicts with the next block the same worker runs.
 #[test]
 fn race_state_does_not_leak_between_blocks() {
