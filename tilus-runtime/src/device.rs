@@ -395,12 +395,8 @@ impl Device {
             (MemRef::Emu(sm, _), MemRef::Emu(dm, _)) => {
                 let _ = stream; // the emulator runs each operation when it is issued
                 if !sm.same(&dm) {
-                    // A whole-value snapshot first: overlapping views must copy like memmove.
-                    let vals: Vec<u64> =
-                        (0..s.len).map(|i| sm.load(i, Ordering::Relaxed)).collect();
-                    for (i, v) in vals.into_iter().enumerate() {
-                        dm.store(i, v, Ordering::Relaxed);
-                    }
+                    // Overlapping views copy like memmove.
+                    dm.copy_from(&sm);
                 }
                 Ok(())
             }

@@ -194,11 +194,17 @@ pub(crate) fn cast(from: DType, to: DType, x: Elems<'_>, n: usize, pool: &mut Po
             Elems::Scalar(v) => Buf::filled(to.size_bytes(), n, elem::canon(to, v), pool),
         });
     }
-    with_elem_type!(from, A => with_elem_type!(to, B => {
-        Ok(map1::<A, B>(src(x)?, n, pool, |v| {
-            let bits = elem::cast(<A as Elem>::DTYPE, <B as Elem>::DTYPE, Elem::to_bits(v));
-            <B as Elem>::from_bits(bits)
-        }))
+    // Typed by the source type, whose reading folds; the target type is dispatched per
+    // element (one loop per pair of types would be 169 loops).
+    with_elem_type!(from, A => with_word!(to.size_bytes(), B => {
+        let x = src::<<A as Stored>::W>(x)?;
+        let conv = move |w: <A as Stored>::W| B::of(elem::cast(<A as Elem>::DTYPE, to, w.bits()));
+        let mut out = pool.take::<B>();
+        match x {
+            Src::Each(s) => out.extend(s.iter().map(|&w| conv(w))),
+            Src::One(w) => out.resize(n, conv(w)),
+        }
+        Ok(B::wrap(out))
     }))
 }
 

@@ -50,21 +50,22 @@ pub(super) fn one_index(
     let (base, stride) = (fixed as i64, stride as i64);
     addrs.clear();
     let filled = with_elem_type!(*dt, T => match <<T as Stored>::W as Word>::slice(*words) {
-        Some(ws) => {
-            addrs.extend(ws.iter().map(|&w| {
+        Some(ws) if ws.len() == n => {
+            addrs.extend(ws.iter().map(move |&w| {
                 let c = index_of::<T>(w);
                 let valid = (c.wrapping_sub(lo) as u64) < span;
+                let addr = base.wrapping_add(c.wrapping_mul(stride));
                 if valid {
-                    base.wrapping_add(c.wrapping_mul(stride))
+                    addr
                 } else {
                     INACTIVE
                 }
             }));
             true
         }
-        None => false,
+        _ => false,
     });
-    filled && addrs.len() == n && (check_bounds || addrs.iter().all(|&a| a != INACTIVE))
+    filled && (check_bounds || addrs.iter().all(|&a| a != INACTIVE))
 }
 
 /// An index value as i64, saturating (a value past the i64 range is out of bounds anyway):

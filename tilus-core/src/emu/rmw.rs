@@ -1,18 +1,20 @@
-//! Read-modify-writes (not the 128-bit pairs), typed by element type: one loop per element
-//! type, and per operation where the new value is computed here, so that the operation
-//! compiles to its instruction (`crate::elem::rmw_new` is inlined with a constant operation
-//! and type).
+//! Read-modify-writes (not the 128-bit pairs): one loop per element width, with the
+//! operations the host has an instruction for (integer add, exchange, compare-and-swap) and
+//! the integer add of shared memory (a histogram's) as their own cases, everything else
+//! through [`crate::elem::rmw_new`] element by element. (One loop per type and operation
+//! would compile to several hundred loops, for operations that cost a compare-and-swap loop
+//! anyway.)
 //!
 //! Global memory is shared with other host threads: the host's atomic instructions where it
-//! has them (integer add, exchange, compare-and-swap), a compare-and-swap loop otherwise.
-//! Shared memory belongs to the block's own thread: plain reads and writes.
+//! has them, a compare-and-swap loop otherwise. Shared memory belongs to the block's own
+//! thread: plain reads and writes.
 
 use super::access::{Plan, INACTIVE};
-use super::buf::{with_elem_type, Buf, Pool, Stored, Word};
+use super::buf::{with_word, Buf, Pool, Word};
 use super::global::{Cell, CellWord, GlobalMem};
 use super::transfer::{read_word, rmw_each, write_word};
 use super::value::{Elems, Src};
-use crate::elem::{rmw_new, Elem};
+use crate::elem::rmw_new;
 use crate::ir::{DType, InactiveResult, RmwOp};
 use std::sync::atomic::Ordering;
 
@@ -44,55 +46,6 @@ fn dead<W: Word>(inactive: InactiveResult, c: Src<'_, W>) -> impl Fn(usize) -> W
     }
 }
 
-/// The operations, indexed by the constant parameter of the loops below (one loop per
-/// element type and operation: `crate::elem::rmw_new` inlined with constants).
-const OPS: [RmwOp; 11] = [
-    RmwOp::Add,
-    RmwOp::Sub,
-    RmwOp::Min,
-    RmwOp::Max,
-    RmwOp::Exch,
-    RmwOp::Cas,
-    RmwOp::And,
-    RmwOp::Or,
-    RmwOp::Xor,
-    RmwOp::Inc,
-    RmwOp::Dec,
-];
-
-/// Calls `$f::<T, I>($args)` with `I` the index of `$op` in [`OPS`].
-macro_rules! by_op {
-    ($op:expr, $f:ident::<$T:ty>($($args:expr),*)) => {
-        match $op {
-            RmwOp::Add => $f::<$T, 0>($($args),*),
-            RmwOp::Sub => $f::<$T, 1>($($args),*),
-            RmwOp::Min => $f::<$T, 2>($($args),*),
-            RmwOp::Max => $f::<$T, 3>($($args),*),
-            RmwOp::Exch => $f::<$T, 4>($($args),*),
-            RmwOp::Cas => $f::<$T, 5>($($args),*),
-            RmwOp::And => $f::<$T, 6>($($args),*),
-            RmwOp::Or => $f::<$T, 7>($($args),*),
-            RmwOp::Xor => $f::<$T, 8>($($args),*),
-            RmwOp::Inc => $f::<$T, 9>($($args),*),
-            RmwOp::Dec => $f::<$T, 10>($($args),*),
-        }
-    };
-}
-
-/// The new value of a cell holding `old` of type `T` after operation `OPS[OP]`.
-#[inline(always)]
-fn new_value<T: Stored, const OP: usize>(old: T::W, v: T::W, c: T::W, global: bool) -> T::W {
-    let bits = rmw_new(
-        OPS[OP],
-        <T as Elem>::DTYPE,
-        old.bits(),
-        v.bits(),
-        c.bits(),
-        global,
-    );
-    T::W::of(bits)
-}
-
 /// The read-modify-writes of `plan` on global memory `mem` with orders `o` (and `fail` for a
 /// failed compare-and-swap); `locks`: take each 64-bit element's chunk lock
 /// ([`GlobalMem::chunk_lock`]). Returns the old values.
@@ -104,40 +57,54 @@ pub(crate) fn global(
     locks: bool,
     pool: &mut Pool,
 ) -> Result<Buf, String> {
-    with_elem_type!(a.d, T => {
-        let cells = <<T as Stored>::W as CellWord>::cells(mem)
+    with_word!(a.d.size_bytes(), W => {
+        let cells = W::cells(mem)
             .ok_or_else(|| "an atomic on a tensor of another element width".to_string())?;
-        let mut out = pool.take::<<T as Stored>::W>();
-        let locks = locks.then_some(mem);
-        by_op!(a.op, global_op::<T>(cells, plan, a, orders, locks, &mut out))?;
-        Ok(<T as Stored>::W::wrap(out))
+        let mut out = pool.take::<W>();
+        global_words(cells, plan, a, orders, locks.then_some(mem), &mut out)?;
+        Ok(W::wrap(out))
     })
 }
 
-/// [`global`] for one element type and operation.
-fn global_op<T: Stored, const OP: usize>(
-    cells: &[<T::W as CellWord>::C],
+fn global_words<W: CellWord>(
+    cells: &[W::C],
     plan: Plan<'_>,
     a: &Rmw<'_>,
     (o, fail): (Ordering, Ordering),
     locks: Option<GlobalMem<'_>>,
-    out: &mut Vec<T::W>,
+    out: &mut Vec<W>,
 ) -> Result<(), String> {
-    let (v, c) = (src::<T::W>(a.values)?, src::<T::W>(a.compare)?);
-    let int = <T as Elem>::DTYPE.is_int();
-    rmw_each(plan, a.n, a.want, dead(a.inactive, c), out, |i, e| {
-        let _held = locks.and_then(|m| m.chunk_lock(i));
-        let (cell, v, c) = (&cells[i], v.at(e), c.at(e));
-        match OPS[OP] {
-            // Integer forms the host has: wrapping add of the operand (negated for sub, as
-            // PTX has no atom.sub), exchange, compare-and-swap.
-            RmwOp::Add if int => cell.add(v, o),
-            RmwOp::Sub if int => cell.add(T::W::of(v.bits().wrapping_neg()), o),
-            RmwOp::Exch => cell.swap(v, o),
-            RmwOp::Cas => cell.cas(c, v, o, fail),
-            _ => cell.update(o, fail, |old| new_value::<T, OP>(old, v, c, true)),
-        }
-    });
+    let (v, c) = (src::<W>(a.values)?, src::<W>(a.compare)?);
+    let (op, d, int) = (a.op, a.d, a.d.is_int());
+    // (The closures own copies of what they use: a loop reading them through references
+    // would load them for every element.)
+    let update = move |cell: &W::C, e: usize| match op {
+        // Wrapping add of the operand (negated for sub, as PTX has no atom.sub).
+        RmwOp::Add if int => cell.add(v.at(e), o),
+        RmwOp::Sub if int => cell.add(W::of(v.at(e).bits().wrapping_neg()), o),
+        RmwOp::Exch => cell.swap(v.at(e), o),
+        RmwOp::Cas => cell.cas(c.at(e), v.at(e), o, fail),
+        _ => cell.update(o, fail, |old| {
+            W::of(rmw_new(
+                op,
+                d,
+                old.bits(),
+                v.at(e).bits(),
+                c.at(e).bits(),
+                true,
+            ))
+        }),
+    };
+    let dead = dead(a.inactive, c);
+    match locks {
+        None => rmw_each(plan, a.n, a.want, dead, out, move |i, e| {
+            update(&cells[i], e)
+        }),
+        Some(m) => rmw_each(plan, a.n, a.want, dead, out, move |i, e| {
+            let _held = m.chunk_lock(i);
+            update(&cells[i], e)
+        }),
+    }
     Ok(())
 }
 
@@ -150,38 +117,50 @@ pub(crate) fn shared(
     a: &Rmw<'_>,
     pool: &mut Pool,
 ) -> Result<Buf, String> {
-    with_elem_type!(a.d, T => {
-        let mut out = pool.take::<<T as Stored>::W>();
-        by_op!(a.op, shared_op::<T>(window, base, plan, a, &mut out))?;
-        Ok(<T as Stored>::W::wrap(out))
+    with_word!(a.d.size_bytes(), W => {
+        let mut out = pool.take::<W>();
+        let (v, c) = (src::<W>(a.values)?, src::<W>(a.compare)?);
+        let (op, d) = (a.op, a.d);
+        if op == RmwOp::Add && d.is_int() {
+            // Wrapping add at the element's width.
+            let add = |old: W, v: W, _: W| W::of(old.bits().wrapping_add(v.bits()));
+            shared_words(window, base, plan, a, (v, c), add, &mut out);
+        } else {
+            let new = move |old: W, v: W, c: W| {
+                W::of(rmw_new(op, d, old.bits(), v.bits(), c.bits(), false))
+            };
+            shared_words(window, base, plan, a, (v, c), new, &mut out);
+        }
+        Ok(W::wrap(out))
     })
 }
 
-/// [`shared`] for one element type and operation.
-fn shared_op<T: Stored, const OP: usize>(
+/// [`shared`] with `new(old, value, compare)` computing each element's new value.
+#[inline(always)]
+fn shared_words<W: Word>(
     window: &mut [u8],
     base: usize,
     plan: Plan<'_>,
     a: &Rmw<'_>,
-    out: &mut Vec<T::W>,
-) -> Result<(), String> {
-    let (v, c) = (src::<T::W>(a.values)?, src::<T::W>(a.compare)?);
+    (v, c): (Src<'_, W>, Src<'_, W>),
+    new: impl Fn(W, W, W) -> W + Copy,
+    out: &mut Vec<W>,
+) {
     if let (Plan::Addrs(addrs), Src::One(v), Src::One(c), false) = (plan, v, c, a.want) {
         // The common scatter of one value (a histogram's `+= 1`), in its own loop.
         for &p in addrs {
             if p != INACTIVE {
                 let at = base + p as usize;
                 let old = read_word(window, at);
-                write_word(window, at, new_value::<T, OP>(old, v, c, false));
+                write_word(window, at, new(old, v, c));
             }
         }
-        return Ok(());
+        return;
     }
-    rmw_each(plan, a.n, a.want, dead(a.inactive, c), out, |i, e| {
+    rmw_each(plan, a.n, a.want, dead(a.inactive, c), out, move |i, e| {
         let at = base + i;
         let old = read_word(window, at);
-        write_word(window, at, new_value::<T, OP>(old, v.at(e), c.at(e), false));
+        write_word(window, at, new(old, v.at(e), c.at(e)));
         old
     });
-    Ok(())
 }

@@ -54,6 +54,34 @@ fn gather<W: Word>(
     }
 }
 
+/// The memory orders, indexed by the constant parameter of the loops below: a loop over a
+/// runtime order would test it for every element.
+pub(crate) const ORDERS: [Ordering; 5] = [
+    Ordering::Relaxed,
+    Ordering::Acquire,
+    Ordering::Release,
+    Ordering::AcqRel,
+    Ordering::SeqCst,
+];
+
+/// The index of `o` in [`ORDERS`].
+pub(crate) fn order_index(o: Ordering) -> usize {
+    ORDERS.iter().position(|&x| x == o).unwrap_or(4)
+}
+
+/// Calls `$f::<W, I>($args)` with `I` the index of the order `$o` in [`ORDERS`].
+macro_rules! by_order {
+    ($o:expr, $f:ident::<$W:ty>($($args:expr),*)) => {
+        match order_index($o) {
+            0 => $f::<$W, 0>($($args),*),
+            1 => $f::<$W, 1>($($args),*),
+            2 => $f::<$W, 2>($($args),*),
+            3 => $f::<$W, 3>($($args),*),
+            _ => $f::<$W, 4>($($args),*),
+        }
+    };
+}
+
 /// Load the `n` elements of `plan` from global `cells` with order `o`.
 pub(crate) fn gather_global<W: CellWord>(
     cells: &[W::C],
@@ -63,13 +91,23 @@ pub(crate) fn gather_global<W: CellWord>(
     o: Ordering,
     out: &mut Vec<W>,
 ) {
+    by_order!(o, gather_global_as::<W>(cells, plan, n, other, out))
+}
+
+fn gather_global_as<W: CellWord, const O: usize>(
+    cells: &[W::C],
+    plan: Plan<'_>,
+    n: usize,
+    other: Src<'_, W>,
+    out: &mut Vec<W>,
+) {
     gather(
         plan,
         n,
         other,
         out,
-        |a, len, out| out.extend(cells[a..a + len].iter().map(|c| c.get(o))),
-        |a| cells[a].get(o),
+        |a, len, out| out.extend(cells[a..a + len].iter().map(|c| c.get(ORDERS[O]))),
+        |a| cells[a].get(ORDERS[O]),
     );
 }
 
@@ -124,6 +162,15 @@ pub(crate) fn scatter_global<W: CellWord>(
     o: Ordering,
     locks: Option<GlobalMem<'_>>,
 ) {
+    by_order!(o, scatter_global_as::<W>(cells, plan, v, locks))
+}
+
+fn scatter_global_as<W: CellWord, const O: usize>(
+    cells: &[W::C],
+    plan: Plan<'_>,
+    v: Src<'_, W>,
+    locks: Option<GlobalMem<'_>>,
+) {
     if let (Plan::Runs(runs), None) = (plan, locks) {
         for r in runs {
             let span = &cells[r.addr as usize..r.addr as usize + r.len];
@@ -131,15 +178,15 @@ pub(crate) fn scatter_global<W: CellWord>(
                 Src::Each(v) => span
                     .iter()
                     .zip(&v[r.e..r.e + r.len])
-                    .for_each(|(c, &x)| c.set(x, o)),
-                Src::One(x) => span.iter().for_each(|c| c.set(x, o)),
+                    .for_each(|(c, &x)| c.set(x, ORDERS[O])),
+                Src::One(x) => span.iter().for_each(|c| c.set(x, ORDERS[O])),
             }
         }
         return;
     }
     each_active(plan, |a, e| {
         let _held = locks.and_then(|m| m.chunk_lock(a));
-        cells[a].set(v.at(e), o);
+        cells[a].set(v.at(e), ORDERS[O]);
     });
 }
 
