@@ -3,9 +3,10 @@
 //! checking that the device address is the same before and after.
 //!
 //! On a GPU (`--features cuda`) the other library is `cust`: a `DeviceBuffer` is borrowed with
-//! `TensorView::from_cust` (safe: the view borrows the buffer), and a range of it through the
-//! raw-pointer constructor `TensorView::from_raw` (unsafe: its contract is written at the
-//! call). On the emulator the owner is a `GlobalTensor` standing in for the foreign buffer, and
+//! `TensorView::with_cust` (safe: the view lives in a scope that waits for the device at its
+//! end, so no free of the buffer, not even cust's stream-ordered `drop_async`, can overtake the
+//! kernels), and a range of it through the raw-pointer constructor `TensorView::from_raw`
+//! (unsafe: its contract is written at the call). On the emulator the owner is a `GlobalTensor` standing in for the foreign buffer, and
 //! the views are borrowed ranges of it (`GlobalTensor::view`): the same kernels, the same
 //! checks.
 //!
@@ -45,13 +46,15 @@ fn on_gpu(dev: &Device, data: &[f32], lo: usize, hi: usize) -> Result<Vec<f32>, 
     use tilus::cust::memory::{CopyDestination, DeviceBuffer};
     let buf = DeviceBuffer::from_slice(data)?; // owned by "the other library"
     let before = buf.as_device_ptr().as_raw();
-    {
-        let whole = TensorView::from_cust(dev, &buf)?;
+    TensorView::with_cust(dev, &buf, |whole| {
         assert_eq!(whole.device_ptr(), Some(before));
-        clamp_below::launch(dev, 8, &whole, -500.0)?;
+        clamp_below::launch(dev, 8, whole, -500.0)
+    })?;
+    {
         // SAFETY: `lo..hi` lies inside `buf`, which outlives the view (declared in this block,
-        // `buf` outside it); the address is 16-byte aligned (lo is a multiple of 4 f32s), on
-        // `dev`'s context, initialised; nothing else writes `buf` meanwhile.
+        // `buf` outside it, and the device is synchronised before the block ends); the address
+        // is 16-byte aligned (lo is a multiple of 4 f32s), on `dev`'s context, initialised;
+        // nothing else writes `buf` meanwhile.
         let part = unsafe { TensorView::<f32>::from_raw(dev, before + 4 * lo as u64, hi - lo) }?;
         clamp_below::launch(dev, 2, &part, 0.0)?;
         dev.synchronize()?;

@@ -317,9 +317,13 @@ fn release_acquire_at_cluster_scope_hands_data_between_blocks() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The emulator's checks: a use before the first cluster barrier, a barrier some blocks skip,
-// a grid that is not a whole number of clusters.
+// The cluster rules: a use before the first cluster barrier gets one from the compiler; a
+// barrier some blocks skip is a compile error (`tests/ui/cluster_sync_varying.rs`); the
+// emulator still reports both in IR that breaks them, and a grid that is not a whole number of
+// clusters.
 
+/// Each block writes its peer's part before its own first `cluster_sync()`: the peer may not
+/// have started, so the compiler puts a cluster barrier at the start of the kernel.
 #[tile_kernel(threads = 32, cluster = 2)]
 fn too_early(out: GlobalTensor<i32>) {
     let t = cluster_shared_tensor(i32, [64]);
@@ -337,12 +341,15 @@ fn too_early(out: GlobalTensor<i32>) {
     );
 }
 
+/// A barrier taken only where `skip` is 0 (a uniform condition: it compiles); the test turns
+/// the condition into one on the block's rank in the IR, which the compiler would reject.
 #[tile_kernel(threads = 32, cluster = 2)]
-fn skipped_barrier(out: GlobalTensor<i32>) {
-    if cluster_rank() == 0 {
+fn skipped_barrier(out: GlobalTensor<i32>, skip: i32) {
+    let first = cluster_rank() == 0;
+    if skip == 0 {
         cluster_sync();
     }
-    store_global(out, arange(32), offsets = [block_idx() * 32]);
+    store_global(out, full([32], first as i32), offsets = [block_idx() * 32]);
 }
 
 /// Both blocks of a cluster store into the first 32 elements (block 0's part): with `ordered`
@@ -456,18 +463,97 @@ fn the_emulator_orders_blocks_only_through_the_location_they_synchronise_on() {
 }
 
 #[test]
+fn a_use_before_the_first_cluster_sync_gets_a_barrier_first() {
+    for dev in backends() {
+        let out = dev.full(64, -1i32).unwrap();
+        too_early::launch(&dev, 2u32, &out).unwrap();
+        assert_eq!(out.download().unwrap()[..32], [1; 32], "{dev:?}");
+    }
+    // In the PTX the barrier comes before the first access to a peer's shared memory.
+    let ptx = too_early::PTX;
+    let barrier = ptx
+        .find("barrier.cluster.arrive")
+        .expect("a cluster barrier");
+    let access = ptx.find("shared::cluster").expect("a distributed access");
+    assert!(barrier < access, "{ptx}");
+    // A kernel whose accesses all follow its own first barrier gets none: `shared_writers` has
+    // its three and the one at the end that every kernel with distributed shared memory has.
+    assert_eq!(
+        shared_writers::PTX
+            .matches("barrier.cluster.arrive")
+            .count(),
+        4,
+        "{}",
+        shared_writers::PTX
+    );
+}
+
+/// The kernel's IR with `edit` applied, run on the strict emulator with 2-block clusters on
+/// one `i32` tensor of 64 elements and the scalar `arg`.
+fn run_edited_ir(
+    spec: &tilus::KernelSpec,
+    edit: impl FnOnce(&mut tilus::core::ir::Kernel),
+    arg: Option<i32>,
+) -> Result<(), tilus::core::emu::EmuError> {
+    use std::sync::atomic::AtomicU32;
+    use tilus::core::emu::{EmuArg, EmuOptions, GlobalMem};
+    let mut ir = spec.ir().unwrap().clone();
+    edit(&mut ir);
+    let cells: Vec<AtomicU32> = (0..64).map(|_| AtomicU32::new(0)).collect();
+    let mut args = vec![EmuArg::Tensor(GlobalMem::W32(&cells))];
+    args.extend(arg.map(EmuArg::i32));
+    let opts = EmuOptions {
+        check_races: true,
+        ..EmuOptions::default()
+    };
+    tilus::core::emu::launch(&ir, 2u32, &args, &opts)
+}
+
+/// The emulator's own checks, on IR that breaks the cluster rules (the compiler produces none:
+/// a hand-built `KernelSpec` could).
+#[test]
 fn the_emulator_reports_cluster_protocol_errors() {
-    let dev = common::emulator();
-    let out = dev.zeros::<i32>(64).unwrap();
-    let e = too_early::launch(&dev, 2u32, &out).unwrap_err().to_string();
+    use tilus::core::ir::{Inst, Operand, Stmt};
+    // Without the compiler's barrier at the start: a peer's part touched too early.
+    let e = run_edited_ir(
+        too_early::spec(),
+        |k| {
+            assert!(matches!(
+                k.body[0],
+                Stmt::Inst {
+                    inst: Inst::ClusterSync,
+                    ..
+                }
+            ));
+            k.body.remove(0);
+        },
+        None,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(
         e.contains("before this block's first `cluster_sync()`"),
         "{e}"
     );
-    let e = skipped_barrier::launch(&dev, 2u32, &out)
-        .unwrap_err()
-        .to_string();
+    // The barrier under a condition on the rank: block 1 skips it, and block 0 waits for a
+    // block that has exited.
+    let e = run_edited_ir(
+        skipped_barrier::spec(),
+        |k| {
+            let first = k.vars.iter().position(|v| v.name == "first").unwrap() as u32;
+            for s in &mut k.body {
+                if let Stmt::If { cond, .. } = s {
+                    *cond = Operand::Var(first);
+                }
+            }
+        },
+        Some(0),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("already exited"), "{e}");
+    let dev = common::emulator();
+    let out = dev.zeros::<i32>(64).unwrap();
     let e = cluster_info::launch(&dev, (3u32, 2u32, 1u32), &out)
         .unwrap_err()
         .to_string();

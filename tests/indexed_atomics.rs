@@ -522,13 +522,29 @@ fn oob_view(x: GlobalTensor<i32>, old: GlobalTensor<i32>) {
     store_global(old, t.reshape([8]), offsets = [48]);
 }
 
+/// Its callers promise `0 <= shift` and `shift + 16 <= x.len()`.
 #[tile_kernel(threads = 64)]
-fn unchecked(x: GlobalTensor<i32>, old: GlobalTensor<i32>, shift: i32) {
+unsafe fn unchecked(x: GlobalTensor<i32>, old: GlobalTensor<i32>, shift: i32) {
     let i = arange(16) + shift;
     let r = atomic_cas(x, i, zeros([16]), arange(16) + 1, check_bounds = false);
     store_global(old, r, offsets = [0]);
     let a = atomic_add(x, i, 100, check_bounds = false);
     store_global(old, a, offsets = [16]);
+}
+
+/// The same accesses in a safe kernel: the `unsafe` blocks are sound because the branch checks
+/// what they need.
+#[tile_kernel(threads = 64)]
+fn unchecked_guarded(x: GlobalTensor<i32>, old: GlobalTensor<i32>, shift: i32) {
+    if shift >= 0 && shift as i64 + 16 <= x.len() {
+        let i = arange(16) + shift;
+        let r = unsafe { atomic_cas(x, i, zeros([16]), arange(16) + 1, check_bounds = false) };
+        store_global(old, r, offsets = [0]);
+        unsafe {
+            let a = atomic_add(x, i, 100, check_bounds = false);
+            store_global(old, a, offsets = [16]);
+        }
+    }
 }
 
 #[test]
@@ -625,12 +641,24 @@ fn out_of_bounds_through_views() {
 #[test]
 fn unchecked_in_bounds_on_every_backend() {
     assemble_all(unchecked::NAME, unchecked::PTX, unchecked::TARGET);
-    assert!(!unchecked::PTX.is_empty());
-    for dev in backends() {
+    assemble_all(
+        unchecked_guarded::NAME,
+        unchecked_guarded::PTX,
+        unchecked_guarded::TARGET,
+    );
+    for (dev, guarded) in backends()
+        .into_iter()
+        .flat_map(|d| [(d.clone(), false), (d, true)])
+    {
         let init: Vec<i32> = (0..20).map(|i| i % 2).collect();
         let x = dev.upload(&init).unwrap();
         let old = dev.full::<i32>(32, -99).unwrap();
-        unchecked::launch(&dev, 1, &x, &old, 4).unwrap();
+        if guarded {
+            unchecked_guarded::launch(&dev, 1, &x, &old, 4).unwrap();
+        } else {
+            // SAFETY: 4 + 16 <= 20 elements.
+            unsafe { unchecked::launch(&dev, 1, &x, &old, 4) }.unwrap();
+        }
         let got = old.download().unwrap();
         let mut mem = init.clone();
         for e in 0..16 {
@@ -650,7 +678,8 @@ fn unchecked_in_bounds_on_every_backend() {
 }
 
 /// Out of bounds with `check_bounds = false` is undefined on the GPU: only the emulator runs it,
-/// and it must report an error (touching no memory) rather than guess.
+/// and it must report an error (touching no memory) rather than guess. The guarded kernel skips
+/// instead, leaving `old` poisoned.
 #[test]
 fn unchecked_out_of_bounds_is_an_emulator_error() {
     let dev = common::emulator();
@@ -658,7 +687,9 @@ fn unchecked_out_of_bounds_is_an_emulator_error() {
         let init: Vec<i32> = (0..20).collect();
         let x = dev.upload(&init).unwrap();
         let old = dev.full::<i32>(32, -99).unwrap();
-        let err = unchecked::launch(&dev, 1, &x, &old, shift)
+        // A broken promise, which only the emulator may be given: it reports it, touching
+        // nothing (on a GPU this would be undefined behaviour).
+        let err = unsafe { unchecked::launch(&dev, 1, &x, &old, shift) }
             .expect_err("an out-of-bounds unchecked atomic must be an error");
         let msg = err.to_string();
         assert!(msg.contains("out of bounds"), "shift {shift}: {msg}");
@@ -668,5 +699,8 @@ fn unchecked_out_of_bounds_is_an_emulator_error() {
             init,
             "shift {shift}: the faulting CAS touched memory"
         );
+        unchecked_guarded::launch(&dev, 1, &x, &old, shift).unwrap();
+        assert_eq!(old.download().unwrap(), vec![-99; 32], "shift {shift}");
+        assert_eq!(x.download().unwrap(), init, "shift {shift}");
     }
 }

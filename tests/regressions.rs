@@ -735,3 +735,38 @@ fn masked_accesses_unswitched_on_whole_tiles_keep_the_mask_semantics() {
     assemble_all("masked_store_i64", masked_store_i64::PTX, 70);
     assemble_all("masked_store_u32", masked_store_u32::PTX, 70);
 }
+
+#[tile_kernel(threads = 32)]
+fn open_literal_decided_after_a_branch(out: GlobalTensor<i64>, c: i64) {
+    // `flag` is open (an unsuffixed literal) through both arms; the store after them decides
+    // `i64`, and every definition, those inside the arms too, must become `i64` (the fuzzer
+    // found the arms' definitions left as `i32`, which ptxas rejected).
+    let mut flag = 0;
+    if c == 3 {
+        flag = 1;
+    } else {
+        flag = 2;
+    }
+    store_global(out, full([1], flag), offsets = [0]);
+    let mut count = 0;
+    for _i in 0..c {
+        count += 1;
+    }
+    store_global(out, full([1], count), offsets = [1]);
+}
+
+#[test]
+fn open_literals_assigned_in_branches_take_the_decided_type() {
+    assemble_all(
+        "open_literal_decided_after_a_branch",
+        open_literal_decided_after_a_branch::PTX,
+        open_literal_decided_after_a_branch::TARGET,
+    );
+    for dev in backends() {
+        for (c, want) in [(3i64, vec![1i64, 3]), (7, vec![2, 7]), (-1, vec![2, 0])] {
+            let out = dev.upload(&[-9i64, -9]).unwrap();
+            open_literal_decided_after_a_branch::launch(&dev, 1, &out, c).unwrap();
+            assert_eq!(out.download().unwrap(), want, "{dev:?}: c = {c}");
+        }
+    }
+}

@@ -126,7 +126,10 @@
 //! [`global_xor`], [`global_inc`], [`global_dec`].
 //!
 //! 128-bit, on pairs of 64-bit elements (sm_90): [`shared_exch128`], [`shared_cas128`],
-//! [`global_exch128`], [`global_cas128`].
+//! [`global_exch128`], [`global_cas128`]. A 64-bit atomic on one half of a pair is atomic by
+//! itself, but PTX's memory model does not promise that it is atomic towards the pair's
+//! 128-bit ones (mixed sizes; see [Soundness](crate#soundness)): use the pair forms for every
+//! atomic access of a pair where that matters.
 //!
 //! Scatter on shared memory: [`shared_scatter_add`], [`shared_scatter_sub`],
 //! [`shared_scatter_min`], [`shared_scatter_max`].

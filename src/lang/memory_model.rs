@@ -83,7 +83,10 @@
 //! * With `check_bounds = true` (the default) elements outside the array are skipped; their result
 //!   is 0, or `expected` for `atomic_cas`. `check_bounds = false` promises that every index is in
 //!   bounds and drops the check; breaking the promise is undefined on the GPU, and an error in
-//!   the emulator.
+//!   the emulator. Being a promise, it is only accepted in an unsafe context: inside
+//!   `unsafe { .. }` (the kernel's author vouches for it for every launch, typically under an
+//!   `if` that checks the lengths) or in an `unsafe fn` kernel, whose `launch` is then `unsafe`
+//!   and whose callers vouch for it (see [Soundness](crate#soundness)).
 //! * Unlike the scatter forms of [`atomic`](super::atomic), every op is available even with
 //!   repeated indices; each element's result tells it what it saw (for `atomic_cas`, whether its
 //!   swap won).
@@ -244,9 +247,10 @@
 //!     store_global(out, full([1], won), offsets = [49]);
 //! }
 //!
+//! /// Callers promise that `m` has at least 64 elements.
 //! #[tile_kernel(threads = 128)]
-//! fn broken_promise(m: GlobalTensor<i32>) {
-//!     atomic_add(m, arange(64), 1, check_bounds = false); // m has fewer than 64 elements
+//! unsafe fn broken_promise(m: GlobalTensor<i32>) {
+//!     atomic_add(m, arange(64), 1, check_bounds = false);
 //! }
 //!
 //! fn main() -> Result<(), tilus::Error> {
@@ -273,7 +277,9 @@
 //!     }
 //!     assert_eq!((got[40], out[48]), (7, 40));
 //!     assert_eq!((got[41], out[49]), (-1, 41)); // the CAS matched
-//!     assert!(broken_promise::launch(&dev, 1, &m).is_err());
+//!     // `m` has 42 elements: the promise is broken. On a GPU that is undefined behaviour; the
+//!     // emulator reports it instead.
+//!     assert!(unsafe { broken_promise::launch(&dev, 1, &m) }.is_err());
 //!     Ok(())
 //! }
 //! ```
@@ -331,6 +337,46 @@
 //!     Ok(())
 //! }
 //! ```
+//!
+//! # Pattern: the host and a running kernel (`sys` scope)
+//!
+//! `sys` scope synchronises with the host and with peer devices, through memory both can
+//! reach: a [`MappedTensor`](crate::MappedTensor) (`dev.mapped::<T>(n)`), host memory mapped
+//! into the device, which a kernel takes like any tensor and the host reads and writes while
+//! the kernel runs, with `std::sync::atomic` orderings. The host's `Acquire` load pairs with a
+//! kernel's `release` at `sys` scope, and its `Release` store with a kernel's `acquire` at
+//! `sys` scope. A narrower scope (`gpu`) does not order anything for the host.
+//!
+//! ```
+//! use std::sync::atomic::Ordering;
+//! use tilus::prelude::*;
+//!
+//! /// Each block writes its data into host memory, then raises its flag for the host.
+//! #[tile_kernel(threads = 32)]
+//! fn publish(flags: GlobalTensor<u32>, data: GlobalTensor<f32>) {
+//!     let b = block_idx();
+//!     store_global(data, full([16], b as f32), offsets = [b * 16]);
+//!     atomic_store(flags, b, 1u32, sem = release, scope = sys);
+//! }
+//!
+//! fn main() -> Result<(), tilus::Error> {
+//!     let dev = tilus::Device::emulator();
+//!     let (flags, data) = (dev.mapped::<u32>(4)?, dev.mapped::<f32>(64)?);
+//!     std::thread::scope(|s| {
+//!         // The launch on another thread: the host watches the kernel while it runs.
+//!         let run = s.spawn(|| publish::launch(&dev, 4, &flags, &data));
+//!         for b in 0..4 {
+//!             while flags.load(b, Ordering::Acquire) == 0 {} // acquire pairs with the release
+//!             assert!(data.to_vec()[b * 16..b * 16 + 16].iter().all(|&v| v == b as f32));
+//!         }
+//!         run.join().unwrap()
+//!     })
+//! }
+//! ```
+//!
+//! `examples/progress.rs` (a kernel reporting its progress), `examples/work_queue.rs` (a
+//! persistent kernel fed by the host) and `examples/mailbox.rs` run these protocols on both
+//! back ends.
 //!
 //! # Pattern: double buffering across launches
 //!

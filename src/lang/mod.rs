@@ -160,6 +160,31 @@
 //!   [`.round_ties_even()`](Tile::round_ties_even), [`.mul_add(b, c)`](Tile::mul_add),
 //!   [`.exp()`](Tile::exp), [`.ln()`](Tile::ln).
 //! * The element-wise methods work on scalars too (`s.min(t)`, `x.sqrt()`).
+//! * Methods take arguments like builtins (positional, then `name = value`); a keyword no form
+//!   of the method has is a compile error, never ignored (`t.max(bogus = 2)`).
+//!
+//! ## Evaluation order
+//!
+//! As in Rust, every argument of a call, operand of an operator, receiver of a method,
+//! condition and loop bound is evaluated **exactly once, left to right as written** (keyword
+//! arguments in the order they are written, wherever their parameter stands in the signature),
+//! before the operation that uses it. Nothing an operation does with a value changes that: an
+//! `other` that no element needs, a `mask` that is all false, a load whose every element is out
+//! of bounds, a result nobody reads, a loop that runs no iteration after its bounds are known,
+//! all still evaluate their arguments once. So an effect nested in an argument (an atomic used
+//! as a value) happens exactly once, where it is written:
+//!
+//! * a `let` runs its initialiser where it stands, even when the value is typed later by its
+//!   uses (`let t = if atomic_add(c, 0, 1) == 0 { 1 } else { 2 };` increments `c` once, before
+//!   the next statement, however often `t` is used);
+//! * `if`/`while` conditions run once per test, `for` bounds and steps once, before the first
+//!   iteration.
+//!
+//! Two forms evaluate operands that Rust would evaluate conditionally, and so take only
+//! operands without effects (a compile error otherwise): the arms of a value-`if`
+//! (`if c { a } else { b }` selects per element, both arms are computed) and the operands of
+//! `&&` / `||` (no short circuit). Use an `if` statement for a conditional effect.
+//! `tests/evaluation_order.rs` holds one test per argument position.
 //!
 //! # Builtins
 //!

@@ -39,8 +39,24 @@
 //! them is typed at each use.
 //!
 //! A `let mut` initialised with a literal (or `zeros`/`ones`/`full` of one) keeps its type open
-//! until its first use decides it: `let mut acc = 0.0; acc += t.sum();` with an `f32` tile `t`
-//! makes `acc` an `f32`.
+//! until its first *typed* use decides it: `let mut acc = 0.0; acc += t.sum();` with an `f32`
+//! tile `t` makes `acc` an `f32`. Precisely:
+//!
+//! * every use is considered, wherever it stands (after the variable is assigned in a branch
+//!   or a loop, on either side of an operator): the first one in source order that *needs* one
+//!   type gives it. Such a use is an operand of a binary operator, of `min`/`max`/`select` or
+//!   of `fma` whose other operand is typed (with `n: i64`, both `r < n` and `n > r` make `r`
+//!   an `i64`), a value stored or an atomic's operand (the tensor's element type), an
+//!   assignment of a typed value to it or of it to a typed variable, a `for` bound whose
+//!   other bound is typed;
+//! * uses that accept any type decide nothing: assigning it another literal or updating it
+//!   with one (`count += 1`), an offset, an index, a view's offset or dims, a shift amount;
+//! * where no use decides, an integer literal makes an `i32` and a float one an `f64`;
+//! * a type flows from a use to the variable, not further: `let s = r;` gives `s` the type
+//!   `r` ends up with, but a use of `s` does not decide `r`.
+//!
+//! Where two types meet, the help widens the narrower side (`(limit as i64) < n`), and never
+//! suggests a conversion that may lose values when one that does not exists.
 //!
 //! A literal that does not fit its type (`300` as a `u8`), an integer literal where a float is
 //! needed (`x * 2` with `x: f32`) or a float literal where an integer is needed are compile

@@ -72,6 +72,10 @@ macro_rules! scalar_values {
 }
 scalar_values!(bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64);
 
+/// The operator of a [`Tile::scan`], written as its name: `add`, `mul`, `min`, `max`, `and`,
+/// `or` or `xor` (or the same in quotes, `"max"`).
+pub struct ScanOp;
+
 /// The numeric element types: every element type but `bool`.
 pub trait Num: Element {}
 
@@ -210,26 +214,134 @@ impl<T: Num> Tile<T> {
     /// a butterfly across each warp, then the warps in order) and the same on the GPU and the
     /// emulator, so results are reproducible but may differ in the last bits from a sequential
     /// sum.
+    ///
+    /// **Along an axis**: `t.sum(axis)` (or `t.sum(axis = 1)`) sums each line along `axis` (an
+    /// integer literal; negative counts from the end), giving the tile's shape without that
+    /// axis, or with it of length 1 with `keepdims = true` (a scalar when nothing is left). The
+    /// order of a float sum along an axis is fixed too, the same on both back ends
+    /// (`tilus::core::collective::reduce`): each line is split over a power-of-two group of
+    /// lanes, each lane sums its share in order, and the lanes combine by a butterfly.
+    /// `.min(axis = ..)`, `.max(axis = ..)`, `.any(axis)` and `.all(axis)` likewise (for `min`
+    /// and `max` the axis is a keyword: `t.min(x)` is the element-wise minimum).
     pub fn sum(self) -> T {
         unreachable!()
     }
 
     /// The smallest element, as a scalar. With an argument, `t.min(x)` is instead the
-    /// element-wise [`min`](super::min) of `t` and `x`. Floats: NaNs are ignored unless every
-    /// element is NaN, and `-0.0` counts as smaller than `+0.0`.
+    /// element-wise [`min`](super::min) of `t` and `x`; with `axis = ..`, the minimum along an
+    /// axis (see [`Tile::sum`]). Floats: NaNs are ignored unless every element is NaN, and
+    /// `-0.0` counts as smaller than `+0.0`.
     pub fn min(self) -> T {
         unreachable!()
     }
 
     /// The largest element, as a scalar. With an argument, `t.max(x)` is instead the
-    /// element-wise [`max`](super::max). Floats as for [`Tile::min`].
+    /// element-wise [`max`](super::max); with `axis = ..`, the maximum along an axis. Floats
+    /// as for [`Tile::min`].
     pub fn max(self) -> T {
+        unreachable!()
+    }
+
+    /// The index of the smallest element: `t.argmin()` gives the flat (row-major) index in the
+    /// whole tile as an `i32` scalar, `t.argmin(axis)` the index along `axis` of each line (an
+    /// `i32` tile, `keepdims = true` keeps the axis with length 1). Ties go to the lowest index
+    /// (`-0.0` and `+0.0` tie); NaNs never win unless a line is all NaN (index 0).
+    pub fn argmin(self) -> i32 {
+        unreachable!()
+    }
+
+    /// The index of the largest element, as [`Tile::argmin`].
+    pub fn argmax(self) -> i32 {
+        unreachable!()
+    }
+
+    /// The inclusive running sum along `axis` (default: the last axis): element `k` of each
+    /// line is the sum of elements `0..=k`. `exclusive = true` sums `0..k` (0 first),
+    /// `reverse = true` runs from the end of each line. Integers wrap; the order of a float
+    /// scan is fixed and the same on both back ends (`tilus::core::collective::scan`).
+    pub fn cumsum(self) -> Tile<T> {
+        unreachable!()
+    }
+
+    /// The running product along an axis, as [`Tile::cumsum`] (an exclusive one starts at 1).
+    pub fn cumprod(self) -> Tile<T> {
+        unreachable!()
+    }
+
+    /// The running minimum along an axis, as [`Tile::cumsum`] (an exclusive one starts at the
+    /// type's largest value, NaN for floats).
+    pub fn cummin(self) -> Tile<T> {
+        unreachable!()
+    }
+
+    /// The running maximum along an axis, as [`Tile::cumsum`].
+    pub fn cummax(self) -> Tile<T> {
+        unreachable!()
+    }
+
+    /// A scan with the operator `op` (`add`, `mul`, `min`, `max`, and on integers and `bool`
+    /// `and`, `or`, `xor`): `t.scan(max, axis = 1, exclusive = true)`. An exclusive scan starts
+    /// with 0 for `add`, 1 for `mul` and the operator's identity for the others.
+    pub fn scan(self, op: ScanOp) -> Tile<T> {
+        unreachable!()
+    }
+
+    /// Each line along `axis` (default: the last) sorted ascending, or descending with
+    /// `descending = true`. Stable. Floats sort by IEEE 754 `totalOrder`:
+    /// `-NaN < -inf < .. < -0.0 < +0.0 < .. < +inf < +NaN` (the NaN arithmetic produces is
+    /// positive: last ascending, first descending). `bool` tiles are not sorted (sort them as
+    /// integers).
+    pub fn sort(self) -> Tile<T> {
+        unreachable!()
+    }
+
+    /// The stable sorting permutation of each line (an `i32` tile): element `k` is the index of
+    /// the line's `k`-th smallest element (largest with `descending = true`), equal elements in
+    /// their original order. With [`Tile::take`] it sorts other tiles by these keys:
+    /// `let order = keys.argsort(); let v = values.take(order);`.
+    pub fn argsort(self) -> Tile<i32> {
+        unreachable!()
+    }
+
+    /// The `k` largest elements of each line along `axis` (default: the last), largest first;
+    /// `largest = false` gives the `k` smallest, smallest first. `k` is an integer literal from
+    /// 1 to the line's length. Ties go to the lower index; order as for [`Tile::sort`].
+    pub fn topk(self, k: usize) -> Tile<T> {
+        unreachable!()
+    }
+
+    /// The indices (`i32`) of the elements [`Tile::topk`] gives.
+    pub fn argtopk(self, k: usize) -> Tile<i32> {
         unreachable!()
     }
 
     /// The absolute value of every element (the same as [`abs`](super::abs)); the identity on
     /// unsigned types. `i32::MIN.abs()` wraps to `i32::MIN`.
     pub fn abs(self) -> Tile<T> {
+        unreachable!()
+    }
+}
+
+impl<T: Element> Tile<T> {
+    /// A gather within the tile along `axis` (default: the last), numpy's `take_along_axis`:
+    /// element `e` of the result is the tile's element at `e`'s coordinates with the one along
+    /// `axis` replaced by `indices[e]`. `indices` is an integer tile of the tile's shape but
+    /// along `axis`, where its length is free; an index outside the axis gives 0.
+    pub fn take<I: Int>(self, indices: Tile<I>) -> Tile<T> {
+        unreachable!()
+    }
+
+    /// For each element of an integer or `bool` tile, how many elements before it (row-major)
+    /// have the same value, as an `i32` tile: the rank within its key that a stable radix
+    /// scatter needs (`offsets[key] + rank`).
+    pub fn equal_rank(self) -> Tile<i32> {
+        unreachable!()
+    }
+
+    /// The counts of the values `0..bins` in an integer tile, as an `i32` tile of shape
+    /// `[bins]`; values outside are not counted. With [`Tile::equal_rank`] and an exclusive
+    /// [`Tile::cumsum`] of the counts it gives each key's place in a stable partition.
+    pub fn histogram(self, bins: usize) -> Tile<i32> {
         unreachable!()
     }
 }
@@ -241,7 +353,8 @@ impl Tile<bool> {
         unreachable!()
     }
 
-    /// Whether every element is `true`, as a `bool` scalar.
+    /// Whether every element is `true`, as a `bool` scalar. `t.all(axis)` and `t.any(axis)`
+    /// reduce along an axis, as [`Tile::sum`].
     pub fn all(self) -> bool {
         unreachable!()
     }

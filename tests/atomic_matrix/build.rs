@@ -282,7 +282,10 @@ pub fn kernel(c: &Combo) -> KernelDef {
             },
         ));
     }
-    let op_expr = Expr {
+    let unchecked = args
+        .iter()
+        .any(|a| a.name.as_ref().is_some_and(|(n, _)| n == "check_bounds"));
+    let mut op_expr = Expr {
         kind: ExprKind::Call {
             path: name.split("::").map(str::to_string).collect(),
             path_span: S,
@@ -291,6 +294,14 @@ pub fn kernel(c: &Combo) -> KernelDef {
         },
         span: CALL,
     };
+    if unchecked {
+        // The indices are in bounds by construction: an unchecked access is the kernel's
+        // promise, in an `unsafe` block.
+        op_expr = Expr {
+            kind: ExprKind::Unsafe(Box::new(op_expr)),
+            span: CALL,
+        };
+    }
     if c.op == "store" {
         body.push(Stmt::Expr(op_expr));
     } else {

@@ -219,6 +219,9 @@ pub struct Pending {
     post_vals: Vec<(String, VTy)>,
 }
 
+/// Whether kernels use the tile collectives (scans, sorts, reductions along an axis, ...).
+const COLLECTIVES: bool = false;
+
 pub struct Gen {
     pub rng: KRng,
     /// Values in scope (names and types).
@@ -833,9 +836,14 @@ impl Gen {
     /// A view of `x` or `y` of rank `rank` with runtime or literal dims around `like`.
     fn view_expr(&mut self, rank: usize, like: &[usize]) -> Expr {
         let src = var(self.rng.pick(&["x", "y"]));
-        let off = match self.rng.below(4) {
+        let off = match self.rng.below(5) {
             0 => int(0),
             1 | 2 => self.offset(),
+            // An effect in a view's offset: evaluated once, before the load it is under.
+            3 if self.take_fx() => {
+                self.feature("nested effects in view offsets");
+                bin(BinOp::BitAnd, self.fx_scalar(), int(1023))
+            }
             _ => mul(var("b"), int(self.rng.int(0, 200))),
         };
         let mut dims = Vec::new();
@@ -971,7 +979,7 @@ impl Gen {
     fn tile_leaf(&mut self, shape: &[usize]) -> Expr {
         let n: usize = shape.iter().product();
         loop {
-            match self.rng.below(14) {
+            match self.rng.below(if COLLECTIVES { 16 } else { 14 }) {
                 0..=3 => {
                     if let Some(v) = self.pick_var(&VTy::tile(Dt::I32, shape)) {
                         return var(&v);
@@ -1032,7 +1040,118 @@ impl Gen {
                     return self.arith(op, a, b);
                 }
                 12 | 13 if self.take_fx() => return self.fx_tile(shape),
+                14 | 15 if self.nest == 0 => return self.collective_tile(shape),
                 _ => {}
+            }
+        }
+    }
+
+    // ---- tile collectives ----
+
+    /// A tile of `shape` made by a collective: a scan or sort along an axis, an argsort with
+    /// the `take` that applies it, a reduction along an axis kept and broadcast back, an arg
+    /// reduction, top-k, equal ranks, a histogram (integers: exact on every backend).
+    fn collective_tile(&mut self, shape: &[usize]) -> Expr {
+        let rank = shape.len();
+        let axis = self.rng.below(rank);
+        // Sometimes counted from the end.
+        let axis_e = if self.rng.chance(25) {
+            int(axis as i64 - rank as i64)
+        } else {
+            int(axis as i64)
+        };
+        let t = self.tile(shape, 1);
+        let kw_flag = |g: &mut Self, args: &mut Vec<Arg>, name: &str| {
+            if g.rng.chance(40) {
+                args.push(kw(name, boolean(g.rng.chance(50))));
+            }
+        };
+        match self.rng.below(9) {
+            0 | 1 => {
+                self.feature("scans");
+                let (name, mut args) = if self.rng.chance(50) {
+                    ("cumsum", vec![])
+                } else {
+                    let op = self
+                        .rng
+                        .pick(&["add", "mul", "min", "max", "and", "or", "xor"]);
+                    ("scan", vec![pos(var(op))])
+                };
+                args.push(kw("axis", axis_e));
+                kw_flag(self, &mut args, "exclusive");
+                kw_flag(self, &mut args, "reverse");
+                method(t, name, args)
+            }
+            2 => {
+                self.feature("sorts");
+                let mut args = vec![kw("axis", axis_e)];
+                kw_flag(self, &mut args, "descending");
+                method(t, "sort", args)
+            }
+            3 => {
+                self.feature("argsort and take");
+                let keys = self.tile(shape, 1);
+                let mut args = vec![kw("axis", axis_e.clone())];
+                kw_flag(self, &mut args, "descending");
+                let order = method(keys, "argsort", args);
+                method(t, "take", vec![pos(order), kw("axis", axis_e)])
+            }
+            4 => {
+                self.feature("take with computed indices");
+                let len = shape[axis] as i64;
+                let idx = bin(
+                    BinOp::Rem,
+                    bin(BinOp::BitAnd, self.tile(shape, 1), int(1023)),
+                    int(len + 1),
+                );
+                method(t, "take", vec![pos(idx), kw("axis", axis_e)])
+            }
+            5 => {
+                self.feature("reductions along an axis");
+                let mut src = shape.to_vec();
+                src[axis] = self.rng.int(1, 9) as usize;
+                let u = self.tile(&src, 1);
+                let (name, axis_arg) = match self.rng.below(4) {
+                    0 => ("sum", pos(axis_e)),
+                    1 => ("sum", kw("axis", axis_e)),
+                    2 => ("min", kw("axis", axis_e)),
+                    _ => ("max", kw("axis", axis_e)),
+                };
+                let r = method(u, name, vec![axis_arg, kw("keepdims", boolean(true))]);
+                method(r, "broadcast_to", vec![pos(shape_e(shape))])
+            }
+            6 => {
+                self.feature("arg reductions");
+                let mut src = shape.to_vec();
+                src[axis] = self.rng.int(1, 9) as usize;
+                let u = self.tile(&src, 1);
+                let name = self.rng.pick(&["argmin", "argmax"]);
+                let r = method(
+                    u,
+                    name,
+                    vec![kw("axis", axis_e), kw("keepdims", boolean(true))],
+                );
+                method(r, "broadcast_to", vec![pos(shape_e(shape))])
+            }
+            7 => {
+                self.feature("top-k");
+                let last = rank - 1;
+                let mut src = shape.to_vec();
+                src[last] = shape[last] + self.rng.int(0, 6) as usize;
+                let u = self.tile(&src, 1);
+                let name = self.rng.pick(&["topk", "argtopk"]);
+                let mut args = vec![pos(int(shape[last] as i64))];
+                kw_flag(self, &mut args, "largest");
+                method(u, name, args)
+            }
+            _ => {
+                self.feature("equal ranks and histograms");
+                if rank == 1 && self.rng.chance(50) {
+                    let u = self.any_shape();
+                    let keys = bin(BinOp::BitAnd, self.tile(&u, 1), int(self.rng.int(1, 63)));
+                    return method(keys, "histogram", vec![pos(int(shape[0] as i64))]);
+                }
+                method(bin(BinOp::BitAnd, t, int(7)), "equal_rank", vec![])
             }
         }
     }
@@ -2915,6 +3034,33 @@ pub fn gen_kernel(seed: u64, name: &str) -> (KernelDef, Gen) {
     if g.cluster.is_some() {
         g.feature("thread-block clusters");
     }
+    // Unchecked accesses are unsafe: each goes in an `unsafe { .. }` of its own, or the kernel
+    // is an `unsafe fn` (its launch is then the caller's promise).
+    let mut unchecked = 0;
+    for s in &mut body {
+        visit_stmt_exprs_mut(s, &mut |e| {
+            if is_unchecked_call(e) {
+                unchecked += 1;
+            }
+        });
+    }
+    let unsafe_fn = unchecked > 0 && KRng::new(seed ^ 0x0a5a_fe00).chance(30);
+    if unchecked > 0 && !unsafe_fn {
+        g.feature("unsafe blocks");
+        for s in &mut body {
+            visit_stmt_exprs_mut(s, &mut |e| {
+                if is_unchecked_call(e) {
+                    *e = Expr {
+                        kind: ExprKind::Unsafe(Box::new(e.clone())),
+                        span: S,
+                    };
+                }
+            });
+        }
+    }
+    if unsafe_fn {
+        g.feature("unsafe fn kernels");
+    }
     let tensor = |n: &str| ParamDef {
         name: n.to_string(),
         span: S,
@@ -2940,8 +3086,17 @@ pub fn gen_kernel(seed: u64, name: &str) -> (KernelDef, Gen) {
             threads,
             target: g.target,
             cluster: g.cluster,
+            unsafe_fn,
             ..KernelOptions::default()
         },
     };
     (def, g)
+}
+
+/// A call with `check_bounds = false` (which only an unsafe context accepts).
+fn is_unchecked_call(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Call { args, .. } if args.iter().any(|a| {
+        a.name.as_ref().is_some_and(|(n, _)| n == "check_bounds")
+            && matches!(a.value.kind, ExprKind::Bool(false))
+    }))
 }

@@ -83,6 +83,10 @@ fn block(stmts: &[Stmt], n: &mut usize) -> Vec<Stmt> {
                 span: S,
             },
             Stmt::Break { .. } => Stmt::Break { span: S },
+            Stmt::Unsafe { body, .. } => Stmt::Unsafe {
+                body: block(body, n),
+                span: S,
+            },
         };
         out.extend(pre);
         out.push(s);
@@ -159,6 +163,9 @@ fn expr(e: &Expr, top: bool, pre: &mut Vec<Stmt>, n: &mut usize) -> Expr {
                 els: els.clone(),
             }
         }
+        // The unsafe expression stays where it is (its unchecked call must stay inside it);
+        // effects nested in its call's arguments are hoisted as usual.
+        ExprKind::Unsafe(x) => ExprKind::Unsafe(Box::new(expr(x, true, pre, n))),
         k => k.clone(),
     };
     let e = Expr { kind, span: e.span };

@@ -29,7 +29,9 @@ fn collect(stmts: &[Stmt], map: &mut HashMap<String, String>) {
                 add(var, map);
                 collect(body, map);
             }
-            Stmt::While { body, .. } | Stmt::Loop { body, .. } => collect(body, map),
+            Stmt::While { body, .. } | Stmt::Loop { body, .. } | Stmt::Unsafe { body, .. } => {
+                collect(body, map)
+            }
             Stmt::If { then, els, .. } => {
                 collect(then, map);
                 if let Some(e) = els {
@@ -73,7 +75,7 @@ fn rename_block(stmts: &mut [Stmt], map: &HashMap<String, String>) {
                 rename_expr(cond, map);
                 rename_block(body, map);
             }
-            Stmt::Loop { body, .. } => rename_block(body, map),
+            Stmt::Loop { body, .. } | Stmt::Unsafe { body, .. } => rename_block(body, map),
             Stmt::If {
                 cond, then, els, ..
             } => {
@@ -106,7 +108,9 @@ fn rename_expr(e: &mut Expr, map: &HashMap<String, String>) {
             rename_expr(lhs, map);
             rename_expr(rhs, map);
         }
-        ExprKind::Unary { x, .. } | ExprKind::Cast { x, .. } => rename_expr(x, map),
+        ExprKind::Unary { x, .. } | ExprKind::Cast { x, .. } | ExprKind::Unsafe(x) => {
+            rename_expr(x, map)
+        }
         ExprKind::Call { args, .. } => args.iter_mut().for_each(|a| rename_expr(&mut a.value, map)),
         ExprKind::Method { receiver, args, .. } => {
             rename_expr(receiver, map);

@@ -163,7 +163,9 @@ pub fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
             visit_expr(lhs, f);
             visit_expr(rhs, f);
         }
-        ExprKind::Unary { x, .. } | ExprKind::Cast { x, .. } => visit_expr(x, f),
+        ExprKind::Unary { x, .. } | ExprKind::Cast { x, .. } | ExprKind::Unsafe(x) => {
+            visit_expr(x, f)
+        }
         ExprKind::Call { args, .. } => args.iter().for_each(|a| visit_expr(&a.value, f)),
         ExprKind::Method { receiver, args, .. } => {
             visit_expr(receiver, f);
@@ -195,7 +197,9 @@ pub fn visit_stmt_exprs_mut(s: &mut Stmt, f: &mut dyn FnMut(&mut Expr)) {
             visit_expr_mut(cond, f);
             body.iter_mut().for_each(|s| visit_stmt_exprs_mut(s, f));
         }
-        Stmt::Loop { body, .. } => body.iter_mut().for_each(|s| visit_stmt_exprs_mut(s, f)),
+        Stmt::Loop { body, .. } | Stmt::Unsafe { body, .. } => {
+            body.iter_mut().for_each(|s| visit_stmt_exprs_mut(s, f))
+        }
         Stmt::If {
             cond, then, els, ..
         } => {
@@ -218,7 +222,9 @@ fn visit_expr_mut(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
             visit_expr_mut(lhs, f);
             visit_expr_mut(rhs, f);
         }
-        ExprKind::Unary { x, .. } | ExprKind::Cast { x, .. } => visit_expr_mut(x, f),
+        ExprKind::Unary { x, .. } | ExprKind::Cast { x, .. } | ExprKind::Unsafe(x) => {
+            visit_expr_mut(x, f)
+        }
         ExprKind::Call { args, .. } => args
             .iter_mut()
             .for_each(|a| visit_expr_mut(&mut a.value, f)),

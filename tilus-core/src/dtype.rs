@@ -191,6 +191,82 @@ impl DType {
     pub fn is_numeric(self) -> bool {
         self.is_int() || self.is_float()
     }
+    /// Whether every value of this type is exactly a value of `to` (Rust's `From` between
+    /// primitive types: `i32` → `i64`, `u8` → `i16`, `u16` → `f32`, `f32` → `f64`,
+    /// `bool` → integers), so that `as to` loses nothing.
+    pub fn widens_to(self, to: DType) -> bool {
+        let (a, b) = (self.info(), to.info());
+        match (a.class, b.class) {
+            _ if self == to => true,
+            (Class::Bool, Class::Signed | Class::Unsigned) => true,
+            (Class::Signed, Class::Signed) | (Class::Unsigned, Class::Unsigned) => a.bits < b.bits,
+            (Class::Unsigned, Class::Signed) => a.bits < b.bits,
+            // Integers whose magnitude fits a float's significand (11 bits for f16, 8 for
+            // bf16, 24, 53).
+            (Class::Unsigned, Class::Float) => a.bits <= to.significand_bits(),
+            (Class::Signed, Class::Float) => a.bits - 1 <= to.significand_bits(),
+            // bf16 and f16 widen to f32 and f64, not into each other.
+            (Class::Float, Class::Float) => a.bits < b.bits && b.bits > 16,
+            _ => false,
+        }
+    }
+    /// Bits of a float's significand, the implicit bit included (0 for other types).
+    pub fn significand_bits(self) -> u32 {
+        match self {
+            D::F16 => 11,
+            D::BF16 => 8,
+            D::F32 => 24,
+            D::F64 => 53,
+            _ => 0,
+        }
+    }
+    /// The smallest and the largest value of an integer type (`(0, 1)` for `bool`, `(0, 0)`
+    /// for floats, which have no integer range).
+    pub fn int_range(self) -> (i128, i128) {
+        let bits = self.bits();
+        match self.class() {
+            Class::Signed => (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1),
+            Class::Unsigned => (0, (1i128 << bits) - 1),
+            Class::Bool => (0, 1),
+            Class::Float => (0, 0),
+        }
+    }
+    /// The largest value of an integer type, as a `u64` (0 for other types).
+    pub fn int_max(self) -> u64 {
+        if self.is_int() {
+            self.int_range().1 as u64
+        } else {
+            0
+        }
+    }
+    /// The unsigned integer type of this integer type's width (itself for the others).
+    pub fn unsigned(self) -> DType {
+        match self {
+            D::I8 => D::U8,
+            D::I16 => D::U16,
+            D::I32 => D::U32,
+            D::I64 => D::U64,
+            d => d,
+        }
+    }
+    /// The unsigned integer type holding this type's bits (`f32` → `u32`; `bool` → `u8`).
+    pub fn bits_type(self) -> DType {
+        match self.size_bytes() {
+            1 => D::U8,
+            2 => D::U16,
+            4 => D::U32,
+            _ => D::U64,
+        }
+    }
+    /// The sign bit of a signed or float type, as a bit pattern.
+    pub fn sign_bit(self) -> u64 {
+        1u64 << (self.bits() - 1)
+    }
+    /// A float computed in a wider one (`f16` and `bf16`, in `f32`): values are widened before
+    /// arithmetic and rounded back after it.
+    pub fn is_half_float(self) -> bool {
+        self.is_float() && self.info().compute != self
+    }
     /// The mask of the value bits in a bit pattern of this type.
     pub fn mask(self) -> u64 {
         match self.bits() {
@@ -201,6 +277,14 @@ impl DType {
 }
 
 impl Info {
+    /// The PTX type of a register-to-register move of a value (`mov.f32`, `mov.b32`).
+    pub fn mov_type(&self) -> &'static str {
+        match self.reg {
+            RegClass::F32 => "f32",
+            RegClass::F64 => "f64",
+            _ => self.bit_reg(),
+        }
+    }
     /// The bit type of the register holding a value (`b32` for narrow integers, which are
     /// widened; `pred` for bool).
     pub fn bit_reg(&self) -> &'static str {
@@ -223,6 +307,77 @@ impl std::fmt::Display for DType {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integer_facts_follow_the_rows() {
+        use DType::*;
+        assert_eq!(I8.int_range(), (-128, 127));
+        assert_eq!(U16.int_range(), (0, 65535));
+        assert_eq!(I64.int_max(), i64::MAX as u64);
+        assert_eq!(U64.int_max(), u64::MAX);
+        assert_eq!(F32.int_max(), 0);
+        assert_eq!(
+            (I32.unsigned(), U8.unsigned(), F32.unsigned()),
+            (U32, U8, F32)
+        );
+        assert_eq!(
+            (F32.bits_type(), BF16.bits_type(), Bool.bits_type()),
+            (U32, U16, U8)
+        );
+        assert_eq!(F16.sign_bit(), 0x8000);
+        let halves: Vec<DType> = DType::ALL
+            .into_iter()
+            .filter(|d| d.is_half_float())
+            .collect();
+        assert_eq!(halves, [F16, BF16]);
+        assert_eq!(
+            (
+                F32.info().mov_type(),
+                F16.info().mov_type(),
+                I64.info().mov_type()
+            ),
+            ("f32", "b16", "b64")
+        );
+    }
+
+    #[test]
+    fn widening_follows_rusts_from() {
+        use DType::*;
+        let widens = [
+            (I32, I64),
+            (U32, I64),
+            (U32, U64),
+            (U8, I16),
+            (Bool, I32),
+            (I16, F32),
+            (U16, F32),
+            (I32, F64),
+            (F16, F32),
+            (BF16, F64),
+            (F32, F64),
+            (I8, F16),
+            (U8, BF16),
+        ];
+        for (a, b) in widens {
+            assert!(a.widens_to(b), "{a} -> {b}");
+        }
+        let narrows = [
+            (I64, I32),
+            (I32, U64),
+            (U64, I64),
+            (I32, F32),
+            (F16, BF16),
+            (BF16, F16),
+            (F64, F32),
+            (I16, F16),
+            (U16, BF16),
+            (F32, I64),
+            (I32, Bool),
+        ];
+        for (a, b) in narrows {
+            assert!(!a.widens_to(b), "{a} -> {b}");
+        }
+    }
 
     #[test]
     fn rows_are_indexed_by_their_type() {

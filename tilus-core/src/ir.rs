@@ -128,42 +128,7 @@ pub struct Param {
     pub kind: ParamKind,
 }
 
-/// PTX compilation target (compute capability), e.g. 70 for `sm_70`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct Target(pub u32);
-
-impl Target {
-    /// The default: the oldest architecture with the `.sem`/`.scope` memory model (Volta).
-    pub const DEFAULT: Target = Target(70);
-    pub const SM_90: Target = Target(90);
-
-    /// Every architecture a kernel may target, with the oldest PTX ISA version (major * 10 +
-    /// minor) that knows it: one row per architecture. Checked against ptxas (12.8 for sm_70 and
-    /// sm_72, which CUDA 13 dropped; 13.0 for the rest); sm_101 is gone from CUDA 13 (now sm_110).
-    pub const KNOWN: &'static [(u32, u32)] = &[
-        (70, 60),
-        (72, 61),
-        (75, 63),
-        (80, 70),
-        (86, 71),
-        (87, 74),
-        (89, 78),
-        (90, 78),
-        (100, 86),
-        (103, 88),
-        (110, 90),
-        (120, 87),
-        (121, 88),
-    ];
-
-    /// The oldest PTX ISA version that knows this architecture, or `None` for an unknown one.
-    pub fn min_ptx_version(self) -> Option<u32> {
-        Target::KNOWN
-            .iter()
-            .find(|(sm, _)| *sm == self.0)
-            .map(|(_, v)| *v)
-    }
-}
+pub use crate::target::Target;
 
 /// The dimensions of a launch grid, in blocks (`x` varies fastest in the linear block order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -389,6 +354,66 @@ pub enum ReduceOp {
     Or,
     /// Logical and (bool) / bitwise and (i32).
     And,
+}
+
+/// A reduction along one axis of a tile ([`Inst::ReduceAxis`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AxisReduce {
+    /// A fold with the whole-tile reduction's operator and identity.
+    Fold(ReduceOp),
+    /// The index along the axis of the first minimum (an `i32`): NaNs never win unless every
+    /// element is one, and equal values (`-0.0` and `+0.0` too) go to the lowest index.
+    ArgMin,
+    /// The index of the first maximum, likewise.
+    ArgMax,
+}
+
+/// The operator of a scan ([`Inst::Scan`]); all are associative.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ScanOp {
+    Add,
+    Mul,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+}
+
+impl ScanOp {
+    /// The element-wise operator that combines two values.
+    pub fn binop(self) -> BinOp {
+        match self {
+            ScanOp::Add => BinOp::Add,
+            ScanOp::Mul => BinOp::Mul,
+            ScanOp::Min => BinOp::Min,
+            ScanOp::Max => BinOp::Max,
+            ScanOp::And => BinOp::And,
+            ScanOp::Or => BinOp::Or,
+            ScanOp::Xor => BinOp::Xor,
+        }
+    }
+    pub const ALL: [ScanOp; 7] = [
+        ScanOp::Add,
+        ScanOp::Mul,
+        ScanOp::Min,
+        ScanOp::Max,
+        ScanOp::And,
+        ScanOp::Or,
+        ScanOp::Xor,
+    ];
+    /// The name in the language (`t.scan(add)`, `t.cumsum()` is `add`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ScanOp::Add => "add",
+            ScanOp::Mul => "mul",
+            ScanOp::Min => "min",
+            ScanOp::Max => "max",
+            ScanOp::And => "and",
+            ScanOp::Or => "or",
+            ScanOp::Xor => "xor",
+        }
+    }
 }
 
 /// Memory spaces an access can target.
@@ -659,6 +684,72 @@ pub enum Inst {
         op: ReduceOp,
         x: VarId,
     },
+    /// Reduce a tile along `axis`: the result has the tile's shape with that axis removed (a
+    /// block-uniform scalar when none is left), or of length 1 with `keepdims`. Float folds
+    /// combine in the order `crate::collective` defines (the same on both back ends).
+    ReduceAxis {
+        op: AxisReduce,
+        x: VarId,
+        axis: usize,
+        keepdims: bool,
+    },
+    /// Scan each line of a tile along `axis`: element `k` of a line becomes
+    /// `x[0] op x[1] op .. op x[k]` (inclusive), or the same up to `x[k - 1]` with the
+    /// operator's identity at 0 (`exclusive`); with `reverse` the lines run from their end.
+    /// Float `add`/`mul` combine in the order `crate::collective` defines.
+    Scan {
+        op: ScanOp,
+        x: VarId,
+        axis: usize,
+        exclusive: bool,
+        reverse: bool,
+    },
+    /// Sort each line of a tile along `axis`, ascending (or `descending`), stably. Floats
+    /// sort by IEEE 754 `totalOrder` (`-NaN < -inf < .. < -0.0 < +0.0 < .. < +inf < +NaN`).
+    Sort {
+        x: VarId,
+        axis: usize,
+        descending: bool,
+    },
+    /// The stable sorting permutation of each line along `axis` (an `i32` tile of `x`'s
+    /// shape): element `k` of a line is the index of the line's `k`-th smallest (or largest)
+    /// element, equal elements in their original order.
+    ArgSort {
+        x: VarId,
+        axis: usize,
+        descending: bool,
+    },
+    /// Gather within a tile along `axis` (numpy's `take_along_axis`): element `e` of the
+    /// result is `x` at `e`'s coordinates with the one along `axis` replaced by `indices[e]`.
+    /// `indices` is an integer tile of the result's shape (which is `x`'s but along `axis`,
+    /// where it may differ); an index outside `0..x.shape[axis]` gives 0.
+    Take {
+        x: VarId,
+        indices: VarId,
+        axis: usize,
+    },
+    /// The `k` largest (or smallest) elements of each line along `axis`, in order (largest
+    /// first, or smallest first), or their indices (`i32`) with `indices`; ties to the lower
+    /// index. The result has `x`'s shape with `k` along `axis`.
+    TopK {
+        x: VarId,
+        k: usize,
+        axis: usize,
+        largest: bool,
+        indices: bool,
+    },
+    /// For each element of an integer or `bool` tile, the number of elements before it in
+    /// row-major order with the same value (an `i32` tile of `x`'s shape): the rank a stable
+    /// scatter of equal keys needs.
+    EqualRank {
+        x: VarId,
+    },
+    /// The counts of the values `0..bins` in an integer tile (an `i32` tile of shape
+    /// `[bins]`); values outside are not counted.
+    Histogram {
+        x: VarId,
+        bins: usize,
+    },
     /// Allocate a shared-memory tensor at byte `offset` of the block's shared window.
     ///
     /// `distributed`: a tensor of the whole cluster (distributed shared memory, sm_90): its
@@ -807,8 +898,19 @@ impl Inst {
             Inst::Unary { x, .. } | Inst::Cast { x, .. } | Inst::Bitcast { x, .. } => out.push(*x),
             Inst::Select { cond, a, b } => out.extend([*cond, *a, *b]),
             Inst::Fma { a, b, c } => out.extend([*a, *b, *c]),
-            Inst::Reshape { x, .. } | Inst::Broadcast { x, .. } | Inst::Reduce { x, .. } => {
-                out.push(Operand::Var(*x))
+            Inst::Reshape { x, .. }
+            | Inst::Broadcast { x, .. }
+            | Inst::Reduce { x, .. }
+            | Inst::ReduceAxis { x, .. }
+            | Inst::Scan { x, .. }
+            | Inst::Sort { x, .. }
+            | Inst::ArgSort { x, .. }
+            | Inst::TopK { x, .. }
+            | Inst::EqualRank { x }
+            | Inst::Histogram { x, .. } => out.push(Operand::Var(*x)),
+            Inst::Take { x, indices, .. } => {
+                out.push(Operand::Var(*x));
+                out.push(Operand::Var(*indices));
             }
             Inst::Load { access, other } => {
                 access_ops(access, &mut out);

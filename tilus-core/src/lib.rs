@@ -4,27 +4,36 @@
 //!
 //! * [`dtype`]: the element types, one table row each, read by every layer;
 //! * [`elem`]: the semantics of element operations, written once for both back ends;
+//! * [`collective`]: the tile collectives (axis reductions, scans, sorts, ranks): the order
+//!   both back ends combine elements in, and its evaluation on host values;
 //! * [`ast`]: the surface syntax of a kernel body, produced by the macro from Rust tokens;
 //! * [`lower`]: name resolution, builtin binding, shape and type inference and validation,
 //!   producing the typed [`ir`] (errors are [`diag::Diagnostic`]s with source spans);
 //! * [`table`]: the one table of what is legal for memory operations (op, dtype, space, sem,
 //!   scope, target) and the PTX form each legal combination lowers to;
+//! * [`facts`]: what several parts of the compiler know about a variable (where it is
+//!   defined, how often it is read), computed once under one rule;
 //! * [`passes`]: dead-code elimination (an atomic whose result is unused loses its output and
 //!   lowers to `red.*` where PTX has that form);
+//! * [`target`]: the architectures, PTX ISA versions, block and SM limits and the parameter
+//!   layout, read by the front end, the back end and the runtime;
 //! * [`ptx`]: deterministic PTX text generation;
 //! * [`emu`]: a CPU emulator that runs the IR with the same semantics.
 
 pub mod ast;
+pub mod collective;
 pub mod diag;
 pub mod dtype;
 pub mod elem;
 pub mod emu;
+pub mod facts;
 pub mod ir;
 pub mod layout;
 pub mod lower;
 pub mod passes;
 pub mod ptx;
 pub mod table;
+pub mod target;
 
 use ir::Kernel;
 
@@ -67,7 +76,7 @@ pub fn compile(def: &ast::KernelDef) -> Result<Compiled, Vec<diag::Diagnostic>> 
     // The front end checked the user's allocations; the back end adds scratch for broadcasts
     // and reductions, so the total is checked again here (an error now, not at every launch),
     // at the statement that needs the scratch.
-    if module.shared_bytes > lower::MAX_SHARED_BYTES {
+    if module.shared_bytes > target::MAX_SHARED_BYTES {
         let span = module.scratch_span.unwrap_or(def.name_span);
         let scratch = module.shared_bytes - ir.shared_bytes.next_multiple_of(16);
         let d = diag::Diagnostic::new(
@@ -76,7 +85,7 @@ pub fn compile(def: &ast::KernelDef) -> Result<Compiled, Vec<diag::Diagnostic>> 
                 "shared memory overflow: this operation needs {scratch} bytes of scratch space after the kernel's {} bytes of `shared_tensor` allocations, {} bytes in all, over the {}-byte limit of a block",
                 ir.shared_bytes,
                 module.shared_bytes,
-                lower::MAX_SHARED_BYTES
+                target::MAX_SHARED_BYTES
             ),
         )
         .note("`broadcast_to`, numpy broadcasting and reductions of tiles exchange elements between threads through shared memory")
@@ -84,16 +93,15 @@ pub fn compile(def: &ast::KernelDef) -> Result<Compiled, Vec<diag::Diagnostic>> 
         return Err(vec![d]);
     }
     if let Some(m) = ir.min_blocks_per_sm {
-        // Each block also costs the 1 KiB the system reserves.
-        let per_block = module.shared_bytes + 1024;
-        if m as usize * per_block > lower::SM_SHARED_BYTES {
-            let fit = lower::SM_SHARED_BYTES / per_block;
+        let per_block = module.shared_bytes + target::BLOCK_RESERVED_SHARED_BYTES;
+        if m as usize * per_block > target::SM_SHARED_BYTES {
+            let fit = target::SM_SHARED_BYTES / per_block;
             let d = diag::Diagnostic::new(
                 def.options.min_blocks_span,
                 format!(
                     "`min_blocks_per_sm = {m}` cannot be met: each block uses {} bytes of shared memory, and {m} of them need more than an SM's {} bytes",
                     module.shared_bytes,
-                    lower::SM_SHARED_BYTES
+                    target::SM_SHARED_BYTES
                 ),
             )
             .note(format!("at most {fit} fit on an SM (the system reserves 1 KiB per block)"));

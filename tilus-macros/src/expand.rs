@@ -70,7 +70,10 @@ pub(crate) fn front(attr_tokens: TokenStream, func: &syn::ItemFn) -> Front {
     let body = p.block(&func.block);
     errors.append(&mut p.errors);
 
-    let mut kopts = ast::KernelOptions::default();
+    let mut kopts = ast::KernelOptions {
+        unsafe_fn: func.sig.unsafety.is_some(),
+        ..ast::KernelOptions::default()
+    };
     if let Some(a) = &options {
         if let Some(t) = &a.threads {
             kopts.threads = **t;
@@ -155,9 +158,6 @@ fn check_signature(sig: &syn::Signature, errors: &mut Vec<syn::Error>) {
     if let Some(a) = &sig.asyncness {
         bad(a, "a tile kernel cannot be `async`");
     }
-    if let Some(u) = &sig.unsafety {
-        bad(u, "a tile kernel is not `unsafe`: launches are checked");
-    }
     if !sig.generics.params.is_empty() {
         bad(&sig.generics, "tile kernels cannot be generic");
     }
@@ -187,16 +187,64 @@ pub(crate) fn emit(
 ) -> TokenStream {
     let vis = &func.vis;
     let name = &func.sig.ident;
-    let name_str = name.unraw().to_string();
     let docs: Vec<&syn::Attribute> = func
         .attrs
         .iter()
         .filter(|a| a.path().is_ident("doc"))
         .collect();
     let errors = errors.iter().map(syn::Error::to_compile_error);
+    let p = launcher_params(func, compiled);
+    let launch_params = &p.params;
+    let is_unsafe = func.sig.unsafety.is_some();
+    let unsafety = if is_unsafe {
+        quote! { unsafe }
+    } else {
+        quote! {}
+    };
+    let safety_doc = safety_doc(is_unsafe);
+    let (consts, launch_body, launch_on_body) = items_and_bodies(func, compiled, &p, &safety_doc);
+    let span = Span::call_site();
+    quote_spanned! {span=>
+        #(#errors)*
+        #(#docs)*
+        #[allow(non_camel_case_types)]
+        #[derive(Debug, Clone, Copy)]
+        #vis struct #name;
 
-    // Launcher parameters: tensors by reference, scalars by value, in the user's own type tokens
-    // (so a wrong argument is a type error at the call, naming the declared type).
+        #[allow(dead_code, clippy::too_many_arguments)]
+        impl #name {
+            #consts
+            /// Launch the kernel on `dev`'s default stream over `grid` (a block count, or a
+            /// 2-D/3-D `tilus::Grid`: `(x, y)`, `(x, y, z)`). Tensor arguments are
+            /// `GlobalTensor`s or `TensorView`s. Arguments, grid and cluster shape are validated
+            /// (kind, dtype, device, sizes, limits, shared memory) before anything runs.
+            #safety_doc
+            pub #unsafety fn launch(dev: &::tilus::Device, grid: impl ::core::convert::Into<::tilus::Grid>, #(#launch_params),*) -> ::core::result::Result<(), ::tilus::Error> {
+                #launch_body
+            }
+            /// Launch the kernel on `stream` (asynchronous on a GPU: ordered after the
+            /// stream's earlier work), validated as by `launch`.
+            #safety_doc
+            pub #unsafety fn launch_on(stream: &::tilus::Stream<'_>, grid: impl ::core::convert::Into<::tilus::Grid>, #(#launch_params),*) -> ::core::result::Result<(), ::tilus::Error> {
+                #launch_on_body
+            }
+        }
+    }
+}
+
+/// The launchers' parameters and what each becomes: the declared type's tokens, the
+/// `KernelArg` built from it, its name, and its `ParamSpec`.
+struct LauncherParams {
+    params: Vec<TokenStream>,
+    args: Vec<TokenStream>,
+    idents: Vec<syn::Ident>,
+    specs: Vec<TokenStream>,
+}
+
+/// Launcher parameters: tensors by reference, scalars by value, in the user's own type tokens
+/// (so a wrong argument is a type error at the call, naming the declared type).
+fn launcher_params(func: &syn::ItemFn, compiled: Option<&tilus_core::Compiled>) -> LauncherParams {
+    let name = &func.sig.ident;
     let mut launch_params = Vec::new();
     let mut launch_args = Vec::new();
     let mut idents = Vec::new();
@@ -257,7 +305,49 @@ pub(crate) fn emit(
         idents.push(ident);
     }
 
-    let (consts, launch_body, launch_on_body) = match compiled {
+    LauncherParams {
+        params: launch_params,
+        args: launch_args,
+        idents,
+        specs,
+    }
+}
+
+/// The `# Safety` section of an `unsafe fn` kernel's launchers (nothing for a safe kernel).
+fn safety_doc(is_unsafe: bool) -> TokenStream {
+    if is_unsafe {
+        quote! {
+            ///
+            /// # Safety
+            ///
+            /// The kernel is declared `unsafe fn`: its body has accesses without bounds checks
+            /// (`check_bounds = false`). The caller promises that, for these arguments and this
+            /// grid, every such access is within its tensor; otherwise the kernel may read or
+            /// write memory it does not own.
+        }
+    } else {
+        quote! {}
+    }
+}
+
+/// The kernel's consts and spec, and the bodies of `launch` and `launch_on` (stubs that never
+/// run after a compile error).
+fn items_and_bodies(
+    func: &syn::ItemFn,
+    compiled: Option<&tilus_core::Compiled>,
+    p: &LauncherParams,
+    safety_doc: &TokenStream,
+) -> (TokenStream, TokenStream, TokenStream) {
+    let name = &func.sig.ident;
+    let name_str = name.unraw().to_string();
+    let is_unsafe = func.sig.unsafety.is_some();
+    let unsafety = if is_unsafe {
+        quote! { unsafe }
+    } else {
+        quote! {}
+    };
+    let (launch_args, idents, specs) = (&p.args, &p.idents, &p.specs);
+    match compiled {
         Some(c) => {
             let ptx = &c.ptx;
             let variant_targets = c.variants.iter().map(|(t, _)| *t);
@@ -289,18 +379,27 @@ pub(crate) fn emit(
                 /// Blocks per thread-block cluster (`[1, 1, 1]`: no cluster).
                 pub const CLUSTER: [u32; 3] = [#cx, #cy, #cz];
                 /// Everything the runtime needs to launch the kernel on either backend.
-                pub fn spec() -> &'static ::tilus::KernelSpec {
+                #safety_doc
+                pub #unsafety fn spec() -> &'static ::tilus::KernelSpec {
                     // The PTX by the kernel's path, not repeated (a nested static cannot name
                     // `Self`): the macro's output stays one copy of each module.
                     static SPEC: ::tilus::KernelSpec =
                         // SAFETY: PTX, IR and parameter list are all generated from one
-                        // checked IR; every access in the PTX is bounds-checked or proven.
+                        // checked IR; every access in the PTX is bounds-checked, proven, or
+                        // inside an `unsafe` block whose author promised it in bounds (of an
+                        // `unsafe fn` kernel, whose launchers pass the promise to the caller).
                         unsafe { ::tilus::KernelSpec::new_with_variants(#name_str, #name::PTX, #name::PTX_VARIANTS, #ir, #threads, #shared, &[#(#specs),*], [#cx, #cy, #cz]) };
                     &SPEC
                 }
             };
-            let body = quote! { dev.launch(Self::spec(), grid, &[#(#launch_args),*]) };
-            let body_on = quote! { stream.launch(Self::spec(), grid, &[#(#launch_args),*]) };
+            let spec = if is_unsafe {
+                // SAFETY: the launchers are `unsafe fn` with `spec`'s contract.
+                quote! { unsafe { Self::spec() } }
+            } else {
+                quote! { Self::spec() }
+            };
+            let body = quote! { dev.launch(#spec, grid, &[#(#launch_args),*]) };
+            let body_on = quote! { stream.launch(#spec, grid, &[#(#launch_args),*]) };
             (consts, body, body_on)
         }
         None => (
@@ -308,31 +407,6 @@ pub(crate) fn emit(
             quote! { let _ = (dev, #(#idents),*); let _: ::tilus::Grid = grid.into(); ::core::unimplemented!("the kernel failed to compile") },
             quote! { let _ = (stream, #(#idents),*); let _: ::tilus::Grid = grid.into(); ::core::unimplemented!("the kernel failed to compile") },
         ),
-    };
-    let span = Span::call_site();
-    quote_spanned! {span=>
-        #(#errors)*
-        #(#docs)*
-        #[allow(non_camel_case_types)]
-        #[derive(Debug, Clone, Copy)]
-        #vis struct #name;
-
-        #[allow(dead_code, clippy::too_many_arguments)]
-        impl #name {
-            #consts
-            /// Launch the kernel on `dev`'s default stream over `grid` (a block count, or a
-            /// 2-D/3-D `tilus::Grid`: `(x, y)`, `(x, y, z)`). Tensor arguments are
-            /// `GlobalTensor`s or `TensorView`s. Arguments, grid and cluster shape are validated
-            /// (kind, dtype, device, sizes, limits, shared memory) before anything runs.
-            pub fn launch(dev: &::tilus::Device, grid: impl ::core::convert::Into<::tilus::Grid>, #(#launch_params),*) -> ::core::result::Result<(), ::tilus::Error> {
-                #launch_body
-            }
-            /// Launch the kernel on `stream` (asynchronous on a GPU: ordered after the
-            /// stream's earlier work), validated as by `launch`.
-            pub fn launch_on(stream: &::tilus::Stream<'_>, grid: impl ::core::convert::Into<::tilus::Grid>, #(#launch_params),*) -> ::core::result::Result<(), ::tilus::Error> {
-                #launch_on_body
-            }
-        }
     }
 }
 

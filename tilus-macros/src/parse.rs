@@ -226,6 +226,10 @@ impl Parser {
                 r,
                 "`return` is not supported in tile kernels (every block runs to the end)",
             ),
+            syn::Expr::Unsafe(u) => {
+                let body = self.block(&u.block);
+                Ok(ast::Stmt::Unsafe { body, span })
+            }
             _ => Ok(ast::Stmt::Expr(self.expr(e)?)),
         }
     }
@@ -318,25 +322,7 @@ impl Parser {
     pub fn expr(&mut self, e: &syn::Expr) -> PResult<ast::Expr> {
         let span = self.spt(&e);
         let kind = match e {
-            syn::Expr::Lit(l) => match &l.lit {
-                syn::Lit::Int(i) => {
-                    let suffix = (!i.suffix().is_empty()).then(|| i.suffix().to_string());
-                    match i.base10_parse::<i128>() {
-                        Ok(value) => ast::ExprKind::Int { value, suffix },
-                        Err(_) => return self.err(i, "integer literal out of range"),
-                    }
-                }
-                syn::Lit::Float(f) => {
-                    let suffix = (!f.suffix().is_empty()).then(|| f.suffix().to_string());
-                    ast::ExprKind::Float {
-                        text: f.base10_digits().to_string(),
-                        suffix,
-                    }
-                }
-                syn::Lit::Bool(b) => ast::ExprKind::Bool(b.value),
-                syn::Lit::Str(s) => ast::ExprKind::Str(s.value()),
-                other => return self.err(other, "unsupported literal: tile kernels use integer, float and `bool` values"),
-            },
+            syn::Expr::Lit(l) => self.literal(&l.lit)?,
             syn::Expr::Path(p) => {
                 if p.qself.is_some() {
                     return self.err(p, "qualified paths are not supported");
@@ -410,18 +396,62 @@ impl Parser {
                 };
                 ast::ExprKind::IfElse { cond, then, els }
             }
-            syn::Expr::Index(ix) => {
-                return self.err(ix, "indexing is not supported in tile kernels: load tiles with `load_global` / `load_shared`, or use `.item()`")
-            }
-            syn::Expr::Macro(m) => return self.err(&m.mac, "macros are not supported inside tile kernels"),
-            syn::Expr::Closure(c) => return self.err(c, "closures are not supported inside tile kernels"),
-            syn::Expr::Reference(r) => return self.err(r, "references are not supported inside tile kernels"),
-            syn::Expr::Field(f) => return self.err(f, "field access is not supported inside tile kernels"),
-            syn::Expr::Assign(a) => return self.err(a, "an assignment is a statement, not a value"),
-            syn::Expr::Block(b) => return self.err(b, "block expressions are not supported here"),
-            other => return self.err(other, "unsupported syntax in a tile kernel"),
+            syn::Expr::Unsafe(u) => match u.block.stmts.as_slice() {
+                [syn::Stmt::Expr(inner, None)] => ast::ExprKind::Unsafe(Box::new(self.expr(inner)?)),
+                _ => {
+                    return self.err(
+                        u,
+                        "an `unsafe` block used as a value must be a single expression (statements go in an `unsafe` block of their own)",
+                    )
+                }
+            },
+            other => return self.unsupported(other),
         };
         Ok(ast::Expr { kind, span })
+    }
+
+    /// A literal: integers (with their suffix), floats (their digits and suffix), `bool`s and
+    /// strings (names such as `sem = "acquire"`).
+    fn literal(&mut self, lit: &syn::Lit) -> PResult<ast::ExprKind> {
+        Ok(match lit {
+            syn::Lit::Int(i) => {
+                let suffix = (!i.suffix().is_empty()).then(|| i.suffix().to_string());
+                match i.base10_parse::<i128>() {
+                    Ok(value) => ast::ExprKind::Int { value, suffix },
+                    Err(_) => return self.err(i, "integer literal out of range"),
+                }
+            }
+            syn::Lit::Float(f) => {
+                let suffix = (!f.suffix().is_empty()).then(|| f.suffix().to_string());
+                ast::ExprKind::Float {
+                    text: f.base10_digits().to_string(),
+                    suffix,
+                }
+            }
+            syn::Lit::Bool(b) => ast::ExprKind::Bool(b.value),
+            syn::Lit::Str(s) => ast::ExprKind::Str(s.value()),
+            other => {
+                return self.err(
+                    other,
+                    "unsupported literal: tile kernels use integer, float and `bool` values",
+                )
+            }
+        })
+    }
+
+    /// The error for Rust syntax that has no counterpart in tile kernels, saying what to write
+    /// instead where there is something.
+    fn unsupported<T>(&mut self, e: &syn::Expr) -> PResult<T> {
+        match e {
+            syn::Expr::Index(ix) => self.err(ix, "indexing is not supported in tile kernels: load tiles with `load_global` / `load_shared`, or use `.item()`"),
+            syn::Expr::Macro(m) => self.err(&m.mac, "macros are not supported inside tile kernels"),
+            syn::Expr::Closure(c) => self.err(c, "closures are not supported inside tile kernels"),
+            syn::Expr::Reference(r) => self.err(r, "references are not supported inside tile kernels"),
+            syn::Expr::Field(f) => self.err(f, "field access is not supported inside tile kernels"),
+            syn::Expr::Assign(a) => self.err(a, "an assignment is a statement, not a value"),
+            syn::Expr::Block(b) => self.err(b, "block expressions are not supported here"),
+            other => self.err(other, "unsupported syntax in a tile kernel"),
+        }
     }
 
     fn single_expr_block(&mut self, b: &syn::Block) -> PResult<ast::Expr> {

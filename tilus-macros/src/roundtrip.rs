@@ -124,6 +124,10 @@ fn unspanned(def: &KernelDef) -> KernelDef {
                 els.iter_mut().for_each(|b| block(b));
             }
             Stmt::Break { span } => *span = NONE,
+            Stmt::Unsafe { body, span } => {
+                *span = NONE;
+                block(body);
+            }
         }
     }
     fn args(a: &mut [ast::Arg]) {
@@ -148,7 +152,7 @@ fn unspanned(def: &KernelDef) -> KernelDef {
                 expr(lhs);
                 expr(rhs);
             }
-            ExprKind::Unary { x, .. } => expr(x),
+            ExprKind::Unary { x, .. } | ExprKind::Unsafe(x) => expr(x),
             ExprKind::Call {
                 path_span,
                 generics,
@@ -287,7 +291,10 @@ fn every_form(x: GlobalTensor<i32>, out: GlobalTensor<f32>, k: i32, r#type: u64)
     }
     if k == 1 {
     }
-    atomic_add(x, (b, 1), 2, check_bounds = false, sem = "relaxed");
+    unsafe {
+        atomic_add(x, (b, 1), 2, check_bounds = false, sem = "relaxed");
+    }
+    let _v = unsafe { atomic_load(x, (b, 0), check_bounds = false) };
     atomic_cas(x, (b,), 2, 3);
     (k + 1);
     store_global(out, f.broadcast_to([4, 16]) * (w as f32) + (v as f32), offsets = [0]);
@@ -327,6 +334,7 @@ fn forms(body: &[Stmt], out: &mut std::collections::BTreeSet<&'static str>) {
             ),
             ExprKind::IfElse { cond, then, els } => ("IfElse", vec![&**cond, &**then, &**els]),
             ExprKind::Cast { x, .. } => ("Cast", vec![&**x]),
+            ExprKind::Unsafe(x) => ("UnsafeExpr", vec![&**x]),
         };
         out.insert(name);
         kids.into_iter().for_each(|k| expr(k, out));
@@ -354,6 +362,7 @@ fn forms(body: &[Stmt], out: &mut std::collections::BTreeSet<&'static str>) {
                 std::iter::once(&then[..]).chain(els.as_deref()).collect(),
             ),
             Stmt::Break { .. } => ("Break", vec![], vec![]),
+            Stmt::Unsafe { body, .. } => ("Unsafe", vec![], vec![body]),
         };
         out.insert(name);
         exprs.into_iter().for_each(|e| expr(e, out));
@@ -388,6 +397,8 @@ fn every_form_round_trips() {
         "Method",
         "IfElse",
         "Cast",
+        "Unsafe",
+        "UnsafeExpr",
         "GenericArg::Type",
         "GenericArg::Const",
     ] {

@@ -16,7 +16,7 @@ use tilus_core::ir::{Grid, ParamKind};
 
 /// Shared memory per block the emulator accepts: 227 KiB, the opt-in limit of H100/H200, so
 /// that a kernel the emulator runs also fits those GPUs.
-pub const EMULATOR_MAX_SHARED_BYTES: usize = 232_448;
+pub const EMULATOR_MAX_SHARED_BYTES: usize = tilus_core::target::MAX_SHARED_BYTES;
 
 /// Threads per block the emulator accepts (the CUDA limit).
 pub const EMULATOR_MAX_THREADS: u32 = 1024;
@@ -52,6 +52,8 @@ pub(crate) struct Inner {
     /// Distinguishes emulator devices in messages.
     id: u64,
     pub(crate) backend: Backend,
+    /// Devices whose memory this one's kernels may access (`Device::enable_peer_access`).
+    pub(crate) peers: std::sync::Mutex<Vec<Device>>,
 }
 
 pub(crate) enum Backend {
@@ -74,6 +76,7 @@ impl Device {
             inner: Arc::new(Inner {
                 id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
                 backend,
+                peers: std::sync::Mutex::new(Vec::new()),
             }),
         }
     }
@@ -313,6 +316,10 @@ impl Device {
                 let ptr = c.alloc(bytes)?;
                 let t = GlobalTensor::from_parts(self.clone(), len, Mem::Cuda(ptr));
                 c.fill(ptr, width, bits, len, crate::cuda::DEFAULT_STREAM)?;
+                // The fill is complete before the tensor is returned: work on any stream, a
+                // non-blocking one too (which the legacy default stream does not order), then
+                // sees the values.
+                c.stream_synchronize(crate::cuda::DEFAULT_STREAM, "filling a tensor")?;
                 Ok(t)
             }
         }
@@ -391,27 +398,32 @@ impl Device {
                 got: s.len,
             });
         }
+        // Copying elements onto themselves changes nothing; a partial overlap is undefined in
+        // CUDA, and refused on both backends alike.
+        let bytes = (s.len * std::mem::size_of::<T>()) as u64;
+        let (sa, da) = (s.address(), d.address());
+        if sa == da {
+            return Ok(());
+        }
+        if bytes > 0 && sa < da + bytes && da < sa + bytes {
+            return Err(Error::OverlappingCopy { op });
+        }
         match (s.mem, d.mem) {
             (MemRef::Emu(sm, _), MemRef::Emu(dm, _)) => {
                 let _ = stream; // the emulator runs each operation when it is issued
                 if !sm.same(&dm) {
-                    // Overlapping views copy like memmove.
+                    // Overlaps were refused above; a view onto itself changes nothing.
                     dm.copy_from(&sm);
                 }
                 Ok(())
             }
             #[cfg(feature = "cuda")]
-            (MemRef::Cuda(sp), MemRef::Cuda(dp)) => {
-                if sp == dp {
-                    return Ok(());
-                }
-                self.cuda_backend()?.copy_dtod(
-                    dp,
-                    sp,
-                    s.len * std::mem::size_of::<T>(),
-                    stream.raw(),
-                )
-            }
+            (MemRef::Cuda(sp), MemRef::Cuda(dp)) => self.cuda_backend()?.copy_dtod(
+                dp,
+                sp,
+                s.len * std::mem::size_of::<T>(),
+                stream.raw(),
+            ),
             #[cfg(feature = "cuda")]
             _ => unreachable!("tensors of one device share its backend"),
         }
@@ -585,7 +597,7 @@ impl Device {
                 });
             }
             if let (ParamKind::Tensor(_), ArgRepr::Tensor(t)) = (p.kind(), &a.repr) {
-                if !t.device.same_device(self) {
+                if !t.device.same_device(self) && !self.is_peer(t.device) {
                     return Err(Error::WrongDevice {
                         kernel: kernel(),
                         param: p.name().to_string(),

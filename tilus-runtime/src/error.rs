@@ -179,6 +179,30 @@ pub enum Error {
         /// Length of the source.
         got: usize,
     },
+    /// The source and the destination of a copy overlap without being the same elements
+    /// (views of one tensor): CUDA leaves such a copy undefined, so neither backend performs
+    /// it.
+    #[error("{op}: the source and the destination overlap (two views of one memory): copy through a temporary tensor")]
+    OverlappingCopy {
+        /// The operation, e.g. `"Device::copy"`.
+        op: &'static str,
+    },
+    /// One device's kernels cannot access another's memory (`Device::enable_peer_access`).
+    #[error("{device} cannot access the memory of {peer}: {reason}")]
+    PeerAccessUnsupported {
+        /// The device whose kernels would access the memory.
+        device: String,
+        /// The device that owns the memory.
+        peer: String,
+        /// Why not.
+        reason: String,
+    },
+    /// The device cannot map host memory into its address space (`Device::mapped`).
+    #[error("{device} cannot map host memory into its address space (CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY is 0)")]
+    MappedMemoryUnsupported {
+        /// The device.
+        device: String,
+    },
     /// A view's element range does not lie inside its tensor.
     #[error("{op}: the range {start}..{end} is not inside a tensor of {len} elements")]
     OutOfRange {

@@ -19,7 +19,7 @@ use std::ops::Range;
 ///
 /// **Other libraries' memory.** Two owners have safe borrows, each with a round trip that
 /// checks the device pointer is the same before and after (no copy): `cust`'s `DeviceBuffer`,
-/// the library the GPU backend is built on (`TensorView::from_cust`, version pinned by
+/// the library the GPU backend is built on (`TensorView::with_cust`, version pinned by
 /// `tilus::cust`; `examples/borrowed_memory.rs`), and, with feature `cudarc`, cudarc's
 /// `CudaSlice`, `CudaView` and `CudaViewMut` (version pinned by `tilus::cudarc`;
 /// `examples/cudarc_interop.rs`). cudarc tracks each use of a slice with events
@@ -39,10 +39,11 @@ use std::ops::Range;
 /// still be running when the borrow ends; what keeps the memory alive until it finishes is
 /// that freeing device memory waits for the device: a `GlobalTensor`'s drop synchronises the
 /// context, and `cuMemFree` (behind cust's synchronous free) waits for the work of the device
-/// before it releases memory. For memory freed by other means (a stream-ordered free, such as
-/// `cuMemFreeAsync` behind cudarc's `CudaSlice` drop on GPUs with memory pools) the owner must
-/// order the free after the kernel, as for its own work; for cudarc, the end of a
-/// `Device::cudarc_scope` does.
+/// before it releases memory. A stream-ordered free (cust's `DeviceBuffer::drop_async`,
+/// `cuMemFreeAsync` behind cudarc's `CudaSlice` drop on GPUs with memory pools) does not wait,
+/// so the safe borrows end by waiting for the work: `TensorView::with_cust` synchronises the
+/// device at the end of its scope, `Device::cudarc_scope` records cudarc's events after the
+/// kernels. The constructors that do not (`from_cust`, `from_raw`) are `unsafe`.
 ///
 /// Two views (or a view and a tensor) passed to one launch may overlap, as one tensor may be
 /// passed twice; elements a kernel writes through one and reads or writes through the other
@@ -137,35 +138,98 @@ impl<'a, T: Element> TensorView<'a, T> {
         }
     }
 
-    /// Borrow a `cust` device buffer as a view of `dev`, for as long as the borrow lasts: no
-    /// copy, no transfer of ownership (use [`view`](Self::view) for a range of it).
+    /// Borrow a `cust` device buffer as a view of `dev` for the duration of `f`: no copy, no
+    /// transfer of ownership (use [`view`](Self::view) for a range of it). Kernels may write
+    /// the buffer through the view, as they write a `GlobalTensor` passed by shared reference.
+    ///
+    /// The scope ends by waiting for the device (also when `f` fails or unwinds), so no work
+    /// that uses the view is in flight once `buf` may be freed again, by any of cust's frees:
+    /// a stream-ordered `DeviceBuffer::drop_async` on another stream would otherwise free the
+    /// memory under a running kernel. The view cannot leave `f` (its lifetime is `f`'s own).
+    /// [`from_cust`](Self::from_cust) is the same borrow without the wait, for callers that
+    /// order the free themselves.
     ///
     /// [`Error::WrongBackend`] on the emulator; [`Error::DeviceMismatch`] if the memory is not
-    /// on `dev`'s GPU. Kernels may write the buffer through the view, as they write a
-    /// `GlobalTensor` passed by shared reference.
+    /// of `dev`'s context. If `f` returns an error it is returned (after the wait); otherwise
+    /// an error of the wait is.
+    ///
+    /// ```ignore
+    /// use tilus::cust::memory::DeviceBuffer;
+    /// let buf = DeviceBuffer::from_slice(&data)?;
+    /// tilus::TensorView::with_cust(&dev, &buf, |v| my_kernel::launch(&dev, blocks, v))?;
+    /// ```
     ///
     /// Why a `DeviceBuffer` and not a `DeviceSlice`: in cust 0.3 a `DeviceSlice` is a `Copy`
     /// value (a pointer and a length) that safe code can keep after its buffer is freed
     /// (`buf.index(..)` returns one by value), so a borrow of a slice does not prove the memory
     /// is alive; a borrow of the owning buffer does. Slices of other origin go through
     /// [`from_raw`](Self::from_raw), whose contract says what the borrow cannot.
-    ///
-    /// ```ignore
-    /// use tilus::cust::memory::DeviceBuffer;
-    /// let buf = DeviceBuffer::from_slice(&data)?;
-    /// my_kernel::launch(&dev, blocks, &tilus::TensorView::from_cust(&dev, &buf)?)?;
-    /// ```
     #[cfg(feature = "cuda")]
     #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
-    pub fn from_cust(dev: &Device, buf: &'a cust::memory::DeviceBuffer<T>) -> Result<Self>
+    pub fn with_cust<R>(
+        dev: &Device,
+        buf: &cust::memory::DeviceBuffer<T>,
+        f: impl for<'v> FnOnce(&TensorView<'v, T>) -> Result<R>,
+    ) -> Result<R>
+    where
+        T: cust::memory::DeviceCopy,
+    {
+        /// Waits for the device when the scope ends, unwinding included.
+        struct WaitAtEnd<'d>(&'d Device);
+        impl Drop for WaitAtEnd<'_> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    let _ = self.0.synchronize();
+                }
+            }
+        }
+        // SAFETY: the view lives only inside `f` (which must accept a view of any lifetime, so
+        // it cannot keep this one), and the device has finished all work, whatever stream it
+        // is on, before this function returns or unwinds, so `buf` is neither freed nor
+        // reused while work through the view is in flight.
+        let view = unsafe { TensorView::from_cust(dev, buf)? };
+        let guard = WaitAtEnd(dev);
+        let r = f(&view);
+        drop(view);
+        let waited = dev.synchronize();
+        std::mem::forget(guard);
+        let r = r?;
+        waited?;
+        Ok(r)
+    }
+
+    /// Borrow a `cust` device buffer as a view of `dev`, for as long as the borrow lasts, with
+    /// no wait at its end (see [`with_cust`](Self::with_cust), the safe form).
+    ///
+    /// [`Error::WrongBackend`] on the emulator; [`Error::DeviceMismatch`] if the memory is not
+    /// of `dev`'s context.
+    ///
+    /// # Safety
+    ///
+    /// `buf` must not be freed, nor its memory reused, until all work issued through the view
+    /// (or a view of it) has completed, on every stream. The borrow `'a` keeps safe code from
+    /// dropping the buffer while the view exists, and cust's synchronous free (`DeviceBuffer`'s
+    /// `Drop`, `cuMemFree`) waits for the device; but cust's `DeviceBuffer::drop_async` on a
+    /// stream that is not ordered after that work frees the memory while kernels may still
+    /// use it. Synchronise (the device, or the freeing stream with an event after the work)
+    /// before such a free.
+    #[cfg(feature = "cuda")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
+    pub unsafe fn from_cust(dev: &Device, buf: &'a cust::memory::DeviceBuffer<T>) -> Result<Self>
     where
         T: cust::memory::DeviceCopy,
     {
         let ptr = buf.as_device_ptr().as_raw();
+        if !buf.is_empty() {
+            // cust allocates in its current context: it must be `dev`'s for kernels to reach it.
+            if let crate::device::Backend::Cuda(c) = &dev.inner.backend {
+                c.check_owns(ptr, "TensorView::from_cust")?;
+            }
+        }
         // SAFETY: a live `DeviceBuffer` owns `buf.len()` elements of `T` at `ptr` (allocated by
-        // cuMemAlloc: aligned, in a context of its GPU, which `checked_raw` verifies is `dev`'s),
-        // initialised as cust requires of its buffers; the borrow `'a` keeps it from being
-        // freed, and its free (cuMemFree) waits for the device's work first.
+        // cuMemAlloc in `dev`'s context, checked above: aligned, initialised as cust requires
+        // of its buffers); the borrow `'a` keeps safe code from dropping it, and the caller
+        // promises no stream-ordered free before the view's work completes.
         unsafe { Self::checked_raw(dev, ptr, buf.len(), "TensorView::from_cust") }
     }
 

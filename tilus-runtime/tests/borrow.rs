@@ -88,14 +88,16 @@ fn cust_buffers_round_trip_with_no_copy() {
     let data: Vec<i32> = (0..10_000).map(|i| i * 7 - 3_000).collect();
     let buf = DeviceBuffer::from_slice(&data).unwrap();
     let before = buf.as_device_ptr().as_raw();
-    {
-        let v = TensorView::from_cust(&dev, &buf).unwrap();
+    TensorView::with_cust(&dev, &buf, |v| {
         assert_eq!(
             v.device_ptr(),
             Some(before),
             "the view is the buffer itself"
         );
-        twice_plus::launch(&dev, 8, &v, 5).unwrap();
+        twice_plus::launch(&dev, 8, v, 5)
+    })
+    .unwrap();
+    {
         // The same memory by raw address: a second view of the buffer.
         // SAFETY: `buf` outlives the view; in bounds, aligned, initialised, on `dev`'s context.
         let r = unsafe { TensorView::<i32>::from_raw(&dev, before + 4 * 16, 100) }.unwrap();
@@ -125,4 +127,90 @@ fn cust_buffers_round_trip_with_no_copy() {
     // A pointer the driver does not know is refused at construction.
     let bogus = unsafe { TensorView::<i32>::from_raw(&dev, 0x10, 4) };
     assert!(bogus.is_err(), "{bogus:?}");
+}
+
+/// A long kernel: `rounds` passes of `x = x * 2 + 1` over all of `x`.
+#[tile_kernel(threads = 256)]
+fn churn(x: GlobalTensor<i32>, rounds: i32) {
+    for _r in 0..rounds {
+        for start in (block_idx() * 1024..x.len()).step_by(grid_dim() * 1024) {
+            let a = load_global(x, offsets = [start], shape = [1024]);
+            store_global(x, a * 2 + 1, offsets = [start]);
+        }
+    }
+}
+
+/// The safe borrow of a cust buffer ends only once the work that used it is done, on every
+/// stream: cust's stream-ordered `drop_async` right after the scope cannot free the memory
+/// under a running kernel (with the old safe `from_cust` it could).
+#[cfg(feature = "cuda")]
+#[test]
+fn a_cust_borrow_ends_after_its_work_on_every_stream() {
+    use tilus::cust::memory::DeviceBuffer;
+    use tilus::cust::stream::{Stream as CustStream, StreamFlags};
+    let Some(dev) = common::gpu() else { return };
+    tilus::cust::context::CurrentContext::set_current(dev.cuda_context().unwrap()).unwrap();
+    let buf = DeviceBuffer::from_slice(&vec![0i32; 1 << 22]).unwrap();
+    let other = CustStream::new(StreamFlags::NON_BLOCKING, None).unwrap();
+    let s = tilus::Stream::borrow_cust(&dev, &other).unwrap();
+    let done = dev.event().unwrap();
+    TensorView::with_cust(&dev, &buf, |v| {
+        churn::launch_on(&s, 132, v, 200)?;
+        done.record(&s)
+    })
+    .unwrap();
+    assert!(
+        done.is_complete().unwrap(),
+        "the scope returned while its kernel was running"
+    );
+    // Now a stream-ordered free on another stream is safe.
+    buf.drop_async(&other).unwrap();
+    other.synchronize().unwrap();
+}
+
+/// A freshly filled tensor holds its values for work on any stream, a non-blocking one too
+/// (which the legacy default stream of the fill does not order).
+#[cfg(feature = "cuda")]
+#[test]
+fn filled_tensors_are_filled_for_non_blocking_streams() {
+    use tilus::cust::stream::{Stream as CustStream, StreamFlags};
+    let Some(dev) = common::gpu() else { return };
+    tilus::cust::context::CurrentContext::set_current(dev.cuda_context().unwrap()).unwrap();
+    let other = CustStream::new(StreamFlags::NON_BLOCKING, None).unwrap();
+    let s = tilus::Stream::borrow_cust(&dev, &other).unwrap();
+    for round in 0..4 {
+        // Freed memory full of non-zero values, likely handed out again by the next allocation.
+        drop(dev.full::<i32>(1 << 24, -1).unwrap());
+        let z = dev.zeros::<i32>(1 << 24).unwrap();
+        // At once on the other stream: `x * 2 + 1` of zeros is 1 everywhere.
+        churn::launch_on(&s, 132, &z, 1).unwrap();
+        s.synchronize().unwrap();
+        let got = z.download().unwrap();
+        let bad = got.iter().filter(|&&v| v != 1).count();
+        assert_eq!(bad, 0, "round {round}: the kernel saw unfilled memory");
+    }
+}
+
+/// Copying between overlapping views is undefined in CUDA: both backends refuse it alike, and a
+/// copy of elements onto themselves does nothing.
+#[test]
+fn overlapping_copies_are_refused_on_every_backend() {
+    for dev in common::devices() {
+        let data: Vec<i32> = (0..64).collect();
+        let t = dev.upload(&data).unwrap();
+        let (a, b) = (t.view(0..32).unwrap(), t.view(16..48).unwrap());
+        match dev.copy(&a, &b) {
+            Err(Error::OverlappingCopy { op }) => assert_eq!(op, "Device::copy"),
+            other => panic!("{}: {other:?}", dev.name()),
+        }
+        let s = dev.stream().unwrap();
+        assert!(matches!(s.copy(&b, &a), Err(Error::OverlappingCopy { .. })));
+        dev.copy(&a, &t.view(0..32).unwrap()).unwrap();
+        // Adjacent views do not overlap.
+        dev.copy(&t.view(0..16).unwrap(), &t.view(16..32).unwrap())
+            .unwrap();
+        let mut want = data.clone();
+        want.copy_within(0..16, 16);
+        assert_eq!(t.download().unwrap(), want, "{}", dev.name());
+    }
 }

@@ -238,7 +238,9 @@ fn kernels_run_on_a_users_cust_stream() {
     let data = random(10_000);
     let x = dev.upload(&data).unwrap();
     let buf = DeviceBuffer::<i32>::zeroed(10_000).unwrap();
-    let y = tilus::TensorView::from_cust(&dev, &buf).unwrap();
+    // SAFETY: `buf` is freed (synchronously) at the end of the test, after `theirs`, the one
+    // stream with work on it, is synchronised.
+    let y = unsafe { tilus::TensorView::from_cust(&dev, &buf) }.unwrap();
     add3::launch_on(&s, 4, &x, &y, 2_000).unwrap();
     // Ordered on their stream: their synchronize is enough before reading their buffer.
     theirs.synchronize().unwrap();

@@ -129,7 +129,8 @@ fn is_atom(e: &Expr) -> bool {
         ExprKind::Binary { .. }
         | ExprKind::Unary { .. }
         | ExprKind::IfElse { .. }
-        | ExprKind::Cast { .. } => false,
+        | ExprKind::Cast { .. }
+        | ExprKind::Unsafe(_) => false,
     }
 }
 
@@ -264,6 +265,7 @@ impl Display for Expr {
                 maybe_paren(f, x, is_atom(x))?;
                 write!(f, " as {ty}")
             }
+            ExprKind::Unsafe(x) => write!(f, "unsafe {{ {x} }}"),
         }
     }
 }
@@ -393,6 +395,10 @@ fn fmt_stmt(f: &mut Formatter<'_>, s: &Stmt, level: usize) -> fmt::Result {
             }
         }
         Stmt::Break { .. } => f.write_str("break;"),
+        Stmt::Unsafe { body, .. } => {
+            f.write_str("unsafe ")?;
+            fmt_block(f, body, level)
+        }
     }
 }
 
@@ -458,7 +464,12 @@ impl Display for KernelDef {
         } else {
             ""
         };
-        write!(f, "fn {raw}{}(", self.name)?;
+        let unsafety = if self.options.unsafe_fn {
+            "unsafe "
+        } else {
+            ""
+        };
+        write!(f, "{unsafety}fn {raw}{}(", self.name)?;
         comma_list(f, &self.params)?;
         f.write_str(") ")?;
         fmt_block(f, &self.body, 0)

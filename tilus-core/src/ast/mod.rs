@@ -32,6 +32,9 @@ pub struct KernelOptions {
     /// Blocks that should fit on one SM at once (`min_blocks_per_sm = 3`); `None` = no hint.
     pub min_blocks_per_sm: Option<u32>,
     pub min_blocks_span: Span,
+    /// Declared `unsafe fn`: the body is an unsafe context and the launchers are `unsafe`
+    /// (their callers promise what the body's unchecked operations need).
+    pub unsafe_fn: bool,
 }
 
 impl Default for KernelOptions {
@@ -45,6 +48,7 @@ impl Default for KernelOptions {
             cluster_span: Span::NONE,
             min_blocks_per_sm: None,
             min_blocks_span: Span::NONE,
+            unsafe_fn: false,
         }
     }
 }
@@ -109,6 +113,12 @@ pub enum Stmt {
         span: Span,
     },
     Break {
+        span: Span,
+    },
+    /// `unsafe { .. }`: a block whose unchecked operations (`check_bounds = false`) the kernel's
+    /// author promises are sound for every launch. A scope, as in Rust.
+    Unsafe {
+        body: Vec<Stmt>,
         span: Span,
     },
 }
@@ -229,6 +239,8 @@ pub enum ExprKind {
         ty: String,
         ty_span: Span,
     },
+    /// `unsafe { expr }`: an expression in an unsafe context (see [`Stmt::Unsafe`]).
+    Unsafe(Box<Expr>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -246,4 +258,78 @@ pub struct Arg {
     pub name: Option<(String, Span)>,
     pub value: Expr,
     pub span: Span,
+}
+
+/// Every path in `e` (variables and qualified names), in source order.
+pub fn visit_paths(e: &Expr, f: &mut impl FnMut(&[String])) {
+    match &e.kind {
+        ExprKind::Path(p) => f(p),
+        ExprKind::Array(items) | ExprKind::Tuple(items) => {
+            items.iter().for_each(|x| visit_paths(x, f))
+        }
+        ExprKind::Binary { lhs, rhs, .. } => {
+            visit_paths(lhs, f);
+            visit_paths(rhs, f);
+        }
+        ExprKind::Unary { x, .. } | ExprKind::Cast { x, .. } | ExprKind::Unsafe(x) => {
+            visit_paths(x, f)
+        }
+        ExprKind::Call { args, .. } => args.iter().for_each(|a| visit_paths(&a.value, f)),
+        ExprKind::Method { receiver, args, .. } => {
+            visit_paths(receiver, f);
+            args.iter().for_each(|a| visit_paths(&a.value, f));
+        }
+        ExprKind::IfElse { cond, then, els } => {
+            visit_paths(cond, f);
+            visit_paths(then, f);
+            visit_paths(els, f);
+        }
+        ExprKind::Int { .. } | ExprKind::Float { .. } | ExprKind::Bool(_) | ExprKind::Str(_) => {}
+    }
+}
+
+impl KernelDef {
+    /// Whether the kernel makes promises the compiler cannot check: it is an `unsafe fn`, or
+    /// has an `unsafe` block or expression.
+    pub fn uses_unsafe(&self) -> bool {
+        fn expr(e: &Expr) -> bool {
+            match &e.kind {
+                ExprKind::Unsafe(_) => true,
+                ExprKind::Array(items) | ExprKind::Tuple(items) => items.iter().any(expr),
+                ExprKind::Binary { lhs, rhs, .. } => expr(lhs) || expr(rhs),
+                ExprKind::Unary { x, .. } | ExprKind::Cast { x, .. } => expr(x),
+                ExprKind::Call { args, .. } => args.iter().any(|a| expr(&a.value)),
+                ExprKind::Method { receiver, args, .. } => {
+                    expr(receiver) || args.iter().any(|a| expr(&a.value))
+                }
+                ExprKind::IfElse { cond, then, els } => expr(cond) || expr(then) || expr(els),
+                ExprKind::Int { .. }
+                | ExprKind::Float { .. }
+                | ExprKind::Bool(_)
+                | ExprKind::Str(_)
+                | ExprKind::Path(_) => false,
+            }
+        }
+        fn stmts(body: &[Stmt]) -> bool {
+            body.iter().any(|s| match s {
+                Stmt::Unsafe { .. } => true,
+                Stmt::Let { init: e, .. } | Stmt::Assign { value: e, .. } | Stmt::Expr(e) => {
+                    expr(e)
+                }
+                Stmt::For { range, body, .. } => {
+                    expr(&range.start)
+                        || expr(&range.end)
+                        || range.step.as_ref().is_some_and(expr)
+                        || stmts(body)
+                }
+                Stmt::While { cond, body, .. } => expr(cond) || stmts(body),
+                Stmt::Loop { body, .. } => stmts(body),
+                Stmt::If {
+                    cond, then, els, ..
+                } => expr(cond) || stmts(then) || els.as_deref().is_some_and(stmts),
+                Stmt::Break { .. } => false,
+            })
+        }
+        self.options.unsafe_fn || stmts(&self.body)
+    }
 }

@@ -33,6 +33,8 @@ pub(crate) struct P {
     pub aliases: &'static [&'static str],
     pub required: bool,
     pub kind: Kind,
+    /// Only given as `name = value` (a positional argument never binds to it).
+    pub keyword_only: bool,
 }
 
 pub(crate) const fn req(name: &'static str) -> P {
@@ -41,6 +43,7 @@ pub(crate) const fn req(name: &'static str) -> P {
         aliases: &[],
         required: true,
         kind: Kind::Value,
+        keyword_only: false,
     }
 }
 pub(crate) const fn opt(name: &'static str) -> P {
@@ -49,6 +52,7 @@ pub(crate) const fn opt(name: &'static str) -> P {
         aliases: &[],
         required: false,
         kind: Kind::Value,
+        keyword_only: false,
     }
 }
 pub(crate) const fn req_alias(name: &'static str, aliases: &'static [&'static str]) -> P {
@@ -57,6 +61,7 @@ pub(crate) const fn req_alias(name: &'static str, aliases: &'static [&'static st
         aliases,
         required: true,
         kind: Kind::Value,
+        keyword_only: false,
     }
 }
 pub(crate) const fn opt_alias(name: &'static str, aliases: &'static [&'static str]) -> P {
@@ -65,6 +70,7 @@ pub(crate) const fn opt_alias(name: &'static str, aliases: &'static [&'static st
         aliases,
         required: false,
         kind: Kind::Value,
+        keyword_only: false,
     }
 }
 
@@ -80,6 +86,13 @@ impl P {
     pub(crate) const fn meta(self) -> P {
         P {
             kind: Kind::Meta,
+            ..self
+        }
+    }
+    /// The same parameter, given only by keyword.
+    pub(crate) const fn keyword(self) -> P {
+        P {
+            keyword_only: true,
             ..self
         }
     }
@@ -130,6 +143,39 @@ impl<'a> Bound<'a> {
             None => None,
         }
     }
+}
+
+/// How many parameters a positional argument can bind to (the keyword-only ones come last).
+pub(crate) fn positional_capacity(params: &[P]) -> usize {
+    params.iter().take_while(|p| !p.keyword_only).count()
+}
+
+/// Whether `args` would bind to `params` without an error (no unknown or repeated keyword, not
+/// too many positional arguments, every required parameter given): how an overloaded method
+/// picks its form. Nothing is lowered or reported.
+pub(crate) fn fits(params: &[P], args: &[Arg]) -> bool {
+    let mut given = vec![false; params.len()];
+    let positional = args.iter().take_while(|a| a.name.is_none()).count();
+    if positional > positional_capacity(params)
+        || args[positional..].iter().any(|a| a.name.is_none())
+    {
+        return false;
+    }
+    given[..positional].iter_mut().for_each(|g| *g = true);
+    for a in &args[positional..] {
+        let (name, _) = a
+            .name
+            .as_ref()
+            .expect("keyword arguments after the positional ones");
+        match params
+            .iter()
+            .position(|p| p.name == name || p.aliases.contains(&name.as_str()))
+        {
+            Some(i) if !given[i] => given[i] = true,
+            _ => return false,
+        }
+    }
+    params.iter().zip(&given).all(|(p, g)| *g || !p.required)
 }
 
 pub(crate) fn signature_str(fname: &str, params: &[P]) -> String {
@@ -217,12 +263,19 @@ impl Lowerer {
                         m.ok = false;
                         continue;
                     }
-                    if positional >= params.len() {
+                    if positional >= positional_capacity(params) {
                         let d = Diagnostic::new(
                             a.span,
                             format!(
                                 "`{fname}` takes {} but {} supplied",
-                                crate::diag::count(params.len(), "argument"),
+                                crate::diag::count(
+                                    positional_capacity(params),
+                                    if positional_capacity(params) < params.len() {
+                                        "positional argument"
+                                    } else {
+                                        "argument"
+                                    }
+                                ),
                                 crate::diag::were(args.iter().filter(|a| a.name.is_none()).count())
                             ),
                         )

@@ -388,6 +388,14 @@ impl Lowerer {
             rank,
         )?;
         let check_bounds = self.bool_const(bound.get("check_bounds"), true, "`check_bounds`")?;
+        if !check_bounds && self.unsafe_depth == 0 {
+            let at = bound.get("check_bounds").map_or(Span::NONE, |e| e.span);
+            return Err(self.error(
+                Diagnostic::new(at, "`check_bounds = false` is unsafe: an index outside the tensor would read or write memory the kernel does not own")
+                    .note("safe kernels cannot cause undefined behaviour whatever their arguments, so unchecked accesses need a promise")
+                    .help("write the call inside `unsafe { .. }`, promising that its indices are in bounds for every launch, or declare the kernel `unsafe fn`, so that its launchers are `unsafe` and their callers promise it"),
+            ));
+        }
         let coords = idx.into_iter().map(Coord::Index).collect();
         Ok((
             m,

@@ -57,54 +57,215 @@ enum Builtin {
     AtomicStore,
 }
 
-/// Names of the free functions, for "did you mean" lists.
-const FREE_NAMES: &[(&str, Builtin)] = &[
-    ("block_idx", Builtin::BlockIdx),
-    ("grid_dim", Builtin::GridDim),
-    ("arange", Builtin::Arange),
-    ("lane_ids", Builtin::LaneIds),
-    ("zeros", Builtin::Zeros),
-    ("ones", Builtin::Ones),
-    ("full", Builtin::Full),
-    ("select", Builtin::Select),
-    ("min", Builtin::Min),
-    ("max", Builtin::Max),
-    ("abs", Builtin::Abs),
-    ("sqrt", Builtin::Sqrt),
-    ("fma", Builtin::Fma),
-    ("exp", Builtin::Math(MathFn::Exp)),
-    ("ln", Builtin::Math(MathFn::Ln)),
+/// One free function of the language: its name, what lowers it and its parameters. The
+/// name lists of messages, "did you mean", the fuzzer's vocabulary ([`builtin_names`]) and the
+/// check that every builtin has a page in `tilus::lang` all come from these rows (and from the
+/// generated `atomic::` and `T::from_bits` families below).
+struct BuiltinDef {
+    name: &'static str,
+    builtin: Builtin,
+    params: &'static [P],
+}
+
+const fn def(name: &'static str, builtin: Builtin, params: &'static [P]) -> BuiltinDef {
+    BuiltinDef {
+        name,
+        builtin,
+        params,
+    }
+}
+
+const AXIS: &[P] = &[opt("axis").meta()];
+const NO_PARAMS: &[P] = &[];
+const SHAPE_DTYPE: &[P] = &[req("shape").meta(), opt("dtype").meta()];
+const ONE_VALUE: &[P] = &[req("x")];
+const TWO_VALUES: &[P] = &[req("a"), req("b")];
+const ALLOC: &[P] = &[req("dtype").meta(), req("shape").meta()];
+const INDICES: P = req_alias("indices", &["index"]).list();
+const CHECK_BOUNDS: P = opt("check_bounds").meta();
+const INDEXED_RMW: &[P] = &[
+    req("array"),
+    INDICES,
+    req_alias("update", &["value", "values"]),
+    CHECK_BOUNDS,
+    SEM,
+    SCOPE,
+];
+const INDEXED_CAS: &[P] = &[
+    req("array"),
+    INDICES,
+    req("expected"),
+    req("desired"),
+    CHECK_BOUNDS,
+    SEM,
+    SCOPE,
+];
+const SCATTER_STORE: &[P] = &[
+    req("dst"),
+    req("dim").meta(),
+    req("indices"),
+    req("values"),
+    opt("mask"),
+];
+
+/// The free functions, in the order messages list them.
+const BUILTINS: &[BuiltinDef] = &[
+    def("block_idx", Builtin::BlockIdx, AXIS),
+    def("grid_dim", Builtin::GridDim, AXIS),
+    def("arange", Builtin::Arange, &[req("n").meta()]),
+    def("lane_ids", Builtin::LaneIds, SHAPE_DTYPE),
+    def("zeros", Builtin::Zeros, SHAPE_DTYPE),
+    def("ones", Builtin::Ones, SHAPE_DTYPE),
+    def("full", Builtin::Full, &[req("shape").meta(), req("value")]),
+    def(
+        "select",
+        Builtin::Select,
+        &[req("cond"), req("a"), req("b")],
+    ),
+    def("min", Builtin::Min, TWO_VALUES),
+    def("max", Builtin::Max, TWO_VALUES),
+    def("abs", Builtin::Abs, ONE_VALUE),
+    def("sqrt", Builtin::Sqrt, ONE_VALUE),
+    def("fma", Builtin::Fma, &[req("a"), req("b"), req("c")]),
+    def("exp", Builtin::Math(MathFn::Exp), ONE_VALUE),
+    def("ln", Builtin::Math(MathFn::Ln), ONE_VALUE),
     // Natural logarithm, as `log` is in numpy, Triton and CUDA.
-    ("log", Builtin::Math(MathFn::Ln)),
-    ("load_global", Builtin::LoadGlobal),
-    ("store_global", Builtin::StoreGlobal),
-    ("shared_tensor", Builtin::SharedTensor),
-    ("load_shared", Builtin::LoadShared),
-    ("store_shared", Builtin::StoreShared),
-    ("sync", Builtin::Sync),
-    ("cluster_rank", Builtin::ClusterRank),
-    ("cluster_size", Builtin::ClusterSize),
-    ("cluster_idx", Builtin::ClusterIdx),
-    ("cluster_sync", Builtin::ClusterSync),
-    ("cluster_shared_tensor", Builtin::ClusterSharedTensor),
-    ("fence", Builtin::Fence),
-    ("store_shared_scatter", Builtin::StoreScatter(Space::Shared)),
-    ("store_global_scatter", Builtin::StoreScatter(Space::Global)),
-    ("atomic_load", Builtin::AtomicLoad),
-    ("atomic_store", Builtin::AtomicStore),
-    ("atomic_add", Builtin::Indexed(RmwOp::Add, false)),
-    ("atomic_sub", Builtin::Indexed(RmwOp::Sub, false)),
-    ("atomic_min", Builtin::Indexed(RmwOp::Min, false)),
-    ("atomic_max", Builtin::Indexed(RmwOp::Max, false)),
-    ("atomic_xchg", Builtin::Indexed(RmwOp::Exch, false)),
-    ("atomic_cas", Builtin::Indexed(RmwOp::Cas, false)),
-    ("atomic_and", Builtin::Indexed(RmwOp::And, false)),
-    ("atomic_or", Builtin::Indexed(RmwOp::Or, false)),
-    ("atomic_xor", Builtin::Indexed(RmwOp::Xor, false)),
-    ("atomic_inc", Builtin::Indexed(RmwOp::Inc, false)),
-    ("atomic_dec", Builtin::Indexed(RmwOp::Dec, false)),
-    ("atomic_xchg128", Builtin::Indexed(RmwOp::Exch, true)),
-    ("atomic_cas128", Builtin::Indexed(RmwOp::Cas, true)),
+    def("log", Builtin::Math(MathFn::Ln), ONE_VALUE),
+    def(
+        "load_global",
+        Builtin::LoadGlobal,
+        &[
+            req("src"),
+            req("offsets").list(),
+            req("shape").meta(),
+            opt("other"),
+            opt("mask"),
+        ],
+    ),
+    def(
+        "store_global",
+        Builtin::StoreGlobal,
+        &[req("dst"), req("value"), req("offsets").list(), opt("mask")],
+    ),
+    def("shared_tensor", Builtin::SharedTensor, ALLOC),
+    def(
+        "load_shared",
+        Builtin::LoadShared,
+        &[
+            req("src"),
+            opt("offsets").list(),
+            opt("shape").meta(),
+            opt("other"),
+            opt("mask"),
+        ],
+    ),
+    def(
+        "store_shared",
+        Builtin::StoreShared,
+        &[req("dst"), req("value")],
+    ),
+    def("sync", Builtin::Sync, NO_PARAMS),
+    def("cluster_rank", Builtin::ClusterRank, NO_PARAMS),
+    def("cluster_size", Builtin::ClusterSize, NO_PARAMS),
+    def("cluster_idx", Builtin::ClusterIdx, AXIS),
+    def("cluster_sync", Builtin::ClusterSync, NO_PARAMS),
+    def("cluster_shared_tensor", Builtin::ClusterSharedTensor, ALLOC),
+    def(
+        "fence",
+        Builtin::Fence,
+        &[
+            req_alias("sem", &["order", "memory_order"]).meta(),
+            req_alias("scope", &["memory_scope"]).meta(),
+        ],
+    ),
+    def(
+        "store_shared_scatter",
+        Builtin::StoreScatter(Space::Shared),
+        SCATTER_STORE,
+    ),
+    def(
+        "store_global_scatter",
+        Builtin::StoreScatter(Space::Global),
+        SCATTER_STORE,
+    ),
+    def(
+        "atomic_load",
+        Builtin::AtomicLoad,
+        &[req("array"), INDICES, CHECK_BOUNDS, SEM, SCOPE],
+    ),
+    def(
+        "atomic_store",
+        Builtin::AtomicStore,
+        &[
+            req("array"),
+            INDICES,
+            req_alias("value", &["values", "update"]),
+            CHECK_BOUNDS,
+            SEM,
+            SCOPE,
+        ],
+    ),
+    def(
+        "atomic_add",
+        Builtin::Indexed(RmwOp::Add, false),
+        INDEXED_RMW,
+    ),
+    def(
+        "atomic_sub",
+        Builtin::Indexed(RmwOp::Sub, false),
+        INDEXED_RMW,
+    ),
+    def(
+        "atomic_min",
+        Builtin::Indexed(RmwOp::Min, false),
+        INDEXED_RMW,
+    ),
+    def(
+        "atomic_max",
+        Builtin::Indexed(RmwOp::Max, false),
+        INDEXED_RMW,
+    ),
+    def(
+        "atomic_xchg",
+        Builtin::Indexed(RmwOp::Exch, false),
+        INDEXED_RMW,
+    ),
+    def(
+        "atomic_cas",
+        Builtin::Indexed(RmwOp::Cas, false),
+        INDEXED_CAS,
+    ),
+    def(
+        "atomic_and",
+        Builtin::Indexed(RmwOp::And, false),
+        INDEXED_RMW,
+    ),
+    def("atomic_or", Builtin::Indexed(RmwOp::Or, false), INDEXED_RMW),
+    def(
+        "atomic_xor",
+        Builtin::Indexed(RmwOp::Xor, false),
+        INDEXED_RMW,
+    ),
+    def(
+        "atomic_inc",
+        Builtin::Indexed(RmwOp::Inc, false),
+        INDEXED_RMW,
+    ),
+    def(
+        "atomic_dec",
+        Builtin::Indexed(RmwOp::Dec, false),
+        INDEXED_RMW,
+    ),
+    def(
+        "atomic_xchg128",
+        Builtin::Indexed(RmwOp::Exch, true),
+        INDEXED_RMW,
+    ),
+    def(
+        "atomic_cas128",
+        Builtin::Indexed(RmwOp::Cas, true),
+        INDEXED_CAS,
+    ),
 ];
 
 /// The op names of the tilus `atomic::` group.
@@ -130,7 +291,7 @@ fn resolve(path: &[String]) -> Option<Builtin> {
         s => s,
     };
     match segs {
-        [name] => FREE_NAMES.iter().find(|(n, _)| n == name).map(|(_, b)| *b),
+        [name] => BUILTINS.iter().find(|d| d.name == *name).map(|d| d.builtin),
         [ty, "from_bits"] => DType::from_name(ty)
             .filter(|d| d.is_float())
             .map(Builtin::FromBits),
@@ -164,63 +325,14 @@ fn resolve(path: &[String]) -> Option<Builtin> {
     }
 }
 
+/// The parameters of builtin `b`: its row's, or those of a generated family (`atomic::..`,
+/// `T::from_bits`).
 fn signature(b: Builtin) -> &'static [P] {
+    if let Some(d) = BUILTINS.iter().find(|d| d.builtin == b) {
+        return d.params;
+    }
     match b {
-        Builtin::BlockIdx | Builtin::GridDim | Builtin::ClusterIdx => {
-            const { &[opt("axis").meta()] }
-        }
-        Builtin::Sync | Builtin::ClusterRank | Builtin::ClusterSize | Builtin::ClusterSync => {
-            const { &[] }
-        }
-        Builtin::Arange => const { &[req("n").meta()] },
-        Builtin::Zeros | Builtin::Ones | Builtin::LaneIds => {
-            const { &[req("shape").meta(), opt("dtype").meta()] }
-        }
-        Builtin::Full => const { &[req("shape").meta(), req("value")] },
-        Builtin::Select => const { &[req("cond"), req("a"), req("b")] },
-        Builtin::Min | Builtin::Max => const { &[req("a"), req("b")] },
-        Builtin::Abs | Builtin::Sqrt | Builtin::Math(_) | Builtin::FromBits(_) => {
-            const { &[req("x")] }
-        }
-        Builtin::Fma => const { &[req("a"), req("b"), req("c")] },
-        Builtin::LoadGlobal => {
-            const {
-                &[
-                    req("src"),
-                    req("offsets").list(),
-                    req("shape").meta(),
-                    opt("other"),
-                    opt("mask"),
-                ]
-            }
-        }
-        Builtin::StoreGlobal => {
-            const { &[req("dst"), req("value"), req("offsets").list(), opt("mask")] }
-        }
-        Builtin::SharedTensor | Builtin::ClusterSharedTensor => {
-            const { &[req("dtype").meta(), req("shape").meta()] }
-        }
-        Builtin::LoadShared => const { &[req("src")] },
-        Builtin::StoreShared => const { &[req("dst"), req("value")] },
-        Builtin::Fence => {
-            const {
-                &[
-                    req_alias("sem", &["order", "memory_order"]).meta(),
-                    req_alias("scope", &["memory_scope"]).meta(),
-                ]
-            }
-        }
-        Builtin::StoreScatter(_) => {
-            const {
-                &[
-                    req("dst"),
-                    req("dim").meta(),
-                    req("indices"),
-                    req("values"),
-                    opt("mask"),
-                ]
-            }
-        }
+        Builtin::FromBits(_) => ONE_VALUE,
         Builtin::Elementwise(Space::Shared, RmwOp::Cas, _) => {
             const {
                 &[
@@ -274,54 +386,7 @@ fn signature(b: Builtin) -> &'static [P] {
                 ]
             }
         }
-        Builtin::Indexed(RmwOp::Cas, _) => {
-            const {
-                &[
-                    req("array"),
-                    req_alias("indices", &["index"]).list(),
-                    req("expected"),
-                    req("desired"),
-                    opt("check_bounds").meta(),
-                    SEM,
-                    SCOPE,
-                ]
-            }
-        }
-        Builtin::Indexed(..) => {
-            const {
-                &[
-                    req("array"),
-                    req_alias("indices", &["index"]).list(),
-                    req_alias("update", &["value", "values"]),
-                    opt("check_bounds").meta(),
-                    SEM,
-                    SCOPE,
-                ]
-            }
-        }
-        Builtin::AtomicLoad => {
-            const {
-                &[
-                    req("array"),
-                    req_alias("indices", &["index"]).list(),
-                    opt("check_bounds").meta(),
-                    SEM,
-                    SCOPE,
-                ]
-            }
-        }
-        Builtin::AtomicStore => {
-            const {
-                &[
-                    req("array"),
-                    req_alias("indices", &["index"]).list(),
-                    req_alias("value", &["values", "update"]),
-                    opt("check_bounds").meta(),
-                    SEM,
-                    SCOPE,
-                ]
-            }
-        }
+        _ => unreachable!("every other builtin has a row in `BUILTINS`"),
     }
 }
 
@@ -341,10 +406,11 @@ fn has_pairs(op: RmwOp) -> bool {
 }
 
 /// Every builtin as it is written (`load_global`, `atomic::global_add`, `f32::from_bits`), for
-/// "did you mean". Generated from the tables above, and each checked with [`resolve`], so it
-/// cannot offer a name that does not resolve.
-fn names() -> Vec<String> {
-    let mut v: Vec<String> = FREE_NAMES.iter().map(|(n, _)| n.to_string()).collect();
+/// "did you mean", the fuzzer's vocabulary and the documentation check. Generated from the
+/// tables above, and each checked with `resolve`, so it cannot offer a name that does not
+/// resolve.
+pub fn builtin_names() -> Vec<String> {
+    let mut v: Vec<String> = BUILTINS.iter().map(|d| d.name.to_string()).collect();
     for space in ["shared", "global"] {
         for (op, o) in TILUS_OPS {
             v.push(format!("atomic::{space}_{op}"));
@@ -365,9 +431,33 @@ fn names() -> Vec<String> {
     v
 }
 
+/// Every parameter name and alias of the builtins and methods, once each (for the fuzzer's
+/// vocabulary).
+pub fn keyword_names() -> Vec<&'static str> {
+    let families = [
+        Builtin::Elementwise(Space::Shared, RmwOp::Cas, false),
+        Builtin::Elementwise(Space::Global, RmwOp::Cas, false),
+        Builtin::Scatter(Space::Global, RmwOp::Add),
+    ];
+    let params = BUILTINS
+        .iter()
+        .map(|d| d.params)
+        .chain(families.into_iter().map(signature))
+        .chain(super::methods::METHODS.iter().map(|m| m.params));
+    let mut v: Vec<&'static str> = Vec::new();
+    for p in params.flatten() {
+        for n in std::iter::once(p.name).chain(p.aliases.iter().copied()) {
+            if !v.contains(&n) {
+                v.push(n);
+            }
+        }
+    }
+    v
+}
+
 /// The builtins in one line, for the note of an unknown function.
 fn names_summary() -> String {
-    let free: Vec<&str> = FREE_NAMES.iter().map(|(n, _)| *n).collect();
+    let free: Vec<&str> = BUILTINS.iter().map(|d| d.name).collect();
     let plain: Vec<&str> = free
         .iter()
         .copied()
@@ -474,7 +564,7 @@ impl Lowerer {
                 Ok(Some(self.math_fn(func, x, span)?))
             }
             Builtin::FromBits(to) => {
-                let bits = DType::from_name(&format!("u{}", to.bits())).expect("unsigned type");
+                let bits = to.bits_type();
                 let x = self.req_arg(&bound, "x", Some(bits))?;
                 Ok(Some(self.bitcast_checked(
                     x,
@@ -513,7 +603,7 @@ impl Lowerer {
             format!("cannot find function `{name}` in tile kernels"),
         );
         // A close name says what to write; only without one is the whole list worth reading.
-        let names = names();
+        let names = builtin_names();
         let d = match super::suggest::similar("a builtin", name, names.iter().map(String::as_str)) {
             Some(h) => d.help(h),
             None => d.note(format!("kernel bodies may call: {}", names_summary())),

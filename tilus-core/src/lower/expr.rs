@@ -4,7 +4,7 @@ use super::types::Flex;
 use super::{shape_str, ty_name, LResult, Lowerer, Reported, MAX_RANK};
 use crate::ast::{self, Expr, ExprKind};
 use crate::diag::Diagnostic;
-use crate::ir::{BinOp, DType, Inst, Operand, ReduceOp, Span, Ty, UnOp};
+use crate::ir::{BinOp, DType, Inst, Operand, Span, Ty, UnOp};
 
 impl Lowerer {
     /// Lower an expression used as a statement (a call whose result is discarded).
@@ -13,6 +13,12 @@ impl Lowerer {
             ExprKind::Call { .. } | ExprKind::Method { .. } => {
                 self.expr_opt(e)?;
                 Ok(())
+            }
+            ExprKind::Unsafe(x) => {
+                self.unsafe_depth += 1;
+                let r = self.expr_stmt(x);
+                self.unsafe_depth -= 1;
+                r
             }
             _ => self.err(
                 e.span,
@@ -70,34 +76,8 @@ impl Lowerer {
             }
             ExprKind::Binary { op, lhs, rhs } => self.binary_expr(*op, lhs, rhs, want, e.span)?,
             ExprKind::Unary { op, x } => {
-                // A negated literal is one literal, so that `i32::MIN` (and `-128i8`) can be
-                // written.
-                if *op == ast::UnOp::Neg {
-                    match &x.kind {
-                        ExprKind::Int { value, suffix } => {
-                            let o = self.int_literal(-*value, suffix.as_deref(), want, e.span)?;
-                            if !self.ty(o).dtype().is_signed() {
-                                return self.err(
-                                    e.span,
-                                    format!(
-                                        "cannot negate a value of unsigned type `{}`",
-                                        self.ty(o).dtype()
-                                    ),
-                                );
-                            }
-                            return Ok(Some(o));
-                        }
-                        ExprKind::Float { text, suffix } => {
-                            return Ok(Some(self.float_literal(
-                                text,
-                                suffix.as_deref(),
-                                want,
-                                true,
-                                e.span,
-                            )?))
-                        }
-                        _ => {}
-                    }
+                if let Some(lit) = self.negated_literal(*op, x, want, e.span) {
+                    return lit.map(Some);
                 }
                 let inner_want = self.flex_kind(x).and(want);
                 let a = self.expr_as(x, inner_want)?;
@@ -115,6 +95,12 @@ impl Lowerer {
                     )));
                 };
                 self.cast(a, d, e.span)?
+            }
+            ExprKind::Unsafe(x) => {
+                self.unsafe_depth += 1;
+                let v = self.expr_opt_as(x, want);
+                self.unsafe_depth -= 1;
+                return v;
             }
             ExprKind::IfElse { cond, then, els } => {
                 // A value-`if` is an element-wise select: both arms are evaluated, so an arm
@@ -142,6 +128,40 @@ impl Lowerer {
             }
         };
         Ok(Some(v))
+    }
+
+    /// A negated literal is one literal, so that `i32::MIN` (and `-128i8`) can be written:
+    /// `Some` of it when `-x` is one, `None` for any other unary expression.
+    fn negated_literal(
+        &mut self,
+        op: ast::UnOp,
+        x: &Expr,
+        want: Option<DType>,
+        span: Span,
+    ) -> Option<LResult<Operand>> {
+        if op != ast::UnOp::Neg {
+            return None;
+        }
+        match &x.kind {
+            ExprKind::Int { value, suffix } => Some(
+                self.int_literal(-*value, suffix.as_deref(), want, span)
+                    .and_then(|o| {
+                        let d = self.ty(o).dtype();
+                        if d.is_signed() {
+                            Ok(o)
+                        } else {
+                            self.err(
+                                span,
+                                format!("cannot negate a value of unsigned type `{d}`"),
+                            )
+                        }
+                    }),
+            ),
+            ExprKind::Float { text, suffix } => {
+                Some(self.float_literal(text, suffix.as_deref(), want, true, span))
+            }
+            _ => None,
+        }
     }
 
     /// Lower two operands that must agree in type (of a binary operator, `select`, `min`):
@@ -418,9 +438,7 @@ impl Lowerer {
                         ty_name(&tb)
                     ),
                 )
-                .help(format!(
-                    "convert one side, e.g. `(..) as {da}`: tile kernels never convert implicitly"
-                )),
+                .help(super::types::unify_help(da, db)),
             ));
         }
         let d = da;
@@ -478,11 +496,11 @@ impl Lowerer {
             return b;
         }
         if let Some(v) = b.imm_int() {
-            let amount = (crate::elem::cast(bd, unsigned_of(bd), crate::elem::canon(bd, v as u64)))
+            let amount = (crate::elem::cast(bd, bd.unsigned(), crate::elem::canon(bd, v as u64)))
                 .min(d.bits() as u64);
             return Operand::int(amount as i128, d);
         }
-        let u = unsigned_of(bd);
+        let u = bd.unsigned();
         let as_u = if u == bd {
             b
         } else {
@@ -639,256 +657,6 @@ impl Lowerer {
         Ok(self.emit(Inst::Select { cond: c, a, b }, ty, span))
     }
 
-    /// `x.method(args)`. `want` is the element type the context needs (it reaches a
-    /// context-typed receiver through value-preserving methods: `arange(8).reshape(..)`).
-    fn method(
-        &mut self,
-        receiver: &Expr,
-        method: &str,
-        method_span: Span,
-        args: &[ast::Arg],
-        want: Option<DType>,
-        span: Span,
-    ) -> LResult<Option<Operand>> {
-        // Scalar methods with a second operand agree in type like a binary operator.
-        if matches!(method, "min" | "max") && args.len() == 1 {
-            if let (Some(_), Some(_)) = (self.flex_kind(receiver), self.flex_kind(&args[0].value)) {
-                let (a, b) = self.operand_pair(receiver, &args[0].value, want, None)?;
-                return self.minmax(method == "min", a, b, span).map(Some);
-            }
-        }
-        let recv = self.expr_as(receiver, self.flex_kind(receiver).and(want))?;
-        let ty = self.ty(recv);
-        match (&ty, method) {
-            (Ty::Global { rank, .. }, "len" | "dim" | "view") => self
-                .tensor_method(recv, *rank, method, args, span)
-                .map(Some),
-            (Ty::Tile { dtype, shape }, "reshape") => self
-                .reshape_method(recv, *dtype, shape, args, span)
-                .map(Some),
-            (Ty::Tile { .. }, "broadcast_to") => {
-                self.method_arity(method, args, 1, span)?;
-                let new = self.shape_arg(&args[0].value)?;
-                Ok(Some(self.broadcast_to(recv, &new, span)?))
-            }
-            (Ty::Tile { dtype, shape }, "sum" | "min" | "max" | "any" | "all" | "item")
-                if args.is_empty() =>
-            {
-                self.reduce_method(recv, *dtype, shape, method, method_span, span)
-                    .map(Some)
-            }
-            (
-                Ty::Scalar(_) | Ty::Tile { .. },
-                "min" | "max" | "abs" | "sqrt" | "floor" | "ceil" | "trunc" | "round"
-                | "round_ties_even" | "exp" | "ln" | "to_bits" | "mul_add",
-            ) => self
-                .value_method(recv, ty.dtype(), method, args, span)
-                .map(Some),
-            _ => Err(self.no_method(&ty, method, method_span)),
-        }
-    }
-
-    /// Check that `.method()` was given `n` arguments.
-    fn method_arity(
-        &mut self,
-        method: &str,
-        args: &[ast::Arg],
-        n: usize,
-        span: Span,
-    ) -> LResult<()> {
-        if args.len() != n {
-            return self.err(
-                span,
-                format!(
-                    "`.{method}()` takes {} but {} supplied",
-                    crate::diag::count(n, "argument"),
-                    crate::diag::were(args.len())
-                ),
-            );
-        }
-        Ok(())
-    }
-
-    /// Methods of a global tensor of rank `rank`: `.len()`, `.dim(axis)`, `.view(..)`.
-    fn tensor_method(
-        &mut self,
-        recv: Operand,
-        rank: usize,
-        method: &str,
-        args: &[ast::Arg],
-        span: Span,
-    ) -> LResult<Operand> {
-        let axis = match method {
-            "view" => return self.view(recv, args, span),
-            "len" => {
-                self.method_arity(method, args, 0, span)?;
-                0
-            }
-            _ => {
-                self.method_arity(method, args, 1, span)?;
-                let axis = self.const_usize(&args[0].value, "an axis")?;
-                if axis >= rank {
-                    return self.err(
-                        args[0].value.span,
-                        format!("axis {axis} is out of range for a rank-{rank} tensor"),
-                    );
-                }
-                axis
-            }
-        };
-        let v = recv.var().expect("tensor");
-        Ok(self.emit(Inst::Dim { tensor: v, axis }, Ty::Scalar(DType::I64), span))
-    }
-
-    /// `.reshape(shape)` of a `dtype` tile of shape `shape` (the element count must not change).
-    fn reshape_method(
-        &mut self,
-        recv: Operand,
-        dtype: DType,
-        shape: &[usize],
-        args: &[ast::Arg],
-        span: Span,
-    ) -> LResult<Operand> {
-        self.method_arity("reshape", args, 1, span)?;
-        let new = self.shape_arg(&args[0].value)?;
-        if crate::ir::numel(&new) != crate::ir::numel(shape) {
-            return self.err(
-                args[0].value.span,
-                format!(
-                    "cannot reshape {} ({} elements) to {}",
-                    shape_str(shape),
-                    crate::ir::numel(shape),
-                    shape_str(&new)
-                ),
-            );
-        }
-        let v = recv.var().expect("tile");
-        Ok(self.emit(
-            Inst::Reshape {
-                x: v,
-                shape: new.clone(),
-            },
-            Ty::Tile { dtype, shape: new },
-            span,
-        ))
-    }
-
-    /// A whole-tile reduction to a scalar (`.sum()`, `.min()`, `.max()`, `.any()`, `.all()`,
-    /// `.item()`), rejected where the element type `d` does not support it.
-    fn reduce_method(
-        &mut self,
-        recv: Operand,
-        d: DType,
-        shape: &[usize],
-        method: &str,
-        method_span: Span,
-        span: Span,
-    ) -> LResult<Operand> {
-        let op = match method {
-            "sum" if d.is_numeric() => ReduceOp::Sum,
-            "min" if d.is_numeric() => ReduceOp::Min,
-            "max" if d.is_numeric() => ReduceOp::Max,
-            "any" if d == DType::Bool => ReduceOp::Or,
-            "all" if d == DType::Bool => ReduceOp::And,
-            "item" => {
-                if crate::ir::numel(shape) != 1 {
-                    return self.err(
-                        method_span,
-                        format!(
-                            "`.item()` needs a tile of exactly one element, found shape {}",
-                            shape_str(shape)
-                        ),
-                    );
-                }
-                if d == DType::Bool {
-                    ReduceOp::Or
-                } else {
-                    ReduceOp::Sum
-                }
-            }
-            m => {
-                let mut diag = Diagnostic::new(
-                    method_span,
-                    format!("`.{m}()` is not defined on `{d}` tiles"),
-                );
-                if d == DType::Bool && m == "sum" {
-                    diag = diag.help("count the `true`s with `(x as i32).sum()`");
-                } else if m == "any" || m == "all" {
-                    diag = diag.help("compare first: `(x != 0).any()`");
-                }
-                return Err(self.error(diag));
-            }
-        };
-        let v = recv.var().expect("tile");
-        Ok(self.emit(Inst::Reduce { op, x: v }, Ty::Scalar(d), span))
-    }
-
-    /// Elementwise methods of a scalar or tile of element type `d` (`.min(b)`, `.abs()`, the
-    /// float functions, `.to_bits()`, `.mul_add(b, c)`).
-    fn value_method(
-        &mut self,
-        recv: Operand,
-        d: DType,
-        method: &str,
-        args: &[ast::Arg],
-        span: Span,
-    ) -> LResult<Operand> {
-        match method {
-            "min" | "max" => {
-                self.method_arity(method, args, 1, span)?;
-                let other = self.expr_as(&args[0].value, Some(d))?;
-                self.minmax(method == "min", recv, other, span)
-            }
-            "abs" => {
-                self.method_arity(method, args, 0, span)?;
-                self.abs(recv, span)
-            }
-            "exp" | "ln" => {
-                self.method_arity(method, args, 0, span)?;
-                let func = if method == "exp" {
-                    super::mathfns::MathFn::Exp
-                } else {
-                    super::mathfns::MathFn::Ln
-                };
-                self.math_fn(func, recv, span)
-            }
-            "to_bits" => {
-                self.method_arity(method, args, 0, span)?;
-                let bits = DType::from_name(&format!("u{}", d.bits()))
-                    .filter(|_| d.is_float())
-                    .unwrap_or(d);
-                self.bitcast_checked(recv, d, bits, "to_bits", span)
-            }
-            "mul_add" => {
-                self.method_arity(method, args, 2, span)?;
-                let b = self.expr_as(&args[0].value, Some(d))?;
-                let c = self.expr_as(&args[1].value, Some(d))?;
-                self.fma(recv, b, c, span)
-            }
-            // `sqrt` and the roundings.
-            _ => {
-                self.method_arity(method, args, 0, span)?;
-                self.float_fn(method, recv, span)
-            }
-        }
-    }
-
-    /// The error for a method `ty` does not have: a close name as help, else the list as a note.
-    fn no_method(&mut self, ty: &Ty, method: &str, method_span: Span) -> Reported {
-        // The note lists the methods; a close one is said as help instead.
-        let list = method_help(ty);
-        let d = Diagnostic::new(
-            method_span,
-            format!("no method `{method}` on {}", ty_name(ty)),
-        );
-        let d = match super::suggest::similar("a method", method, super::suggest::methods_in(&list))
-        {
-            Some(h) => d.help(h),
-            None => d.note(list),
-        };
-        self.error(d)
-    }
-
     /// A float function of one operand (`sqrt`, the roundings).
     pub(crate) fn float_fn(&mut self, name: &str, a: Operand, span: Span) -> LResult<Operand> {
         let t = self.ty(a);
@@ -1024,7 +792,7 @@ impl Lowerer {
                         ty_name(&tb)
                     ),
                 )
-                .help(super::types::cast_help(tb.dtype(), ta.dtype())),
+                .help(super::types::unify_help(ta.dtype(), tb.dtype())),
             ));
         }
         let op = if min { BinOp::Min } else { BinOp::Max };
@@ -1176,29 +944,6 @@ fn binop_str(op: ast::BinOp) -> &'static str {
         Le => "<=",
         Gt => ">",
         Ge => ">=",
-    }
-}
-
-fn method_help(ty: &Ty) -> String {
-    match ty {
-        Ty::Global { .. } => "global tensors have `.len()`, `.dim(axis)` and `.view(offset, [dims...])`".into(),
-        Ty::Tile { .. } => {
-            "tiles have `.reshape([..])`, `.broadcast_to([..])`, `.sum()`, `.min()`, `.max()`, `.any()`, `.all()`, `.item()`, `.min(x)`, `.max(x)`, `.abs()`, and on floats `.sqrt()`, `.floor()`, `.ceil()`, `.trunc()`, `.round()`, `.round_ties_even()`, `.mul_add(b, c)`"
-                .into()
-        }
-        Ty::Scalar(_) => "scalars have `.min(x)`, `.max(x)`, `.abs()`, and on floats `.sqrt()`, `.floor()`, `.ceil()`, `.trunc()`, `.round()`, `.round_ties_even()`, `.mul_add(b, c)`".into(),
-        Ty::Shared { .. } => "shared tensors are used through `load_shared`, `store_shared` and the atomics".into(),
-    }
-}
-
-/// The unsigned integer type of `d`'s width.
-pub(crate) fn unsigned_of(d: DType) -> DType {
-    match d {
-        DType::I8 => DType::U8,
-        DType::I16 => DType::U16,
-        DType::I32 => DType::U32,
-        DType::I64 => DType::U64,
-        d => d,
     }
 }
 

@@ -1,9 +1,9 @@
 //! Memory arguments and addressing: tensors, shapes of values, offsets, masks, scatter
 //! coordinates and views, shared by the load/store and atomic builtins.
 
-use super::args::{req, Bound, P};
+use super::args::Bound;
 use super::{shape_str, ty_name, LResult, Lowerer};
-use crate::ast::{Arg, ExprKind};
+use crate::ast::ExprKind;
 use crate::ir::{Access, Coord, DType, Inst, Operand, Space, Span, Ty, VarId};
 
 impl Lowerer {
@@ -109,6 +109,60 @@ impl Lowerer {
         for (axis, (o, sp)) in items.iter().enumerate() {
             let o = self.uniform_int(*o, *sp, "an offset")?;
             coords.push(Coord::Pos { axis, offset: o });
+        }
+        Ok(coords)
+    }
+
+    /// The offsets of a gather load of `shape`: a scalar shifts that axis's positions (as
+    /// [`offsets_arg`](Self::offsets_arg)); an integer tile gives each element's coordinate
+    /// along that axis: a rank-1 tile of the axis's length lies along the axis (`x[src, :]` is
+    /// `offsets = [src, 0]`), any other tile is broadcast to `shape` (numpy's rule).
+    pub(super) fn gather_offsets(
+        &mut self,
+        items: &[(Operand, Span)],
+        span: Span,
+        shape: &[usize],
+    ) -> LResult<Vec<Coord>> {
+        let rank = shape.len();
+        if items.len() != rank {
+            return self.err(
+                span,
+                format!(
+                    "expected {rank} offset(s), one per tensor dimension, found {}",
+                    items.len()
+                ),
+            );
+        }
+        let mut coords = Vec::new();
+        for (axis, &(o, sp)) in items.iter().enumerate() {
+            let Ty::Tile { dtype, shape: s } = self.ty(o) else {
+                let o = self.uniform_int(o, sp, "an offset")?;
+                coords.push(Coord::Pos { axis, offset: o });
+                continue;
+            };
+            if !dtype.is_int() {
+                return self.err(
+                    sp,
+                    format!("a gather index must be an integer tile, found a `{dtype}` tile: convert with `as i32`"),
+                );
+            }
+            let along = if s.len() == 1 && rank > 1 && s[0] == shape[axis] {
+                let mut r = vec![1; rank];
+                r[axis] = s[0];
+                let v = o.var().expect("tiles are variables");
+                self.emit(
+                    Inst::Reshape {
+                        x: v,
+                        shape: r.clone(),
+                    },
+                    Ty::Tile { dtype, shape: r },
+                    sp,
+                )
+            } else {
+                o
+            };
+            let index = self.broadcast_to(along, shape, sp)?;
+            coords.push(Coord::Index(index));
         }
         Ok(coords)
     }
@@ -247,23 +301,24 @@ pub(super) fn whole(m: VarId, shape: &[usize]) -> Access {
 
 impl Lowerer {
     /// `tensor.view(offset, [d0, d1, ...])`: a row-major window with runtime dims.
-    pub(crate) fn view(&mut self, recv: Operand, args: &[Arg], span: Span) -> LResult<Operand> {
-        const SIG: &[P] = &[req("offset"), req("shape").list()];
-        let se = args
-            .iter()
-            .find(|a| a.name.as_ref().is_some_and(|(n, _)| n == "shape"))
-            .or(args.get(1));
-        if let Some(se) = se {
-            if !matches!(se.value.kind, ExprKind::Array(_)) {
-                return self.err(
-                    se.value.span,
-                    "the shape of a view is a list of dimensions, e.g. `[rows, cols]`",
-                );
-            }
+    pub(crate) fn view(
+        &mut self,
+        recv: Operand,
+        bound: &Bound<'_>,
+        span: Span,
+    ) -> LResult<Operand> {
+        let se = bound.req("shape");
+        if !matches!(se.kind, ExprKind::Array(_)) {
+            return self.err(
+                se.span,
+                "the shape of a view is a list of dimensions, e.g. `[rows, cols]`",
+            );
         }
-        let bound = self.bind_args("view", SIG, args, span)?;
         let oe = bound.req("offset");
-        let offset = self.req_arg(&bound, "offset", Some(DType::I64))?;
+        // Any integer type is accepted: a literal is taken as an `i64` (so that offsets past
+        // `i32::MAX` can be written), but an open `let mut` is not decided by it.
+        let prefer = self.preference(oe, DType::I64);
+        let offset = self.req_arg(bound, "offset", prefer)?;
         let offset = self.uniform_int(offset, oe.span, "a view offset")?;
         let offset = self.cast(offset, DType::I64, oe.span)?;
         let se = bound.req("shape");

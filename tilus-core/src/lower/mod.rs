@@ -7,9 +7,15 @@
 mod args;
 mod atomics;
 mod builtins;
+mod cluster_rules;
+mod collectives;
 mod expr;
 mod mathfns;
 mod memory;
+mod methods;
+
+pub use builtins::{builtin_names, keyword_names};
+pub use methods::method_names;
 mod registers;
 mod stmts;
 pub mod suggest;
@@ -22,29 +28,31 @@ use crate::diag::Diagnostic;
 use crate::ir::{self, Block, DType, Kernel, Operand, Span, Stmt, Target, Ty, VarId};
 use std::collections::HashMap;
 
-/// Maximum static shared memory a kernel may allocate (the H100/H200 per-block opt-in limit).
-pub const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// Maximum number of elements of one register tile (keeps register use and codegen sane).
 pub const MAX_TILE_ELEMENTS: usize = 1 << 16;
 /// Maximum tile rank.
 pub const MAX_RANK: usize = 3;
-/// Bytes of `.param` space an entry may declare: 4352 up to PTX ISA 8.0, 32764 from 8.1, which
-/// the generator declares when the parameters need it (checked against ptxas).
-pub const MAX_PARAM_BYTES: usize = 32764;
 
-/// Threads one SM runs at once (sm_70 to sm_90).
-pub const MAX_THREADS_PER_SM: u32 = 2048;
-/// Blocks one SM runs at once (sm_70 to sm_90).
-pub const MAX_BLOCKS_PER_SM: u32 = 32;
-/// Shared memory of one SM that blocks can use, in bytes: 228 KiB on sm_90, the most of any
-/// target (a block also costs 1 KiB reserved by the system).
-pub const SM_SHARED_BYTES: usize = 228 * 1024;
+use crate::target::{
+    param_space_after, MAX_BLOCKS_PER_SM, MAX_PARAM_BYTES, MAX_SHARED_BYTES, MAX_THREADS_PER_SM,
+};
 
 /// Lower a kernel definition to IR.
 pub fn lower(def: &ast::KernelDef) -> Result<Kernel, Vec<Diagnostic>> {
     let mut cx = Lowerer::new(def);
     cx.params(def);
     let mut body = cx.block(&def.body);
+    if cx.open_lets > 0 {
+        // Lower again with the types of the open `let mut`s decided (`types::Inference`).
+        let types::Inference::Collect(decided) = cx.inference else {
+            unreachable!("the first pass collects")
+        };
+        cx = Lowerer::new(def);
+        cx.inference = types::Inference::Decided(decided);
+        cx.params(def);
+        body = cx.block(&def.body);
+    }
+    cx.check_cluster_rules(&mut body, def.name_span);
     if cx.distributed_shared {
         // A block must not exit while other blocks of its cluster may still access its part of
         // a distributed shared tensor (its shared memory goes away with it): every block waits
@@ -108,35 +116,44 @@ pub(crate) enum Binding {
     Poisoned,
 }
 
+/// The state of lowering one kernel: the IR under construction, the scopes, and what the
+/// checks after the body need. Its fields are the `lower` module's own (its child modules
+/// reach them; nothing else does).
 pub(crate) struct Lowerer {
-    pub(crate) vars: Vec<ir::Var>,
-    pub(crate) params: Vec<ir::Param>,
-    pub(crate) errors: Vec<Diagnostic>,
+    vars: Vec<ir::Var>,
+    params: Vec<ir::Param>,
+    errors: Vec<Diagnostic>,
     /// Lexical scopes, innermost last.
     scopes: Vec<HashMap<String, Binding>>,
     /// Statement blocks under construction, innermost last.
-    pub(crate) blocks: Vec<Block>,
-    pub(crate) shared_bytes: usize,
+    blocks: Vec<Block>,
+    shared_bytes: usize,
     /// The lowest target the kernel's features need.
-    pub(crate) needed_target: Target,
+    needed_target: Target,
     /// The user's explicit target, if any (features above it are errors).
-    pub(crate) explicit_target: Option<Target>,
+    explicit_target: Option<Target>,
     /// The declared cluster shape (`#[tile_kernel(cluster = ..)]`).
-    pub(crate) cluster: Option<[u32; 3]>,
+    cluster: Option<[u32; 3]>,
     /// The kernel allocates a distributed shared tensor (so it ends with a cluster barrier).
-    pub(crate) distributed_shared: bool,
+    distributed_shared: bool,
     /// The distributed shared tensors (their atomics default to `cluster` scope).
-    pub(crate) distributed_vars: std::collections::HashSet<VarId>,
+    distributed_vars: std::collections::HashSet<VarId>,
     loop_depth: usize,
+    /// Nesting of `unsafe` contexts (an `unsafe fn` kernel's body is one).
+    unsafe_depth: usize,
     temp_counter: usize,
     /// View variable → the kernel parameter it views.
-    pub(crate) view_base: HashMap<VarId, VarId>,
+    view_base: HashMap<VarId, VarId>,
     /// View variable → its element offset into the base, when all offsets are immediates.
-    pub(crate) view_offset: HashMap<VarId, Option<i64>>,
+    view_offset: HashMap<VarId, Option<i64>>,
     /// Synchronising (non-relaxed) atomic accesses, for the scope-mismatch check.
-    pub(crate) sync_uses: Vec<SyncUse>,
+    sync_uses: Vec<SyncUse>,
     /// `let mut` variables whose literal type the first use decides (`types.rs`).
-    pub(crate) pending: HashMap<VarId, types::Pending>,
+    pending: HashMap<VarId, types::Pending>,
+    /// Which pass of the literal-type inference this is (`types::Inference`).
+    inference: types::Inference,
+    /// Open `let mut` variables declared so far (their ordinals).
+    open_lets: usize,
 }
 
 /// A non-relaxed atomic access to some memory, remembered for [`Lowerer::check_scopes`].
@@ -165,11 +182,14 @@ impl Lowerer {
             distributed_shared: false,
             distributed_vars: Default::default(),
             loop_depth: 0,
+            unsafe_depth: def.options.unsafe_fn as usize,
             temp_counter: 0,
             view_base: HashMap::new(),
             view_offset: HashMap::new(),
             sync_uses: Vec::new(),
             pending: HashMap::new(),
+            inference: types::Inference::Collect(Vec::new()),
+            open_lets: 0,
         };
         let threads = def.options.threads;
         if threads == 0 || !threads.is_multiple_of(32) || threads > 1024 {
@@ -414,7 +434,7 @@ impl Lowerer {
         });
     }
 
-    fn bind(&mut self, name: &str, b: Binding) {
+    pub(crate) fn bind(&mut self, name: &str, b: Binding) {
         self.scopes
             .last_mut()
             .expect("a scope is open")
@@ -537,19 +557,14 @@ impl Lowerer {
                     self.inline_into(it);
                 }
             }
+            ExprKind::Unsafe(x) | ExprKind::Cast { x, .. } => self.inline_into(x),
+            ExprKind::Method { receiver, args, .. } => {
+                self.inline_into(receiver);
+                for a in args {
+                    self.inline_into(&mut a.value);
+                }
+            }
             _ => {}
-        }
-    }
-}
-
-/// The `.param` bytes used after appending a parameter of `kind` (PTX lays parameters out in
-/// order, each aligned to its size): a tensor is a `.u64` pointer and a `.u32` length.
-pub(crate) fn param_space_after(used: usize, kind: &ir::ParamKind) -> usize {
-    match kind {
-        ir::ParamKind::Tensor(_) => used.next_multiple_of(8) + 16,
-        ir::ParamKind::Scalar(d) => {
-            let size = crate::ptx::param_type(*d).1;
-            used.next_multiple_of(size) + size
         }
     }
 }

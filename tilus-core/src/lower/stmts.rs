@@ -1,6 +1,6 @@
 //! Lowering statements: `let`, assignment, `if`, the loops and `break`.
 
-use super::types::Flex;
+use super::types::{Defer, Flex};
 use super::{ty_name, Binding, LResult, Lowerer, Reported};
 use crate::ast::{self, Expr, ExprKind};
 use crate::diag::Diagnostic;
@@ -54,6 +54,17 @@ impl Lowerer {
                 });
                 Ok(())
             }
+            ast::Stmt::Unsafe { body, .. } => {
+                // A scope whose unchecked operations the kernel's author vouches for.
+                self.scopes.push(HashMap::new());
+                self.unsafe_depth += 1;
+                for s in body {
+                    let _ = self.stmt(s);
+                }
+                self.unsafe_depth -= 1;
+                self.scopes.pop();
+                Ok(())
+            }
             ast::Stmt::Break { span } => {
                 if self.loop_depth == 0 {
                     return self.err(*span, "`break` outside of a loop");
@@ -67,9 +78,16 @@ impl Lowerer {
     /// `let [mut] name = init;`. A failed initialiser poisons `name` so that its uses do not
     /// report again.
     fn let_stmt(&mut self, name: &str, mutable: bool, init: &Expr, name_span: Span) -> LResult<()> {
-        // A context-typed immutable binding is lowered at each use (`types.rs`).
-        if !mutable && self.flex_kind(init).is_some() {
-            let e = self.inline_flex(init);
+        // A context-typed immutable binding is lowered at each use (`types.rs`), its
+        // conditions evaluated here, once.
+        if !mutable && self.flex_kind_for(init, Defer::AtUses).is_some() {
+            let e = match self.freeze_conditions(&self.inline_flex(init)) {
+                Ok(e) => e,
+                Err(r) => {
+                    self.bind(name, Binding::Poisoned);
+                    return Err(r);
+                }
+            };
             self.bind(name, Binding::Flex(e));
             return Ok(());
         }
@@ -129,7 +147,7 @@ impl Lowerer {
 
     /// The variable a `let` binds to `value` (of type `ty`): the initialiser's own fresh result
     /// renamed, or a copy; `fresh_from` is the first variable the initialiser created.
-    fn let_var(
+    pub(super) fn let_var(
         &mut self,
         name: &str,
         mutable: bool,
@@ -291,7 +309,6 @@ impl Lowerer {
             inst,
             span,
         });
-        self.note_open_def(var, kind, lit);
         Ok(true)
     }
 
@@ -344,10 +361,14 @@ impl Lowerer {
         els: Option<&[ast::Stmt]>,
         span: Span,
     ) -> LResult<()> {
-        let c = self.expr(cond)?;
-        let c = self.uniform_bool(c, cond.span, "an `if` condition")?;
+        let c = self
+            .expr(cond)
+            .and_then(|c| self.uniform_bool(c, cond.span, "an `if` condition"));
+        // The arms are checked even when the condition is wrong (their errors are errors
+        // too, and the literal-type inference must see every `let` in both passes).
         let then = self.block(then);
         let els = els.map(|b| self.block(b)).unwrap_or_default();
+        let c = c?;
         self.push(Stmt::If {
             cond: c,
             then,
@@ -372,7 +393,17 @@ impl Lowerer {
         if let Some(st) = &range.step {
             parts.push(st);
         }
-        let vals = self.unify_ints(&parts, "a loop bound")?;
+        let vals = match self.unify_ints(&parts, "a loop bound") {
+            Ok(v) => v,
+            Err(r) => {
+                // The body is checked all the same, its loop variable poisoned.
+                self.scopes.push(HashMap::new());
+                self.bind(var, Binding::Poisoned);
+                let _ = self.loop_body(body);
+                self.scopes.pop();
+                return Err(r);
+            }
+        };
         let (start, end) = (vals[0], vals[1]);
         let d = self.ty(start).dtype();
         let step = match &range.step {
@@ -419,8 +450,8 @@ impl Lowerer {
             .expr(cond)
             .and_then(|c| self.uniform_bool(c, cond.span, "a `while` condition"));
         let cond_block = self.blocks.pop().expect("pushed above");
-        let c = c?;
         let body = self.loop_body(body);
+        let c = c?;
         self.push(Stmt::While {
             cond_block,
             cond: c,

@@ -90,16 +90,6 @@ pub fn unknown_dtype(d: Diagnostic, name: &str) -> Diagnostic {
     }
 }
 
-/// The method names a note like "tiles have `.reshape([..])`, `.sum()`, ..." lists: the note
-/// the user reads is the one list of methods, so suggestions never disagree with it.
-pub fn methods_in(note: &str) -> Vec<&str> {
-    note.split("`.")
-        .skip(1)
-        .filter_map(|s| s.split_once('(').map(|(name, _)| name))
-        .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-        .collect()
-}
-
 impl super::Lowerer {
     /// The help line for an unknown variable `name`: a variable in scope with a similar name.
     pub(super) fn similar_variable(&self, name: &str) -> Option<String> {
@@ -256,12 +246,5 @@ mod tests {
             dtype("u23").as_deref(),
             Some("an element type with a similar name exists: `u32`")
         );
-    }
-
-    #[test]
-    fn method_names_from_a_note() {
-        let note =
-            "tiles have `.reshape([..])`, `.sum()`, `.min(x)`, and on floats `.mul_add(b, c)`";
-        assert_eq!(methods_in(note), ["reshape", "sum", "min", "mul_add"]);
     }
 }

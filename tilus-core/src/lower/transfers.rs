@@ -8,10 +8,24 @@ use crate::diag::Diagnostic;
 use crate::ir::{numel, Access, Inst, Operand, Space, Span, Ty};
 
 impl Lowerer {
-    /// `load_shared(src)`: a load of a whole shared tensor into a tile.
+    /// `load_shared(src)`: a load of a whole shared tensor into a tile; with `offsets` and
+    /// `shape`, of a part of it, gathered where an offset is a tile (as `load_global`).
     pub(super) fn load_shared(&mut self, bound: &Bound<'_>, span: Span) -> LResult<Operand> {
         let src = self.req_arg(bound, "src", None)?;
         let (m, dtype, shape) = self.shared_arg(src, bound.req("src").span)?;
+        if bound.get("offsets").is_some() || bound.get("shape").is_some() {
+            return self.load_shared_part(bound, m, dtype, shape.len(), span);
+        }
+        for name in ["mask", "other"] {
+            if let Some(e) = bound.get(name) {
+                return self.err(
+                    e.span,
+                    format!(
+                        "`{name}` applies to a part of the tensor: give `offsets` and `shape` too"
+                    ),
+                );
+            }
+        }
         if numel(&shape) > super::MAX_TILE_ELEMENTS {
             return self.err(
                 span,
@@ -25,6 +39,66 @@ impl Lowerer {
             Ty::Tile { dtype, shape },
             span,
         ))
+    }
+
+    /// `load_shared(src, offsets, shape, other, mask)`: a bounds-checked part of a shared
+    /// tensor (a gather where an offset is a tile).
+    fn load_shared_part(
+        &mut self,
+        bound: &Bound<'_>,
+        m: crate::ir::VarId,
+        dtype: crate::ir::DType,
+        rank: usize,
+        span: Span,
+    ) -> LResult<Operand> {
+        let (Some(oe), Some(se)) = (bound.get("offsets"), bound.get("shape")) else {
+            return self.err(
+                span,
+                "a part of a shared tensor needs both `offsets` and `shape`",
+            );
+        };
+        let shape = self.shape_arg(se)?;
+        if shape.len() != rank {
+            return self.err(
+                se.span,
+                format!(
+                    "a tile of shape {} cannot be loaded from a rank-{rank} tensor: ranks differ",
+                    shape_str(&shape)
+                ),
+            );
+        }
+        let offsets = bound.list("offsets").expect("given");
+        let coords = self.gather_offsets(&offsets, oe.span, &shape)?;
+        let other = self.other_arg(bound, dtype)?;
+        let mask = self.mask_arg(bound, &shape)?;
+        let access = Access {
+            mem: m,
+            shape: shape.clone(),
+            coords,
+            mask,
+            check_bounds: true,
+        };
+        Ok(self.emit(
+            Inst::Load { access, other },
+            Ty::Tile { dtype, shape },
+            span,
+        ))
+    }
+
+    /// The `other` argument (the value of inactive elements): a scalar of the tensor's type,
+    /// 0 when not given.
+    fn other_arg(&mut self, bound: &Bound<'_>, dtype: crate::ir::DType) -> LResult<Operand> {
+        match bound.get("other") {
+            Some(e) => {
+                let o = self.req_arg(bound, "other", Some(dtype))?;
+                let o = self.expect_dtype(o, dtype, e.span, "`other`")?;
+                if !self.ty(o).is_scalar() {
+                    return self.err(e.span, format!("`other` must be a scalar `{dtype}`"));
+                }
+                Ok(o)
+            }
+            None => Ok(Operand::Imm(0, dtype)),
+        }
     }
 
     /// `store_shared(dst, value)`: a store of a tile (or a broadcast scalar) to a whole shared
@@ -63,18 +137,8 @@ impl Lowerer {
             );
         }
         let offsets = bound.list("offsets").expect("required");
-        let coords = self.offsets_arg(&offsets, bound.req("offsets").span, rank)?;
-        let other = match bound.get("other") {
-            Some(e) => {
-                let o = self.req_arg(bound, "other", Some(dtype))?;
-                let o = self.expect_dtype(o, dtype, e.span, "`other`")?;
-                if !self.ty(o).is_scalar() {
-                    return self.err(e.span, format!("`other` must be a scalar `{dtype}`"));
-                }
-                o
-            }
-            None => Operand::Imm(0, dtype),
-        };
+        let coords = self.gather_offsets(&offsets, bound.req("offsets").span, &shape)?;
+        let other = self.other_arg(bound, dtype)?;
         let mask = self.mask_arg(bound, &shape)?;
         let access = Access {
             mem: m,

@@ -24,9 +24,8 @@
 //! it.
 
 use crate::dtype::DType;
-use crate::ir::{
-    for_each_inst_mut, for_each_var, Access, BinOp, Coord, Inst, Kernel, Operand, Ty, VarId, VarUse,
-};
+use crate::facts::Defs;
+use crate::ir::{for_each_inst_mut, Access, BinOp, Coord, Inst, Kernel, Operand, Ty, VarId};
 use std::collections::HashMap;
 
 pub fn run(kernel: &mut Kernel) {
@@ -50,31 +49,19 @@ struct Facts {
 
 impl Facts {
     fn of(k: &Kernel) -> Facts {
-        let mut defs: HashMap<VarId, usize> = HashMap::new();
-        let mut def_inst: HashMap<VarId, &Inst> = HashMap::new();
-        let mut loop_vars = std::collections::HashSet::new();
-        for_each_var(&k.body, &mut |u| match u {
-            VarUse::Def(v, inst) => {
-                *defs.entry(v).or_default() += 1;
-                def_inst.insert(v, inst);
-            }
-            VarUse::LoopVar(v) => {
-                *defs.entry(v).or_default() += 2;
-                loop_vars.insert(v);
-            }
-            VarUse::Read(_) => {}
-        });
-        let once = |v: VarId| defs.get(&v) == Some(&1);
+        let defs = Defs::of(k);
         // A loop's own variable changes only at the loop's head, and a sum that reads it is
         // inside the loop, with every read of the sum (its scope): the same iteration's value.
         // Parameters are never assigned.
-        let param = |v: VarId| (v as usize) < k.params.len() && !defs.contains_key(&v);
-        let steady =
-            |v: VarId| once(v) || param(v) || (loop_vars.contains(&v) && defs.get(&v) == Some(&2));
+        let steady = |v: VarId| {
+            defs.assigned_once(v)
+                || defs.is_param(v)
+                || (defs.is_loop_var(v) && defs.single_site(v))
+        };
         let arange = |o: Operand, d: DType| -> Option<usize> {
             let Operand::Var(a) = o else { return None };
-            match def_inst.get(&a) {
-                Some(Inst::Arange { n, dtype }) if once(a) && *dtype == d => Some(*n),
+            match defs.def_of(a) {
+                Some(Inst::Arange { n, dtype }) if *dtype == d => Some(*n),
                 _ => None,
             }
         };
@@ -83,12 +70,12 @@ impl Facts {
             Operand::Var(v) => steady(v) && k.ty(v) == &Ty::Scalar(d),
         };
         let mut ranges = HashMap::new();
-        for (&x, inst) in &def_inst {
-            let Ty::Tile { dtype, shape } = k.ty(x) else {
+        for x in 0..k.vars.len() as VarId {
+            let (Some(inst), Ty::Tile { dtype, shape }) = (defs.def_of(x), k.ty(x)) else {
                 continue;
             };
             let d = *dtype;
-            if !once(x) || shape.len() != 1 || !matches!(d, DType::I32 | DType::I64) {
+            if shape.len() != 1 || !matches!(d, DType::I32 | DType::I64) {
                 continue;
             }
             let found = match inst {

@@ -27,47 +27,14 @@
 //! of a loop but the last runs them with no per-element predicate.
 
 use crate::dtype::DType;
+use crate::facts::Defs;
 use crate::ir::{for_each_var, BinOp, Block, Inst, Kernel, Operand, Stmt, Ty, Var, VarId, VarUse};
-use std::collections::HashMap;
 
 pub fn run(kernel: &mut Kernel) {
-    let counts = Counts::of(&kernel.body);
+    let counts = Defs::of(kernel);
     let mut body = std::mem::take(&mut kernel.body);
     rewrite_block(&mut body, kernel, &counts, &mut Vec::new());
     kernel.body = body;
-}
-
-/// How often each variable is assigned and read, anywhere in the kernel.
-#[derive(Default)]
-struct Counts {
-    defs: HashMap<VarId, usize>,
-    uses: HashMap<VarId, usize>,
-    /// Variables assigned by an `arange` (its length and type), wherever in the kernel.
-    aranges: HashMap<VarId, (usize, DType)>,
-}
-
-impl Counts {
-    fn of(body: &Block) -> Counts {
-        let mut c = Counts::default();
-        for_each_var(body, &mut |u| match u {
-            VarUse::Read(v) => *c.uses.entry(v).or_default() += 1,
-            VarUse::Def(v, inst) => {
-                *c.defs.entry(v).or_default() += 1;
-                if let Inst::Arange { n, dtype } = inst {
-                    c.aranges.insert(v, (*n, *dtype));
-                }
-            }
-            // A loop variable changes every iteration: never "assigned once".
-            VarUse::LoopVar(v) => *c.defs.entry(v).or_default() += 2,
-        });
-        c
-    }
-    fn once(&self, v: VarId) -> bool {
-        self.defs.get(&v) == Some(&1)
-    }
-    fn uses(&self, v: VarId) -> usize {
-        self.uses.get(&v).copied().unwrap_or(0)
-    }
 }
 
 /// A match: `a = arange(T)` (statement `i - 2`, or elsewhere), `x = a + start` (`i - 1`),
@@ -84,7 +51,7 @@ struct Found {
 /// `done`: the masks already rewritten. The original statements of one stay in its guard's
 /// fallback branch, which may be moved into a later statement (`sink_mask`): they must not be
 /// matched again there.
-fn rewrite_block(b: &mut Block, k: &mut Kernel, c: &Counts, done: &mut Vec<VarId>) {
+fn rewrite_block(b: &mut Block, k: &mut Kernel, c: &Defs, done: &mut Vec<VarId>) {
     let mut i = 0;
     while i < b.len() {
         match &mut b[i] {
@@ -128,7 +95,7 @@ fn scalar_of(o: Operand, d: DType, k: &Kernel) -> bool {
     }
 }
 
-fn find(b: &Block, i: usize, k: &Kernel, c: &Counts) -> Option<Found> {
+fn find(b: &Block, i: usize, k: &Kernel, c: &Defs) -> Option<Found> {
     if i == 0 {
         return None;
     }
@@ -155,7 +122,7 @@ fn find(b: &Block, i: usize, k: &Kernel, c: &Counts) -> Option<Found> {
     else {
         return None;
     };
-    if xd != x || !c.once(x) || c.uses(x) != 1 || !c.once(mask) {
+    if xd != x || !c.assigned_once(x) || c.reads(x) != 1 || !c.assigned_once(mask) {
         return None;
     }
     let Ty::Tile { dtype, shape } = &k.vars.get(x as usize)?.ty else {
@@ -170,8 +137,8 @@ fn find(b: &Block, i: usize, k: &Kernel, c: &Counts) -> Option<Found> {
         // Assigned once, by an `arange` anywhere (often hoisted out of the loop): that is the
         // value every read sees.
         let Operand::Var(a) = o else { return None };
-        match c.aranges.get(&a) {
-            Some(&(n, t)) if c.once(a) && t == dtype => Some((a, n)),
+        match c.def_of(a) {
+            Some(&Inst::Arange { n, dtype: t }) if t == dtype => Some((a, n)),
             _ => None,
         }
     };
@@ -187,7 +154,7 @@ fn find(b: &Block, i: usize, k: &Kernel, c: &Counts) -> Option<Found> {
         return None;
     }
     let move_arange = i >= 2
-        && c.uses(a) == 1
+        && c.reads(a) == 1
         && matches!(inst(&b[i - 2]), Some((Some(d), Inst::Arange { .. })) if d == a);
     Some(Found {
         arange_len: len,
@@ -254,16 +221,6 @@ impl Builder<'_> {
     }
 }
 
-/// The largest value of the loop's integer type `d` and its unsigned type of the same width.
-fn limits(d: DType) -> (u64, DType) {
-    match d {
-        DType::I32 => (i32::MAX as u64, DType::U32),
-        DType::U32 => (u32::MAX as u64, DType::U32),
-        DType::I64 => (i64::MAX as u64, DType::U64),
-        _ => (u64::MAX, DType::U64),
-    }
-}
-
 /// Replace statements `i - 1 ..= i` (and `i - 2` when the arange moves) by the guarded form;
 /// returns the index of the new `if`, the mask and the scalar `bound`.
 fn apply(b: &mut Block, i: usize, f: &Found, k: &mut Kernel) -> (usize, VarId, VarId) {
@@ -276,7 +233,7 @@ fn apply(b: &mut Block, i: usize, f: &Found, k: &mut Kernel) -> (usize, VarId, V
         _ => unreachable!("`find` matched an instruction with a result"),
     };
     let (d, t) = (f.dtype, f.arange_len as u64);
-    let (max, unsigned) = limits(d);
+    let (max, unsigned) = (d.int_max(), d.unsigned());
     let (bool_, i32_) = (Ty::Scalar(DType::Bool), Ty::Scalar(DType::I32));
     let mut e = Builder {
         k,
@@ -342,7 +299,7 @@ fn apply(b: &mut Block, i: usize, f: &Found, k: &mut Kernel) -> (usize, VarId, V
 /// `mask = e < min(bound, r1) | (r1 <= e & e < hi)`.
 fn wrapping_fallback(e: &mut Builder, f: &Found, mask: VarId, bound: VarId, tile_bool: Ty) {
     let (d, t) = (f.dtype, f.arange_len as u64);
-    let (max, unsigned) = limits(d);
+    let (max, unsigned) = (d.int_max(), d.unsigned());
     let i32_ = Ty::Scalar(DType::I32);
     let r = e.bin(Ty::Scalar(d), BinOp::Sub, Operand::Imm(max, d), f.start);
     let r = e.cast(r, DType::I32);
@@ -386,12 +343,12 @@ fn wrapping_fallback(e: &mut Builder, f: &Found, mask: VarId, bound: VarId, tile
 /// holds). Measured on an H100 (BENCHMARKS.md, fifth run): the masked single-copy byte
 /// histogram with tiles of 16384 went from 2120 to 2267 GB/s, the speed of the same kernel
 /// written with its tail split off by hand.
-fn unswitch(b: &mut Block, from: usize, range: (VarId, VarId, usize), k: &mut Kernel, c: &Counts) {
+fn unswitch(b: &mut Block, from: usize, range: (VarId, VarId, usize), k: &mut Kernel, c: &Defs) {
     let (mask, bound, t) = range;
     // A result nobody reads is dropped (as DCE would), so both copies are plain statements.
     let masked = |s: &Stmt| match s {
         Stmt::Inst { dst, inst, .. } => {
-            dst.is_none_or(|d| c.uses(d) == 0)
+            dst.is_none_or(|d| c.reads(d) == 0)
                 && inst
                     .access()
                     .is_some_and(|a| a.mask == Some(Operand::Var(mask)))
@@ -449,7 +406,7 @@ fn unswitch(b: &mut Block, from: usize, range: (VarId, VarId, usize), k: &mut Ke
         };
         i += 1;
     }
-    if let ([at], 1) = (unswitched.as_slice(), c.uses(mask)) {
+    if let ([at], 1) = (unswitched.as_slice(), c.reads(mask)) {
         sink_mask(b, from - 1, *at);
     }
 }

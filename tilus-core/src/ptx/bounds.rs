@@ -16,22 +16,9 @@ use super::emit::{Emitter, Res};
 use crate::dtype::DType;
 use crate::ir::{BinOp, Inst, Operand, VarId};
 
-/// The largest non-negative value of integer type `d` (0 for other types, which get no bound).
-fn type_max(d: DType) -> u64 {
-    if !d.is_int() {
-        return 0;
-    }
-    let bits = d.bits() - d.is_signed() as u32;
-    if bits >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << bits) - 1
-    }
-}
-
 /// `x` if it is a value of type `d` (non-negative by construction).
 fn within(d: DType, x: Option<u64>) -> Option<u64> {
-    x.filter(|&x| d.is_int() && x <= type_max(d))
+    x.filter(|&x| d.is_int() && x <= d.int_max())
 }
 
 impl Emitter<'_> {
@@ -42,12 +29,12 @@ impl Emitter<'_> {
             Operand::Imm(..) => None,
             Operand::Var(v) => {
                 let d = self.dtype_of(o).ok()?;
-                let known = match self.defs.get(v as usize) {
-                    Some(1) => self.umax[v as usize],
-                    _ => None,
+                let known = match self.defs.single_site(v) {
+                    true => self.umax[v as usize],
+                    false => None,
                 };
                 // An unsigned type bounds its values by itself.
-                let by_type = (d.is_int() && !d.is_signed()).then(|| type_max(d));
+                let by_type = (d.is_int() && !d.is_signed()).then(|| d.int_max());
                 match (known, by_type) {
                     (Some(a), Some(b)) => Some(a.min(b)),
                     (a, b) => a.or(b),
@@ -58,7 +45,7 @@ impl Emitter<'_> {
 
     /// Records the bound of `d` just defined by `inst`, when one follows from its operands.
     pub(super) fn record_bound(&mut self, d: VarId, inst: &Inst) -> Res<()> {
-        if self.defs.get(d as usize) != Some(&1) {
+        if !self.defs.single_site(d) {
             return Ok(());
         }
         let dt = self.dtype_of(Operand::Var(d))?;

@@ -151,7 +151,7 @@ impl Emitter<'_> {
             DType::Bool => DType::U32,
             d => d.info().compute,
         };
-        let half = dtype.is_float() && dtype.size_bytes() == 2;
+        let half = dtype.is_half_float();
         let (ins, identity) = reduce_op(op, acc_t, dtype);
         let layout = self.layout_of(shape);
         let acc = self.reg_of(acc_t);

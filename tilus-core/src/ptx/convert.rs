@@ -18,7 +18,7 @@ impl Emitter<'_> {
         if v == EVal::Reg(r) {
             return Ok(());
         }
-        let ty = mov_type(d);
+        let ty = d.info().mov_type();
         self.line(format!("mov.{ty} \t{r}, {v};"));
         Ok(())
     }
@@ -132,7 +132,7 @@ impl Emitter<'_> {
                     }
                 } else {
                     // Saturate at 32 bits, then at the narrow type's range.
-                    let (lo, hi) = int_range(to);
+                    let (lo, hi) = to.int_range();
                     self.line(format!("cvt.rzi.{}.{sty} \t{r}, {src};", ti.arith));
                     self.line(format!("max.{} \t{r}, {r}, {lo};", ti.arith));
                     self.line(format!("min.{} \t{r}, {r}, {hi};", ti.arith));
@@ -150,7 +150,7 @@ impl Emitter<'_> {
 
     /// 16-bit float constants have no immediate form in `selp`: put them in a register.
     fn ereg_if_half(&mut self, d: DType, v: EVal) -> EVal {
-        if d.info().size == 2 && d.is_float() {
+        if d.is_half_float() {
             EVal::Reg(self.ereg(v))
         } else {
             v
@@ -259,23 +259,5 @@ impl Emitter<'_> {
         };
         self.line(line);
         Ok(())
-    }
-}
-
-pub(super) fn mov_type(d: DType) -> &'static str {
-    match d {
-        DType::F32 => "f32",
-        DType::F64 => "f64",
-        _ => d.info().bit_reg(),
-    }
-}
-
-/// The value range of a narrow integer type, as PTX immediates.
-fn int_range(d: DType) -> (i64, i64) {
-    match d {
-        DType::I8 => (-128, 127),
-        DType::U8 => (0, 255),
-        DType::I16 => (-32768, 32767),
-        _ => (0, 65535),
     }
 }

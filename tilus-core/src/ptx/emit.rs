@@ -67,8 +67,8 @@ pub(super) struct Emitter<'k> {
     pub prologue: Vec<String>,
     pub body: Vec<String>,
     pub storage: Vec<Option<Storage>>,
-    /// Number of assignments of each variable (parameters count one).
-    pub defs: Vec<u32>,
+    /// Where each variable is defined (`crate::facts`).
+    pub defs: crate::facts::Defs,
     /// Known trailing zero bits of single-assignment i32 scalars (for a global view: of its
     /// offset). Used to prove vector accesses aligned.
     pub tz: Vec<u32>,
@@ -100,29 +100,6 @@ fn stmt_span(s: &Stmt) -> Span {
     }
 }
 
-fn count_defs(block: &[Stmt], defs: &mut [u32]) {
-    for s in block {
-        match s {
-            Stmt::Inst { dst: Some(d), .. } => defs[*d as usize] += 1,
-            Stmt::Inst { dst: None, .. } | Stmt::Break { .. } => {}
-            Stmt::For { var, body, .. } => {
-                defs[*var as usize] += 1;
-                count_defs(body, defs);
-            }
-            Stmt::While {
-                cond_block, body, ..
-            } => {
-                count_defs(cond_block, defs);
-                count_defs(body, defs);
-            }
-            Stmt::If { then, els, .. } => {
-                count_defs(then, defs);
-                count_defs(els, defs);
-            }
-        }
-    }
-}
-
 /// Trailing zero bits of a constant (0 is divisible by everything).
 pub(super) fn tz_imm(c: i64) -> u32 {
     if c == 0 {
@@ -135,11 +112,7 @@ pub(super) fn tz_imm(c: i64) -> u32 {
 impl<'k> Emitter<'k> {
     pub fn new(k: &'k Kernel) -> Emitter<'k> {
         let n = k.vars.len();
-        let mut defs = vec![0u32; n];
-        for d in defs.iter_mut().take(k.params.len()) {
-            *d = 1;
-        }
-        count_defs(&k.body, &mut defs);
+        let defs = crate::facts::Defs::of(k);
         let mut regs = Regs::default();
         let tid = regs.new_reg(Class::B32);
         Emitter {
@@ -477,12 +450,12 @@ impl<'k> Emitter<'k> {
         match o {
             Operand::Imm(c, d) if d.is_int() => tz_imm(crate::elem::as_i128(d, c) as i64),
             Operand::Imm(..) => 0,
-            Operand::Var(v) if self.defs.get(v as usize) == Some(&1) => self.tz[v as usize],
+            Operand::Var(v) if self.defs.single_site(v) => self.tz[v as usize],
             Operand::Var(_) => 0,
         }
     }
     pub fn set_tz(&mut self, v: VarId, tz: u32) {
-        if self.defs.get(v as usize) == Some(&1) {
+        if self.defs.single_site(v) {
             self.tz[v as usize] = tz.min(64);
         }
     }
@@ -766,7 +739,7 @@ impl<'k> Emitter<'k> {
     /// A copy of a loop bound when its variable may be re-assigned inside the loop.
     fn snapshot(&mut self, o: Operand, v: EVal) -> EVal {
         match (o, v) {
-            (Operand::Var(x), EVal::Reg(r)) if self.defs.get(x as usize) != Some(&1) => {
+            (Operand::Var(x), EVal::Reg(r)) if !self.defs.single_site(x) => {
                 let c = self.regs.new_reg(r.class);
                 self.line(format!("mov.{} \t{c}, {r};", class_bits(r.class)));
                 EVal::Reg(c)

@@ -33,6 +33,14 @@ fn inst_kind(inst: &Inst) -> String {
         Inst::Reshape { shape, .. } => format!("reshape {shape:?}"),
         Inst::Broadcast { shape, .. } => format!("broadcast {shape:?}"),
         Inst::Reduce { op, .. } => format!("reduce {op:?}").to_lowercase(),
+        Inst::ReduceAxis { op, axis, .. } => format!("reduce {op:?} axis {axis}").to_lowercase(),
+        Inst::Scan { op, axis, .. } => format!("scan {} axis {axis}", op.name()),
+        Inst::Sort { axis, .. } => format!("sort axis {axis}"),
+        Inst::ArgSort { axis, .. } => format!("argsort axis {axis}"),
+        Inst::Take { axis, .. } => format!("take axis {axis}"),
+        Inst::TopK { k, axis, .. } => format!("topk {k} axis {axis}"),
+        Inst::EqualRank { .. } => "equal_rank".into(),
+        Inst::Histogram { bins, .. } => format!("histogram {bins}"),
         Inst::AllocShared {
             shape,
             offset,
@@ -467,7 +475,7 @@ impl Emitter<'_> {
             return self.copy_elem(out, r, EVal::Const(c, out));
         }
         let info = dt.info();
-        if info.size == 2 && dt.is_float() {
+        if dt.is_half_float() {
             // f16/bf16: compute in f32, round once.
             let (fa, fb) = (self.widen_f32(dt, a), self.widen_f32(dt, b));
             if op.is_comparison() {
@@ -538,7 +546,7 @@ impl Emitter<'_> {
     /// Operands for an arithmetic instruction: a 16-bit float constant has no immediate form.
     fn imm_operands(&mut self, dt: DType, a: EVal, b: EVal) -> (EVal, EVal) {
         let fix = |e: &mut Self, v: EVal| match v {
-            EVal::Const(..) if dt.info().size == 2 && dt.is_float() => EVal::Reg(e.ereg(v)),
+            EVal::Const(..) if dt.is_half_float() => EVal::Reg(e.ereg(v)),
             // The first operand of an instruction must be a register.
             _ => v,
         };
@@ -660,11 +668,11 @@ impl Emitter<'_> {
             (UnOp::Not, _) => self.line(format!("not.{bit} \t{r}, {a};")),
             // Float sign operations are bit operations (exact, NaN payloads kept).
             (UnOp::Neg, crate::dtype::Class::Float) => {
-                let m = sign_mask(dt);
+                let m = dt.sign_bit();
                 self.line(format!("xor.{bit} \t{r}, {a}, {m};"));
             }
             (UnOp::Abs, crate::dtype::Class::Float) => {
-                let m = !sign_mask(dt) & dt.mask();
+                let m = !dt.sign_bit() & dt.mask();
                 self.line(format!("and.{bit} \t{r}, {a}, {m};"));
             }
             (UnOp::Neg, _) => self.line(format!("neg.{} \t{r}, {a};", signed(ty))),
@@ -684,7 +692,7 @@ impl Emitter<'_> {
             crate::elem::fma_into(dt, l(x), l(y), l(z), 1, &mut out);
             return self.copy_elem(dt, r, EVal::Const(out[0], dt));
         }
-        if dt.size_bytes() == 2 {
+        if dt.is_half_float() {
             let (fa, fb, fc) = (
                 self.widen_f32(dt, a),
                 self.widen_f32(dt, b),
@@ -733,11 +741,6 @@ impl Emitter<'_> {
         let from = self.dtype_of(x)?;
         self.elementwise(d, &[x], |e, r, v| e.convert(from, to, r, v[0]))
     }
-}
-
-/// The sign bit of float type `d`.
-fn sign_mask(d: DType) -> u64 {
-    1u64 << (d.bits() - 1)
 }
 
 /// The signed PTX type of the same width (`neg` takes signed types).

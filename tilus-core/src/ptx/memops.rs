@@ -52,16 +52,14 @@ impl Emitter<'_> {
             PVal::Reg(p) => {
                 let v = match v {
                     // A predicated move of a 16-bit float constant needs a register source.
-                    EVal::Const(..) if d.is_float() && d.size_bytes() == 2 => {
-                        EVal::Reg(self.ereg(v))
-                    }
+                    EVal::Const(..) if d.is_half_float() => EVal::Reg(self.ereg(v)),
                     _ => v,
                 };
                 if d == DType::Bool {
                     let src = self.ereg(v);
                     self.line(format!("@!{p} mov.pred \t{r}, {src};"));
                 } else {
-                    let ty = super::convert::mov_type(d);
+                    let ty = d.info().mov_type();
                     self.line(format!("@!{p} mov.{ty} \t{r}, {v};"));
                 }
                 Ok(())

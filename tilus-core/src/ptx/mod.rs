@@ -65,17 +65,7 @@ pub fn entry_name(name: &str) -> String {
     format!("tk_{name}")
 }
 
-/// The PTX type and size of a scalar parameter of type `d`: narrow integers and `bool` are
-/// passed widened to 32 bits (the runtime widens them), everything else as itself.
-pub fn param_type(d: crate::ir::DType) -> (&'static str, usize) {
-    use crate::ir::DType as D;
-    match d {
-        D::Bool | D::U8 | D::U16 => ("u32", 4),
-        D::I8 | D::I16 => ("s32", 4),
-        D::F16 | D::BF16 => ("b16", 2),
-        _ => (d.info().mem, d.size_bytes()),
-    }
-}
+pub use crate::target::param_type;
 
 /// The `.param` name of parameter `i` of `entry` (with a suffix for the parts of a tensor).
 pub(crate) fn param_name(entry: &str, i: usize, part: &str) -> String {
@@ -123,17 +113,7 @@ pub fn generate(kernel: &Kernel) -> Result<PtxModule, CodegenError> {
     // 7.8 for `.cluster` and the memory model forms, 8.1 for more than 4352 bytes of
     // parameters and for vector atomics, 8.3 for 128-bit atomics (8.4 at `.sys` scope), and at least the first version that knows the target
     // (8.6 for sm_100, ...).
-    let param_bytes = kernel
-        .params
-        .iter()
-        .fold(0, |used, p| crate::lower::param_space_after(used, &p.kind));
-    let mut version = e
-        .min_version
-        .max(78)
-        .max(kernel.target.min_ptx_version().unwrap_or(0));
-    if param_bytes > 4352 {
-        version = version.max(81);
-    }
+    let version = e.min_version.max(crate::target::ptx_version_for(kernel));
     t.push_str(&format!(".version {}.{}\n", version / 10, version % 10));
     t.push_str(&format!(".target sm_{}\n", kernel.target.0));
     t.push_str(".address_size 64\n\n");

@@ -74,7 +74,7 @@ pub fn mutate(k: &mut Kernel, which: usize, corpus: &Corpus, rng: &mut Rng) -> b
             )
         }
         "ast-kwarg" => {
-            let kw = rng.word(vocab::KWARGS);
+            let kw = rng.word(vocab::kwargs());
             let new = syn::Ident::new(kw, proc_macro2::Span::call_site());
             on_random_expr(
                 &mut f,
@@ -360,7 +360,7 @@ fn edit_args(args: &mut Punctuated<syn::Expr, syn::Token![,]>, rng: &mut Rng) {
         }
         3 => v.reverse(),
         _ => {
-            let kw = rng.pick(vocab::KWARGS);
+            let kw = rng.pick(vocab::kwargs());
             let value = match rng.below(6) {
                 0 => rng.pick(vocab::QUALIFIERS).to_string(),
                 1 => format!("[{}]", rng.pick(vocab::SHAPE_SIZES)),
@@ -610,8 +610,8 @@ fn adapt_stmt(s: &syn::Stmt, names: &Names, rng: &mut Rng) -> syn::Stmt {
 }
 
 fn is_language_word(w: &str) -> bool {
-    vocab::BUILTINS.contains(&w)
-        || vocab::KWARGS.contains(&w)
+    vocab::builtins().iter().any(|b| b == w)
+        || vocab::kwargs().contains(&w)
         || vocab::QUALIFIERS.contains(&w)
         || matches!(
             w,

@@ -127,6 +127,8 @@ pub struct Checked {
     pub failure: Option<Failure>,
     /// Why the kernel was rejected (the first error), for replays.
     pub rejection: Option<String>,
+    /// The kernel has no `unsafe`: the emulator must find no undefined behaviour in it.
+    pub safe: bool,
 }
 
 impl Checked {
@@ -136,6 +138,7 @@ impl Checked {
             compiled: None,
             failure: None,
             rejection: None,
+            safe: true,
         }
     }
 }
@@ -151,6 +154,7 @@ pub fn check(k: &Kernel) -> Checked {
                 stage: Stage::NotTokens,
                 compiled: None,
                 rejection: None,
+                safe: true,
                 failure: Some(Failure::new(
                     Class::Panic,
                     format!(
@@ -212,6 +216,7 @@ fn check_inner(k: &Kernel) -> Checked {
                 compiled: None,
                 failure,
                 rejection,
+                safe: !def.uses_unsafe(),
             }
         }
         Ok(c) => {
@@ -250,6 +255,7 @@ fn check_inner(k: &Kernel) -> Checked {
                 compiled: Some(c),
                 failure,
                 rejection: None,
+                safe: !def.uses_unsafe(),
             }
         }
     }

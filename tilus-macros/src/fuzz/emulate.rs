@@ -49,8 +49,10 @@ fn value(d: DType, rng: &mut Rng) -> u64 {
 }
 
 /// Run `kernel` on a grid of 1 to 3 blocks with random tensors (lengths rarely a multiple of a
-/// tile) and scalars.
-pub fn run(kernel: &Kernel, rng: &mut Rng) -> EmuOutcome {
+/// tile) and scalars. `safe`: the kernel has no `unsafe`, so the undefined behaviour only
+/// unsafe code can cause (an unchecked access out of bounds, distributed shared memory touched
+/// before the whole cluster runs, a cluster barrier some block never reaches) is a bug.
+pub fn run(kernel: &Kernel, safe: bool, rng: &mut Rng) -> EmuOutcome {
     // Storage first, then the arguments borrowing it.
     enum A {
         W8(Vec<AtomicU8>),
@@ -112,6 +114,18 @@ pub fn run(kernel: &Kernel, rng: &mut Rng) -> EmuOutcome {
             }
             EmuError::ArgCount { .. } | EmuError::ArgKind { .. } => {
                 EmuOutcome::Bug(format!("fuzzer arguments rejected: {e}"))
+            }
+            EmuError::OutOfBounds { .. } if safe => EmuOutcome::Bug(format!(
+                "a kernel without `unsafe` made an unchecked access out of bounds: {e}"
+            )),
+            EmuError::Cluster { ref detail, .. }
+                if safe
+                    && (detail.contains("before this block's first")
+                        || detail.contains("already exited")) =>
+            {
+                EmuOutcome::Bug(format!(
+                    "a kernel without `unsafe` broke the cluster rules: {e}"
+                ))
             }
             // OutOfBounds, SharedRace, StepLimit, DuplicateScatter (and any later kind): the
             // kernel's own fault, which the emulator is right to report.

@@ -343,7 +343,7 @@ fn run_body(sh: &Shared, i: u64, slot: &Slot, batches: &std::sync::mpsc::SyncSen
     let mut emu_rng = Rng::for_body(sh.cfg.seed ^ EMU_SALT, i);
     if emu_rng.below(sh.cfg.emu_every) == 0 {
         slot.enter(EMULATE, i, sh.t0);
-        match emulate::run(&c.ir, &mut emu_rng) {
+        match emulate::run(&c.ir, checked.safe, &mut emu_rng) {
             emulate::EmuOutcome::Skipped => {
                 st.emu_skipped.fetch_add(1, Ordering::Relaxed);
             }
@@ -840,10 +840,11 @@ fn reproduce(k: &Kernel, class: Class, seed: u64, index: u64) -> Option<Failure>
             r.failures.first().map(|f| ptxas_failure(f.sm, &f.log))
         }
         Class::Emulator => {
+            let safe = checked.safe;
             let c = checked.compiled?;
             let mut emu_rng = Rng::for_body(seed ^ EMU_SALT, index);
             emu_rng.below(1);
-            match emulate::run(&c.ir, &mut emu_rng) {
+            match emulate::run(&c.ir, safe, &mut emu_rng) {
                 emulate::EmuOutcome::Bug(m) => Some(Failure::new(Class::Emulator, m)),
                 _ => None,
             }

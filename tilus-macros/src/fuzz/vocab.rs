@@ -3,90 +3,11 @@
 
 use super::rng::Rng;
 
-/// Functions, methods, paths and types of the kernel language.
-pub const BUILTINS: &[&str] = &[
-    "load_global",
-    "store_global",
-    "load_shared",
-    "store_shared",
-    "shared_tensor",
-    "store_shared_scatter",
-    "store_global_scatter",
-    "sync",
-    "fence",
-    "block_idx",
-    "grid_dim",
-    "arange",
-    "zeros",
-    "ones",
-    "full",
-    "select",
-    "min",
-    "max",
+/// Words of the kernel language that are not builtins, methods or keywords: types, constants,
+/// the paths of orders and scopes.
+const LANGUAGE_WORDS: &[&str] = &[
     "atomic",
-    "shared_add",
-    "shared_sub",
-    "shared_min",
-    "shared_max",
-    "shared_exch",
-    "shared_cas",
-    "global_add",
-    "global_sub",
-    "global_min",
-    "global_max",
-    "global_exch",
-    "global_cas",
-    "global_cas128",
-    "global_exch128",
-    "shared_cas128",
-    "shared_exch128",
-    "shared_scatter_add",
-    "shared_scatter_sub",
-    "shared_scatter_min",
-    "shared_scatter_max",
-    "global_scatter_add",
-    "global_scatter_max",
-    "atomic_load",
-    "atomic_store",
-    "atomic_add",
-    "atomic_cas",
-    "atomic_cas128",
-    "atomic_xchg128",
-    "atomic_xchg",
-    "atomic_min",
-    "atomic_max",
-    "atomic_and",
-    "atomic_or",
-    "atomic_xor",
-    "atomic_sub",
-    "atomic_inc",
-    "atomic_dec",
-    "global_inc",
-    "global_dec",
-    "global_and",
-    "global_or",
-    "global_xor",
-    "shared_inc",
-    "shared_and",
-    "sqrt",
-    "floor",
-    "ceil",
-    "trunc",
-    "round",
-    "round_ties_even",
-    "mul_add",
-    "fma",
-    "len",
-    "view",
-    "reshape",
-    "broadcast_to",
-    "sum",
-    "any",
-    "all",
-    "item",
     "step_by",
-    "abs",
-    "dim",
     "i8",
     "u8",
     "i16",
@@ -125,30 +46,33 @@ pub const BUILTINS: &[&str] = &[
     "false",
 ];
 
-/// Keyword-argument names.
-pub const KWARGS: &[&str] = &[
-    "offsets",
-    "shape",
-    "other",
-    "mask",
-    "dim",
-    "indices",
-    "values",
-    "compare",
-    "sem",
-    "scope",
-    "order",
-    "check_bounds",
-    "dtype",
-    "offset",
-    "index",
-    "value",
-    "expected",
-    "desired",
-    "update",
-    "src",
-    "dst",
-];
+/// Functions, methods, path segments and types of the kernel language: the builtins and
+/// methods from the compiler's own tables (so a new builtin is in the fuzzer's vocabulary the
+/// moment it exists), then [`LANGUAGE_WORDS`].
+pub fn builtins() -> &'static [String] {
+    static WORDS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    WORDS.get_or_init(|| {
+        let mut v: Vec<String> = Vec::new();
+        let names = tilus_core::lower::builtin_names();
+        let segments = names.iter().flat_map(|n| n.split("::").map(str::to_string));
+        let methods = tilus_core::lower::method_names()
+            .into_iter()
+            .map(str::to_string);
+        let words = LANGUAGE_WORDS.iter().map(|w| w.to_string());
+        for w in segments.chain(methods).chain(words) {
+            if !v.contains(&w) {
+                v.push(w);
+            }
+        }
+        v
+    })
+}
+
+/// Keyword-argument names, from the compiler's tables.
+pub fn kwargs() -> &'static [&'static str] {
+    static WORDS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    WORDS.get_or_init(tilus_core::lower::keyword_names)
+}
 
 /// Values of `sem = ..` / `scope = ..` / `order = ..`.
 pub const QUALIFIERS: &[&str] = &[
@@ -280,8 +204,8 @@ pub const PTX_WORDS: &[&str] = &[
 /// Identifiers: builtins, keyword names, the kernel's own names, PTX words and temporaries.
 pub fn ident(rng: &mut Rng, own: &[String]) -> String {
     match rng.weighted(&[4, 2, 4, 3, 1]) {
-        0 => rng.pick(BUILTINS).to_string(),
-        1 => rng.pick(KWARGS).to_string(),
+        0 => rng.pick(builtins()).to_string(),
+        1 => rng.pick(kwargs()).to_string(),
         2 if !own.is_empty() => rng.pick(own).clone(),
         3 => {
             let w = *rng.pick(PTX_WORDS);
@@ -298,7 +222,7 @@ pub fn ident(rng: &mut Rng, own: &[String]) -> String {
 pub fn new_name(rng: &mut Rng, own: &[String]) -> String {
     match rng.weighted(&[6, 2, 2, 1]) {
         0 => rng.pick(PTX_WORDS).trim_start_matches('$').to_string(),
-        1 => rng.pick(BUILTINS).to_string(),
+        1 => rng.pick(builtins()).to_string(),
         2 if !own.is_empty() => rng.pick(own).clone(),
         _ => format!("_t{}", rng.below(40)),
     }

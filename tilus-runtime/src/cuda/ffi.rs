@@ -28,6 +28,8 @@ pub(crate) type CUdeviceptr = u64;
 
 /// `CUDA_SUCCESS`.
 pub(crate) const SUCCESS: c_int = 0;
+/// `CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED`.
+pub(crate) const PEER_ACCESS_ALREADY_ENABLED: c_int = 704;
 /// `CUDA_ERROR_NOT_READY` (an event or stream with work pending).
 pub(crate) const NOT_READY: c_int = 600;
 
@@ -41,6 +43,10 @@ pub(crate) const DEV_ATTR_CC_MINOR: c_int = 76;
 pub(crate) const DEV_ATTR_MAX_SHARED_PER_BLOCK_OPTIN: c_int = 97;
 /// `CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH` (CUDA 11.8+; older drivers answer `INVALID_VALUE`).
 pub(crate) const DEV_ATTR_CLUSTER_LAUNCH: c_int = 120;
+pub(crate) const DEV_ATTR_CAN_MAP_HOST_MEMORY: c_int = 19;
+/// `cuMemHostAlloc` flags: usable from every context, mapped into the device's address space.
+pub(crate) const MEMHOSTALLOC_PORTABLE: c_uint = 1;
+pub(crate) const MEMHOSTALLOC_DEVICEMAP: c_uint = 2;
 pub(crate) const FUNC_ATTR_MAX_THREADS_PER_BLOCK: c_int = 0;
 pub(crate) const FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES: c_int = 8;
 pub(crate) const FUNC_ATTR_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: c_int = 14;
@@ -81,6 +87,18 @@ extern "C" {
     pub(crate) fn mem_alloc_host(ptr: *mut *mut c_void, bytes: usize) -> c_int;
     #[link_name = "cuMemFreeHost"]
     pub(crate) fn mem_free_host(ptr: *mut c_void) -> c_int;
+    #[link_name = "cuDeviceCanAccessPeer"]
+    pub(crate) fn device_can_access_peer(can: *mut c_int, dev: c_int, peer: c_int) -> c_int;
+    #[link_name = "cuCtxEnablePeerAccess"]
+    pub(crate) fn ctx_enable_peer_access(peer: CUcontext, flags: c_uint) -> c_int;
+    #[link_name = "cuMemHostAlloc"]
+    pub(crate) fn mem_host_alloc(ptr: *mut *mut c_void, bytes: usize, flags: c_uint) -> c_int;
+    #[link_name = "cuMemHostGetDevicePointer_v2"]
+    pub(crate) fn mem_host_get_device_pointer(
+        dptr: *mut CUdeviceptr,
+        host: *mut c_void,
+        flags: c_uint,
+    ) -> c_int;
     #[link_name = "cuPointerGetAttribute"]
     pub(crate) fn pointer_get_attribute(data: *mut c_void, attr: c_int, ptr: CUdeviceptr) -> c_int;
     #[link_name = "cuMemcpyHtoDAsync_v2"]

@@ -31,7 +31,7 @@ fn slots(args: &[KernelArg<'_>]) -> Vec<Slot> {
             }
             ArgRepr::Scalar(d, bits) => {
                 let wide = tilus_core::elem::as_i128(d, bits);
-                slots.push(match tilus_core::ptx::param_type(d).1 {
+                slots.push(match tilus_core::target::param_type(d).1 {
                     2 => Slot::U16(bits as u16),
                     4 if d.is_int() || d == DType::Bool => Slot::U32(wide as u32),
                     4 => Slot::U32(bits as u32),
@@ -54,31 +54,9 @@ impl CudaDevice {
     ) -> Result<()> {
         self.make_current()?;
         let kernel = spec.name();
-        let (func, fn_max_threads, max_cluster) = self.function(spec)?;
-        if spec.threads() > fn_max_threads {
-            return Err(Error::Threads {
-                kernel: kernel.into(),
-                threads: spec.threads(),
-                limit: fn_max_threads,
-                device: self.describe(),
-                detail: "; the compiled kernel's register use limits its block size".into(),
-            });
-        }
+        let func = self.launchable(spec)?;
         let cluster = spec.cluster();
         let blocks = cluster_blocks(cluster);
-        if blocks > 1 {
-            let limit = max_cluster.map_err(|reason| Error::ClusterUnsupported {
-                kernel: kernel.into(),
-                device: self.describe(),
-                reason,
-            })?;
-            let detail = if blocks > PORTABLE_CLUSTER_BLOCKS && limit <= PORTABLE_CLUSTER_BLOCKS {
-                "; the driver refused the non-portable cluster size opt-in".into()
-            } else {
-                "; as cuOccupancyMaxPotentialClusterSize reports for its block size and shared memory".into()
-            };
-            check_cluster_size(kernel, blocks, limit, &self.describe(), detail)?;
-        }
         // The slots are complete before pointers to them are taken.
         let slots = slots(args);
         let mut params: Vec<*mut c_void> = slots
@@ -132,16 +110,7 @@ impl CudaDevice {
             let launch_ex = self.launch_kernel_ex().map_err(|code| {
                 driver_error(code, format!("{} (looking up cuLaunchKernelEx)", what()))
             })?;
-            let mut attr = ffi::LaunchAttribute {
-                id: ffi::LAUNCH_ATTR_CLUSTER_DIMENSION,
-                pad: [0; 4],
-                value: ffi::LaunchAttributeValue { pad: [0; 64] },
-            };
-            attr.value.cluster_dim = ffi::ClusterDim {
-                x: cluster[0],
-                y: cluster[1],
-                z: cluster[2],
-            };
+            let mut attr = cluster_attribute(cluster);
             let config = ffi::LaunchConfig {
                 grid_dim_x: grid.x,
                 grid_dim_y: grid.y,
@@ -160,4 +129,50 @@ impl CudaDevice {
         };
         check(r, what)
     }
+
+    /// The loaded function of `spec`, checked against what its compiled form allows: the
+    /// block size (its register use) and the cluster size (what the device can co-schedule).
+    fn launchable(&self, spec: &'static KernelSpec) -> Result<ffi::CUfunction> {
+        let kernel = spec.name();
+        let (func, fn_max_threads, max_cluster) = self.function(spec)?;
+        if spec.threads() > fn_max_threads {
+            return Err(Error::Threads {
+                kernel: kernel.into(),
+                threads: spec.threads(),
+                limit: fn_max_threads,
+                device: self.describe(),
+                detail: "; the compiled kernel's register use limits its block size".into(),
+            });
+        }
+        let blocks = cluster_blocks(spec.cluster());
+        if blocks > 1 {
+            let limit = max_cluster.map_err(|reason| Error::ClusterUnsupported {
+                kernel: kernel.into(),
+                device: self.describe(),
+                reason,
+            })?;
+            let detail = if blocks > PORTABLE_CLUSTER_BLOCKS && limit <= PORTABLE_CLUSTER_BLOCKS {
+                "; the driver refused the non-portable cluster size opt-in".into()
+            } else {
+                "; as cuOccupancyMaxPotentialClusterSize reports for its block size and shared memory".into()
+            };
+            check_cluster_size(kernel, blocks, limit, &self.describe(), detail)?;
+        }
+        Ok(func)
+    }
+}
+
+/// The launch attribute giving a cluster's shape.
+fn cluster_attribute(cluster: [u32; 3]) -> ffi::LaunchAttribute {
+    let mut attr = ffi::LaunchAttribute {
+        id: ffi::LAUNCH_ATTR_CLUSTER_DIMENSION,
+        pad: [0; 4],
+        value: ffi::LaunchAttributeValue { pad: [0; 64] },
+    };
+    attr.value.cluster_dim = ffi::ClusterDim {
+        x: cluster[0],
+        y: cluster[1],
+        z: cluster[2],
+    };
+    attr
 }

@@ -200,6 +200,104 @@ impl CudaDevice {
         Ok(ptr)
     }
 
+    /// Let this context's kernels access `peer`'s memory: `Err(None)` where the driver says the
+    /// two cannot, `Err(Some(..))` for a failure of the calls.
+    pub(crate) fn enable_peer(&self, peer: &CudaDevice) -> std::result::Result<(), Option<Error>> {
+        self.make_current().map_err(Some)?;
+        let mut can = 0;
+        // SAFETY: plain query into a local.
+        check(
+            unsafe {
+                ffi::device_can_access_peer(&mut can, self.ordinal as c_int, peer.ordinal as c_int)
+            },
+            || {
+                format!(
+                    "asking whether {} can access {}",
+                    self.describe(),
+                    peer.describe()
+                )
+            },
+        )
+        .map_err(Some)?;
+        if can != 1 {
+            return Err(None);
+        }
+        // SAFETY: `peer`'s context is live (it is owned by `peer`); this context is current.
+        let r = unsafe { ffi::ctx_enable_peer_access(peer.ctx.as_raw(), 0) };
+        if r == ffi::PEER_ACCESS_ALREADY_ENABLED {
+            return Ok(());
+        }
+        check(r, || {
+            format!(
+                "enabling access of {} to {}",
+                self.describe(),
+                peer.describe()
+            )
+        })
+        .map_err(Some)
+    }
+
+    /// `bytes` of zeroed page-locked host memory mapped into this device's address space: the
+    /// host address and the device address. [`Error::MappedMemoryUnsupported`] where the device
+    /// cannot map host memory.
+    pub(crate) fn map_host(
+        &self,
+        bytes: usize,
+        describe: &str,
+    ) -> Result<(*mut std::ffi::c_void, CUdeviceptr)> {
+        self.make_current()?;
+        let mut can = 0;
+        // SAFETY: plain query into a local.
+        check(
+            unsafe {
+                ffi::device_get_attribute(
+                    &mut can,
+                    ffi::DEV_ATTR_CAN_MAP_HOST_MEMORY,
+                    self.ordinal as c_int,
+                )
+            },
+            || format!("querying whether {describe} maps host memory"),
+        )?;
+        if can != 1 {
+            return Err(Error::MappedMemoryUnsupported {
+                device: describe.to_string(),
+            });
+        }
+        // One page at least: a zero-length mapping still has a unique address.
+        let size = bytes.max(1);
+        let mut host = std::ptr::null_mut();
+        // SAFETY: out-pointer to a local.
+        check(
+            unsafe {
+                ffi::mem_host_alloc(
+                    &mut host,
+                    size,
+                    ffi::MEMHOSTALLOC_PORTABLE | ffi::MEMHOSTALLOC_DEVICEMAP,
+                )
+            },
+            || format!("allocating {bytes} bytes of mapped host memory for {describe}"),
+        )?;
+        // SAFETY: `host` is a fresh allocation of `size` bytes.
+        unsafe { std::ptr::write_bytes(host as *mut u8, 0, size) };
+        let mut device = 0;
+        // SAFETY: out-pointer to a local; `host` is mapped memory of this context.
+        let r = unsafe { ffi::mem_host_get_device_pointer(&mut device, host, 0) };
+        if let Err(e) = check(r, || format!("mapping host memory into {describe}")) {
+            self.unmap_host(host);
+            return Err(e);
+        }
+        Ok((host, device))
+    }
+
+    /// Free mapped host memory of [`map_host`](Self::map_host) (after
+    /// [`quiesce_for_free`](Self::quiesce_for_free)).
+    pub(crate) fn unmap_host(&self, host: *mut std::ffi::c_void) {
+        if self.make_current().is_ok() {
+            // SAFETY: `host` came from cuMemHostAlloc and is not used again.
+            unsafe { ffi::mem_free_host(host) };
+        }
+    }
+
     /// Free an allocation of [`alloc`](Self::alloc) (after [`quiesce_for_free`](Self::quiesce_for_free)).
     pub(crate) fn free(&self, ptr: CUdeviceptr) {
         if ptr != 0 && self.make_current().is_ok() {
