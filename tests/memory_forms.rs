@@ -417,7 +417,7 @@ fn expected_target(f: &Form) -> u32 {
 fn assemble_for(ptx: &str, target: u32) -> Result<(), String> {
     for sm in [70, 80, 90] {
         if sm >= target {
-            tilus::core::ptx::assemble::assemble(ptx, sm).map_err(|e| format!("sm_{sm}: {e}"))?;
+            tilus_testkit::ptxas::assemble(ptx, sm).map_err(|e| format!("sm_{sm}: {e}"))?;
         }
     }
     Ok(())

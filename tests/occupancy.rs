@@ -45,12 +45,10 @@ fn the_hint_is_in_the_ptx_and_bounds_the_registers() {
     assert!(three_per_sm::PTX.contains(".maxntid 512, 1, 1\n.minnctapersm 3\n"));
     assert!(!free::PTX.contains(".minnctapersm"));
     // Three blocks of 512 threads share 65,536 registers: at most 42 per thread.
-    if let Some((regs, spills)) =
-        tilus::core::ptx::assemble::registers(three_per_sm::PTX, 90).unwrap()
-    {
+    if let Some((regs, spills)) = tilus_testkit::ptxas::registers(three_per_sm::PTX, 90).unwrap() {
         assert!(regs <= 42, "{regs} registers");
         assert_eq!(spills, 0, "spills");
-        let (free_regs, _) = tilus::core::ptx::assemble::registers(free::PTX, 90)
+        let (free_regs, _) = tilus_testkit::ptxas::registers(free::PTX, 90)
             .unwrap()
             .unwrap();
         eprintln!("registers: {free_regs} without the hint, {regs} with it");

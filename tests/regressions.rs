@@ -453,7 +453,7 @@ fn every_known_target_compiles_and_assembles() {
         let v = version.max(78);
         let header = format!(".version {}.{}\n.target sm_{sm}\n", v / 10, v % 10);
         assert!(c.ptx.contains(&header), "sm_{sm}:\n{}", c.ptx);
-        if let Err(e) = tilus::core::ptx::assemble::assemble(&c.ptx, sm) {
+        if let Err(e) = tilus_testkit::ptxas::assemble(&c.ptx, sm) {
             panic!("ptxas rejected the kernel for sm_{sm}:\n{e}");
         }
     }

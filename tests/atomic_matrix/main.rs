@@ -23,7 +23,7 @@
 //! legal (op, type, form, space) cell is assembled once for each of sm_70/80/90 at or above its
 //! minimum (through the explicit-target combinations), and every distinct spelling of the
 //! atomic instructions is assembled once per target it occurs with: about 5300 kernels in merged
-//! batches (`tilus::core::ptx::assemble::assemble_many_with` and ptxas `-O0`: the optimiser
+//! batches (`tilus_testkit::ptxas::assemble_many_with` and ptxas `-O0`: the optimiser
 //! adds time, not checks).
 //!
 //! **Emulator and GPU** (`emu.rs`, `backend.rs`): every legal cell with default qualifiers under
@@ -51,7 +51,7 @@ mod ptxcheck;
 use model::*;
 use std::collections::BTreeSet;
 use tilus::core::dtype::DType;
-use tilus::core::ptx::assemble::assemble_many_with;
+use tilus_testkit::ptxas::assemble_many_with;
 
 /// The sm_NN among 70/80/90 a kernel of the cell must assemble for.
 fn targets_from(min: u32) -> BTreeSet<u32> {

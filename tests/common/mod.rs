@@ -53,7 +53,7 @@ pub fn assemble_all(name: &str, ptx: &str, target: u32) {
         if sm < target {
             continue;
         }
-        match tilus::core::ptx::assemble::assemble(ptx, sm) {
+        match tilus_testkit::ptxas::assemble(ptx, sm) {
             Ok(_) => {}
             Err(e) => {
                 panic!("ptxas rejected kernel `{name}` for sm_{sm}:\n{e}\n--- PTX ---\n{ptx}")

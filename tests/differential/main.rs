@@ -379,7 +379,7 @@ fn assemble_batch(batch: &[Job]) {
         if sm < target {
             continue;
         }
-        if let Err(e) = tilus::core::ptx::assemble::assemble(&merged, sm) {
+        if let Err(e) = tilus_testkit::ptxas::assemble(&merged, sm) {
             batch.iter().for_each(assemble_one);
             panic!(
                 "ptxas rejected a merged batch whose kernels each assemble (a merge bug?):\n{e}"
@@ -395,7 +395,7 @@ fn assemble_one(job: &Job) {
         if sm < job.target {
             continue;
         }
-        if let Err(e) = tilus::core::ptx::assemble::assemble(&job.ptx, sm) {
+        if let Err(e) = tilus_testkit::ptxas::assemble(&job.ptx, sm) {
             panic!(
                 "ptxas rejected kernel `{}` for sm_{sm}:\n{e}\n{}--- PTX ---\n{}",
                 job.name, job.report, job.ptx

@@ -8,45 +8,50 @@
 //! (`emu/ops.rs`): each thread folds its slots in order from the identity, each warp combines
 //! lanes by a butterfly, then the warp partials are folded in warp order.
 
-use super::emit::{internal, Emitter, Res};
-use super::regs::{Class, EVal, PVal, Reg, Val};
+use super::code::{Address, Arg, Base, Guard, Opcode};
+use super::emit::{internal, CodegenResult, Emitter};
+use super::inst::arith_opcode;
+use super::regs::{Class, Reg};
+use super::value::{Predicate, RegOrConst, RegOrImm};
 use crate::dtype::DType;
-use crate::ir::{numel, Operand, ReduceOp, Ty, VarId};
+use crate::ir::{numel, BinOp, Operand, ReduceOp, Ty, VarId};
 
 impl Emitter<'_> {
     /// `st.shared` of element `v` (of type `d`) at `[base+off]`, guarded by `g`.
-    fn st_scratch(&mut self, g: &str, d: DType, base: Reg, off: usize, v: EVal) {
+    fn st_scratch(&mut self, g: Guard, d: DType, base: Reg, off: usize, v: RegOrConst) {
         let v = if d == DType::Bool {
-            let p = self.ereg(v);
+            let p = self.in_reg(v);
             let t = self.r32();
-            self.line(format!("selp.b32 \t{t}, 1, 0, {p};"));
-            EVal::Reg(t)
+            self.ins(["selp", "b32"], (t, 1, 0, p));
+            RegOrConst::Reg(t)
         } else {
-            EVal::Reg(self.ereg(v))
+            RegOrConst::Reg(self.in_reg(v))
         };
-        self.line(format!(
-            "{g}st.shared.{} \t[{base}+{off}], {v};",
-            d.info().mem
-        ));
+        self.ins_if(
+            g,
+            ["st", "shared", d.info().mem],
+            (scratch_at(base, off), v),
+        );
     }
 
     /// `ld.shared` of an element of type `d` from `[base+off]` into `r`, guarded by `g`.
-    fn ld_scratch(&mut self, g: &str, d: DType, r: Reg, base: Reg, off: usize) {
+    fn ld_scratch(&mut self, g: Guard, d: DType, r: Reg, base: Reg, off: usize) {
         if d == DType::Bool {
             let t = self.r32();
-            self.line(format!("{g}ld.shared.u8 \t{t}, [{base}+{off}];"));
-            self.line(format!("{g}setp.ne.s32 \t{r}, {t}, 0;"));
+            self.ins_if(g, ["ld", "shared", "u8"], (t, scratch_at(base, off)));
+            self.ins_if(g, ["setp", "ne", "s32"], (r, t, 0));
         } else {
-            self.line(format!(
-                "{g}ld.shared.{} \t{r}, [{base}+{off}];",
-                d.info().mem
-            ));
+            self.ins_if(
+                g,
+                ["ld", "shared", d.info().mem],
+                (r, scratch_at(base, off)),
+            );
         }
     }
 
     /// Numpy broadcast of tile `x` to `shape`: owners write the source to scratch, then every
     /// thread reads the source element of each destination element it owns.
-    pub fn broadcast(&mut self, d: VarId, x: VarId, shape: &[usize]) -> Res<()> {
+    pub fn broadcast(&mut self, d: VarId, x: VarId, shape: &[usize]) -> CodegenResult<()> {
         let src_ty = self.ty(x)?;
         let dtype = src_ty.dtype();
         let Ty::Tile {
@@ -70,18 +75,18 @@ impl Emitter<'_> {
         // Owners store the source (tid * v is the first index of the thread's slots).
         let base = self.tid_times(src_layout.v);
         let a = self.r32();
-        self.line(format!("mad.lo.s32 \t{a}, {base}, {size}, {smem};"));
+        self.ins(["mad", "lo", "s32"], (a, base, size, smem));
         for s in 0..src_layout.slots() {
             let ex = self.chunk_exists(&src_layout, s / src_layout.v);
-            if ex == PVal::False {
+            if ex == Predicate::False {
                 continue;
             }
-            let val = self.eval(Operand::Var(x), s)?;
+            let val = self.reg_or_const(Operand::Var(x), s)?;
             let off = scratch + size * src_layout.slot_const(s);
-            let g = Self::guard(ex);
-            self.st_scratch(&g, dtype, a, off, val);
+            let g = ex.guard();
+            self.st_scratch(g, dtype, a, off, val);
         }
-        self.line("bar.sync \t0;");
+        self.barrier();
         // Source flat index of each destination element: its coordinates with broadcast axes
         // dropped, dotted with the source's row-major strides.
         let dst_layout = self.layout_of(shape);
@@ -94,52 +99,55 @@ impl Emitter<'_> {
         let rs = self.dst_regs(d)?;
         for (s, r) in rs.iter().enumerate() {
             let ex = self.chunk_exists(&dst_layout, s / dst_layout.v);
-            if ex == PVal::False {
+            if ex == Predicate::False {
                 continue;
             }
-            let f = self.vadd(Val::Reg(dbase), Val::Imm(dst_layout.slot_const(s) as i32));
-            let mut idx = Val::Imm(0);
+            let f = self.add32(
+                RegOrImm::Reg(dbase),
+                RegOrImm::Imm(dst_layout.slot_const(s) as i32),
+            );
+            let mut idx = RegOrImm::Imm(0);
             for k in 0..rank {
                 if src_shape[k] == 1 {
                     continue;
                 }
                 let stride: usize = shape[k + 1..].iter().product();
                 let p = match f {
-                    Val::Imm(c) => Val::Imm((c as usize / stride % shape[k]) as i32),
-                    Val::Reg(fr) => {
+                    RegOrImm::Imm(c) => RegOrImm::Imm((c as usize / stride % shape[k]) as i32),
+                    RegOrImm::Reg(fr) => {
                         let q = self.r32();
                         if stride == 1 {
-                            self.line(format!("rem.u32 \t{q}, {fr}, {};", shape[k]));
+                            self.ins(["rem", "u32"], (q, fr, shape[k]));
                         } else if k == 0 {
-                            self.line(format!("div.u32 \t{q}, {fr}, {stride};"));
+                            self.ins(["div", "u32"], (q, fr, stride));
                         } else {
-                            self.line(format!("div.u32 \t{q}, {fr}, {stride};"));
-                            self.line(format!("rem.u32 \t{q}, {q}, {};", shape[k]));
+                            self.ins(["div", "u32"], (q, fr, stride));
+                            self.ins(["rem", "u32"], (q, q, shape[k]));
                         }
-                        Val::Reg(q)
+                        RegOrImm::Reg(q)
                     }
                 };
-                let term = self.vmul(p, Val::Imm(src_strides[k] as i32));
-                idx = self.vadd(idx, term);
+                let term = self.mul32(p, RegOrImm::Imm(src_strides[k] as i32));
+                idx = self.add32(idx, term);
             }
-            let g = Self::guard(ex);
+            let g = ex.guard();
             let (addr_base, off) = match idx {
-                Val::Imm(c) => (smem, scratch + size * c as usize),
-                Val::Reg(ir) => {
+                RegOrImm::Imm(c) => (smem, scratch + size * c as usize),
+                RegOrImm::Reg(ir) => {
                     let a = self.r32();
-                    self.line(format!("mad.lo.s32 \t{a}, {ir}, {size}, {smem};"));
+                    self.ins(["mad", "lo", "s32"], (a, ir, size, smem));
                     (a, scratch)
                 }
             };
-            self.ld_scratch(&g, dtype, *r, addr_base, off);
+            self.ld_scratch(g, dtype, *r, addr_base, off);
         }
-        self.line("bar.sync \t0;");
+        self.barrier();
         Ok(())
     }
 
     /// Reduce a tile to a block-uniform scalar: per-thread partial over existing slots, warp
     /// butterfly, per-warp partials through scratch, then every thread combines the partials.
-    pub fn reduce(&mut self, d: VarId, op: ReduceOp, x: VarId) -> Res<()> {
+    pub fn reduce(&mut self, d: VarId, op: ReduceOp, x: VarId) -> CodegenResult<()> {
         let x_ty = self.ty(x)?;
         let dtype = x_ty.dtype();
         let Ty::Tile { shape, .. } = x_ty else {
@@ -152,65 +160,69 @@ impl Emitter<'_> {
             d => d.info().compute,
         };
         let half = dtype.is_half_float();
-        let (ins, identity) = reduce_op(op, acc_t, dtype);
+        let (ins, identity) = reduce_op(op, acc_t, dtype)?;
         let layout = self.layout_of(shape);
         let acc = self.reg_of(acc_t);
-        self.copy_elem(acc_t, acc, EVal::Const(identity, acc_t))?;
+        self.copy_elem(acc_t, acc, RegOrConst::Const(identity, acc_t))?;
         for s in 0..layout.slots() {
             let ex = self.chunk_exists(&layout, s / layout.v);
-            if ex == PVal::False {
+            if ex == Predicate::False {
                 continue;
             }
-            let v = self.eval(Operand::Var(x), s)?;
+            let v = self.reg_or_const(Operand::Var(x), s)?;
             let val = match dtype {
                 DType::Bool => {
-                    let p = self.ereg(v);
+                    let p = self.in_reg(v);
                     let t = self.r32();
-                    self.line(format!("selp.b32 \t{t}, 1, 0, {p};"));
+                    self.ins(["selp", "b32"], (t, 1, 0, p));
                     t
                 }
                 _ if half => self.widen_f32(dtype, v),
-                _ => self.ereg(v),
+                _ => self.in_reg(v),
             };
-            self.line(format!("{}{ins} \t{acc}, {acc}, {val};", Self::guard(ex)));
+            self.ins_if(ex.guard(), ins.clone(), (acc, acc, val));
         }
         for off in [16, 8, 4, 2, 1] {
             let t = self.shfl_bfly(acc, off);
-            self.line(format!("{ins} \t{acc}, {acc}, {t};"));
+            self.ins(ins.clone(), (acc, acc, t));
         }
-        let warps = self.threads / 32;
+        let warps = self.threads() / 32;
         if warps > 1 {
             let size = acc_t.size_bytes();
             let scratch = self.scratch(size * warps);
             let smem = self.smem_base();
             let lane = self.lane();
             let warp = self.warp();
-            let p = self.pred();
+            let p = self.new_pred();
             let a = self.r32();
             let mem = acc_t.info().mem;
-            self.line(format!("setp.eq.u32 \t{p}, {lane}, 0;"));
-            self.line(format!("mad.lo.s32 \t{a}, {warp}, {size}, {smem};"));
-            self.line(format!("@{p} st.shared.{mem} \t[{a}+{scratch}], {acc};"));
-            self.line("bar.sync \t0;");
+            self.ins(["setp", "eq", "u32"], (p, lane, 0));
+            self.ins(["mad", "lo", "s32"], (a, warp, size, smem));
+            self.ins_if(
+                Guard::If(p),
+                ["st", "shared", mem],
+                (scratch_at(a, scratch), acc),
+            );
+            self.barrier();
             // Every thread reads all partials (broadcast reads, no bank conflicts), in a fixed
             // order so all threads get the same value.
             let parts: Vec<Reg> = (0..warps).map(|_| self.reg_of(acc_t)).collect();
             for (w, part) in parts.iter().enumerate() {
                 let off = scratch + size * w;
-                self.line(format!("ld.shared.{mem} \t{part}, [{smem}+{off}];"));
+                self.ins(["ld", "shared", mem], (part, scratch_at(smem, off)));
             }
-            self.copy_elem(acc_t, acc, EVal::Reg(parts[0]))?;
+            self.copy_elem(acc_t, acc, RegOrConst::Reg(parts[0]))?;
             for part in &parts[1..] {
-                self.line(format!("{ins} \t{acc}, {acc}, {part};"));
+                self.ins(ins.clone(), (acc, acc, part));
             }
-            self.line("bar.sync \t0;");
+            self.barrier();
         }
         let r = self.dst_regs(d)?[0];
         match dtype {
-            DType::Bool => self.line(format!("setp.ne.s32 \t{r}, {acc}, 0;")),
+            DType::Bool => self.ins(["setp", "ne", "s32"], (r, acc, 0)),
             _ if half => self.narrow_f32(dtype, acc, r),
             _ => {
-                self.copy_elem(acc_t, r, EVal::Reg(acc))?;
+                self.copy_elem(acc_t, r, RegOrConst::Reg(acc))?;
                 self.normalize(dtype, r);
             }
         }
@@ -219,16 +231,16 @@ impl Emitter<'_> {
 
     /// The value of `v` in lane `lane ^ off` (`shfl.sync.bfly`; 64-bit values in two halves).
     pub(super) fn shfl_bfly(&mut self, v: Reg, off: u32) -> Reg {
-        let t = self.regs.new_reg(v.class);
+        let t = self.new_reg(v.class);
         match v.class {
             Class::B64 | Class::F64 => {
                 let (lo, hi) = (self.r32(), self.r32());
-                self.line(format!("mov.b64 \t{{{lo}, {hi}}}, {v};"));
-                self.line(format!("shfl.sync.bfly.b32 \t{lo}, {lo}, {off}, 31, -1;"));
-                self.line(format!("shfl.sync.bfly.b32 \t{hi}, {hi}, {off}, 31, -1;"));
-                self.line(format!("mov.b64 \t{t}, {{{lo}, {hi}}};"));
+                self.ins(["mov", "b64"], (Arg::Vector(vec![lo, hi]), v));
+                self.ins(["shfl", "sync", "bfly", "b32"], (lo, lo, off, 31, -1));
+                self.ins(["shfl", "sync", "bfly", "b32"], (hi, hi, off, 31, -1));
+                self.ins(["mov", "b64"], (t, Arg::Vector(vec![lo, hi])));
             }
-            _ => self.line(format!("shfl.sync.bfly.b32 \t{t}, {v}, {off}, 31, -1;")),
+            _ => self.ins(["shfl", "sync", "bfly", "b32"], (t, v, off, 31, -1)),
         }
         t
     }
@@ -236,18 +248,29 @@ impl Emitter<'_> {
 
 /// The instruction folding one element into an accumulator of type `acc`, and the identity
 /// (bits of `acc`'s type) for a reduction of `d` elements.
-fn reduce_op(op: ReduceOp, acc: DType, d: DType) -> (String, u64) {
+fn reduce_op(op: ReduceOp, acc: DType, d: DType) -> CodegenResult<(Opcode, u64)> {
     let info = acc.info();
-    let (ty, bit) = (info.arith, info.bit_reg());
-    let float = acc.is_float();
     let id = crate::elem::cast(d, acc, crate::elem::reduce_identity(op, d));
-    let ins = match (op, float) {
-        (ReduceOp::Sum, true) => format!("add.rn.{ty}"),
-        (ReduceOp::Sum, false) => format!("add.{ty}"),
-        (ReduceOp::Min, _) => format!("min.{ty}"),
-        (ReduceOp::Max, _) => format!("max.{ty}"),
-        (ReduceOp::Or, _) => format!("or.{bit}"),
-        (ReduceOp::And, _) => format!("and.{bit}"),
+    // The binary operator that folds; `or`/`and` are bitwise whatever the type.
+    let (bin, float) = match op {
+        ReduceOp::Sum => (BinOp::Add, acc.is_float()),
+        ReduceOp::Min => (BinOp::Min, acc.is_float()),
+        ReduceOp::Max => (BinOp::Max, acc.is_float()),
+        ReduceOp::Or => (BinOp::Or, false),
+        ReduceOp::And => (BinOp::And, false),
     };
-    (ins, id)
+    match arith_opcode(bin, float, info.arith, info.bit_reg()) {
+        Some(ins) => Ok((ins, id)),
+        None => internal(format!(
+            "no instruction folds a `{op:?}` reduction of `{acc}`"
+        )),
+    }
+}
+
+/// `[base+off]` in the scratch area, written with its offset even when it is 0.
+fn scratch_at(base: Reg, off: usize) -> Address {
+    Address {
+        base: Base::Reg(base),
+        offset: Some(off as i64),
+    }
 }

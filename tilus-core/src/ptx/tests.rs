@@ -1,9 +1,9 @@
 //! Hand-built IR kernels: every emitted module must assemble with ptxas for sm_70, sm_80 and
 //! sm_90 (only sm_90 for `.target sm_90`), and generation must be deterministic.
 
-use super::assemble::{assemble, AssembleOutcome};
 use super::generate;
 use crate::ir::*;
+use tilus_testkit::ptxas::{assemble, AssembleOutcome};
 
 /// A small IR builder: variables, instructions, and nested blocks through closures.
 struct B {
@@ -124,6 +124,10 @@ impl B {
     }
     fn bin(&mut self, name: &str, ty: Ty, op: BinOp, lhs: Operand, rhs: Operand) -> VarId {
         self.def(name, ty, Inst::Binary { op, lhs, rhs })
+    }
+    /// A reduction of tile `x` to a scalar of type `d`.
+    fn reduce(&mut self, name: &str, d: DType, op: ReduceOp, x: VarId) -> VarId {
+        self.def(name, Ty::Scalar(d), Inst::Reduce { op, x })
     }
     fn alloc(&mut self, name: &str, shape: &[usize]) -> VarId {
         let offset = self.k.shared_bytes;
@@ -287,9 +291,8 @@ pub(crate) fn histogram() -> Kernel {
     b.finish()
 }
 
-/// A kernel touching every instruction and statement form.
+/// A kernel touching every instruction and statement form (its parts below, in order).
 fn everything(target: Target) -> Kernel {
-    use BinOp::*;
     let mut b = B::new(
         "everything",
         256,
@@ -301,9 +304,46 @@ fn everything(target: Target) -> Kernel {
         ],
     );
     b.k.target = target;
-    let (a, out, n, flag) = (0, 1, 2, 3);
+    let mut tiles = everything_tiles(&mut b);
+    everything_elementwise(&mut b, &mut tiles);
+    let sums = everything_reductions(&mut b, &tiles);
+    let gs = everything_stores_and_gather(&mut b, &tiles, sums.sb);
+    everything_control_flow(&mut b, sums.any);
+    everything_atomics(&mut b, &sums, gs);
+    b.finish()
+}
+
+/// The parameters of `everything`.
+const A: VarId = 0;
+const OUT: VarId = 1;
+const N: VarId = 2;
+const FLAG: VarId = 3;
+
+/// The tiles of `everything`'s element-wise part.
+struct Tiles {
+    grid: VarId,
+    /// The 2-D view's dim 1.
+    d1: VarId,
+    bc: VarId,
+    bc2: VarId,
+    ints: Vec<VarId>,
+    bools: Vec<VarId>,
+}
+
+/// What `everything`'s reductions give.
+struct Sums {
+    sb: VarId,
+    total: VarId,
+    any: VarId,
+    all: VarId,
+    cnt: VarId,
+}
+
+/// A 2-D view and a load through it, and broadcasts.
+fn everything_tiles(b: &mut B) -> Tiles {
+    use BinOp::*;
+    let a = A;
     let t16 = tile(I, &[16, 16]);
-    let b16 = tile(BOOL, &[16, 16]);
     let bid = b.scalar("bid", Inst::BlockIdx { axis: 0 });
     let grid = b.scalar("grid", Inst::GridDim { axis: 0 });
     let len = b.dim32("len", a, 0);
@@ -328,7 +368,6 @@ fn everything(target: Target) -> Kernel {
             other: imm(-1),
         },
     );
-    // Broadcast [16,1] -> [16,16].
     let ar = b.def(
         "ar",
         tile(I, &[16]),
@@ -337,39 +376,47 @@ fn everything(target: Target) -> Kernel {
             dtype: DType::I32,
         },
     );
-    let col = b.def(
-        "col",
-        tile(I, &[16, 1]),
-        Inst::Reshape {
-            x: ar,
-            shape: vec![16, 1],
-        },
-    );
-    let bc = b.def(
-        "bc",
-        t16.clone(),
-        Inst::Broadcast {
-            x: col,
-            shape: vec![16, 16],
-        },
-    );
-    let row = b.def(
-        "row",
-        tile(I, &[1, 16]),
-        Inst::Reshape {
-            x: ar,
-            shape: vec![1, 16],
-        },
-    );
-    let bc2 = b.def(
-        "bc2",
-        t16.clone(),
-        Inst::Broadcast {
-            x: row,
-            shape: vec![16, 16],
-        },
-    );
-    let mut ints = vec![x, bc, bc2];
+    // `ar` as a column and as a row, each broadcast to [16, 16].
+    let [bc, bc2] =
+        [("col", [16, 1], "bc"), ("row", [1, 16], "bc2")].map(|(name, shape, bname)| {
+            let r = b.def(
+                name,
+                tile(I, &shape),
+                Inst::Reshape {
+                    x: ar,
+                    shape: shape.to_vec(),
+                },
+            );
+            b.def(
+                bname,
+                t16.clone(),
+                Inst::Broadcast {
+                    x: r,
+                    shape: vec![16, 16],
+                },
+            )
+        });
+    Tiles {
+        grid,
+        d1,
+        bc,
+        bc2,
+        ints: vec![x, bc, bc2],
+        bools: Vec::new(),
+    }
+}
+
+/// Every element-wise operation on `i32` and `bool` tiles, of the loaded tile `x` (the first
+/// of `tiles.ints`) and the broadcasts.
+fn everything_elementwise(b: &mut B, tiles: &mut Tiles) {
+    use BinOp::*;
+    let (n, flag) = (N, FLAG);
+    let t16 = tile(I, &[16, 16]);
+    let b16 = tile(BOOL, &[16, 16]);
+    let (x, bc) = (tiles.ints[0], tiles.bc);
+    let d1 = tiles.d1;
+    let ints = &mut tiles.ints;
+    let bools = &mut tiles.bools;
     for (k, op) in [Add, Sub, Mul, Div, Rem, And, Or, Xor, Shl, Shr, Min, Max]
         .into_iter()
         .enumerate()
@@ -377,7 +424,6 @@ fn everything(target: Target) -> Kernel {
         let rhs = if k % 2 == 0 { v(bc) } else { v(d1) };
         ints.push(b.bin("e", t16.clone(), op, v(x), rhs));
     }
-    let mut bools = vec![];
     for op in [Eq, Ne, Lt, Le, Gt, Ge] {
         bools.push(b.bin("c", b16.clone(), op, v(x), v(bc)));
     }
@@ -453,6 +499,14 @@ fn everything(target: Target) -> Kernel {
         },
     );
     ints.push(full);
+}
+
+/// Scalar arithmetic and the reductions of every op, of `i32` and `bool` tiles.
+fn everything_reductions(b: &mut B, tiles: &Tiles) -> Sums {
+    use BinOp::*;
+    let (n, flag) = (N, FLAG);
+    let (grid, ints, bools) = (tiles.grid, &tiles.ints, &tiles.bools);
+    let t16 = tile(I, &[16, 16]);
     // Scalar arithmetic and comparisons.
     let s1 = b.bin("s1", Ty::Scalar(I), Add, v(n), v(grid));
     let sc = b.bin("sc", Ty::Scalar(BOOL), Lt, v(s1), imm(3));
@@ -469,32 +523,11 @@ fn everything(target: Target) -> Kernel {
     .into_iter()
     .enumerate()
     {
-        let r = b.def(
-            "r",
-            Ty::Scalar(I),
-            Inst::Reduce {
-                op,
-                x: ints[k * 3 % ints.len()],
-            },
-        );
+        let r = b.reduce("r", I, op, ints[k * 3 % ints.len()]);
         total = b.bin("total", Ty::Scalar(I), Add, v(total), v(r));
     }
-    let any = b.def(
-        "any",
-        Ty::Scalar(BOOL),
-        Inst::Reduce {
-            op: ReduceOp::Or,
-            x: bools[5],
-        },
-    );
-    let all = b.def(
-        "all",
-        Ty::Scalar(BOOL),
-        Inst::Reduce {
-            op: ReduceOp::And,
-            x: bools[6],
-        },
-    );
+    let any = b.reduce("any", BOOL, ReduceOp::Or, bools[5]);
+    let all = b.reduce("all", BOOL, ReduceOp::And, bools[6]);
     let ones = b.def(
         "ones",
         t16.clone(),
@@ -503,14 +536,23 @@ fn everything(target: Target) -> Kernel {
             dtype: I,
         },
     );
-    let cnt = b.def(
-        "cnt",
-        Ty::Scalar(I),
-        Inst::Reduce {
-            op: ReduceOp::Sum,
-            x: ones,
-        },
-    );
+    let cnt = b.reduce("cnt", I, ReduceOp::Sum, ones);
+    Sums {
+        sb,
+        total,
+        any,
+        all,
+        cnt,
+    }
+}
+
+/// A masked store through a 2-D view, and a gather from a shared tensor through index tiles
+/// under a scalar mask; returns the gather's sum.
+fn everything_stores_and_gather(b: &mut B, tiles: &Tiles, sb: VarId) -> VarId {
+    use BinOp::*;
+    let out = OUT;
+    let (bc, bc2, ints, bools) = (tiles.bc, tiles.bc2, &tiles.ints, &tiles.bools);
+    let t16 = tile(I, &[16, 16]);
     // Sum everything into one tile and store it through a 2-D view of `out` (mask tile).
     let sum = b.def("sum", t16.clone(), Inst::Mov(v(ints[0])));
     for &t in &ints[1..] {
@@ -557,14 +599,13 @@ fn everything(target: Target) -> Kernel {
             other: imm(0),
         },
     );
-    let gs = b.def(
-        "gs",
-        Ty::Scalar(I),
-        Inst::Reduce {
-            op: ReduceOp::Sum,
-            x: g,
-        },
-    );
+    b.reduce("gs", I, ReduceOp::Sum, g)
+}
+
+/// Loops (a mutable tile carried by a for loop; while with break inside if) and fences.
+fn everything_control_flow(b: &mut B, any: VarId) {
+    use BinOp::*;
+    let (a, out, n) = (A, OUT, N);
     // Loops: a mutable tile carried by a for loop; while with break inside if.
     let carry = b.def(
         "carry",
@@ -619,6 +660,14 @@ fn everything(target: Target) -> Kernel {
             })
         },
     );
+}
+
+/// Atomics: loads and stores with orders, CAS with a used result, EXCH without, a tile [1]
+/// RMW, every RMW op on shared memory, and scalar atomic loads.
+fn everything_atomics(b: &mut B, sums: &Sums, gs: VarId) {
+    let out = OUT;
+    let total = sums.total;
+    let target = b.k.target;
     // Atomics: loads/stores with orders, CAS with used result, EXCH without, tile [1] RMW.
     let t256 = tile(I, &[256]);
     let al = b.def(
@@ -679,6 +728,22 @@ fn everything(target: Target) -> Kernel {
         Sem::Relaxed,
         Scope::Gpu,
     );
+    everything_rmws(b, sums, gs, (sh, cas));
+}
+
+/// Every RMW op on shared memory with used results, RMWs with orders and scopes, and scalar
+/// atomic loads.
+/// `sh`: a shared `[256]` tensor; `cas`: the result of a CAS.
+fn everything_rmws(b: &mut B, sums: &Sums, gs: VarId, (sh, cas): (VarId, VarId)) {
+    use BinOp::*;
+    let (a, out) = (A, OUT);
+    let (all, cnt) = (sums.all, sums.cnt);
+    let t256 = tile(I, &[256]);
+    let shared_scope = if b.k.target == Target::SM_90 {
+        Scope::Cluster
+    } else {
+        Scope::Cta
+    };
     let mut last = cas;
     for op in [
         RmwOp::Sub,
@@ -749,7 +814,6 @@ fn everything(target: Target) -> Kernel {
         value: v(fin),
     });
     b.eff(Inst::Sync);
-    b.finish()
 }
 
 fn check_assembles(k: &Kernel) -> String {

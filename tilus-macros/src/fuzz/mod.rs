@@ -9,7 +9,7 @@
 //! argument and keyword edits, shapes, wrappers, control flow, renamings to PTX words and
 //! temporaries). The properties (`check`, `emulate`, and ptxas here): no panic, no hang, no
 //! internal compiler error or diagnostic without a span, byte-identical PTX when compiled twice,
-//! every accepted kernel's PTX assembles (batched: `ptx::assemble::assemble_many`), and a
+//! every accepted kernel's PTX assembles (batched: `tilus_testkit::ptxas::assemble_many`), and a
 //! sample of accepted kernels runs on the emulator without a panic or an internal error.
 //!
 //! Why a custom seeded mutator and not proptest: the inputs are mutations of real kernels,
@@ -47,7 +47,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tilus_core::ptx::assemble;
+use tilus_testkit::ptxas;
 use tok::Kernel;
 
 /// Bodies of the default run (CI: about two minutes on two cores in the test profile).
@@ -383,7 +383,7 @@ fn run_body(sh: &Shared, i: u64, slot: &Slot, batches: &std::sync::mpsc::SyncSen
             let mut p = sh.pending.lock().unwrap_or_else(|p| p.into_inner());
             let q = p.entry(target).or_default();
             q.push((i, ptx));
-            (q.len() >= assemble::BATCH_MODULES).then(|| std::mem::take(q))
+            (q.len() >= ptxas::BATCH_MODULES).then(|| std::mem::take(q))
         };
         if let Some(b) = full {
             // Blocks while ptxas is behind (back-pressure; the watchdog sees an idle slot).
@@ -398,7 +398,7 @@ type Batch = Vec<(u64, String)>;
 fn assemble_batch(sh: &Shared, batch: &Batch) {
     let refs: Vec<&str> = batch.iter().map(|(_, p)| p.as_str()).collect();
     let st = &sh.stats;
-    match assemble::assemble_many_with(&refs, ptxas_args(&refs)) {
+    match ptxas::assemble_many_with(&refs, ptxas_args(&refs)) {
         Ok(r) => {
             st.assembled
                 .fetch_add(r.assembled as u64, Ordering::Relaxed);
@@ -836,7 +836,7 @@ fn reproduce(k: &Kernel, class: Class, seed: u64, index: u64) -> Option<Failure>
             let c = checked.compiled?;
             let mut modules = vec![c.ptx.as_str()];
             modules.extend(c.variants.iter().map(|(_, p)| p.as_str()));
-            let r = assemble::assemble_many_with(&modules, ptxas_args(&modules)).ok()?;
+            let r = ptxas::assemble_many_with(&modules, ptxas_args(&modules)).ok()?;
             r.failures.first().map(|f| ptxas_failure(f.sm, &f.log))
         }
         Class::Emulator => {

@@ -1,5 +1,5 @@
 //! Running `ptxas` on generated PTX, so every test in the workspace can prove that what the
-//! generator prints is accepted by NVIDIA's assembler (no GPU needed).
+//! generator (`tilus_core::ptx`) prints is accepted by NVIDIA's assembler (no GPU needed).
 //!
 //! Which assembler: `TILUS_PTXAS_SM70` for `sm_70` (CUDA 13 dropped Volta, so that one is CUDA
 //! 12.8), `TILUS_PTXAS` otherwise; without the variables, the copies `scripts/install-ptxas`
@@ -179,21 +179,23 @@ pub struct BatchReport {
 }
 
 /// A module split into its header (`.version`, `.target`, `.address_size`), which must be equal
-/// for modules to be merged, and its body (everything else, minus the declaration of the shared
-/// window, which a merged module declares once).
+/// for modules to be merged, its declarations of external shared memory (the generator's shared
+/// window, which every module declares alike and a merged module declares once) and its body
+/// (everything else).
 struct Parts<'a> {
     header: Vec<&'a str>,
     sm: u32,
+    shared: Vec<&'a str>,
     body: String,
     entry: Option<String>,
 }
 
 fn split_module(ptx: &str) -> Result<Parts<'_>, String> {
     let mut header = Vec::new();
+    let mut shared = Vec::new();
     let mut body = String::new();
     let mut sm = None;
     let mut entry = None;
-    let smem_decl = format!("{}[];", super::SMEM_SYMBOL);
     for line in ptx.lines() {
         let t = line.trim();
         if t.starts_with(".version") || t.starts_with(".address_size") {
@@ -207,8 +209,8 @@ fn split_module(ptx: &str) -> Result<Parts<'_>, String> {
                 .take_while(char::is_ascii_digit)
                 .collect();
             sm = digits.parse().ok();
-        } else if t.starts_with(".extern .shared") && t.ends_with(&smem_decl) {
-            // declared once in the merged module
+        } else if t.starts_with(".extern .shared") {
+            shared.push(t);
         } else {
             if entry.is_none() {
                 if let Some(at) = t.find(".entry ") {
@@ -228,6 +230,7 @@ fn split_module(ptx: &str) -> Result<Parts<'_>, String> {
     Ok(Parts {
         header,
         sm,
+        shared,
         body,
         entry,
     })
@@ -261,15 +264,17 @@ fn rename_entry(body: &str, entry: &str, to: &str) -> String {
     out
 }
 
-/// Assemble many single-entry modules (as [`super::generate`] prints them), each for the
+/// Assemble many single-entry modules (as `tilus_core::ptx::generate` prints them), each for the
 /// `sm_NN` of its own `.target`, in few ptxas runs: modules with the same header are merged
-/// into one file (one header, one `.extern .shared` declaration of [`super::SMEM_SYMBOL`], all
-/// entries; an entry whose name is already in the file is renamed, with its parameters, to
-/// `{name}$b{k}`), at most [`BATCH_MODULES`] modules or [`BATCH_BYTES`] bytes per run. When
+/// into one file (one header, each distinct `.extern .shared` declaration once (the shared
+/// window), all entries; an entry whose name is already in the file is renamed, with its
+/// parameters, to `{name}$b{k}`), at most [`BATCH_MODULES`] modules or [`BATCH_BYTES`] bytes
+/// per run. When
 /// ptxas rejects a merged file, it is bisected down to the modules it rejects, each reported
 /// with ptxas's diagnostics for that module assembled alone.
 ///
-/// Modules must declare nothing at module scope besides the shared window and their entry.
+/// Modules must declare nothing at module scope besides external shared memory (declared alike
+/// wherever two modules use one name) and their entry.
 /// Without an assembler every module is `skipped`, unless one is required (`CI=true`,
 /// `TILUS_REQUIRE_PTXAS=1`), which is an `Err`, as is a ptxas that cannot be started.
 pub fn assemble_many(modules: &[&str]) -> Result<BatchReport, String> {
@@ -348,10 +353,17 @@ fn merge(header: &[&str], chunk: &[&(usize, Parts<'_>)]) -> String {
         text.push_str(h);
         text.push('\n');
     }
-    text.push_str(&format!(
-        "\n.extern .shared .align 16 .b8 {}[];\n",
-        super::SMEM_SYMBOL
-    ));
+    // Each distinct declaration of external shared memory once, in order of appearance.
+    text.push('\n');
+    let mut declared = std::collections::HashSet::new();
+    for (_, p) in chunk {
+        for d in &p.shared {
+            if declared.insert(*d) {
+                text.push_str(d);
+                text.push('\n');
+            }
+        }
+    }
     let mut names = std::collections::HashSet::new();
     for (k, (_, p)) in chunk.iter().enumerate() {
         text.push('\n');
@@ -440,6 +452,7 @@ mod tests {
         assert_eq!(p.entry.as_deref(), Some("tk_k"));
         assert_eq!(p.sm, 70);
         assert!(!p.body.contains("tilus$smem"));
+        assert_eq!(p.shared, [".extern .shared .align 16 .b8 tilus$smem[];"]);
         let r = rename_entry(&p.body, "tk_k", "tk_k$b1");
         assert!(r.contains(".entry tk_k$b1("));
         assert!(r.contains("[tk_k$b1$p0]"));

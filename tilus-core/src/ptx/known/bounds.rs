@@ -7,12 +7,12 @@
 //! otherwise, in a loop that does nothing else but the atomic).
 //!
 //! A bound is a property of a variable's every element. It is recorded only for variables
-//! assigned once (`Emitter::defs`), whose definition dominates every use, so the bound holds
-//! wherever the variable is read. Each rule keeps the exact mathematical value inside the
+//! defined at one site (`Known::single_site`), so the bound holds wherever the variable is
+//! read. Each rule keeps the exact mathematical value inside the
 //! result type: a result that could exceed the type's largest non-negative value (and so wrap
 //! or turn negative) has no bound.
 
-use super::emit::{Emitter, Res};
+use super::Known;
 use crate::dtype::DType;
 use crate::ir::{BinOp, Inst, Operand, VarId};
 
@@ -21,16 +21,16 @@ fn within(d: DType, x: Option<u64>) -> Option<u64> {
     x.filter(|&x| d.is_int() && x <= d.int_max())
 }
 
-impl Emitter<'_> {
+impl Known<'_> {
     /// The largest value `o` can hold, when it is known never to be negative.
-    pub(super) fn umax_of(&self, o: Operand) -> Option<u64> {
+    pub(in crate::ptx) fn upper_bound(&self, o: Operand) -> Option<u64> {
         match o {
             Operand::Imm(c, d) if d.is_int() => u64::try_from(crate::elem::as_i128(d, c)).ok(),
             Operand::Imm(..) => None,
             Operand::Var(v) => {
-                let d = self.dtype_of(o).ok()?;
-                let known = match self.defs.single_site(v) {
-                    true => self.umax[v as usize],
+                let d = self.dtype(o)?;
+                let known = match self.single_site(v) {
+                    true => self.upper_bounds[v as usize],
                     false => None,
                 };
                 // An unsigned type bounds its values by itself.
@@ -43,19 +43,17 @@ impl Emitter<'_> {
         }
     }
 
-    /// Records the bound of `d` just defined by `inst`, when one follows from its operands.
-    pub(super) fn record_bound(&mut self, d: VarId, inst: &Inst) -> Res<()> {
-        if !self.defs.single_site(d) {
-            return Ok(());
-        }
-        let dt = self.dtype_of(Operand::Var(d))?;
-        let bound = within(dt, self.bound_of(dt, inst));
-        self.umax[d as usize] = bound;
-        Ok(())
+    /// Records the bound of `d` (defined at one site) just defined by `inst`, when one follows
+    /// from its operands.
+    pub(super) fn record_bound(&mut self, d: VarId, inst: &Inst) {
+        let Some(dt) = self.dtype(Operand::Var(d)) else {
+            return;
+        };
+        self.upper_bounds[d as usize] = within(dt, self.bound_of(dt, inst));
     }
 
     fn bound_of(&self, dt: DType, inst: &Inst) -> Option<u64> {
-        let b = |o: &Operand| self.umax_of(*o);
+        let b = |o: &Operand| self.upper_bound(*o);
         match inst {
             Inst::Mov(o) | Inst::Full { value: o, .. } => b(o),
             Inst::Arange { n, .. } => Some(*n as u64 - 1),
@@ -70,7 +68,7 @@ impl Emitter<'_> {
     }
 
     fn binary_bound(&self, dt: DType, op: BinOp, lhs: Operand, rhs: Operand) -> Option<u64> {
-        let (a, c) = (self.umax_of(lhs), self.umax_of(rhs));
+        let (a, c) = (self.upper_bound(lhs), self.upper_bound(rhs));
         match op {
             BinOp::Add => a?.checked_add(c?),
             BinOp::Mul => a?.checked_mul(c?),

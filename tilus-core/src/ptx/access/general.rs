@@ -1,0 +1,596 @@
+//! The general path: per element, coordinates from div/rem of the flat index by constants or
+//! from index tiles, each checked against its axis (and, through a view, against the base
+//! tensor's length), and the element's address from row-major strides; distributed shared
+//! tensors through the owner block's window.
+
+use super::{Addr, General, GlobalCoord, Mem, Plan, Planned, RunHead};
+use crate::dtype::DType;
+use crate::ir::{BinOp, Coord};
+use crate::ptx::emit::{internal, CodegenResult, Emitter, GlobalView};
+use crate::ptx::regs::Reg;
+use crate::ptx::value::{Predicate, RegOrConst, RegOrImm};
+
+impl Emitter<'_> {
+    /// The set-up of the general path: per-axis dims (clamped for bounds checks) and row-major
+    /// strides.
+    pub(super) fn general_plan(&mut self, plan: &Plan, rank: usize) -> General {
+        match &plan.mem {
+            Mem::Global(g) => {
+                let g = g.clone();
+                let mut dims = Vec::with_capacity(rank);
+                for d in &g.dims {
+                    if plan.access.check_bounds && !g.whole {
+                        let c = self.r64();
+                        self.ins(["max", "s64"], (c, d, 0));
+                        dims.push(c);
+                    } else {
+                        dims.push(*d);
+                    }
+                }
+                let mut strides: Vec<Option<Reg>> = vec![None; rank];
+                for k in (0..rank.saturating_sub(1)).rev() {
+                    strides[k] = Some(match strides[k + 1] {
+                        None => g.dims[k + 1],
+                        Some(next) => {
+                            let st = self.r64();
+                            self.ins(["mul", "lo", "s64"], (st, next, g.dims[k + 1]));
+                            st
+                        }
+                    });
+                }
+                General::Global {
+                    dims32: std::cell::RefCell::new(vec![[None, None]; rank]),
+                    dims,
+                    strides,
+                }
+            }
+            Mem::Shared { shape, .. } => {
+                let dims = shape.iter().map(|&d| RegOrImm::Imm(d as i32)).collect();
+                let mut strides = vec![RegOrImm::Imm(1); rank];
+                for k in (0..rank.saturating_sub(1)).rev() {
+                    strides[k] =
+                        RegOrImm::Imm(strides[k + 1].imm().unwrap_or(1) * shape[k + 1] as i32);
+                }
+                General::Shared { dims, strides }
+            }
+        }
+    }
+
+    /// The position of slot `s` along tile axis `axis` (computed once per axis and slot).
+    fn pos_of(
+        &mut self,
+        plan: &Plan,
+        s: usize,
+        axis: usize,
+        f: &mut Option<RegOrImm>,
+        pos: &mut [Option<RegOrImm>],
+    ) -> CodegenResult<RegOrImm> {
+        let shape = &plan.access.shape;
+        let Some(ext) = shape.get(axis).copied() else {
+            return internal("coordinate axis out of range");
+        };
+        if let Some(p) = pos[axis] {
+            return Ok(p);
+        }
+        let p = if plan.uniform {
+            RegOrImm::Imm(0)
+        } else {
+            let fv = match *f {
+                Some(fv) => fv,
+                None => {
+                    let fv = self.flat(plan, s);
+                    *f = Some(fv);
+                    fv
+                }
+            };
+            self.tile_pos(fv, shape, axis, ext)
+        };
+        pos[axis] = Some(p);
+        Ok(p)
+    }
+
+    pub(super) fn shared_element(
+        &mut self,
+        plan: &Plan,
+        s: usize,
+        mut act: Predicate,
+    ) -> CodegenResult<Planned> {
+        let Some(General::Shared { dims, strides }) = &plan.general else {
+            return internal("shared plan without its set-up");
+        };
+        let (dims, strides) = (dims.clone(), strides.clone());
+        let mut f = None;
+        let mut pos: Vec<Option<RegOrImm>> = vec![None; plan.access.shape.len()];
+        let mut m = RegOrImm::Imm(0);
+        let mut owner = None;
+        for (k, coord) in plan.access.coords.iter().enumerate() {
+            // The largest value an index can have, where its type or its computation bounds
+            // it (`u8`: 255; `bins * 32 + lane_ids(..)`: `bounds`).
+            let mut index_max = None;
+            let mut c = match coord {
+                Coord::Pos { axis, offset } => {
+                    let p = self.pos_of(plan, s, *axis, &mut f, &mut pos)?;
+                    let o = self.coord32(*offset, 0)?;
+                    self.add32(o, p)
+                }
+                Coord::Index(o) => {
+                    index_max = self.known().upper_bound(*o);
+                    let slot = self.slot_of(*o, s)?;
+                    self.coord32(*o, slot)?
+                }
+            };
+            // An index that cannot reach the axis's length needs no test (a 256-bin histogram
+            // of bytes pays one compare and one `and` per element otherwise).
+            let always_inside =
+                matches!((index_max, dims[k]), (Some(m), RegOrImm::Imm(d)) if m < d as u64);
+            if plan.access.check_bounds && !always_inside {
+                let ok = self.setp32(BinOp::Lt, "u32", c, dims[k]);
+                act = self.and_pred(act, ok);
+            }
+            if let (
+                0,
+                Mem::Shared {
+                    rows: Some(rows), ..
+                },
+            ) = (k, &plan.mem)
+            {
+                let (local, rank) = self.split_rows(c, *rows);
+                c = local;
+                owner = Some(rank);
+            }
+            let t = self.mul32(c, strides[k]);
+            m = self.add32(m, t);
+        }
+        let addr = self.shared_address(plan, m);
+        match owner {
+            None => Ok(Planned::at(act, addr)),
+            Some(rank) => {
+                // Elements this block owns can also be reached in its own window, where an
+                // atomic does not go through the cluster's network (see `rmw_elems`).
+                let me = self.cluster_rank_reg();
+                let local = self.setp32(BinOp::Eq, "u32", rank, RegOrImm::Reg(me));
+                let mut p = Planned::at(act, self.map_to_block(addr, rank));
+                p.local = Some((local, addr));
+                Ok(p)
+            }
+        }
+    }
+
+    /// The uniform `min(dim, limit)` of axis `k` for 32-bit coordinates of the given signedness
+    /// (computed on first use): an unsigned 32-bit compare against it is the exact bound test.
+    fn dim32(&mut self, plan: &Plan, k: usize, signed: bool) -> CodegenResult<RegOrImm> {
+        let Some(General::Global { dims, dims32, .. }) = &plan.general else {
+            return internal("global plan without its set-up");
+        };
+        if let Some(v) = dims32.borrow()[k][signed as usize] {
+            return Ok(v);
+        }
+        let d = dims[k];
+        let limit: i64 = if signed {
+            i32::MAX as i64
+        } else {
+            u32::MAX as i64
+        };
+        let (t, r) = (self.r64(), self.r32());
+        self.ins(["min", "s64"], (t, d, limit));
+        self.ins(["cvt", "u32", "u64"], (r, t));
+        // The set-up is shared by all slots of the access: remember it.
+        dims32.borrow_mut()[k][signed as usize] = Some(RegOrImm::Reg(r));
+        Ok(RegOrImm::Reg(r))
+    }
+
+    pub(super) fn global_element(
+        &mut self,
+        plan: &Plan,
+        g: &GlobalView,
+        s: usize,
+        mut act: Predicate,
+        want_head: bool,
+    ) -> CodegenResult<Planned> {
+        let Some(General::Global { dims, strides, .. }) = &plan.general else {
+            return internal("global plan without its set-up");
+        };
+        let (dims, strides) = (dims.clone(), strides.clone());
+        let check = plan.access.check_bounds;
+        let mut f = None;
+        let mut pos: Vec<Option<RegOrImm>> = vec![None; plan.access.shape.len()];
+        // m = sum(c_k * stride_k) in 64 bits (the view offset added below).
+        let mut m: Option<Reg> = None;
+        let mut m_imm: i64 = 0;
+        // For a run head: the bounds of every axis but the last, and the last coordinate.
+        let last = plan.access.coords.len().saturating_sub(1);
+        let mut rows = Predicate::True;
+        let mut c_last = None;
+        for (k, coord) in plan.access.coords.iter().enumerate() {
+            let c = self.global_coord(plan, s, coord, &mut f, &mut pos)?;
+            if check {
+                let ok = self.global_axis_check(plan, k, dims[k], c)?;
+                act = self.and_pred(act, ok);
+                if want_head && k != last {
+                    rows = self.and_pred(rows, ok);
+                }
+            }
+            if want_head && k == last {
+                c_last = c.c64;
+            }
+            // Accumulate c_k * stride_k.
+            let Some(term) = self.stride_term(c, strides[k], &mut m_imm)? else {
+                continue;
+            };
+            m = Some(match m {
+                None => self.in_reg64(term),
+                Some(acc) => {
+                    let t = self.r64();
+                    self.ins(["add", "s64"], (t, acc, term));
+                    t
+                }
+            });
+        }
+        let (idx, inside) = self.base_index(g, m, m_imm, check);
+        if let Some(ok) = inside {
+            act = self.and_pred(act, ok);
+        }
+        let size = plan.size as i64;
+        let addr = match idx {
+            None => Addr {
+                base: g.ptr,
+                imm: m_imm.wrapping_mul(size),
+            },
+            Some(i) => {
+                let a = self.r64();
+                self.ins(["mad", "lo", "s64"], (a, i, size, g.ptr));
+                Addr {
+                    base: a,
+                    imm: m_imm.wrapping_mul(size),
+                }
+            }
+        };
+        let mut p = Planned::at(act, addr);
+        if want_head {
+            p.head = Some(RunHead {
+                rows,
+                c_last: if check { c_last } else { None },
+                idx_end: (check && !g.whole).then_some((idx, m_imm)),
+                addr,
+            });
+        }
+        Ok(p)
+    }
+
+    /// Coordinate `coord` of slot `s` of a global access: kept in 32 bits when its type is,
+    /// else widened to 64 (an offset plus a position may pass `i32::MAX`).
+    fn global_coord(
+        &mut self,
+        plan: &Plan,
+        s: usize,
+        coord: &Coord,
+        f: &mut Option<RegOrImm>,
+        pos: &mut [Option<RegOrImm>],
+    ) -> CodegenResult<GlobalCoord> {
+        let (c32, c64, signed) = match coord {
+            Coord::Pos { axis, offset } => {
+                let p = self.pos_of(plan, s, *axis, f, pos)?;
+                let od = self.dtype_of(*offset)?;
+                if od.bits() <= 32 {
+                    let o = self.reg_or_imm(*offset, 0)?;
+                    // offset + position may pass i32::MAX: widen before adding.
+                    let w = self.wide_add(o, od.is_signed(), p);
+                    (None, Some(w), true)
+                } else {
+                    let o = self.wide_int(*offset)?;
+                    let w = self.wide_add_e(o, p);
+                    (None, Some(w), true)
+                }
+            }
+            Coord::Index(o) => {
+                let slot = self.slot_of(*o, s)?;
+                let od = self.dtype_of(*o)?;
+                if od.bits() <= 32 {
+                    (Some(self.reg_or_imm(*o, slot)?), None, od.is_signed())
+                } else {
+                    let v = self.reg_or_const(*o, slot)?;
+                    (None, Some(v), od.is_signed())
+                }
+            }
+        };
+        Ok(GlobalCoord { c32, c64, signed })
+    }
+
+    /// The bound test of coordinate `c` on axis `k` (of dim `dim`): one unsigned compare, in
+    /// 32 bits against the saturated dim when the coordinate is 32-bit.
+    fn global_axis_check(
+        &mut self,
+        plan: &Plan,
+        k: usize,
+        dim: Reg,
+        c: GlobalCoord,
+    ) -> CodegenResult<Predicate> {
+        Ok(match (c.c32, c.c64) {
+            (Some(c32), _) => {
+                let d32 = self.dim32(plan, k, c.signed)?;
+                self.setp32(BinOp::Lt, "u32", c32, d32)
+            }
+            (None, Some(c64)) => {
+                let p = self.new_pred();
+                self.ins(["setp", "lt", "u64"], (p, c64, dim));
+                Predicate::Reg(p)
+            }
+            _ => Predicate::True,
+        })
+    }
+
+    /// `c * stride` as a 64-bit term of the element index (`None` stride: 1); a constant
+    /// 32-bit coordinate of a stride-1 axis is added to `m_imm` instead (`None` returned).
+    fn stride_term(
+        &mut self,
+        c: GlobalCoord,
+        stride: Option<Reg>,
+        m_imm: &mut i64,
+    ) -> CodegenResult<Option<RegOrConst>> {
+        let c64 = match (c.c32, c.c64) {
+            (Some(RegOrImm::Imm(c)), _) if stride.is_none() => {
+                *m_imm = m_imm.wrapping_add(c as i64);
+                return Ok(None);
+            }
+            (Some(c32), _) => {
+                let w = self.r64();
+                let ext = if c.signed { "s32" } else { "u32" };
+                let c32 = self.in_reg32(c32);
+                self.ins(["cvt", "s64", ext], (w, c32));
+                RegOrConst::Reg(w)
+            }
+            (None, Some(c64)) => c64,
+            _ => return internal("coordinate without a value"),
+        };
+        Ok(Some(match stride {
+            None => c64,
+            Some(st) => {
+                let t = self.r64();
+                self.ins(["mul", "lo", "s64"], (t, c64, st));
+                RegOrConst::Reg(t)
+            }
+        }))
+    }
+
+    /// The element's index into the base tensor less `m_imm`: `off + m` (`None`: zero, a whole
+    /// tensor with no variable term); and when bounds are checked through a view, the test
+    /// that `off + m + m_imm` is inside the base tensor.
+    fn base_index(
+        &mut self,
+        g: &GlobalView,
+        m: Option<Reg>,
+        m_imm: i64,
+        check: bool,
+    ) -> (Option<Reg>, Option<Predicate>) {
+        let idx: Option<Reg> = match (g.whole, m) {
+            (true, m) => m,
+            (false, None) => Some(g.off),
+            (false, Some(acc)) => {
+                let t = self.r64();
+                self.ins(["add", "s64"], (t, acc, g.off));
+                Some(t)
+            }
+        };
+        if !check || g.whole {
+            return (idx, None);
+        }
+        // The view's element must be inside the base tensor.
+        let p = self.new_pred();
+        match idx {
+            Some(i) if m_imm != 0 => {
+                let t = self.r64();
+                self.ins(["add", "s64"], (t, i, m_imm));
+                self.ins(["setp", "lt", "u64"], (p, t, g.len));
+            }
+            Some(i) => self.ins(["setp", "lt", "u64"], (p, i, g.len)),
+            None => self.ins(["setp", "lt", "u64"], (p, m_imm, g.len)),
+        }
+        (idx, Some(Predicate::Reg(p)))
+    }
+
+    /// The run length `v` when the elements of this access can be derived from their run's
+    /// first element: a global access without a range plan whose last coordinate is the tile's
+    /// last axis (so a run, which never crosses a row of the tile when `v` divides its last
+    /// dimension, is consecutive in the tensor's last axis, of stride 1) and whose other
+    /// coordinates do not depend on it.
+    pub(super) fn derivable_runs(&self, plan: &Plan) -> Option<usize> {
+        let v = plan.layout.v;
+        let shape = &plan.access.shape;
+        let coords = &plan.access.coords;
+        let tile_last = shape.len().checked_sub(1)?;
+        if plan.uniform
+            || plan.range.is_some()
+            || v < 2
+            || !matches!(plan.mem, Mem::Global(_))
+            || !shape[tile_last].is_multiple_of(v)
+        {
+            return None;
+        }
+        let (last, others) = coords.split_last()?;
+        if !matches!(last, Coord::Pos { axis, .. } if *axis == tile_last) {
+            return None;
+        }
+        let independent = |c: &Coord| match c {
+            Coord::Pos { axis, .. } => *axis != tile_last,
+            Coord::Index(o) => !self.is_tile(*o).unwrap_or(true),
+        };
+        others.iter().all(independent).then_some(v)
+    }
+
+    /// Element `i` (`1..v`) of the run that starts at slot `s - i`, from its head.
+    pub(super) fn run_member(
+        &mut self,
+        plan: &Plan,
+        s: usize,
+        i: usize,
+        h: RunHead,
+    ) -> CodegenResult<Planned> {
+        let exists = self.exists(plan, s);
+        let mask = self.mask(plan, s)?;
+        let mut act = self.and_pred(exists, mask);
+        act = self.and_pred(act, h.rows);
+        let Some(General::Global { dims, .. }) = &plan.general else {
+            return internal("global plan without its set-up");
+        };
+        let dim_last = dims[dims.len() - 1];
+        if let Some(c) = h.c_last {
+            let t = self.r64();
+            let c = self.in_reg64(c);
+            self.ins(["add", "s64"], (t, c, i));
+            let p = self.new_pred();
+            self.ins(["setp", "lt", "u64"], (p, t, dim_last));
+            act = self.and_pred(act, Predicate::Reg(p));
+        }
+        if let (Some((idx, m_imm)), Mem::Global(g)) = (h.idx_end, &plan.mem) {
+            let len = g.len;
+            let end = m_imm.wrapping_add(i as i64);
+            let p = self.new_pred();
+            match idx {
+                Some(r) => {
+                    let t = self.r64();
+                    self.ins(["add", "s64"], (t, r, end));
+                    self.ins(["setp", "lt", "u64"], (p, t, len));
+                }
+                None => self.ins(["setp", "lt", "u64"], (p, end, len)),
+            }
+            act = self.and_pred(act, Predicate::Reg(p));
+        }
+        Ok(Planned::at(act, h.addr.plus(i as i64 * plan.size as i64)))
+    }
+
+    /// `o + p` in 64 bits for a 32-bit `o` (of the given signedness) and a tile position `p`.
+    fn wide_add(&mut self, o: RegOrImm, signed: bool, p: RegOrImm) -> RegOrConst {
+        match (o, p) {
+            (RegOrImm::Imm(a), RegOrImm::Imm(b)) => {
+                let a = if signed { a as i64 } else { a as u32 as i64 };
+                RegOrConst::Const((a + b as i64) as u64, DType::I64)
+            }
+            _ => {
+                let w = self.r64();
+                let ext = if signed { "s32" } else { "u32" };
+                let o = self.in_reg32(o);
+                self.ins(["cvt", "s64", ext], (w, o));
+                if p != RegOrImm::Imm(0) {
+                    self.add_position(w, w, p);
+                }
+                RegOrConst::Reg(w)
+            }
+        }
+    }
+
+    /// `o + p` in 64 bits for a 64-bit `o` and a tile position `p`.
+    fn wide_add_e(&mut self, o: RegOrConst, p: RegOrImm) -> RegOrConst {
+        match (o, p) {
+            (RegOrConst::Const(a, _), RegOrImm::Imm(b)) => {
+                RegOrConst::Const((a as i64).saturating_add(b as i64) as u64, DType::I64)
+            }
+            _ => {
+                let w = self.r64();
+                let o = self.in_reg64(o);
+                self.add_position(w, o, p);
+                RegOrConst::Reg(w)
+            }
+        }
+    }
+
+    /// `w = o + p` in 64 bits for a tile position `p` (an unsigned 32-bit value).
+    fn add_position(&mut self, w: Reg, o: Reg, p: RegOrImm) {
+        match p {
+            RegOrImm::Imm(b) => self.ins(["add", "s64"], (w, o, b)),
+            RegOrImm::Reg(pr) => {
+                let t = self.r64();
+                self.ins(["cvt", "u64", "u32"], (t, pr));
+                self.ins(["add", "s64"], (w, o, t));
+            }
+        }
+    }
+
+    /// Position along `axis` of tile flat index `f` (div/rem by compile-time constants).
+    fn tile_pos(&mut self, f: RegOrImm, shape: &[usize], axis: usize, ext: usize) -> RegOrImm {
+        let stride: usize = shape[axis + 1..].iter().product();
+        let mut p = f;
+        if stride != 1 {
+            p = match p {
+                RegOrImm::Imm(c) => RegOrImm::Imm(c / stride as i32),
+                RegOrImm::Reg(r) => {
+                    let q = self.r32();
+                    self.ins(["div", "u32"], (q, r, stride));
+                    RegOrImm::Reg(q)
+                }
+            };
+        }
+        if axis != 0 && ext != 1 {
+            p = match p {
+                RegOrImm::Imm(c) => RegOrImm::Imm(c % ext as i32),
+                RegOrImm::Reg(r) => {
+                    let q = self.r32();
+                    self.ins(["rem", "u32"], (q, r, ext));
+                    RegOrImm::Reg(q)
+                }
+            };
+        } else if ext == 1 {
+            p = RegOrImm::Imm(0);
+        }
+        p
+    }
+
+    /// A distributed tensor's row `c` as (row in the owner's part, owner rank). The rank is
+    /// clamped to the cluster (an inactive element's row may be anything, and `mapa` must
+    /// name a block that exists).
+    pub(in crate::ptx) fn split_rows(&mut self, c: RegOrImm, rows: usize) -> (RegOrImm, RegOrImm) {
+        let last = self.kernel().cluster.blocks().max(1) as i32 - 1;
+        let rows = rows as i32;
+        match c {
+            RegOrImm::Imm(c) => (
+                RegOrImm::Imm((c as u32 % rows as u32) as i32),
+                RegOrImm::Imm(((c as u32 / rows as u32) as i32).min(last)),
+            ),
+            RegOrImm::Reg(r) => {
+                let (local, rank) = (self.r32(), self.r32());
+                if (rows as u32).is_power_of_two() {
+                    let shift = rows.trailing_zeros();
+                    self.ins(["and", "b32"], (local, r, rows - 1));
+                    self.ins(["shr", "u32"], (rank, r, shift));
+                } else {
+                    self.ins(["rem", "u32"], (local, r, rows));
+                    self.ins(["div", "u32"], (rank, r, rows));
+                }
+                self.ins(["min", "u32"], (rank, rank, last));
+                (RegOrImm::Reg(local), RegOrImm::Reg(rank))
+            }
+        }
+    }
+
+    /// The `.shared::cluster` address of the same shared-window address in block `rank`.
+    pub(in crate::ptx) fn map_to_block(&mut self, addr: Addr, rank: RegOrImm) -> Addr {
+        let (local, mapped) = (self.r32(), self.r32());
+        self.ins(["add", "u32"], (local, addr.base, addr.imm));
+        self.ins(["mapa", "shared::cluster", "u32"], (mapped, local, rank));
+        Addr {
+            base: mapped,
+            imm: 0,
+        }
+    }
+
+    /// Address of element `m` of a shared allocation (relative to the allocation).
+    pub(in crate::ptx) fn shared_address(&mut self, plan: &Plan, m: RegOrImm) -> Addr {
+        let Mem::Shared { smem, offset, .. } = &plan.mem else {
+            unreachable!("shared plan")
+        };
+        let size = plan.size;
+        match m {
+            RegOrImm::Imm(c) => Addr {
+                base: *smem,
+                imm: *offset as i64 + size as i64 * c as i64,
+            },
+            RegOrImm::Reg(r) => {
+                let a = self.r32();
+                self.ins(["mad", "lo", "s32"], (a, r, size, smem));
+                Addr {
+                    base: a,
+                    imm: *offset as i64,
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! What is known about the kernel's values at compile time, for instruction choice to consult:
+//! where each variable is defined (`crate::facts::Defs`), and for variables defined at one
+//! site, two facts of every value that site produces:
+//!
+//! * trailing zero bits of integers (the value is a multiple of `2^n`; for a global view, of its
+//!   offset), which prove vector accesses aligned;
+//! * upper bounds of integers that are never negative (`bounds`), which prove index tests true.
+//!
+//! The emitter records the facts of each definition as it generates it, in program order, so a
+//! fact is known from its definition on. A variable defined at one site keeps its facts
+//! wherever it is read: every value it holds came from that site.
+
+mod bounds;
+
+use crate::facts::Defs;
+use crate::ir::{BinOp, Inst, Kernel, Operand, Ty, UnOp, VarId};
+
+/// Trailing zero bits of a constant (0 is divisible by everything).
+pub(super) fn trailing_zeros_of_imm(c: i64) -> u32 {
+    if c == 0 {
+        64
+    } else {
+        c.trailing_zeros()
+    }
+}
+
+pub(super) struct Known<'k> {
+    kernel: &'k Kernel,
+    defs: Defs,
+    /// Known trailing zero bits of each single-site variable (0: nothing known).
+    trailing_zeros: Vec<u32>,
+    /// Known upper bounds of single-site integers that are never negative.
+    upper_bounds: Vec<Option<u64>>,
+}
+
+impl<'k> Known<'k> {
+    /// Nothing known yet of `kernel`'s values but where they are defined.
+    pub fn new(kernel: &'k Kernel) -> Known<'k> {
+        let n = kernel.vars.len();
+        Known {
+            kernel,
+            defs: Defs::of(kernel),
+            trailing_zeros: vec![0; n],
+            upper_bounds: vec![None; n],
+        }
+    }
+
+    /// Whether one place defines `v` (so its facts hold wherever it is read).
+    pub fn single_site(&self, v: VarId) -> bool {
+        self.defs.single_site(v)
+    }
+
+    /// The type of `v` (`None` for a variable out of range, which the emitter reports).
+    fn ty(&self, v: VarId) -> Option<&'k Ty> {
+        self.kernel.vars.get(v as usize).map(|var| &var.ty)
+    }
+
+    /// Known trailing zero bits of an integer scalar operand.
+    pub fn trailing_zeros(&self, o: Operand) -> u32 {
+        match o {
+            Operand::Imm(c, d) if d.is_int() => {
+                trailing_zeros_of_imm(crate::elem::as_i128(d, c) as i64)
+            }
+            Operand::Imm(..) => 0,
+            Operand::Var(v) if self.single_site(v) => self.trailing_zeros[v as usize],
+            Operand::Var(_) => 0,
+        }
+    }
+
+    fn set_trailing_zeros(&mut self, v: VarId, n: u32) {
+        if self.single_site(v) {
+            self.trailing_zeros[v as usize] = n.min(64);
+        }
+    }
+
+    /// A tensor parameter: its offset (0) is a multiple of everything.
+    pub fn record_tensor_param(&mut self, v: VarId) {
+        self.set_trailing_zeros(v, 64);
+    }
+
+    /// A `for` loop's variable, `start` plus multiples of `step`.
+    pub fn record_loop_var(&mut self, var: VarId, start: Operand, step: Operand) {
+        let n = self.trailing_zeros(start).min(self.trailing_zeros(step));
+        self.set_trailing_zeros(var, n);
+    }
+
+    /// Records what follows for `d` from its definition by `inst`, just generated.
+    pub fn record(&mut self, d: VarId, inst: &Inst) {
+        if !self.single_site(d) {
+            return;
+        }
+        if let Some(n) = self.inst_trailing_zeros(d, inst) {
+            self.set_trailing_zeros(d, n);
+        }
+        self.record_bound(d, inst);
+    }
+
+    /// The trailing zeros of `d` defined by `inst`, where it says something.
+    fn inst_trailing_zeros(&self, d: VarId, inst: &Inst) -> Option<u32> {
+        let zeros = |o: &Operand| self.trailing_zeros(*o);
+        let dtype = |o: &Operand| self.dtype(*o);
+        match inst {
+            // A shared tensor has no offset to know.
+            Inst::Mov(_) if matches!(self.ty(d), Some(Ty::Shared { .. })) => None,
+            Inst::Mov(o) => Some(zeros(o)),
+            Inst::View { src, offset, .. } => Some(zeros(&Operand::Var(*src)).min(zeros(offset))),
+            Inst::Binary { op, lhs, rhs } => {
+                let dt = dtype(lhs)?;
+                if dt == crate::dtype::DType::Bool || op.is_comparison() {
+                    return None;
+                }
+                Some(
+                    binary_trailing_zeros(*op, dt.is_int(), zeros(lhs), zeros(rhs), *rhs)
+                        .min(dt.bits()),
+                )
+            }
+            Inst::Unary { op: UnOp::Neg, x } if dtype(x)?.is_int() => Some(zeros(x)),
+            Inst::Select { a, b, .. } if dtype(a)?.is_int() => Some(zeros(a).min(zeros(b))),
+            _ => None,
+        }
+    }
+
+    /// The element type of `o`.
+    fn dtype(&self, o: Operand) -> Option<crate::dtype::DType> {
+        match o {
+            Operand::Var(v) => Some(self.ty(v)?.dtype()),
+            Operand::Imm(_, d) => Some(d),
+        }
+    }
+}
+
+/// The trailing zeros of `a op b` for operands with `ta` and `tb` of them (`rhs`: the shift
+/// amount of a shift), where the operation is an integer one.
+fn binary_trailing_zeros(op: BinOp, int: bool, ta: u32, tb: u32, rhs: Operand) -> u32 {
+    match (op, rhs) {
+        _ if !int => 0,
+        (BinOp::Add | BinOp::Sub | BinOp::Or | BinOp::Xor | BinOp::Min | BinOp::Max, _) => {
+            ta.min(tb)
+        }
+        (BinOp::Mul, _) => ta + tb,
+        (BinOp::And, _) => ta.max(tb),
+        (BinOp::Shl, Operand::Imm(..)) => match rhs.imm_int() {
+            Some(k) if (0..64).contains(&k) => ta + k as u32,
+            _ => 0,
+        },
+        _ => 0,
+    }
+}
