@@ -1,6 +1,6 @@
 //! Instructions that compute values: block and grid indices, views, element-wise arithmetic
 //! (typed loops in `elementwise.rs`), shapes, reductions and shared allocations. Memory
-//! instructions live in `mem.rs`.
+//! instructions live in `mem.rs`, the tile collectives along an axis in `collectives.rs`.
 
 use super::buf::{Buf, Pool, Word, Words};
 use super::cluster::rank_of;
@@ -85,6 +85,14 @@ impl<'k> Interp<'_, 'k, '_> {
             Inst::Reshape { x, shape } => self.reshape(d, *x, shape),
             Inst::Broadcast { x, shape } => self.broadcast(d, *x, shape),
             Inst::Reduce { op, x } => self.reduce(d, *op, *x),
+            Inst::ReduceAxis { .. }
+            | Inst::Scan { .. }
+            | Inst::Sort { .. }
+            | Inst::ArgSort { .. }
+            | Inst::Take { .. }
+            | Inst::TopK { .. }
+            | Inst::EqualRank { .. }
+            | Inst::Histogram { .. } => self.collective(d, inst),
             Inst::AllocShared {
                 shape,
                 offset,

@@ -24,6 +24,7 @@
 mod access;
 mod buf;
 mod cluster;
+mod collectives;
 mod compute;
 mod elementwise;
 mod flow;
