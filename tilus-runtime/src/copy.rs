@@ -26,7 +26,6 @@ use crate::spec::AsTensor;
 use crate::stream::Stream;
 use crate::tensor::{MemRef, TensorRef};
 use std::marker::PhantomData;
-use std::sync::atomic::Ordering;
 
 /// A copy in flight that owns its host buffer `B` until it completes. Returned by
 /// [`Stream::upload`] and [`Stream::download`]; [`wait`](Self::wait) returns the buffer (for a
@@ -171,17 +170,10 @@ unsafe fn issue<T: PlainElement>(
             unsafe {
                 match host {
                     HostSide::From(p) => {
-                        for (i, v) in std::slice::from_raw_parts(p, t.len).iter().enumerate() {
-                            m.store(i, v.to_bits(), Ordering::Relaxed);
-                        }
+                        m.store_values(std::slice::from_raw_parts(p, t.len), T::to_bits)
                     }
                     HostSide::Into(p) => {
-                        for (i, v) in std::slice::from_raw_parts_mut(p, t.len)
-                            .iter_mut()
-                            .enumerate()
-                        {
-                            *v = T::from_bits(m.load(i, Ordering::Relaxed));
-                        }
+                        m.load_values(std::slice::from_raw_parts_mut(p, t.len), T::from_bits)
                     }
                 }
             }

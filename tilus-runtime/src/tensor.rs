@@ -8,7 +8,7 @@ use crate::view::TensorView;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8};
 use tilus_core::emu::GlobalMem;
 use tilus_core::ir::DType;
 
@@ -217,9 +217,11 @@ impl<'a> TensorRef<'a> {
     /// Copy the elements to the host, after the work issued before on the default stream.
     pub(crate) fn download<T: Element>(&self) -> Result<Vec<T>> {
         match self.mem {
-            MemRef::Emu(m, _) => Ok((0..self.len)
-                .map(|i| T::from_bits(m.load(i, Ordering::Relaxed)))
-                .collect()),
+            MemRef::Emu(m, _) => {
+                let mut out = vec![T::default(); self.len];
+                m.load_values(&mut out, T::from_bits);
+                Ok(out)
+            }
             #[cfg(feature = "cuda")]
             MemRef::Cuda(ptr) => {
                 let size = std::mem::size_of::<T>();
@@ -241,9 +243,7 @@ impl<'a> TensorRef<'a> {
         }
         match self.mem {
             MemRef::Emu(m, _) => {
-                for (i, v) in data.iter().enumerate() {
-                    m.store(i, v.to_bits(), Ordering::Relaxed);
-                }
+                m.store_values(data, T::to_bits);
                 Ok(())
             }
             #[cfg(feature = "cuda")]

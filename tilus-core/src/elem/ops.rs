@@ -1,5 +1,5 @@
-//! Element operations on bit patterns, dispatched on the element type once per call (the loops
-//! over a tile are monomorphised per type and op).
+//! Element operations on bit patterns, one value at a time (the emulator's tile loops,
+//! `crate::emu`, are typed instantiations of the same `Num`/`Bits` methods, `compare`, `cast`).
 
 use super::{canon, Bits, Elem, Num};
 use crate::dtype::DType;
@@ -23,34 +23,6 @@ impl Lanes<'_> {
     }
 }
 
-#[inline(always)]
-fn map2<A: Elem, R: Elem>(
-    a: Lanes<'_>,
-    b: Lanes<'_>,
-    n: usize,
-    out: &mut Vec<u64>,
-    f: impl Fn(A, A) -> R,
-) {
-    let g = |x: u64, y: u64| f(A::from_bits(x), A::from_bits(y)).to_bits();
-    out.clear();
-    match (a, b) {
-        (Lanes::Slice(x), Lanes::Slice(y)) => out.extend(x.iter().zip(y).map(|(&x, &y)| g(x, y))),
-        (Lanes::Slice(x), Lanes::Scalar(y)) => out.extend(x.iter().map(|&x| g(x, y))),
-        (Lanes::Scalar(x), Lanes::Slice(y)) => out.extend(y.iter().map(|&y| g(x, y))),
-        (Lanes::Scalar(x), Lanes::Scalar(y)) => out.resize(n, g(x, y)),
-    }
-}
-
-#[inline(always)]
-fn map1<A: Elem, R: Elem>(a: Lanes<'_>, n: usize, out: &mut Vec<u64>, f: impl Fn(A) -> R) {
-    let g = |x: u64| f(A::from_bits(x)).to_bits();
-    out.clear();
-    match a {
-        Lanes::Slice(x) => out.extend(x.iter().map(|&x| g(x))),
-        Lanes::Scalar(x) => out.resize(n, g(x)),
-    }
-}
-
 /// Whether `op` is defined on operands of type `d` (the front end's rule; the back ends may
 /// assume it).
 pub fn binary_defined(op: BinOp, d: DType) -> bool {
@@ -64,45 +36,9 @@ pub fn binary_defined(op: BinOp, d: DType) -> bool {
     }
 }
 
-/// `out = a op b` over `n` elements of type `d` (comparisons give `bool` elements). The
-/// operation must be [`binary_defined`].
-pub fn binary_into(op: BinOp, d: DType, a: Lanes<'_>, b: Lanes<'_>, n: usize, out: &mut Vec<u64>) {
-    use BinOp::*;
-    if d == DType::Bool {
-        return map2::<bool, bool>(a, b, n, out, |x, y| bool_binary(op, x, y));
-    }
-    macro_rules! num {
-        ($f:expr) => {
-            with_num_type!(d, T => map2::<T, T>(a, b, n, out, $f), bool => unreachable!())
-        };
-    }
-    macro_rules! int {
-        ($f:expr) => {
-            with_int_type!(d, T => map2::<T, T>(a, b, n, out, $f), _ => out.clear())
-        };
-    }
-    match op {
-        Eq | Ne | Lt | Le | Gt | Ge => {
-            with_num_type!(d, T => map2::<T, bool>(a, b, n, out, |x, y| compare::<T>(op, x, y)), bool => unreachable!())
-        }
-        Add => num!(Num::add),
-        Sub => num!(Num::sub),
-        Mul => num!(Num::mul),
-        Div => num!(Num::div),
-        Rem => num!(Num::rem),
-        Min => num!(Num::min),
-        Max => num!(Num::max),
-        And => int!(Bits::and),
-        Or => int!(Bits::or),
-        Xor => int!(Bits::xor),
-        // The amount is an element of the same type here, read as unsigned.
-        Shl => int!(|x, y| x.shl(Elem::to_bits(y))),
-        Shr => int!(|x, y| x.shr(Elem::to_bits(y))),
-    }
-}
-
+/// `x op y` on `bool`s (`min` is `and`, `max` is `or`, `false < true`).
 #[inline(always)]
-fn bool_binary(op: BinOp, x: bool, y: bool) -> bool {
+pub fn bool_binary(op: BinOp, x: bool, y: bool) -> bool {
     use BinOp::*;
     match op {
         And | Min => x & y,
@@ -152,36 +88,10 @@ pub fn binary(op: BinOp, d: DType, a: u64, b: u64) -> u64 {
     }
 }
 
-/// Fold `xs` (elements of type `d`) with `op` from `init`, left to right.
-pub fn fold(op: BinOp, d: DType, init: u64, xs: &[u64]) -> u64 {
-    use BinOp::*;
-    if d == DType::Bool {
-        return xs
-            .iter()
-            .fold(init != 0, |a, &x| bool_binary(op, a, x != 0)) as u64;
-    }
-    macro_rules! go {
-        ($T:ident, $f:expr) => {{
-            let f = $f;
-            Elem::to_bits(xs.iter().fold(<$T as Elem>::from_bits(init), |a, &x| {
-                f(a, <$T as Elem>::from_bits(x))
-            }))
-        }};
-    }
-    match op {
-        Add => with_num_type!(d, T => go!(T, Num::add), bool => 0),
-        Min => with_num_type!(d, T => go!(T, Num::min), bool => 0),
-        Max => with_num_type!(d, T => go!(T, Num::max), bool => 0),
-        And => with_int_type!(d, T => go!(T, Bits::and), _ => 0),
-        Or => with_int_type!(d, T => go!(T, Bits::or), _ => 0),
-        _ => xs.iter().fold(init, |a, &x| binary(op, d, a, x)),
-    }
-}
-
 /// IEEE comparisons for floats (`!=` is true when either is NaN, the others false), plain ones
 /// for integers.
 #[inline(always)]
-fn compare<T: Num>(op: BinOp, x: T, y: T) -> bool {
+pub fn compare<T: Num>(op: BinOp, x: T, y: T) -> bool {
     match op {
         BinOp::Eq => x == y,
         BinOp::Ne => x != y,
@@ -203,32 +113,9 @@ pub fn unary_defined(op: UnOp, d: DType) -> bool {
     }
 }
 
-/// `out = op x` over `n` elements of type `d`.
-pub fn unary_into(op: UnOp, d: DType, x: Lanes<'_>, n: usize, out: &mut Vec<u64>) {
-    macro_rules! num {
-        ($f:expr) => {
-            with_num_type!(d, T => map1::<T, T>(x, n, out, $f), bool => out.clear())
-        };
-    }
-    match (op, d) {
-        (UnOp::Not, DType::Bool) => map1::<bool, bool>(x, n, out, |v| !v),
-        (UnOp::Not, _) => {
-            with_int_type!(d, T => map1::<T, T>(x, n, out, Bits::not), _ => out.clear())
-        }
-        (UnOp::Neg, _) => num!(Num::neg),
-        (UnOp::Abs, _) => num!(Num::abs),
-        (UnOp::Sqrt, _) => num!(Num::sqrt),
-        (UnOp::Floor, _) => num!(Num::floor),
-        (UnOp::Ceil, _) => num!(Num::ceil),
-        (UnOp::Trunc, _) => num!(Num::trunc),
-        (UnOp::RoundEven, _) => num!(Num::round_even),
-        (UnOp::Round, _) => num!(round_half_away),
-    }
-}
-
 /// Rust's `round` (half away from zero) from exact operations, as the PTX computes it:
 /// `t = trunc(x)`; `t + copysign(1, x)` when `|x - t| >= 0.5` (the difference is exact).
-fn round_half_away<T: Num>(x: T) -> T {
+pub fn round_half_away<T: Num>(x: T) -> T {
     if x.is_nan() {
         return x.trunc();
     }
@@ -261,11 +148,31 @@ pub fn fma_into(d: DType, a: Lanes<'_>, b: Lanes<'_>, c: Lanes<'_>, n: usize, ou
     }, bool => ())
 }
 
-/// `op x` on one value of type `d`.
+/// `op x` on one value of type `d` (0 where `op` is not defined on `d`).
+#[inline]
 pub fn unary(op: UnOp, d: DType, x: u64) -> u64 {
-    let mut out = Vec::with_capacity(1);
-    unary_into(op, d, Lanes::Scalar(x), 1, &mut out);
-    out.first().copied().unwrap_or(0)
+    match (op, d) {
+        (UnOp::Not, DType::Bool) => (x == 0) as u64,
+        (UnOp::Not, _) => {
+            with_int_type!(d, T => Elem::to_bits(Bits::not(<T as Elem>::from_bits(x))), _ => 0)
+        }
+        _ => with_num_type!(d, T => {
+            let v = <T as Elem>::from_bits(x);
+            // `Num::` paths: the inherent methods of the same names (`i8::abs`, `f32::sqrt`)
+            // have other semantics.
+            Elem::to_bits(match op {
+                UnOp::Neg => Num::neg(v),
+                UnOp::Abs => Num::abs(v),
+                UnOp::Sqrt => Num::sqrt(v),
+                UnOp::Floor => Num::floor(v),
+                UnOp::Ceil => Num::ceil(v),
+                UnOp::Trunc => Num::trunc(v),
+                UnOp::RoundEven => Num::round_even(v),
+                UnOp::Round => round_half_away(v),
+                UnOp::Not => unreachable!("handled above"),
+            })
+        }, bool => 0),
+    }
 }
 
 /// A value read for a conversion: integers exactly, floats widened exactly to `f64`.
@@ -307,7 +214,9 @@ fn narrow(to: DType, w: Wide) -> u64 {
     }, bool => unreachable!())
 }
 
-/// Rust's `x as to` for a value of type `from` (see the module documentation).
+/// Rust's `x as to` for a value of type `from` (see the module documentation). Inlined, so
+/// that a loop over one pair of types compiles to that conversion alone.
+#[inline]
 pub fn cast(from: DType, to: DType, bits: u64) -> u64 {
     if from == to {
         return canon(to, bits);
@@ -315,16 +224,8 @@ pub fn cast(from: DType, to: DType, bits: u64) -> u64 {
     narrow(to, widen(from, bits))
 }
 
-/// `out = x as to` over `n` elements.
-pub fn cast_into(from: DType, to: DType, x: Lanes<'_>, n: usize, out: &mut Vec<u64>) {
-    out.clear();
-    match x {
-        Lanes::Slice(xs) => out.extend(xs.iter().map(|&v| cast(from, to, v))),
-        Lanes::Scalar(v) => out.resize(n, cast(from, to, v)),
-    }
-}
-
 /// The value `v` (an integer) as an element of type `d`, if it is representable.
+#[inline]
 pub fn int_const(d: DType, v: i128) -> Option<u64> {
     with_int_type!(d, T => {
         let t = T::try_from(v).ok()?;
@@ -357,6 +258,7 @@ pub fn float_const(d: DType, text: &str) -> Option<u64> {
 }
 
 /// The value of `bits` as a signed integer of type `d` (sign- or zero-extended).
+#[inline]
 pub fn as_i128(d: DType, bits: u64) -> i128 {
     match widen(d, bits) {
         Wide::Int(i) => i,

@@ -38,6 +38,7 @@ fn ftz(x: f32) -> f32 {
 
 /// The new value of a cell holding `old` after `op` with operand `v` (and `cmp` for `cas`).
 /// `global_f32_ftz`: the cell is in global memory (see the module documentation).
+#[inline]
 pub fn rmw_new(op: RmwOp, d: DType, old: u64, v: u64, cmp: u64, global: bool) -> u64 {
     match op {
         RmwOp::Exch => v,

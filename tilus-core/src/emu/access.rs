@@ -5,8 +5,10 @@
 //! out-of-bounds element (with `check_bounds` off) or a duplicate scatter is reported without a
 //! partial write having happened.
 
+use super::buf::{with_elem_type, Stored, Word, Words};
 use super::value::{numel_checked, operand, strides_i64, Elems, Value};
 use crate::elem::as_i128;
+use crate::elem::Elem;
 use crate::ir::{Access, Coord, DType, Kernel, Operand};
 
 /// Which memory the resolved addresses index.
@@ -49,25 +51,67 @@ pub(crate) enum AccessFault {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Resolved {
     pub region: Region,
-    /// Number of elements (entries written to the address buffer).
+    /// Number of elements of the access.
     pub n: usize,
     /// The first valid address of the tensor (0 for global, the allocation's first word for
     /// shared), to report addresses relative to the tensor.
     pub lo: i64,
+    /// The active elements are the runs written to the run buffer ([`Run`]); otherwise the
+    /// address buffer holds one entry per element.
+    pub runs: bool,
+}
+
+/// Tile elements `e..e + len`, active, at consecutive addresses from `addr`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Run {
+    pub e: usize,
+    pub addr: i64,
+    pub len: usize,
+}
+
+/// Where the resolved addresses of an access are.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Plan<'p> {
+    /// The active elements, as runs; every other element is inactive.
+    Runs(&'p [Run]),
+    /// One address per element, [`INACTIVE`] for inactive ones.
+    Addrs(&'p [i64]),
+}
+
+impl Plan<'_> {
+    /// Whether `f` holds for the address of some active element.
+    pub fn any_active(&self, f: impl Fn(i64) -> bool) -> bool {
+        match self {
+            Plan::Runs(runs) => runs.iter().any(|r| (r.addr..r.addr + r.len as i64).any(&f)),
+            Plan::Addrs(addrs) => addrs.iter().any(|&p| p != INACTIVE && f(p)),
+        }
+    }
+}
+
+/// Write the addresses of `runs` (of an `n`-element access) into `addrs`, one per element.
+pub(crate) fn expand_runs(runs: &[Run], n: usize, addrs: &mut Vec<i64>) {
+    addrs.clear();
+    addrs.resize(n, INACTIVE);
+    for r in runs {
+        let span = &mut addrs[r.e..r.e + r.len];
+        span.iter_mut()
+            .zip(r.addr..)
+            .for_each(|(a, addr)| *a = addr);
+    }
 }
 
 /// Marks an inactive element in the address buffer (valid addresses are never negative).
 pub(crate) const INACTIVE: i64 = -1;
 
 /// One coordinate's source, with operands already read.
-enum Src<'a> {
+pub(super) enum Src<'a> {
     Pos {
         axis: usize,
         offset: i64,
     },
     Fixed(i64),
     /// An index tile and its element type.
-    Tile(&'a [u64], DType),
+    Tile(Words<'a>, DType),
 }
 
 /// An integer coordinate as i64 (saturating: a value past the i64 range is out of bounds anyway).
@@ -88,14 +132,14 @@ fn dtype_of(kernel: &Kernel, op: Operand) -> DType {
 
 /// The tensor an access indexes: valid absolute addresses are `lo..hi`, and an element's
 /// address is `start + flat offset`.
-struct Base<'a> {
-    region: Region,
-    dims: std::borrow::Cow<'a, [i64]>,
-    start: i64,
-    lo: i64,
-    hi: i64,
+pub(super) struct Base<'a> {
+    pub region: Region,
+    pub dims: std::borrow::Cow<'a, [i64]>,
+    pub start: i64,
+    pub lo: i64,
+    pub hi: i64,
     /// A distributed tensor: (elements per block, elements per window).
-    distributed: Option<(i64, i64)>,
+    pub distributed: Option<(i64, i64)>,
 }
 
 fn bad(m: String) -> AccessFault {
@@ -221,10 +265,14 @@ fn flat_offsets(addrs: &mut [i64], srcs: &[Src<'_>], dims: &[i64], shape: &[usiz
         };
         match src {
             Src::Fixed(c) => addrs.iter_mut().for_each(|f| add(f, *c)),
-            Src::Tile(d, dt) => addrs
-                .iter_mut()
-                .zip(d.iter())
-                .for_each(|(f, &c)| add(f, coord(*dt, c))),
+            Src::Tile(d, dt) => with_elem_type!(*dt, T => {
+                match <<T as Stored>::W as Word>::slice(*d) {
+                    Some(d) => addrs.iter_mut().zip(d).for_each(|(f, &w)| {
+                        add(f, coord(<T as Elem>::DTYPE, w.bits()))
+                    }),
+                    None => addrs.iter_mut().enumerate().for_each(|(e, f)| add(f, coord(*dt, d.at(e)))),
+                }
+            }),
             Src::Pos { axis, offset } => {
                 // Element e sits at position (e / inner) % shape[axis] along `axis`.
                 let inner: usize = shape[axis + 1..].iter().product();
@@ -243,17 +291,24 @@ fn flat_offsets(addrs: &mut [i64], srcs: &[Src<'_>], dims: &[i64], shape: &[usiz
     }
 }
 
-/// Resolve `access` into `addrs` (one entry per element of `access.shape`, row-major: the
-/// address, or [`INACTIVE`]). `global_lens[p]` is the length of tensor parameter `p`;
-/// `shared_bytes` the size of the shared window (and the distance between consecutive windows
-/// of a cluster).
+/// The buffers [`resolve`] writes: per-element addresses or runs.
+pub(crate) struct Out<'o> {
+    pub addrs: &'o mut Vec<i64>,
+    pub runs: &'o mut Vec<Run>,
+}
+
+/// Resolve `access`: into runs (`out.runs`, [`Resolved::runs`]) when its coordinates are affine
+/// in the tile position and there is no mask tile, else into `out.addrs` (one entry per element
+/// of `access.shape`, row-major: the address, or [`INACTIVE`]). `global_lens[p]` is the length
+/// of tensor parameter `p`; `shared_bytes` the size of the shared window (and the distance
+/// between consecutive windows of a cluster).
 pub(crate) fn resolve(
     access: &Access,
     kernel: &Kernel,
     vars: &[Value],
     global_lens: &[i64],
     shared_bytes: usize,
-    addrs: &mut Vec<i64>,
+    out: Out<'_>,
 ) -> Result<Resolved, AccessFault> {
     let shape = &access.shape;
     let n =
@@ -281,24 +336,53 @@ pub(crate) fn resolve(
             Some(m)
         }
     };
-    addrs.clear();
-    if n == 0 {
-        // (Also keeps the position pass from spinning over an empty axis.)
-        return Ok(Resolved { region, n, lo });
-    }
-    addrs.resize(n, 0);
-    flat_offsets(addrs, &srcs, &b.dims, shape);
-    // The mask as a slice (empty: all elements enabled), so the pass below needs no match.
-    let mask: &[u64] = match mask {
-        None => &[],
-        Some(Elems::Scalar(0)) => {
-            addrs.fill(INACTIVE);
-            return Ok(Resolved { region, n, lo });
-        }
-        Some(Elems::Scalar(_)) => &[],
-        Some(Elems::Tile(_, d)) => d,
+    let runs = Resolved {
+        region,
+        n,
+        lo,
+        runs: true,
     };
-    // Then one pass applies the mask and the bounds.
+    out.runs.clear();
+    // The mask as a slice (empty: all elements enabled), so the pass below needs no match.
+    let mask: &[u8] = match mask {
+        // Nothing is active (nor checked).
+        _ if n == 0 => return Ok(runs),
+        Some(Elems::Scalar(0)) => return Ok(runs),
+        None | Some(Elems::Scalar(_)) => {
+            if super::runs::affine(shape, &srcs, &b, access.check_bounds, out.runs) {
+                return Ok(runs);
+            }
+            if super::indexed::one_index(&srcs, &b, n, access.check_bounds, out.addrs) {
+                return Ok(Resolved {
+                    runs: false,
+                    ..runs
+                });
+            }
+            &[]
+        }
+        Some(Elems::Tile(_, Words::W8(d))) => d,
+        Some(Elems::Tile(..)) => return Err(bad("a mask tile that is not bool".into())),
+    };
+    addresses(access, &srcs, &b, mask, out.addrs)?;
+    Ok(Resolved {
+        runs: false,
+        ..runs
+    })
+}
+
+/// The general resolution: each element's address (or [`INACTIVE`]) into `addrs`, with
+/// `mask` (empty: all elements enabled) and the bounds applied.
+fn addresses(
+    access: &Access,
+    srcs: &[Src<'_>],
+    b: &Base<'_>,
+    mask: &[u8],
+    addrs: &mut Vec<i64>,
+) -> Result<(), AccessFault> {
+    let shape = &access.shape;
+    addrs.clear();
+    addrs.resize(numel_checked(shape).unwrap_or(0), 0);
+    flat_offsets(addrs, srcs, &b.dims, shape);
     for (e, a) in addrs.iter_mut().enumerate() {
         let f = *a;
         if mask.get(e) == Some(&0) {
@@ -315,7 +399,7 @@ pub(crate) fn resolve(
         } else if access.check_bounds {
             *a = INACTIVE;
         } else {
-            let detail = match first_bad_coord(&srcs, &b.dims, shape, e) {
+            let detail = match first_bad_coord(srcs, &b.dims, shape, e) {
                 Some((k, c)) => format!("coordinate {k} is {c}, outside 0..{}", b.dims[k]),
                 None => format!(
                     "element offset {} is outside the tensor's 0..{}",
@@ -324,13 +408,13 @@ pub(crate) fn resolve(
                 ),
             };
             return Err(AccessFault::OutOfBounds {
-                space: region.name(),
+                space: b.region.name(),
                 element: e,
                 detail,
             });
         }
     }
-    Ok(Resolved { region, n, lo })
+    Ok(())
 }
 
 /// The first coordinate of element `e` outside its dim (for the error message only).
@@ -352,7 +436,7 @@ fn first_bad_coord(
         let c = match src {
             Src::Pos { axis, offset } => offset.saturating_add(pos[*axis] as i64),
             Src::Fixed(v) => *v,
-            Src::Tile(d, dt) => coord(*dt, d[e]),
+            Src::Tile(d, dt) => coord(*dt, d.at(e)),
         };
         (c < 0 || c >= dims[k]).then_some((k, c))
     })

@@ -4,6 +4,7 @@
 //! is atomic (weak loads and stores are `Relaxed`). A tensor has one element type, so all
 //! accesses to one cell have one width (no mixed-size atomics).
 
+use super::buf::Word;
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 /// The memory of one tensor argument, by element width.
@@ -136,6 +137,73 @@ impl<'a> GlobalMem<'a> {
     }
 }
 
+/// Bulk copies between host values and emulator memory (uploads, downloads, device copies):
+/// one loop of relaxed loads or stores over cells of one width, chosen once, which runs at
+/// about the speed of `memcpy` (the cells are atomics because kernels may run on other host
+/// threads at the same time; a relaxed access compiles to a plain one).
+impl GlobalMem<'_> {
+    /// Store the bit patterns (`bits(v)`) of `values` into elements `0..values.len()` (at most
+    /// `len()`).
+    pub fn store_values<T: Copy>(&self, values: &[T], bits: impl Fn(T) -> u64) {
+        fn go<W: CellWord, T: Copy>(cells: &[W::C], values: &[T], bits: impl Fn(T) -> u64) {
+            cells
+                .iter()
+                .zip(values)
+                .for_each(|(c, &v)| c.set(W::of(bits(v)), Ordering::Relaxed));
+        }
+        match self {
+            GlobalMem::W8(c) => go::<u8, T>(c, values, bits),
+            GlobalMem::W16(c) => go::<u16, T>(c, values, bits),
+            GlobalMem::W32(c) => go::<u32, T>(c, values, bits),
+            GlobalMem::W64(c) => go::<u64, T>(c, values, bits),
+        }
+    }
+
+    /// Load elements `0..out.len()` (at most `len()`) into `out`, each through `value(bits)`.
+    pub fn load_values<T>(&self, out: &mut [T], value: impl Fn(u64) -> T) {
+        fn go<W: CellWord, T>(cells: &[W::C], out: &mut [T], value: impl Fn(u64) -> T) {
+            out.iter_mut()
+                .zip(cells)
+                .for_each(|(v, c)| *v = value(c.get(Ordering::Relaxed).bits()));
+        }
+        match self {
+            GlobalMem::W8(c) => go::<u8, T>(c, out, value),
+            GlobalMem::W16(c) => go::<u16, T>(c, out, value),
+            GlobalMem::W32(c) => go::<u32, T>(c, out, value),
+            GlobalMem::W64(c) => go::<u64, T>(c, out, value),
+        }
+    }
+
+    /// Copy `src` into this memory (the first `min(len)` elements; of one width), as `memmove`
+    /// does when the two overlap: from the front when this memory starts first, else from the
+    /// back, so that every element is read before it is overwritten.
+    pub fn copy_from(&self, src: &GlobalMem<'_>) {
+        fn go<W: CellWord>(dst: &[W::C], src: &[W::C]) {
+            let o = Ordering::Relaxed;
+            let pairs = dst.iter().zip(src);
+            if dst.as_ptr() as usize <= src.as_ptr() as usize {
+                pairs.for_each(|(d, s)| d.set(s.get(o), o));
+            } else {
+                pairs.rev().for_each(|(d, s)| d.set(s.get(o), o));
+            }
+        }
+        match (self, src) {
+            (GlobalMem::W8(d), GlobalMem::W8(s)) => go::<u8>(d, s),
+            (GlobalMem::W16(d), GlobalMem::W16(s)) => go::<u16>(d, s),
+            (GlobalMem::W32(d), GlobalMem::W32(s)) => go::<u32>(d, s),
+            (GlobalMem::W64(d), GlobalMem::W64(s)) => go::<u64>(d, s),
+            _ => {
+                // Different widths: element by element through a snapshot.
+                let n = self.len().min(src.len());
+                let vals: Vec<u64> = (0..n).map(|i| src.load(i, Ordering::Relaxed)).collect();
+                vals.into_iter()
+                    .enumerate()
+                    .for_each(|(i, v)| self.store(i, v, Ordering::Relaxed));
+            }
+        }
+    }
+}
+
 /// Locks serialising the 128-bit atomics of the emulator, striped by 16-byte chunk (the host
 /// has no portable 128-bit atomic on two `AtomicU64` cells). Every 128-bit atomic takes the lock
 /// of its pair, so they are atomic towards each other; in a kernel that has 128-bit atomics,
@@ -178,5 +246,117 @@ impl GlobalMem<'_> {
             hi.store(h, store);
         }
         old
+    }
+}
+
+/// A host atomic cell of one width, for loops typed by their element width.
+pub(crate) trait Cell: Sync {
+    type W: Word;
+    fn get(&self, o: Ordering) -> Self::W;
+    fn set(&self, v: Self::W, o: Ordering);
+    /// Wrapping add; returns the old value.
+    fn add(&self, v: Self::W, o: Ordering) -> Self::W;
+    fn swap(&self, v: Self::W, o: Ordering) -> Self::W;
+    /// Compare-and-swap; returns the old value whether or not it matched.
+    fn cas(&self, cmp: Self::W, new: Self::W, o: Ordering, fail: Ordering) -> Self::W;
+    /// A compare-and-swap loop storing `f(old)`; returns the old value.
+    fn update(&self, o: Ordering, fail: Ordering, f: impl FnMut(Self::W) -> Self::W) -> Self::W;
+}
+
+/// A word type with its atomic cell, and the cells of a tensor of that width.
+pub(crate) trait CellWord: Word {
+    type C: Cell<W = Self>;
+    /// The cells of `m`, if its elements are of this width.
+    fn cells(m: GlobalMem<'_>) -> Option<&[Self::C]>;
+}
+
+macro_rules! cell {
+    ($a:ty, $w:ty, $v:ident) => {
+        impl Cell for $a {
+            type W = $w;
+            #[inline(always)]
+            fn get(&self, o: Ordering) -> $w {
+                self.load(o)
+            }
+            #[inline(always)]
+            fn set(&self, v: $w, o: Ordering) {
+                self.store(v, o)
+            }
+            #[inline(always)]
+            fn add(&self, v: $w, o: Ordering) -> $w {
+                self.fetch_add(v, o)
+            }
+            #[inline(always)]
+            fn swap(&self, v: $w, o: Ordering) -> $w {
+                <$a>::swap(self, v, o)
+            }
+            #[inline(always)]
+            fn cas(&self, cmp: $w, new: $w, o: Ordering, fail: Ordering) -> $w {
+                self.compare_exchange(cmp, new, o, fail)
+                    .unwrap_or_else(|x| x)
+            }
+            #[inline(always)]
+            fn update(&self, o: Ordering, fail: Ordering, mut f: impl FnMut($w) -> $w) -> $w {
+                self.fetch_update(o, fail, |x| Some(f(x)))
+                    .unwrap_or_else(|x| x)
+            }
+        }
+        impl CellWord for $w {
+            type C = $a;
+            #[inline]
+            fn cells(m: GlobalMem<'_>) -> Option<&[$a]> {
+                match m {
+                    GlobalMem::$v(c) => Some(c),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+cell!(AtomicU8, u8, W8);
+cell!(AtomicU16, u16, W16);
+cell!(AtomicU32, u32, W32);
+cell!(AtomicU64, u64, W64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cells(xs: &[u32]) -> Vec<AtomicU32> {
+        xs.iter().map(|&x| AtomicU32::new(x)).collect()
+    }
+
+    fn values(c: &[AtomicU32]) -> Vec<u32> {
+        let mut out = vec![0; c.len()];
+        GlobalMem::W32(c).load_values(&mut out, |b| b as u32);
+        out
+    }
+
+    /// Copies between overlapping parts of one buffer move the data as `memmove` does.
+    #[test]
+    fn overlapping_copies_are_memmoves() {
+        let data: Vec<u32> = (0..10).collect();
+        for (from, to, len) in [(0, 3, 7), (3, 0, 7), (2, 4, 5), (4, 2, 5), (1, 1, 9)] {
+            let c = cells(&data);
+            let (src, dst) = (
+                GlobalMem::W32(&c[from..from + len]),
+                GlobalMem::W32(&c[to..to + len]),
+            );
+            dst.copy_from(&src);
+            let mut want = data.clone();
+            want.copy_within(from..from + len, to);
+            assert_eq!(values(&c), want, "from {from} to {to}, {len} elements");
+        }
+    }
+
+    #[test]
+    fn values_go_in_and_out_as_bit_patterns() {
+        let c = cells(&[0; 4]);
+        let m = GlobalMem::W32(&c);
+        m.store_values(&[1.5f32, -2.0, 0.0, f32::MAX], |v| v.to_bits() as u64);
+        let mut out = [0f32; 4];
+        m.load_values(&mut out, |b| f32::from_bits(b as u32));
+        assert_eq!(out, [1.5, -2.0, 0.0, f32::MAX]);
     }
 }

@@ -4,30 +4,23 @@
 //! the next statement starts, so a block is exactly a sequential program over tile values;
 //! `Sync` has nothing to wait for. Memory instructions live in `mem.rs`.
 
+use super::access::Run;
+use super::buf::{Buf, Pool};
 use super::cluster::{rank_of, BarrierError, ClusterMem};
-use super::ops;
+use super::flow::{Frame, Stop};
 use super::race::{BlockClock, Shadow};
-use super::value::{
-    next_pos, numel_checked, operand, scalar, Elems, GlobalView, SharedView, Tile, Value,
-};
+use super::sched::Sched;
+use super::value::{operand, scalar, Elems, GlobalView, Tile, Value};
 use super::{EmuArg, EmuError, EmuOptions};
 use crate::elem;
-use crate::elem::Lanes;
-use crate::ir::{BinOp, Block, DType, Inst, Kernel, Operand, ParamKind, ReduceOp, Stmt, Ty, VarId};
+use crate::ir::{DType, Inst, Kernel, Operand, ParamKind, Ty, VarId};
 use crate::layout::Layout;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 /// Fill pattern of a fresh shared window, as an `i32` read of 4 aligned bytes sees it (the bytes
 /// repeat `ef be ad 7e`): kernels that read shared memory they never wrote see this instead of
 /// a lucky zero.
 pub const SHARED_POISON: i32 = 0x7ead_beef;
-
-/// How often (in loop iterations, a power of two) a block yields its host thread, so that a block spinning on a
-/// flag lets the producing block run even when workers outnumber cores.
-const YIELD_EVERY: u64 = 1024;
-
-/// Buffers kept for reuse; more than this are dropped.
-const POOL_MAX: usize = 32;
 
 /// What every block of one launch shares.
 pub(crate) struct Ctx<'k, 'a> {
@@ -54,34 +47,37 @@ pub(crate) enum Fault {
 
 pub(crate) type R<T> = Result<T, Fault>;
 
-/// How a statement list finished.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Flow {
-    Next,
-    Break,
-}
-
-/// One worker's interpreter, reused for every block the worker runs (buffers are kept).
+/// One worker's interpreter, reused for every block the worker runs (buffers are kept). The
+/// fields from `vars` to `read_atomically` are the running block's state, which
+/// [`Interp::suspend`] moves out when the block yields (`sched.rs`).
 pub(crate) struct Interp<'c, 'k, 'a> {
     pub ctx: &'c Ctx<'k, 'a>,
-    pub vars: Vec<Value>,
-    /// The block's shared window, in bytes.
-    pub shared: Vec<u8>,
+    /// The launch's scheduler, which a spinning block yields to (`None`: the block runs to
+    /// its end on this thread, as a cluster's blocks do).
+    pub sched: Option<&'c Sched<'k>>,
     /// Spare element buffers from overwritten tiles.
-    pool: Vec<Vec<u64>>,
+    pub pool: Pool,
+    /// Spare shared windows and race shadows, of blocks that were suspended elsewhere.
+    pub spare: Spare,
     /// The kernel's tile layout parameter (`crate::layout::vector_width`).
     vmax: usize,
-    /// Address buffer of the current access.
+    /// Address buffer of the current access (one per element).
     pub addrs: Vec<i64>,
+    /// Run buffer of the current access (`access::Run`).
+    pub runs: Vec<Run>,
     /// Scratch for duplicate detection.
     pub scratch: Vec<i64>,
-    pub block: u32,
-    iterations: u64,
-    /// Race-checking shadow of the shared window (only under `check_races`).
-    pub race: Option<Shadow>,
     /// The running cluster's shared windows and barrier (kernels with a cluster of more than
     /// one block); `shared` is unused then.
     pub cluster: Option<&'c ClusterMem>,
+    pub vars: Vec<Value>,
+    /// The block's shared window, in bytes.
+    pub shared: Vec<u8>,
+    pub block: u32,
+    /// Loop iterations of the block so far (the step limit).
+    pub iterations: u64,
+    /// Race-checking shadow of the shared window (only under `check_races`).
+    pub race: Option<Shadow>,
     /// The block's rank in its cluster (0 without one).
     pub rank: u32,
     /// Cluster barriers this block has passed.
@@ -89,34 +85,126 @@ pub(crate) struct Interp<'c, 'k, 'a> {
     /// This block's vector clock (race checking of distributed shared memory; empty without
     /// it).
     pub clock: BlockClock,
+    /// Where the block is in its program (`flow.rs`).
+    pub frames: Vec<Frame<'k>>,
+    /// Loop iterations that read global memory atomically (the block may be spinning).
+    pub spins: u64,
+    /// Whether the current loop iteration has read global memory atomically.
+    pub read_atomically: bool,
+}
+
+/// Buffers of suspended blocks' kind, kept for the next block a worker starts.
+#[derive(Default)]
+pub(crate) struct Spare {
+    pub windows: Vec<Vec<u8>>,
+    pub shadows: Vec<Shadow>,
 }
 
 impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
-    pub fn new(ctx: &'c Ctx<'k, 'a>) -> Self {
+    pub fn new(ctx: &'c Ctx<'k, 'a>, sched: Option<&'c Sched<'k>>) -> Self {
         Interp {
             ctx,
-            vars: vec![Value::Undef; ctx.kernel.vars.len()],
-            shared: vec![0; ctx.kernel.shared_bytes.next_multiple_of(4)],
-            pool: Vec::new(),
+            sched,
+            pool: Pool::default(),
+            spare: Spare::default(),
             vmax: crate::layout::vector_width(ctx.kernel),
             addrs: Vec::new(),
+            runs: Vec::new(),
             scratch: Vec::new(),
+            cluster: None,
+            vars: Vec::new(),
+            shared: Vec::new(),
             block: 0,
             iterations: 0,
-            race: ctx.opts.check_races.then(|| Shadow::new(ctx.kernel)),
-            cluster: None,
+            race: None,
             rank: 0,
             cluster_phase: 0,
             clock: BlockClock::default(),
+            frames: Vec::new(),
+            spins: 0,
+            read_atomically: false,
         }
     }
 
     /// An interpreter for one block of a running cluster.
     pub fn in_cluster(ctx: &'c Ctx<'k, 'a>, cluster: &'c ClusterMem) -> Self {
-        let mut i = Interp::new(ctx);
-        i.shared = Vec::new();
+        let mut i = Interp::new(ctx, None);
         i.cluster = Some(cluster);
         i
+    }
+
+    /// Run block `block` to completion (without a scheduler, a block never yields).
+    pub fn run_block(&mut self, block: u32) -> R<()> {
+        self.start(block)?;
+        match self.run()? {
+            Stop::Done => Ok(()),
+            Stop::Yielded => Err(self.malformed("a block yielded without a scheduler".into())),
+        }
+    }
+
+    /// Make block `block` the running block, at the start of its program.
+    pub fn start(&mut self, block: u32) -> R<()> {
+        self.block = block;
+        self.iterations = 0;
+        self.spins = 0;
+        self.read_atomically = false;
+        self.rank = rank_of(self.ctx.grid.coords(block as u64), self.ctx.kernel.cluster).0;
+        self.cluster_phase = 0;
+        if let Some(shadow) = self.cluster.and_then(|c| c.race.as_ref()) {
+            self.clock = BlockClock::new(self.rank, shadow.blocks());
+        }
+        self.fresh_buffers();
+        for (i, b) in self.shared.iter_mut().enumerate() {
+            *b = SHARED_POISON.to_le_bytes()[i % 4];
+        }
+        // A fresh epoch: nothing recorded by the previous block can conflict.
+        self.barrier();
+        for i in 0..self.vars.len() {
+            let old = std::mem::take(&mut self.vars[i]);
+            self.recycle(old);
+        }
+        let k = self.ctx.kernel;
+        self.vars.resize(k.vars.len(), Value::Undef);
+        for (i, (p, a)) in k.params.iter().zip(self.ctx.args).enumerate() {
+            self.vars[i] = match (&p.kind, a) {
+                (ParamKind::Tensor(_), EmuArg::Tensor(s)) => Value::Global(GlobalView {
+                    param: i,
+                    offset: 0,
+                    dims: vec![s.len() as i64],
+                }),
+                (ParamKind::Scalar(d), EmuArg::Scalar(v)) => Value::Scalar(elem::canon(*d, *v)),
+                _ => {
+                    return Err(self.malformed(format!("argument {i} does not match its parameter")))
+                }
+            };
+        }
+        self.frames.clear();
+        self.frames.push(Frame::Seq {
+            stmts: &k.body,
+            pc: 0,
+        });
+        Ok(())
+    }
+
+    /// A shared window and a race shadow for a new block, where the last block took its own
+    /// along when it was suspended (a cluster's blocks use the cluster's windows instead).
+    fn fresh_buffers(&mut self) {
+        let window = match self.cluster {
+            Some(_) => 0,
+            None => self.ctx.kernel.shared_bytes.next_multiple_of(4),
+        };
+        if self.shared.len() != window {
+            self.shared = self.spare.windows.pop().unwrap_or_default();
+            self.shared.resize(window, 0);
+        }
+        if self.race.is_none() && self.ctx.opts.check_races {
+            self.race = Some(
+                self.spare
+                    .shadows
+                    .pop()
+                    .unwrap_or_else(|| Shadow::new(self.ctx.kernel)),
+            );
+        }
     }
 
     /// `barrier.cluster`: a block barrier, then (with peers) the wait for the whole cluster.
@@ -141,44 +229,6 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         })
     }
 
-    /// Run block `block` to completion.
-    pub fn run_block(&mut self, block: u32) -> R<()> {
-        self.block = block;
-        self.iterations = 0;
-        self.rank = rank_of(self.ctx.grid.coords(block as u64), self.ctx.kernel.cluster).0;
-        self.cluster_phase = 0;
-        if let Some(shadow) = self.cluster.and_then(|c| c.race.as_ref()) {
-            self.clock = BlockClock::new(self.rank, shadow.blocks());
-        }
-        for (i, b) in self.shared.iter_mut().enumerate() {
-            *b = SHARED_POISON.to_le_bytes()[i % 4];
-        }
-        // A fresh epoch: nothing recorded by the previous block can conflict.
-        self.barrier();
-        for i in 0..self.vars.len() {
-            let old = std::mem::take(&mut self.vars[i]);
-            self.recycle(old);
-        }
-        let k = self.ctx.kernel;
-        for (i, (p, a)) in k.params.iter().zip(self.ctx.args).enumerate() {
-            self.vars[i] = match (&p.kind, a) {
-                (ParamKind::Tensor(_), EmuArg::Tensor(s)) => Value::Global(GlobalView {
-                    param: i,
-                    offset: 0,
-                    dims: vec![s.len() as i64],
-                }),
-                (ParamKind::Scalar(d), EmuArg::Scalar(v)) => Value::Scalar(elem::canon(*d, *v)),
-                _ => {
-                    return Err(self.malformed(format!("argument {i} does not match its parameter")))
-                }
-            };
-        }
-        match self.exec(&k.body)? {
-            Flow::Next => Ok(()),
-            Flow::Break => Err(self.malformed("`break` outside a loop".into())),
-        }
-    }
-
     /// A block-wide barrier (`bar.sync`) of the PTX: starts a new race-checking epoch.
     #[inline]
     pub fn barrier(&mut self) {
@@ -196,18 +246,9 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         })
     }
 
-    /// A fresh (empty) element buffer, reusing an old one's capacity where possible.
-    pub fn take_buf(&mut self) -> Vec<u64> {
-        let mut b = self.pool.pop().unwrap_or_default();
-        b.clear();
-        b
-    }
-
     fn recycle(&mut self, v: Value) {
         if let Value::Tile(t) = v {
-            if self.pool.len() < POOL_MAX {
-                self.pool.push(t.data);
-            }
+            self.pool.give(t.data);
         }
     }
 
@@ -222,11 +263,11 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
 
     /// Store a tile result. A one-element result assigned to a variable declared scalar becomes
     /// that scalar (a memory op at a single scalar coordinate), so either lowering works.
-    pub fn set_tile(&mut self, dst: VarId, shape: Vec<usize>, data: Vec<u64>) -> R<()> {
+    pub fn set_tile(&mut self, dst: VarId, shape: Vec<usize>, data: Buf) -> R<()> {
         let declared_scalar =
             matches!(self.ctx.kernel.vars.get(dst as usize), Some(v) if v.ty.is_scalar());
         if declared_scalar && data.len() == 1 {
-            let v = data[0];
+            let v = data.words().at(0);
             self.recycle(Value::Tile(Tile { shape, data }));
             return self.set(dst, Value::Scalar(v));
         }
@@ -265,109 +306,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         }
     }
 
-    /// Count one loop iteration: enforce the step limit, stop if another block failed, and
-    /// yield now and then so spinning blocks do not starve the blocks they wait for.
-    fn tick(&mut self) -> R<()> {
-        self.iterations += 1;
-        if let Some(limit) = self.ctx.opts.max_loop_iterations {
-            if self.iterations > limit {
-                return Err(Fault::Error(EmuError::StepLimit {
-                    kernel: self.ctx.kernel.name.clone(),
-                    block: self.block,
-                    limit,
-                }));
-            }
-        }
-        if self.ctx.abort.load(Ordering::Relaxed) {
-            return Err(Fault::Aborted);
-        }
-        if self.iterations & (YIELD_EVERY - 1) == 0 {
-            std::thread::yield_now();
-        }
-        Ok(())
-    }
-
-    fn exec(&mut self, block: &'k Block) -> R<Flow> {
-        for stmt in block {
-            if self.stmt(stmt)? == Flow::Break {
-                return Ok(Flow::Break);
-            }
-        }
-        Ok(Flow::Next)
-    }
-
-    fn stmt(&mut self, stmt: &'k Stmt) -> R<Flow> {
-        match stmt {
-            Stmt::Inst { dst, inst, .. } => {
-                self.inst(*dst, inst)?;
-                Ok(Flow::Next)
-            }
-            Stmt::For {
-                var,
-                start,
-                end,
-                step,
-                body,
-                ..
-            } => {
-                // Bounds are evaluated once; the counter is wide so that `var + step` past the
-                // type's range ends the loop (as a Rust range does) instead of wrapping around.
-                let d = self.dtype(Operand::Var(*var));
-                let start = self.int(*start)?;
-                let end = self.int(*end)?;
-                let step = self.int(*step)?;
-                if step <= 0 {
-                    return Ok(Flow::Next);
-                }
-                let mut i = start;
-                self.set(*var, Value::Scalar(elem::int_const(d, i).unwrap_or(0)))?;
-                while i < end {
-                    self.tick()?;
-                    if self.exec(body)? == Flow::Break {
-                        break;
-                    }
-                    // The counter is the variable itself, as in the PTX loop: read it back.
-                    i = self.int(Operand::Var(*var))? + step;
-                    if i < end {
-                        self.set(*var, Value::Scalar(elem::int_const(d, i).unwrap_or(0)))?;
-                    }
-                }
-                Ok(Flow::Next)
-            }
-            Stmt::While {
-                cond_block,
-                cond,
-                body,
-                ..
-            } => {
-                loop {
-                    if self.exec(cond_block)? == Flow::Break {
-                        break;
-                    }
-                    if self.scalar(*cond)? == 0 {
-                        break;
-                    }
-                    self.tick()?;
-                    if self.exec(body)? == Flow::Break {
-                        break;
-                    }
-                }
-                Ok(Flow::Next)
-            }
-            Stmt::If {
-                cond, then, els, ..
-            } => {
-                if self.scalar(*cond)? != 0 {
-                    self.exec(then)
-                } else {
-                    self.exec(els)
-                }
-            }
-            Stmt::Break { .. } => Ok(Flow::Break),
-        }
-    }
-
-    fn inst(&mut self, dst: Option<VarId>, inst: &'k Inst) -> R<()> {
+    pub(crate) fn inst(&mut self, dst: Option<VarId>, inst: &'k Inst) -> R<()> {
         match (inst, dst) {
             (
                 Inst::Load { .. }
@@ -423,315 +362,6 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         }
     }
 
-    /// Instructions that compute the value of `d`.
-    fn value_inst(&mut self, d: VarId, inst: &'k Inst) -> R<()> {
-        let scalar = |v: u64| Value::Scalar(v);
-        match inst {
-            Inst::Mov(op) => self.mov(d, *op),
-            Inst::BlockIdx { axis } => {
-                let c = self.ctx.grid.coords(self.block as u64)[(*axis as usize).min(2)];
-                self.set(d, scalar(c as u64))
-            }
-            Inst::GridDim { axis } => self.set(d, scalar(self.ctx.grid.dim(*axis) as u64)),
-            Inst::ClusterRank => self.set(d, scalar(self.rank as u64)),
-            Inst::ClusterSize => self.set(d, scalar(self.ctx.kernel.cluster.blocks())),
-            Inst::ClusterIdx { axis } => {
-                let coords = self.ctx.grid.coords(self.block as u64);
-                let cid = rank_of(coords, self.ctx.kernel.cluster).1;
-                self.set(d, scalar(cid[(*axis as usize).min(2)] as u64))
-            }
-            Inst::Dim { tensor, axis } => self.dim(d, *tensor, *axis),
-            Inst::View { src, offset, shape } => self.view(d, *src, *offset, shape),
-            Inst::Arange { n, dtype } => {
-                let mut out = self.take_buf();
-                out.extend((0..*n).map(|i| elem::int_const(*dtype, i as i128).unwrap_or(0)));
-                self.set_tile(d, vec![*n], out)
-            }
-            Inst::LaneIds { shape, dtype } => {
-                let n = self.numel(shape)?;
-                // The thread holding flat index `f` (`crate::layout`), then its lane.
-                let l = self.layout(n);
-                let mut out = self.take_buf();
-                out.extend((0..n).map(|f| {
-                    let lane = (f % l.chunk()) / l.v % 32;
-                    elem::int_const(*dtype, lane as i128).unwrap_or(0)
-                }));
-                self.set_tile(d, shape.clone(), out)
-            }
-            Inst::Full { shape, value } => {
-                let n = self.numel(shape)?;
-                let v = self.scalar(*value)?;
-                let mut out = self.take_buf();
-                out.resize(n, v);
-                self.set_tile(d, shape.clone(), out)
-            }
-            Inst::Binary { op, lhs, rhs } => self.binary(d, *op, *lhs, *rhs),
-            Inst::Unary { op, x } => {
-                let dt = self.dtype(*x);
-                self.map(d, *x, |lanes, n, out| {
-                    elem::unary_into(*op, dt, lanes, n, out)
-                })
-            }
-            Inst::Cast { x, dtype } => {
-                let from = self.dtype(*x);
-                self.map(d, *x, |lanes, n, out| {
-                    elem::cast_into(from, *dtype, lanes, n, out)
-                })
-            }
-            // Values are canonical bit patterns and the sizes agree: only the type changes.
-            Inst::Bitcast { x, dtype } => self.map(d, *x, |lanes, n, out| {
-                out.extend((0..n).map(|e| elem::canon(*dtype, lanes.at(e))))
-            }),
-            Inst::Fma { a, b, c } => {
-                let dt = self.dtype(*a);
-                self.ternary(d, [*a, *b, *c], "fma", |[a, b, c], n, out| {
-                    elem::fma_into(dt, a.lanes(), b.lanes(), c.lanes(), n, out)
-                })
-            }
-            Inst::Select { cond, a, b } => {
-                self.ternary(d, [*cond, *a, *b], "select", |[c, x, y], n, out| {
-                    out.extend((0..n).map(|e| if c.at(e) != 0 { x.at(e) } else { y.at(e) }))
-                })
-            }
-            Inst::Reshape { x, shape } => self.reshape(d, *x, shape),
-            Inst::Broadcast { x, shape } => self.broadcast(d, *x, shape),
-            Inst::Reduce { op, x } => self.reduce(d, *op, *x),
-            Inst::AllocShared {
-                shape,
-                offset,
-                dtype,
-                distributed,
-            } => self.alloc_shared(d, shape, *offset, *dtype, *distributed),
-            _ => Err(self.malformed("not a value instruction".into())),
-        }
-    }
-
-    /// `Mov`: a copy of a value, or of a memory reference (`let v = t;`).
-    fn mov(&mut self, d: VarId, op: Operand) -> R<()> {
-        if let Operand::Var(v) = op {
-            if let Some(m @ (Value::Global(_) | Value::Shared(_))) = self.vars.get(v as usize) {
-                let m = m.clone();
-                return self.set(d, m);
-            }
-        }
-        let mut out = self.take_buf();
-        let v = match self.operand(op)? {
-            Elems::Scalar(v) => Value::Scalar(v),
-            Elems::Tile(s, data) => {
-                out.extend_from_slice(data);
-                Value::Tile(Tile {
-                    shape: s.to_vec(),
-                    data: out,
-                })
-            }
-        };
-        self.set(d, v)
-    }
-
-    /// `Dim`: the extent of a tensor along `axis`.
-    fn dim(&mut self, d: VarId, tensor: VarId, axis: usize) -> R<()> {
-        let v = match self.vars.get(tensor as usize) {
-            Some(Value::Global(g)) => g.dims.get(axis).copied(),
-            Some(Value::Shared(s)) => s.shape.get(axis).map(|&x| x as i64),
-            _ => None,
-        };
-        let v = v.ok_or_else(|| {
-            self.malformed(format!("`dim` axis {axis} of a non-tensor or lower rank"))
-        })?;
-        self.set(d, Value::Scalar(v as u64))
-    }
-
-    /// `View`: a window of a global tensor.
-    fn view(&mut self, d: VarId, src: VarId, offset: Operand, shape: &[Operand]) -> R<()> {
-        let Some(Value::Global(g)) = self.vars.get(src as usize) else {
-            return Err(self.malformed(format!(
-                "view of variable {src}, which is not a global tensor"
-            )));
-        };
-        let (param, base) = (g.param, g.offset);
-        // Saturating like the PTX (ir.rs: a huge offset stays out of bounds).
-        let offset = base.saturating_add(clamp_i64(self.int(offset)?));
-        let dims = shape
-            .iter()
-            .map(|o| self.int(*o).map(clamp_i64))
-            .collect::<R<Vec<_>>>()?;
-        self.set(
-            d,
-            Value::Global(GlobalView {
-                param,
-                offset,
-                dims,
-            }),
-        )
-    }
-
-    /// A binary operator on two scalars or tiles of one element count (or a tile and a scalar).
-    fn binary(&mut self, d: VarId, op: BinOp, lhs: Operand, rhs: Operand) -> R<()> {
-        let dt = self.dtype(lhs);
-        let mut out = self.take_buf();
-        let (a, b) = (self.operand(lhs)?, self.operand(rhs)?);
-        let shape = match (a, b) {
-            (Elems::Scalar(x), Elems::Scalar(y)) => {
-                let v = elem::binary(op, dt, x, y);
-                self.pool.push(out);
-                return self.set(d, Value::Scalar(v));
-            }
-            (Elems::Tile(s, x), Elems::Tile(_, y)) if x.len() != y.len() => {
-                return Err(self.malformed(format!(
-                    "binary operands of shapes {s:?} and {:?}",
-                    b.shape()
-                )));
-            }
-            (Elems::Tile(s, x), _) | (_, Elems::Tile(s, x)) => (s.to_vec(), x.len()),
-        };
-        elem::binary_into(op, dt, a.lanes(), b.lanes(), shape.1, &mut out);
-        self.set_tile(d, shape.0, out)
-    }
-
-    /// An element-wise map of one operand: `f(lanes, n, out)` appends the `n` results (one for
-    /// a scalar, which stays a scalar).
-    fn map(
-        &mut self,
-        d: VarId,
-        x: Operand,
-        f: impl FnOnce(Lanes<'_>, usize, &mut Vec<u64>),
-    ) -> R<()> {
-        let mut out = self.take_buf();
-        match self.operand(x)? {
-            e @ Elems::Scalar(_) => {
-                f(e.lanes(), 1, &mut out);
-                let v = out.first().copied().unwrap_or(0);
-                self.pool.push(out);
-                self.set(d, Value::Scalar(v))
-            }
-            e @ Elems::Tile(s, xs) => {
-                let s = s.to_vec();
-                f(e.lanes(), xs.len(), &mut out);
-                self.set_tile(d, s, out)
-            }
-        }
-    }
-
-    /// An element-wise operation of three operands, scalars or tiles of one element count:
-    /// `f(operands, n, out)` appends the `n` results; three scalars give a scalar. `what` names
-    /// the operation in the error for operands of different shapes.
-    fn ternary(
-        &mut self,
-        d: VarId,
-        operands: [Operand; 3],
-        what: &str,
-        f: impl FnOnce(&[Elems<'_>; 3], usize, &mut Vec<u64>),
-    ) -> R<()> {
-        let mut out = self.take_buf();
-        let ops = [
-            self.operand(operands[0])?,
-            self.operand(operands[1])?,
-            self.operand(operands[2])?,
-        ];
-        let Some(first) = ops.iter().find_map(|t| t.shape()) else {
-            f(&ops, 1, &mut out);
-            let v = out.first().copied().unwrap_or(0);
-            self.pool.push(out);
-            return self.set(d, Value::Scalar(v));
-        };
-        let n = ops.iter().find_map(|t| t.len()).unwrap_or(0);
-        if ops.iter().any(|t| t.len().is_some_and(|l| l != n)) {
-            return Err(self.malformed(format!("{what} operands of different shapes")));
-        }
-        let shape = first.to_vec();
-        f(&ops, n, &mut out);
-        self.set_tile(d, shape, out)
-    }
-
-    /// `Reshape`: the same elements in row-major order, another shape.
-    fn reshape(&mut self, d: VarId, x: VarId, shape: &[usize]) -> R<()> {
-        let n = self.numel(shape)?;
-        let mut out = self.take_buf();
-        match self.operand(Operand::Var(x))? {
-            Elems::Scalar(v) => out.push(v),
-            Elems::Tile(_, xs) => out.extend_from_slice(xs),
-        }
-        if out.len() != n {
-            return Err(self.malformed(format!("reshape of {} elements to {shape:?}", out.len())));
-        }
-        self.set_tile(d, shape.to_vec(), out)
-    }
-
-    /// `Broadcast` to `shape`.
-    fn broadcast(&mut self, d: VarId, x: VarId, shape: &[usize]) -> R<()> {
-        let n = self.numel(shape)?;
-        let mut out = self.take_buf();
-        let src = self.operand(Operand::Var(x))?;
-        broadcast(src, shape, n, &mut out).map_err(|m| self.malformed(m))?;
-        // The PTX replicates a tile through shared scratch between two barriers (a scalar
-        // source or an equal element count is a register move).
-        if let Some(Ty::Tile { shape: s, .. }) = self.ty(x) {
-            if crate::ir::numel(s) != n {
-                self.barrier();
-            }
-        }
-        self.set_tile(d, shape.to_vec(), out)
-    }
-
-    /// `Reduce` of a tile to a scalar, in the PTX's order of combination.
-    fn reduce(&mut self, d: VarId, op: ReduceOp, x: VarId) -> R<()> {
-        let dt = self.dtype(Operand::Var(x));
-        let v = match self.operand(Operand::Var(x))? {
-            Elems::Scalar(v) => ops::reduce(op, dt, &[v], self.layout(1)),
-            Elems::Tile(_, xs) => ops::reduce(op, dt, xs, self.layout(xs.len())),
-        };
-        // The PTX combines the warps' partials of a tile through shared scratch, between two
-        // barriers (one warp needs no barrier).
-        if self.ctx.kernel.threads > 32 && matches!(self.ty(x), Some(Ty::Tile { .. })) {
-            self.barrier();
-        }
-        self.set(d, Value::Scalar(v))
-    }
-
-    /// `AllocShared`: a view of the window (of this block's part of a distributed tensor).
-    fn alloc_shared(
-        &mut self,
-        d: VarId,
-        shape: &[usize],
-        offset: usize,
-        dtype: DType,
-        distributed: bool,
-    ) -> R<()> {
-        let blocks = if distributed {
-            self.ctx.kernel.cluster.blocks().max(1) as usize
-        } else {
-            1
-        };
-        let part = self.numel(shape)? / blocks;
-        let window = match self.cluster {
-            Some(c) => c.window,
-            None => self.shared.len(),
-        };
-        let end = part
-            .checked_mul(dtype.size_bytes())
-            .and_then(|b| b.checked_add(offset));
-        if !offset.is_multiple_of(dtype.size_bytes()) || !matches!(end, Some(end) if end <= window)
-        {
-            return Err(self.malformed(format!(
-                "shared allocation of {shape:?} at byte {offset} does not fit the {}-byte window",
-                self.ctx.kernel.shared_bytes
-            )));
-        }
-        self.set(
-            d,
-            Value::Shared(SharedView {
-                byte: offset,
-                shape: shape.to_vec(),
-                dtype,
-                part: distributed.then_some(part),
-            }),
-        )
-    }
-
-    fn numel(&self, shape: &[usize]) -> R<usize> {
-        numel_checked(shape).ok_or_else(|| self.malformed(format!("shape {shape:?} is too large")))
-    }
-
     /// `Fence`: the PTX brackets the fence with barriers.
     fn fence(&mut self, sem: crate::ir::Sem) {
         self.barrier();
@@ -743,51 +373,4 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
     pub fn ty(&self, v: VarId) -> Option<&'k Ty> {
         self.ctx.kernel.vars.get(v as usize).map(|v| &v.ty)
     }
-}
-
-/// Numpy broadcast of `src` to `shape` (`n` elements): a source of lower rank is padded with
-/// leading 1s, and each source axis must be 1 or equal to the target's.
-fn broadcast(src: Elems<'_>, shape: &[usize], n: usize, out: &mut Vec<u64>) -> Result<(), String> {
-    let (sshape, data) = match src {
-        Elems::Scalar(v) => {
-            out.resize(n, v);
-            return Ok(());
-        }
-        Elems::Tile(s, d) => (s, d),
-    };
-    if sshape.len() > shape.len() {
-        return Err(format!(
-            "broadcast of shape {sshape:?} to lower rank {shape:?}"
-        ));
-    }
-    let pad = shape.len() - sshape.len();
-    // Source stride per target axis; 0 on broadcast axes.
-    let mut strides = vec![0usize; shape.len()];
-    let mut acc = 1usize;
-    for k in (0..sshape.len()).rev() {
-        let (s, t) = (sshape[k], shape[pad + k]);
-        if s != 1 && s != t {
-            return Err(format!("cannot broadcast shape {sshape:?} to {shape:?}"));
-        }
-        strides[pad + k] = if s == 1 { 0 } else { acc };
-        acc = acc.saturating_mul(s);
-    }
-    if acc != data.len() {
-        return Err(format!(
-            "broadcast source of shape {sshape:?} holds {} elements",
-            data.len()
-        ));
-    }
-    let mut pos = vec![0usize; shape.len()];
-    for _ in 0..n {
-        let idx: usize = pos.iter().zip(&strides).map(|(p, s)| p * s).sum();
-        out.push(data.get(idx).copied().unwrap_or(0));
-        next_pos(&mut pos, shape);
-    }
-    Ok(())
-}
-
-/// An integer read as i64, saturating (view offsets and dims).
-fn clamp_i64(v: i128) -> i64 {
-    v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
 }

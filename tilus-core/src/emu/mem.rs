@@ -12,15 +12,17 @@
 //! [`crate::elem::rmw_new`]. The elements of one tile operation are performed in row-major order,
 //! which is one of the orders the GPU may choose.
 
-use super::access::{self, AccessFault, Region, Resolved, INACTIVE};
+use super::access::{self, AccessFault, Plan, Region, Resolved, INACTIVE};
+use super::buf::{with_word, Buf, Word};
 use super::cluster::ClusterMem;
-use super::global::GlobalMem;
+use super::global::{CellWord, GlobalMem};
 use super::interp::{Fault, Interp, R};
-use super::race::{ClusterShadow, Kind, Race, SyncKey, Target};
+use super::race::Kind;
+use super::rmw::{self, Rmw};
+use super::transfer::{self, read_word, write_word};
 use super::value::{operand, Elems, Value};
 use super::{EmuArg, EmuError};
-use crate::elem::rmw_new;
-use crate::ir::{Access, DType, InactiveResult, Kernel, Operand, RmwOp, Sem, VarId};
+use crate::ir::{Access, DType, InactiveResult, Operand, RmwOp, Sem, VarId};
 use std::sync::atomic::{fence as atomic_fence, Ordering};
 
 /// `ld.{sem}`: a load cannot release, so an (illegal) release order is strengthened to SeqCst.
@@ -64,50 +66,6 @@ fn cas_failure_order(sem: Sem) -> Ordering {
 pub(crate) fn fence(sem: Sem) {
     if sem != Sem::Relaxed {
         atomic_fence(Ordering::AcqRel);
-    }
-}
-
-/// What a race message says about the shared tensor `a` accesses, and its elements per block
-/// (of a distributed tensor; 0 otherwise). `None` when `a.mem` is not a shared tensor.
-fn race_target<'v>(
-    kernel: &'v Kernel,
-    vars: &'v [Value],
-    a: &Access,
-) -> Option<(Target<'v>, usize)> {
-    let Some(Value::Shared(view)) = vars.get(a.mem as usize) else {
-        return None;
-    };
-    let var = kernel.vars.get(a.mem as usize);
-    let target = Target {
-        name: var.map_or("?", |v| v.name.as_str()),
-        temp: var.is_none_or(|v| v.temp),
-        byte: view.byte,
-        size: view.dtype.size_bytes(),
-        shape: &view.shape,
-    };
-    Some((target, view.part.unwrap_or(0)))
-}
-
-/// An atomic RMW on global cell `i` of type `d`; returns the old value.
-#[inline(always)]
-fn global_rmw(
-    mem: GlobalMem<'_>,
-    i: usize,
-    d: DType,
-    op: RmwOp,
-    v: u64,
-    cmp: u64,
-    sem: Sem,
-) -> u64 {
-    let (o, fail) = (rmw_order(sem), cas_failure_order(sem));
-    match op {
-        // Integer forms the host has: wrapping add of the operand (negated for sub, as PTX has
-        // no atom.sub), exchange, compare-and-swap, bitwise ops.
-        RmwOp::Add if d.is_int() => mem.fetch_add(i, v, o),
-        RmwOp::Sub if d.is_int() => mem.fetch_add(i, v.wrapping_neg(), o),
-        RmwOp::Exch => mem.swap(i, v, o),
-        RmwOp::Cas => mem.cas(i, cmp, v, o, fail),
-        _ => mem.update(i, o, fail, |old| rmw_new(op, d, old, v, cmp, true)),
     }
 }
 
@@ -158,25 +116,6 @@ fn open_window<'w>(
     }
 }
 
-/// Element `i` (of `size` bytes) of the shared window, little endian.
-#[inline(always)]
-fn read_shared(window: &[u8], i: usize, size: usize) -> u64 {
-    let at = i * size;
-    let mut b = [0u8; 8];
-    if let Some(src) = window.get(at..at + size) {
-        b[..size].copy_from_slice(src);
-    }
-    u64::from_le_bytes(b)
-}
-
-#[inline(always)]
-fn write_shared(window: &mut [u8], i: usize, size: usize, v: u64) {
-    let at = i * size;
-    if let Some(dst) = window.get_mut(at..at + size) {
-        dst.copy_from_slice(&v.to_le_bytes()[..size]);
-    }
-}
-
 /// The elements of a value operand of an `n`-element access (a free function, so that the
 /// borrow covers only the variables and the shared window stays writable).
 fn elems(vars: &[Value], op: Operand, n: usize) -> Result<Elems<'_>, String> {
@@ -187,16 +126,25 @@ fn elems(vars: &[Value], op: Operand, n: usize) -> Result<Elems<'_>, String> {
     }
 }
 
+fn width_error() -> String {
+    "a memory operand whose elements have another width than the memory".into()
+}
+
 impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
-    /// Resolve an access into `self.addrs`.
+    /// Resolve an access into `self.runs` or `self.addrs`.
     fn resolve(&mut self, a: &Access) -> R<Resolved> {
-        access::resolve(
+        let out = access::Out {
+            addrs: &mut self.addrs,
+            runs: &mut self.runs,
+        };
+        let window = self.cluster.map_or(self.shared.len(), |c| c.window);
+        let r = access::resolve(
             a,
             self.ctx.kernel,
             &self.vars,
             &self.ctx.global_lens,
-            self.cluster.map_or(self.shared.len(), |c| c.window),
-            &mut self.addrs,
+            window,
+            out,
         )
         .map_err(|f| match f {
             AccessFault::Malformed(m) => self.malformed(m),
@@ -211,140 +159,33 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 element,
                 detail,
             }),
-        })
-        .and_then(|r| {
-            let Some(c) = self.cluster else { return Ok(r) };
-            if r.region != Region::Cluster || self.cluster_phase > 0 {
-                return Ok(r);
-            }
-            // Before the first cluster barrier only the block's own part may be touched.
-            let per_window = (c.window / self.mem_dtype(a).size_bytes()) as i64;
-            let own = self.rank as i64;
-            if self
-                .addrs
-                .iter()
-                .any(|&p| p != INACTIVE && p / per_window != own)
-            {
-                return Err(self.cluster_error(
-                    "a cluster shared tensor is accessed before this block's first `cluster_sync()`: the other blocks of the cluster may not have started (their shared memory does not exist yet) or initialised their part".into(),
-                ));
-            }
-            Ok(r)
-        })
-    }
-
-    /// Race checking (under `check_races`): check and record the active elements of a resolved
-    /// shared access. `uniform`: a scalar destination, so every thread performs the access.
-    fn check_race(&mut self, a: &Access, r: &Resolved, kind: Kind, uniform: bool) -> R<()> {
-        let found = match r.region {
-            Region::Cluster => self.check_cluster_race(a, kind, uniform),
-            Region::Shared => {
-                let (Some(shadow), Some((target, _))) = (
-                    self.race.as_mut(),
-                    race_target(self.ctx.kernel, &self.vars, a),
-                ) else {
-                    return Ok(());
-                };
-                shadow.access(kind, &self.addrs, uniform, &target)
-            }
-            Region::Global { .. } => Ok(()),
-        };
-        found.map_err(|race| {
-            Fault::Error(EmuError::SharedRace {
-                kernel: self.ctx.kernel.name.clone(),
-                block: self.block,
-                detail: race.detail,
-            })
-        })
-    }
-
-    /// [`check_race`](Self::check_race) for a distributed shared tensor: against every block of
-    /// the cluster.
-    fn check_cluster_race(&self, a: &Access, kind: Kind, uniform: bool) -> Result<(), Race> {
-        let (Some((cluster, shadow)), Some((target, part))) = (
-            self.cluster.and_then(|c| Some((c, c.race.as_ref()?))),
-            race_target(self.ctx.kernel, &self.vars, a),
-        ) else {
-            return Ok(());
-        };
-        let who = super::race::Accessor {
-            rank: self.rank,
-            epoch: self.race.as_ref().map_or(0, |r| r.epoch()),
-            phase: self.cluster_phase,
-            clock: self.clock.now(),
-        };
-        let window = cluster.window;
-        shadow.access(kind, &self.addrs, uniform, &who, window, part, &target)
-    }
-
-    /// Whether a one-element result goes to a variable declared scalar, which every thread
-    /// computes (the PTX's uniform access).
-    fn uniform(&self, dst: Option<VarId>, n: usize) -> bool {
-        n == 1
-            && dst.is_some_and(
-                |d| matches!(self.ctx.kernel.vars.get(d as usize), Some(v) if v.ty.is_scalar()),
-            )
-    }
-
-    /// The barrier the PTX places before a release atomic.
-    fn before(&mut self, sem: Sem) {
-        if sem.has_release() {
-            self.barrier();
+        })?;
+        let Some(c) = self.cluster else { return Ok(r) };
+        if r.region != Region::Cluster || self.cluster_phase > 0 {
+            return Ok(r);
         }
-    }
-
-    /// The barrier the PTX places after an acquire atomic.
-    fn after(&mut self, sem: Sem) {
-        if sem.has_acquire() {
-            self.barrier();
+        // Before the first cluster barrier only the block's own part may be touched.
+        let per_window = (c.window / self.mem_dtype(a).size_bytes()) as i64;
+        let own = self.rank as i64;
+        if self.plan(&r).any_active(|p| p / per_window != own) {
+            return Err(self.cluster_error(
+                "a cluster shared tensor is accessed before this block's first `cluster_sync()`: the other blocks of the cluster may not have started (their shared memory does not exist yet) or initialised their part".into(),
+            ));
         }
+        Ok(r)
     }
 
-    /// The locations of the active elements of a resolved access that blocks of a cluster can
-    /// synchronise through (global and distributed shared memory), or `None` when there is no
-    /// cluster race checking.
-    fn sync_keys(&self, r: &Resolved, size: usize) -> Option<(&'c ClusterShadow, Vec<SyncKey>)> {
-        let shadow = self.cluster?.race.as_ref()?;
-        let active = self
-            .addrs
-            .iter()
-            .filter(|&&p| p != INACTIVE)
-            .map(|&p| p as usize);
-        let keys = match r.region {
-            Region::Global { param } => {
-                let mem = self.global(param).ok()?;
-                active.map(|i| SyncKey::Global(mem.cell_addr(i))).collect()
-            }
-            Region::Cluster => active.map(|i| SyncKey::Cluster(i * size)).collect(),
-            Region::Shared => return None,
-        };
-        Some((shadow, keys))
-    }
-
-    /// Before an atomic write of `sem` is performed: what it releases, for the race checking of
-    /// distributed shared memory.
-    fn sync_before_write(&self, r: &Resolved, sem: Sem, size: usize) {
-        if let Some((shadow, keys)) = self.sync_keys(r, size) {
-            shadow.publish(&keys, sem, &self.clock);
-        }
-    }
-
-    /// After an atomic access of `sem` is performed: what its read acquired (`reads`), and the
-    /// end of what its release covered.
-    fn sync_after_access(&mut self, r: &Resolved, sem: Sem, size: usize, reads: bool) {
-        let Some((shadow, keys)) = self.sync_keys(r, size) else {
-            return;
-        };
-        if reads {
-            shadow.observe(&keys, sem, &mut self.clock);
-        }
-        if sem.has_release() {
-            self.clock.tick();
+    /// Where the addresses of a resolved access are.
+    fn plan(&self, r: &Resolved) -> Plan<'_> {
+        if r.runs {
+            Plan::Runs(&self.runs)
+        } else {
+            Plan::Addrs(&self.addrs)
         }
     }
 
     /// The memory of tensor parameter `param`.
-    fn global(&self, param: usize) -> R<GlobalMem<'a>> {
+    pub(crate) fn global(&self, param: usize) -> R<GlobalMem<'a>> {
         match self.ctx.args.get(param) {
             Some(EmuArg::Tensor(s)) => Ok(*s),
             _ => Err(self.malformed(format!("parameter {param} is not a tensor"))),
@@ -360,156 +201,114 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             .map_or(DType::I32, |v| v.ty.dtype())
     }
 
+    /// The elements of a resolved access, read with order `o` (global memory); inactive
+    /// elements are `other`'s.
+    fn gather(&mut self, a: &Access, r: &Resolved, other: Elems<'_>, o: Ordering) -> R<Buf> {
+        let width = self.mem_dtype(a).size_bytes();
+        let mem = match r.region {
+            Region::Global { param } => Some(self.global(param)?),
+            _ => None,
+        };
+        let plan = if r.runs {
+            Plan::Runs(&self.runs)
+        } else {
+            Plan::Addrs(&self.addrs)
+        };
+        let gathered = with_word!(width, W => {
+            let mut out = self.pool.take::<W>();
+            let other = other.src::<W>();
+            match (mem, other) {
+                (Some(mem), Some(other)) => W::cells(mem).map(|cells| {
+                    transfer::gather_global(cells, plan, r.n, other, o, &mut out)
+                }),
+                (None, Some(other)) => {
+                    let (sh, base) = open_window(&mut self.shared, self.cluster, self.rank, r.region, W::WIDTH);
+                    transfer::gather_shared(&sh, base, plan, r.n, other, &mut out);
+                    Some(())
+                }
+                (_, None) => None,
+            }
+            .map(|()| W::wrap(out))
+        });
+        gathered.ok_or_else(|| self.malformed(width_error()))
+    }
+
     pub(crate) fn load(&mut self, dst: VarId, a: &Access, other: Operand) -> R<()> {
-        let r = self.resolve(a)?;
-        if self.race.is_some() {
-            let uniform = self.uniform(Some(dst), r.n);
-            self.check_race(a, &r, Kind::Read, uniform)?;
-        }
-        let mut out = self.take_buf();
-        let size = self.mem_dtype(a).size_bytes();
-        let other = elems(&self.vars, other, r.n).map_err(|m| self.malformed(m))?;
-        match r.region {
-            Region::Global { param } => {
-                let mem = self.global(param)?;
-                out.extend(self.addrs.iter().enumerate().map(|(e, &p)| {
-                    if p == INACTIVE {
-                        other.at(e)
-                    } else {
-                        mem.load(p as usize, Ordering::Relaxed)
-                    }
-                }));
-            }
-            Region::Shared | Region::Cluster => {
-                let (sh, base) =
-                    open_window(&mut self.shared, self.cluster, self.rank, r.region, size);
-                out.extend(self.addrs.iter().enumerate().map(|(e, &p)| {
-                    if p == INACTIVE {
-                        other.at(e)
-                    } else {
-                        read_shared(&sh, base + p as usize, size)
-                    }
-                }));
-            }
-        }
-        self.set_tile(dst, a.shape.clone(), out)
+        let mut r = self.resolve(a)?;
+        let uniform = self.uniform(Some(dst), r.n);
+        self.check_race(a, &mut r, Kind::Read, uniform)?;
+        let vars = std::mem::take(&mut self.vars);
+        let got = elems(&vars, other, r.n)
+            .map_err(|m| self.malformed(m))
+            .and_then(|other| self.gather(a, &r, other, Ordering::Relaxed));
+        self.vars = vars;
+        self.set_tile(dst, a.shape.clone(), got?)
     }
 
     pub(crate) fn atomic_load(&mut self, dst: Option<VarId>, a: &Access, sem: Sem) -> R<()> {
-        let r = self.resolve(a)?;
-        if self.race.is_some() {
-            self.before(sem);
-            let uniform = self.uniform(dst, r.n);
-            self.check_race(a, &r, Kind::AtomicRead, uniform)?;
-            self.after(sem);
-        }
-        let mut out = self.take_buf();
+        let mut r = self.resolve(a)?;
+        self.note_atomic_read(&r);
+        let uniform = self.uniform(dst, r.n);
+        self.check_atomic_race(a, &mut r, Kind::AtomicRead, sem, uniform)?;
         let size = self.mem_dtype(a).size_bytes();
         // An atomic load has no `other`: inactive elements read 0.
-        match r.region {
-            Region::Global { param } => {
-                let (mem, o) = (self.global(param)?, load_order(sem));
-                out.extend(self.addrs.iter().map(|&p| {
-                    if p == INACTIVE {
-                        0
-                    } else {
-                        mem.load(p as usize, o)
-                    }
-                }));
-            }
-            Region::Shared | Region::Cluster => {
-                let (sh, base) =
-                    open_window(&mut self.shared, self.cluster, self.rank, r.region, size);
-                out.extend(self.addrs.iter().map(|&p| {
-                    if p == INACTIVE {
-                        0
-                    } else {
-                        read_shared(&sh, base + p as usize, size)
-                    }
-                }));
-            }
-        }
-        self.sync_after_access(&r, sem, size, true);
+        let buf = self.gather(a, &r, Elems::Scalar(0), load_order(sem))?;
+        self.sync_after_access(&mut r, sem, size, true);
         match dst {
-            Some(d) => self.set_tile(d, a.shape.clone(), out),
-            None => Ok(()),
+            Some(d) => self.set_tile(d, a.shape.clone(), buf),
+            None => {
+                self.pool.give(buf);
+                Ok(())
+            }
         }
     }
 
     pub(crate) fn store(&mut self, a: &Access, value: Operand) -> R<()> {
-        let r = self.resolve(a)?;
+        let mut r = self.resolve(a)?;
         if self.ctx.opts.strict_scatter {
-            self.check_duplicates(&r)?;
+            self.check_duplicates(&mut r)?;
         }
-        if self.race.is_some() {
-            self.check_race(a, &r, Kind::Write, false)?;
-        }
+        self.check_race(a, &mut r, Kind::Write, false)?;
         self.write(a, &r, value, Ordering::Relaxed)
     }
 
     pub(crate) fn atomic_store(&mut self, a: &Access, value: Operand, sem: Sem) -> R<()> {
-        let r = self.resolve(a)?;
-        if self.race.is_some() {
-            self.before(sem);
-            self.check_race(a, &r, Kind::AtomicWrite, false)?;
-            self.after(sem);
-        }
+        let mut r = self.resolve(a)?;
+        self.check_atomic_race(a, &mut r, Kind::AtomicWrite, sem, false)?;
         let size = self.mem_dtype(a).size_bytes();
-        self.sync_before_write(&r, sem, size);
+        self.sync_before_write(&mut r, sem, size);
         self.write(a, &r, value, store_order(sem))?;
-        self.sync_after_access(&r, sem, size, false);
+        self.sync_after_access(&mut r, sem, size, false);
         Ok(())
     }
 
     /// Store `value` at the resolved addresses, in row-major element order (so the last of
     /// several elements with one address wins).
     fn write(&mut self, a: &Access, r: &Resolved, value: Operand, order: Ordering) -> R<()> {
-        let size = self.mem_dtype(a).size_bytes();
+        let width = self.mem_dtype(a).size_bytes();
         let v = elems(&self.vars, value, r.n).map_err(|m| self.malformed(m))?;
-        match r.region {
-            Region::Global { param } => {
-                let mem = self.global(param)?;
-                let locks = self.ctx.chunk_locks;
-                for (e, &p) in self.addrs.iter().enumerate() {
-                    if p != INACTIVE {
-                        let _held = locks.then(|| mem.chunk_lock(p as usize));
-                        mem.store(p as usize, v.at(e), order);
-                    }
-                }
+        let mem = match r.region {
+            Region::Global { param } => Some(self.global(param)?),
+            _ => None,
+        };
+        let locks = self.ctx.chunk_locks;
+        let plan = if r.runs {
+            Plan::Runs(&self.runs)
+        } else {
+            Plan::Addrs(&self.addrs)
+        };
+        let done = with_word!(width, W => match (mem, v.src::<W>()) {
+            (Some(mem), Some(v)) => W::cells(mem).map(|cells| {
+                transfer::scatter_global(cells, plan, v, order, locks.then_some(mem))
+            }),
+            (None, Some(v)) => {
+                let (mut sh, base) = open_window(&mut self.shared, self.cluster, self.rank, r.region, W::WIDTH);
+                transfer::scatter_shared(&mut sh, base, plan, v);
+                Some(())
             }
-            Region::Shared | Region::Cluster => {
-                let (mut sh, base) =
-                    open_window(&mut self.shared, self.cluster, self.rank, r.region, size);
-                for (e, &p) in self.addrs.iter().enumerate() {
-                    if p != INACTIVE {
-                        write_shared(&mut sh, base + p as usize, size, v.at(e));
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Strict scatter: two active elements of one weak store must not share an address.
-    fn check_duplicates(&mut self, r: &Resolved) -> R<()> {
-        let mut s = std::mem::take(&mut self.scratch);
-        s.clear();
-        s.extend(self.addrs.iter().copied().filter(|&p| p != INACTIVE));
-        s.sort_unstable();
-        let dup = s.windows(2).position(|w| w[0] == w[1]).map(|i| {
-            let addr = s[i];
-            (addr, s[i..].iter().take_while(|&&p| p == addr).count())
+            (_, None) => None,
         });
-        self.scratch = s;
-        match dup {
-            None => Ok(()),
-            Some((addr, count)) => Err(Fault::Error(EmuError::DuplicateScatter {
-                kernel: self.ctx.kernel.name.clone(),
-                block: self.block,
-                index: addr - r.lo,
-                count,
-            })),
-        }
+        done.ok_or_else(|| self.malformed(width_error()))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -524,127 +323,143 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         inactive: InactiveResult,
         pairs: bool,
     ) -> R<()> {
-        let r = self.resolve(a)?;
+        let mut r = self.resolve(a)?;
+        self.note_atomic_read(&r);
         if op == RmwOp::Cas && compare.is_none() {
             return Err(self.malformed("`cas` without a compare operand".into()));
         }
-        if self.race.is_some() {
-            self.before(sem);
-            let uniform = self.uniform(dst, r.n);
-            self.check_race(a, &r, Kind::AtomicWrite, uniform)?;
-            self.after(sem);
-        }
-        let mut out = self.take_buf();
-        let v = elems(&self.vars, values, r.n).map_err(|m| self.malformed(m))?;
-        let c = match compare {
-            Some(c) => elems(&self.vars, c, r.n).map_err(|m| self.malformed(m))?,
-            None => Elems::Scalar(0),
+        let uniform = self.uniform(dst, r.n);
+        self.check_atomic_race(a, &mut r, Kind::AtomicWrite, sem, uniform)?;
+        let d = self.mem_dtype(a);
+        let size = d.size_bytes();
+        self.sync_before_write(&mut r, sem, size);
+        let vars = std::mem::take(&mut self.vars);
+        let args = elems(&vars, values, r.n).and_then(|values| {
+            let compare = match compare {
+                Some(c) => elems(&vars, c, r.n)?,
+                None => Elems::Scalar(0),
+            };
+            Ok(Rmw {
+                op,
+                d,
+                values,
+                compare,
+                inactive,
+                n: r.n,
+                want: dst.is_some(),
+            })
+        });
+        let old = match args {
+            Ok(args) if pairs => self.rmw_pairs(&mut r, &args, sem),
+            Ok(args) => self.rmw_elements(&r, &args, sem),
+            Err(m) => Err(self.malformed(m)),
         };
-        let want = dst.is_some();
-        let dead = |e: usize| match inactive {
+        self.vars = vars;
+        let old = old?;
+        self.sync_after_access(&mut r, sem, size, true);
+        match dst {
+            Some(d) => self.set_tile(d, a.shape.clone(), old),
+            None => {
+                self.pool.give(old);
+                Ok(())
+            }
+        }
+    }
+
+    /// The read-modify-writes of the elements of a resolved access; the old values.
+    fn rmw_elements(&mut self, r: &Resolved, args: &Rmw<'_>, sem: Sem) -> R<Buf> {
+        let mem = match r.region {
+            Region::Global { param } => Some(self.global(param)?),
+            _ => None,
+        };
+        let plan = if r.runs {
+            Plan::Runs(&self.runs)
+        } else {
+            Plan::Addrs(&self.addrs)
+        };
+        let old = match mem {
+            Some(mem) => {
+                let orders = (rmw_order(sem), cas_failure_order(sem));
+                rmw::global(
+                    mem,
+                    plan,
+                    args,
+                    orders,
+                    self.ctx.chunk_locks,
+                    &mut self.pool,
+                )
+            }
+            None => {
+                let size = args.d.size_bytes();
+                let (mut sh, base) =
+                    open_window(&mut self.shared, self.cluster, self.rank, r.region, size);
+                rmw::shared(&mut sh, base, plan, args, &mut self.pool)
+            }
+        };
+        old.map_err(|m| self.malformed(m))
+    }
+
+    /// 128-bit RMWs on the pairs `2k, 2k + 1`: performed when both elements are active, the
+    /// second is the memory element after the first, and the first is 16-byte aligned (an even
+    /// element: allocations are 16-byte aligned on both backends); skipped pairs give what
+    /// `inactive` says, as on the GPU. The old values.
+    fn rmw_pairs(&mut self, r: &mut Resolved, args: &Rmw<'_>, sem: Sem) -> R<Buf> {
+        if args.d.size_bytes() != 8 || !r.n.is_multiple_of(2) {
+            return Err(self.malformed("a 128-bit atomic needs pairs of 64-bit elements".into()));
+        }
+        self.need_addrs(r);
+        let (v, c, op) = (args.values, args.compare, args.op);
+        let dead = |e: usize| match args.inactive {
             InactiveResult::Zero => 0,
             InactiveResult::Compare => c.at(e),
         };
-        let d = self.mem_dtype(a);
-        let size = d.size_bytes();
-        self.sync_before_write(&r, sem, size);
-        if pairs {
-            // 128-bit RMWs on the pairs `2k, 2k + 1`: performed when both elements are active,
-            // the second is the memory element after the first, and the first is 16-byte
-            // aligned (an even element: allocations are 16-byte aligned on both backends);
-            // skipped pairs give what `inactive` says, as on the GPU.
-            if size != 8 || r.n % 2 != 0 {
-                return Err(
-                    self.malformed("a 128-bit atomic needs pairs of 64-bit elements".into())
-                );
-            }
-            let new = |e: usize, old: (u64, u64)| match op {
-                RmwOp::Exch => Some((v.at(e), v.at(e + 1))),
-                RmwOp::Cas => (old == (c.at(e), c.at(e + 1))).then(|| (v.at(e), v.at(e + 1))),
-                _ => None,
-            };
-            let load = match sem.has_acquire() {
-                true => Ordering::Acquire,
-                false => Ordering::Relaxed,
-            };
-            let store = match sem.has_release() {
-                true => Ordering::Release,
-                false => Ordering::Relaxed,
-            };
-            match r.region {
-                Region::Global { param } => {
-                    let mem = self.global(param)?;
-                    for e in (0..r.n).step_by(2) {
-                        let (p, q) = (self.addrs[e], self.addrs[e + 1]);
-                        let old = if p == INACTIVE || q != p.wrapping_add(1) || p % 2 != 0 {
-                            (dead(e), dead(e + 1))
-                        } else {
-                            mem.pair_update(p as usize, load, store, |old| new(e, old))
-                        };
-                        out.extend([old.0, old.1]);
-                    }
-                }
-                Region::Shared | Region::Cluster => {
-                    let (mut sh, base) =
-                        open_window(&mut self.shared, self.cluster, self.rank, r.region, size);
-                    for e in (0..r.n).step_by(2) {
-                        let (p, q) = (self.addrs[e], self.addrs[e + 1]);
-                        let at = base.wrapping_add(p as usize);
-                        let old = if p == INACTIVE || q != p.wrapping_add(1) || at % 2 != 0 {
-                            (dead(e), dead(e + 1))
-                        } else {
-                            let old = (read_shared(&sh, at, 8), read_shared(&sh, at + 1, 8));
-                            if let Some((l, h)) = new(e, old) {
-                                write_shared(&mut sh, at, 8, l);
-                                write_shared(&mut sh, at + 1, 8, h);
-                            }
-                            old
-                        };
-                        out.extend([old.0, old.1]);
-                    }
+        let new = |e: usize, old: (u64, u64)| match op {
+            RmwOp::Exch => Some((v.at(e), v.at(e + 1))),
+            RmwOp::Cas => (old == (c.at(e), c.at(e + 1))).then(|| (v.at(e), v.at(e + 1))),
+            _ => None,
+        };
+        let load = match sem.has_acquire() {
+            true => Ordering::Acquire,
+            false => Ordering::Relaxed,
+        };
+        let store = match sem.has_release() {
+            true => Ordering::Release,
+            false => Ordering::Relaxed,
+        };
+        let mut out = self.pool.take::<u64>();
+        match r.region {
+            Region::Global { param } => {
+                let mem = self.global(param)?;
+                for e in (0..r.n).step_by(2) {
+                    let (p, q) = (self.addrs[e], self.addrs[e + 1]);
+                    let old = if p == INACTIVE || q != p.wrapping_add(1) || p % 2 != 0 {
+                        (dead(e), dead(e + 1))
+                    } else {
+                        mem.pair_update(p as usize, load, store, |old| new(e, old))
+                    };
+                    out.extend([old.0, old.1]);
                 }
             }
-        } else {
-            match r.region {
-                Region::Global { param } => {
-                    let mem = self.global(param)?;
-                    let locks = self.ctx.chunk_locks;
-                    for (e, &p) in self.addrs.iter().enumerate() {
-                        let old = if p == INACTIVE {
-                            dead(e)
-                        } else {
-                            let _held = locks.then(|| mem.chunk_lock(p as usize));
-                            global_rmw(mem, p as usize, d, op, v.at(e), c.at(e), sem)
-                        };
-                        if want {
-                            out.push(old);
+            Region::Shared | Region::Cluster => {
+                let (mut sh, base) =
+                    open_window(&mut self.shared, self.cluster, self.rank, r.region, 8);
+                for e in (0..r.n).step_by(2) {
+                    let (p, q) = (self.addrs[e], self.addrs[e + 1]);
+                    let at = base.wrapping_add(p as usize);
+                    let old = if p == INACTIVE || q != p.wrapping_add(1) || at % 2 != 0 {
+                        (dead(e), dead(e + 1))
+                    } else {
+                        let old: (u64, u64) = (read_word(&sh, at), read_word(&sh, at + 1));
+                        if let Some((l, h)) = new(e, old) {
+                            write_word(&mut sh, at, l);
+                            write_word(&mut sh, at + 1, h);
                         }
-                    }
-                }
-                Region::Shared | Region::Cluster => {
-                    let (mut sh, base) =
-                        open_window(&mut self.shared, self.cluster, self.rank, r.region, size);
-                    for (e, &p) in self.addrs.iter().enumerate() {
-                        let old = if p == INACTIVE {
-                            dead(e)
-                        } else {
-                            let at = base + p as usize;
-                            let old = read_shared(&sh, at, size);
-                            let new = rmw_new(op, d, old, v.at(e), c.at(e), false);
-                            write_shared(&mut sh, at, size, new);
-                            old
-                        };
-                        if want {
-                            out.push(old);
-                        }
-                    }
+                        old
+                    };
+                    out.extend([old.0, old.1]);
                 }
             }
         }
-        self.sync_after_access(&r, sem, size, true);
-        match dst {
-            Some(d) => self.set_tile(d, a.shape.clone(), out),
-            None => Ok(()),
-        }
+        Ok(Buf::W64(out))
     }
 }

@@ -3,10 +3,11 @@
 //!
 //! * A block is one sequential interpreter over whole tiles (`interp.rs`): control flow is
 //!   block-uniform and every tile operation completes before the next statement.
-//! * Blocks run on a pool of host threads that take block indices in increasing order from a
-//!   shared counter, so several blocks are genuinely in flight at once: a block that spins on a
-//!   flag set by a later block of the same launch terminates, as on a GPU with all blocks
-//!   resident.
+//! * Blocks run on a pool of host threads, one per core by default, that take block indices in
+//!   increasing order, so several blocks are genuinely in flight at once. A block that spins
+//!   (a loop reading global memory atomically) yields its thread to other blocks and resumes
+//!   later (`sched.rs`): a block that waits for a flag set by a later block of the same launch
+//!   terminates, as on a GPU with all blocks resident.
 //! * Global memory is one host atomic per element, of the element's width ([`GlobalMem`]);
 //!   memory orders map to Rust orders (`mem.rs`); accesses are resolved to addresses (with
 //!   masks and bounds) before memory is touched (`access.rs`). Element values are bit patterns
@@ -21,12 +22,23 @@
 //! order, so the last of several weak stores to one address wins).
 
 mod access;
+mod buf;
 mod cluster;
+mod collectives;
+mod compute;
+mod elementwise;
+mod flow;
 mod global;
+mod indexed;
 mod interp;
 mod mem;
+mod mem_checks;
 mod ops;
 mod race;
+mod rmw;
+mod runs;
+mod sched;
+mod transfer;
 mod value;
 
 #[cfg(test)]
@@ -58,15 +70,18 @@ impl EmuArg<'_> {
     }
 }
 
-/// The default: lenient scatter, one worker per block up to 256, no step limit, shared-memory
-/// race checking on (a race is a bug on the GPU whatever the emulator computes).
+/// The default: lenient scatter, one worker per core, no step limit, shared-memory race
+/// checking on (a race is a bug on the GPU whatever the emulator computes).
 #[derive(Debug, Clone)]
 pub struct EmuOptions {
     /// Report duplicate addresses among the active elements of one non-atomic scatter store as
     /// an error (on in tests).
     pub strict_scatter: bool,
-    /// Host threads running blocks concurrently (blocks are handed out in increasing order).
-    /// 0 = enough for every block of the grid to be in flight up to a cap of 256.
+    /// Host threads running blocks (blocks are handed out in increasing order; a block that
+    /// spins on an atomic yields its thread to the others, so blocks that wait for one another
+    /// complete with any number of workers). 0 = one per core
+    /// (`std::thread::available_parallelism`). A kernel with clusters runs each cluster's
+    /// blocks on threads of their own; 0 there means up to [`MAX_DEFAULT_WORKERS`] threads.
     pub workers: usize,
     /// Abort with [`EmuError::StepLimit`] after this many loop iterations in one block
     /// (a spin that never ends fails instead of hanging). `None` = unlimited.
@@ -77,8 +92,11 @@ pub struct EmuOptions {
     /// are reported as [`EmuError::SharedRace`] (a missing `sync()`). In distributed shared
     /// tensors (`cluster_shared_tensor`) accesses of two blocks of a cluster race unless a
     /// `cluster_sync()` or a release/acquire pair orders them (a missing `cluster_sync()`).
-    /// Costs a shadow of the shared window per worker (and of the windows per running cluster)
-    /// and a pass over each shared access (on in tests).
+    /// Costs a shadow of the shared window per block in flight (24 bytes per element of the
+    /// kernel's narrowest shared type; per running cluster for distributed tensors), a copy of
+    /// each shared access's addresses until the next barrier, and a check element by element
+    /// only in the barrier intervals that mix kinds of access that can race (a store and a
+    /// load, say); BENCHMARKS.md has the measured cost. On in tests.
     pub check_races: bool,
 }
 
@@ -93,7 +111,7 @@ impl Default for EmuOptions {
     }
 }
 
-/// Most host threads a launch uses when [`EmuOptions::workers`] is 0.
+/// Most host threads a launch of a kernel with clusters uses when [`EmuOptions::workers`] is 0.
 pub const MAX_DEFAULT_WORKERS: usize = 256;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -253,40 +271,19 @@ pub fn launch(
         return launch_clusters(&ctx);
     }
     let workers = match opts.workers {
-        0 => (blocks.min(MAX_DEFAULT_WORKERS as u64)) as usize,
-        w => w.min(blocks.min(usize::MAX as u64) as usize),
-    };
-    // u64 so that handing out past the last block cannot wrap around to block 0.
-    let next = AtomicU64::new(0);
-    let first_error: Mutex<Option<EmuError>> = Mutex::new(None);
-
-    let work = || {
-        let mut interp = Interp::new(&ctx);
-        while !abort.load(Ordering::Relaxed) {
-            let b = next.fetch_add(1, Ordering::Relaxed);
-            if b >= blocks {
-                break;
-            }
-            let block = b as u32;
-            let result = match catch_unwind(AssertUnwindSafe(|| interp.run_block(block))) {
-                Ok(r) => r,
-                Err(payload) => {
-                    // The interpreter's state is suspect after a panic: start afresh.
-                    interp = Interp::new(&ctx);
-                    Err(internal(kernel, block, payload))
-                }
-            };
-            if !record(result, &first_error, &abort) {
-                break;
-            }
-        }
-    };
-
-    run_workers(workers, work);
-    match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        0 => default_workers(),
+        w => w,
+    }
+    .min(blocks.min(usize::MAX as u64) as usize);
+    match sched::run_grid(&ctx, workers) {
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// The host's cores: the default number of workers.
+fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// A panic inside the interpreter, as the error it is.

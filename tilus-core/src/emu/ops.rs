@@ -6,10 +6,11 @@
 //! combines its lanes by a butterfly (`shfl.bfly` 16, 8, 4, 2, 1), then the warps' partials are
 //! folded in warp order. `f16`/`bf16` are reduced in `f32` and rounded once at the end.
 
-use crate::elem::{self, Elem, Num};
+use super::buf::{get, Stored, Words};
+use crate::elem::{self, Bits, Elem, Num};
 use crate::ir::{BinOp, DType, ReduceOp};
 use crate::layout::Layout;
-use crate::with_num_type;
+use crate::{with_int_type, with_num_type};
 
 fn op_of(op: ReduceOp) -> BinOp {
     match op {
@@ -25,17 +26,43 @@ pub(crate) fn identity(op: ReduceOp, d: DType) -> u64 {
     elem::reduce_identity(op, d)
 }
 
-/// Reduce `xs` (a tile of type `d` laid out as `layout`) to one value.
-pub(crate) fn reduce(op: ReduceOp, d: DType, xs: &[u64], layout: Layout) -> u64 {
+/// Reduce `xs` (a tile of type `d` laid out as `layout`) to one value; `None` when the words
+/// are not of `d`'s width or the reduction is not defined on `d` (malformed IR).
+pub(crate) fn reduce(op: ReduceOp, d: DType, xs: Words<'_>, layout: Layout) -> Option<u64> {
+    let bop = op_of(op);
+    let init = identity(op, d);
+    if d == DType::Bool {
+        let xs = <u8 as super::buf::Word>::slice(xs)?;
+        let r = xs
+            .iter()
+            .fold(init != 0, |a, &x| elem::bool_binary(bop, a, x != 0));
+        return Some(r as u64);
+    }
     if !d.is_float() {
-        let bop = op_of(op);
-        return elem::fold(bop, d, identity(op, d), xs);
+        return with_int_type!(d, T => fold::<T>(bop, init, xs), _ => None);
     }
     let c = d.info().compute;
-    let bop = op_of(op);
-    let widened: Vec<u64> = xs.iter().map(|&x| elem::cast(d, c, x)).collect();
+    let widened: Vec<u64> = (0..xs.len()).map(|i| elem::cast(d, c, xs.at(i))).collect();
     let r = with_num_type!(c, T => ordered::<T>(bop, &widened, layout, identity(op, c)), bool => 0);
-    elem::cast(c, d, r)
+    Some(elem::cast(c, d, r))
+}
+
+/// Fold the integer words `xs` with `op` from `init`, left to right.
+fn fold<T: Stored + Num + Bits>(op: BinOp, init: u64, xs: Words<'_>) -> Option<u64> {
+    let xs = <T::W as super::buf::Word>::slice(xs)?;
+    let go = |f: fn(T, T) -> T| {
+        xs.iter()
+            .fold(T::from_bits(init), |a, &x| f(a, get::<T>(x)))
+    };
+    let r = match op {
+        BinOp::Add => go(Num::add),
+        BinOp::Min => go(Num::min),
+        BinOp::Max => go(Num::max),
+        BinOp::And => go(Bits::and),
+        BinOp::Or => go(Bits::or),
+        _ => return None,
+    };
+    Some(r.to_bits())
 }
 
 /// The PTX's order: per-thread folds over owned slots, warp butterflies, then warp partials.

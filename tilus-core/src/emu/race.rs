@@ -61,6 +61,15 @@ impl Kind {
             Kind::AtomicRead => AR,
         }
     }
+    /// The earlier accesses (fields) this kind conflicts with, as a bit set.
+    fn conflict_bits(self) -> u8 {
+        match self {
+            Kind::Read => READ_CONFLICTS,
+            Kind::AtomicRead => ATOMIC_READ_CONFLICTS,
+            Kind::Write => WRITE_CONFLICTS,
+            Kind::AtomicWrite => ATOMIC_WRITE_CONFLICTS,
+        }
+    }
     /// The earlier accesses (fields) this kind conflicts with.
     fn conflicts(self) -> &'static [usize] {
         match self {
@@ -104,22 +113,64 @@ pub(crate) struct Target<'a> {
 
 /// The owning thread of each flat index `0..` of a tile with `layout` (ptx/layout.rs:
 /// `f = o * threads * v + t * v + i`), stepped along instead of divided out.
-pub(crate) fn owners(layout: Layout) -> impl Iterator<Item = usize> {
-    let (v, threads) = (layout.v.max(1), layout.threads.max(1));
-    // (thread, position in its run of v)
-    std::iter::successors(Some((0usize, 0usize)), move |&(t, i)| {
-        Some(if i + 1 < v {
-            (t, i + 1)
-        } else if t + 1 < threads {
-            (t + 1, 0)
-        } else {
-            (0, 0)
-        })
-    })
-    .map(|(t, _)| t)
+pub(crate) fn owners(layout: Layout) -> Owners {
+    Owners {
+        v: layout.v.max(1),
+        threads: layout.threads.max(1),
+        t: 0,
+        i: 0,
+    }
 }
 
-/// Per-interpreter race-checking state.
+/// The iterator of [`owners`]: thread `t`, position `i` in its run of `v`.
+#[derive(Debug, Clone)]
+pub(crate) struct Owners {
+    v: usize,
+    threads: usize,
+    t: usize,
+    i: usize,
+}
+
+impl Iterator for Owners {
+    type Item = usize;
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        let t = self.t;
+        self.i += 1;
+        if self.i == self.v {
+            self.i = 0;
+            self.t += 1;
+            if self.t == self.threads {
+                self.t = 0;
+            }
+        }
+        Some(t)
+    }
+}
+
+/// The conflicts of the access kinds, as bit sets of [`Word`] fields.
+const READ_CONFLICTS: u8 = 1 << PW | 1 << AW;
+const ATOMIC_READ_CONFLICTS: u8 = 1 << PW;
+const WRITE_CONFLICTS: u8 = 1 << PW | 1 << AW | 1 << PR | 1 << AR;
+const ATOMIC_WRITE_CONFLICTS: u8 = 1 << PW | 1 << PR;
+
+/// A conflict found by [`Shadow::scan`]: the element's address, the field of the earlier access
+/// and its thread, and the current accessor.
+struct Conflict {
+    addr: usize,
+    field: usize,
+    other: u16,
+    t: u16,
+}
+
+/// Per-block race-checking state (it moves with a suspended block).
+///
+/// Most barrier intervals hold accesses of kinds that cannot conflict with each other (a
+/// histogram's atomic adds between two `sync()`s; loads after stores and a barrier), and then
+/// no element needs a check: only the kinds of the interval's accesses ([`Shadow::kinds`])
+/// are compared, and the accesses wait in [`Shadow::pending`] to be recorded in the shadow
+/// words until an access of a conflicting kind comes (which is then checked element by
+/// element against all of them) or the interval ends (and nothing is recorded at all).
 pub(crate) struct Shadow {
     words: Vec<Word>,
     /// Bytes per shadow entry: the narrowest shared element type of the kernel.
@@ -128,7 +179,27 @@ pub(crate) struct Shadow {
     epoch: u32,
     threads: usize,
     vmax: usize,
+    /// The kinds of the accesses of the current interval, as a bit set of [`Word`] fields.
+    kinds: u8,
+    /// Accesses of the current interval not recorded in `words` yet, in order; their
+    /// addresses are consecutive in `pending_addrs`.
+    pending: Vec<Pending>,
+    pending_addrs: Vec<i64>,
 }
+
+/// An access waiting to be recorded ([`Shadow`]).
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    kind: Kind,
+    uniform: bool,
+    /// Shadow entries per element.
+    per: usize,
+    len: usize,
+}
+
+/// Most addresses waiting to be recorded; more are recorded at once, so that a long interval
+/// costs no more memory than this.
+const PENDING_MAX: usize = 1 << 18;
 
 /// The narrowest element type of the kernel's shared allocations, in bytes (4 when none).
 fn shared_granularity(k: &Kernel) -> usize {
@@ -151,6 +222,9 @@ impl Shadow {
             // Thread ids must fit below MANY; the front end caps blocks at 1024 threads.
             threads: (kernel.threads as usize).clamp(1, MANY as usize - 1),
             vmax: crate::layout::vector_width(kernel),
+            kinds: 0,
+            pending: Vec::new(),
+            pending_addrs: Vec::new(),
         }
     }
 
@@ -166,43 +240,133 @@ impl Shadow {
             self.epoch = 0;
         }
         self.epoch += 1;
+        // Accesses of the interval that ended can conflict with nothing any more.
+        self.kinds = 0;
+        self.pending.clear();
+        self.pending_addrs.clear();
     }
 
     /// Check and record the active elements of one access. `addrs` are the resolved element
     /// addresses in units of `target.size` (row-major over the access shape, [`INACTIVE`] for
     /// inactive elements); `uniform`: every thread performs element 0 (a scalar-destination
-    /// load).
+    /// load); `distinct`: no two elements have one address (a weak store then cannot race
+    /// with itself).
     pub fn access(
         &mut self,
         kind: Kind,
         addrs: &[i64],
-        uniform: bool,
+        (uniform, distinct): (bool, bool),
         target: &Target<'_>,
     ) -> Result<(), Race> {
+        let per = target.size / self.gran;
+        let self_conflict = kind == Kind::Write && !distinct;
+        if self.kinds & kind.conflict_bits() == 0 && !self_conflict {
+            if self.pending_addrs.len() + addrs.len() > PENDING_MAX {
+                self.record_pending();
+            }
+            self.kinds |= 1 << kind.field();
+            self.pending.push(Pending {
+                kind,
+                uniform,
+                per,
+                len: addrs.len(),
+            });
+            self.pending_addrs.extend_from_slice(addrs);
+            return Ok(());
+        }
+        self.record_pending();
+        self.kinds |= 1 << kind.field();
+        self.check(kind, addrs, uniform, per)
+            .map_err(|c| self.race(kind, c.t, c.field, c.other, c.addr * target.size, target))
+    }
+
+    /// Record the pending accesses in the shadow words (they conflict with nothing).
+    fn record_pending(&mut self) {
+        let (pending, addrs) = (
+            std::mem::take(&mut self.pending),
+            std::mem::take(&mut self.pending_addrs),
+        );
+        let mut at = 0;
+        for p in &pending {
+            let recorded = self.check(p.kind, &addrs[at..at + p.len], p.uniform, p.per);
+            debug_assert!(recorded.is_ok(), "pending accesses do not conflict");
+            at += p.len;
+        }
+        self.pending = pending;
+        self.pending.clear();
+        self.pending_addrs = addrs;
+        self.pending_addrs.clear();
+    }
+
+    /// Check one access against the shadow words and record it there (`per` entries per
+    /// element).
+    fn check(
+        &mut self,
+        kind: Kind,
+        addrs: &[i64],
+        uniform: bool,
+        per: usize,
+    ) -> Result<(), Conflict> {
+        let scan = match kind {
+            Kind::Read => Shadow::scan::<PR, READ_CONFLICTS>,
+            Kind::AtomicRead => Shadow::scan::<AR, ATOMIC_READ_CONFLICTS>,
+            Kind::Write => Shadow::scan::<PW, WRITE_CONFLICTS>,
+            Kind::AtomicWrite => Shadow::scan::<AW, ATOMIC_WRITE_CONFLICTS>,
+        };
+        match per {
+            1 => scan(self, addrs, uniform, 1),
+            per => scan(self, addrs, uniform, per),
+        }
+    }
+
+    /// [`access`](Self::access) for one kind: recording in field `FIELD`, conflicting with the
+    /// fields in `CONFLICTS`; an element at address `p` has shadow entries from `p * per`
+    /// (its type is `per` times the shadow's granularity; the first entry stands for all).
+    #[inline(always)]
+    fn scan<const FIELD: usize, const CONFLICTS: u8>(
+        &mut self,
+        addrs: &[i64],
+        uniform: bool,
+        per: usize,
+    ) -> Result<(), Conflict> {
         let layout = Layout::new(addrs.len(), self.threads, self.vmax);
-        let scale = target.size;
-        let epoch = self.epoch;
-        let (field, conflicts) = (kind.field(), kind.conflicts());
-        for (&p, owner) in addrs.iter().zip(owners(layout)) {
-            if p == INACTIVE {
-                continue;
-            }
+        let (epoch, v, threads) = (self.epoch, layout.v.max(1), layout.threads.max(1));
+        // Each run of `v` elements belongs to one thread, the threads in turn ([`owners`]).
+        let mut owner = 0;
+        for run in addrs.chunks(v) {
             let t = if uniform { MANY } else { owner as u16 };
-            let entry = p as usize * scale / self.gran;
-            let Some(w) = self.words.get_mut(entry) else {
-                continue;
-            };
-            for &c in conflicts {
-                if w.epoch[c] == epoch && (w.tid[c] != t || t == MANY) {
-                    let other = w.tid[c];
-                    return Err(self.race(kind, t, c, other, p as usize * scale, target));
+            for &p in run {
+                if p == INACTIVE {
+                    continue;
                 }
+                let Some(w) = self.words.get_mut(p as usize * per) else {
+                    continue;
+                };
+                // Accesses of the kinds that conflict, in this barrier interval: most often none,
+                // so the threads are compared only then.
+                let recent = (0..4).any(|c| CONFLICTS & 1 << c != 0 && w.epoch[c] == epoch);
+                if recent {
+                    for c in 0..4 {
+                        let conflicts = CONFLICTS & 1 << c != 0;
+                        if conflicts && w.epoch[c] == epoch && (w.tid[c] != t || t == MANY) {
+                            let (addr, field, other) = (p as usize, c, w.tid[c]);
+                            return Err(Conflict {
+                                addr,
+                                field,
+                                other,
+                                t,
+                            });
+                        }
+                    }
+                }
+                // Record: this thread, or several when another one did it in this interval.
+                let again = w.epoch[FIELD] == epoch && w.tid[FIELD] != t;
+                w.tid[FIELD] = if again { MANY } else { t };
+                w.epoch[FIELD] = epoch;
             }
-            if w.epoch[field] != epoch {
-                w.epoch[field] = epoch;
-                w.tid[field] = t;
-            } else if w.tid[field] != t {
-                w.tid[field] = MANY;
+            owner += 1;
+            if owner == threads {
+                owner = 0;
             }
         }
         Ok(())

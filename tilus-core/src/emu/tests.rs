@@ -1206,7 +1206,7 @@ fn cross_block_producer_consumer_in_one_launch_terminates() {
 
 #[test]
 fn step_limit_stops_a_spin_that_cannot_end() {
-    // One worker: block 0 spins for block 1, which can only start after block 0 ends.
+    // A grid of one block: block 0 spins for a producer that does not exist.
     let kernel = producer_consumer_kernel();
     let (d, f, o) = (mem(&[0; 64]), mem(&[0]), mem(&[0; 64]));
     let opts = EmuOptions {
@@ -1216,7 +1216,7 @@ fn step_limit_stops_a_spin_that_cannot_end() {
     };
     let e = launch(
         &kernel,
-        2,
+        1,
         &[
             EmuArg::Tensor(GlobalMem::W32(&d)),
             EmuArg::Tensor(GlobalMem::W32(&f)),
@@ -1233,6 +1233,96 @@ fn step_limit_stops_a_spin_that_cannot_end() {
             limit: 10_000
         }
     );
+}
+
+/// Block `b` waits (acquire spin on `flag[b + dir]`) for block `b + dir`, reads its value with
+/// a weak load, and publishes its own (one more) with a release store of `flag[b]`; the block
+/// without a predecessor in the grid starts the chain with 1.
+fn chain_kernel() -> Kernel {
+    let mut k = Kb::new();
+    let (data, flag, dir) = (k.tensor("data"), k.tensor("flag"), k.scalar_param("dir"));
+    let (bid, g, src, f, x) = (k.s(), k.s(), k.s(), k.s(), k.s());
+    let (lo, hi, has_src, waiting) = (k.b(), k.b(), k.b(), k.b());
+    let at = |t: VarId, i: VarId| acc(t, &[1], vec![Coord::Index(v(i))], None, false);
+    let body = vec![
+        inst(bid, Inst::BlockIdx { axis: 0 }),
+        inst(g, Inst::GridDim { axis: 0 }),
+        bin(src, BinOp::Add, v(bid), v(dir)),
+        bin(lo, BinOp::Ge, v(src), imm(0)),
+        bin(hi, BinOp::Lt, v(src), v(g)),
+        bin(has_src, BinOp::And, v(lo), v(hi)),
+        inst(x, Inst::Mov(imm(0))),
+        Stmt::If {
+            cond: v(has_src),
+            then: vec![
+                Stmt::While {
+                    cond_block: vec![
+                        inst(
+                            f,
+                            Inst::AtomicLoad {
+                                access: at(flag, src),
+                                sem: Sem::Acquire,
+                                scope: Scope::Gpu,
+                            },
+                        ),
+                        bin(waiting, BinOp::Eq, v(f), imm(0)),
+                    ],
+                    cond: v(waiting),
+                    body: vec![],
+                    span: Span::NONE,
+                },
+                inst(
+                    x,
+                    Inst::Load {
+                        access: at(data, src),
+                        other: imm(0),
+                    },
+                ),
+            ],
+            els: vec![],
+            span: Span::NONE,
+        },
+        bin(x, BinOp::Add, v(x), imm(1)),
+        eff(Inst::Store {
+            access: at(data, bid),
+            value: v(x),
+        }),
+        eff(Inst::AtomicStore {
+            access: at(flag, bid),
+            value: imm(1),
+            sem: Sem::Release,
+            scope: Scope::Gpu,
+        }),
+    ];
+    k.finish(body)
+}
+
+/// A 64-block chain of producers and consumers (block `b` waits for block `b - 1`, and the
+/// other way round: every block waits for a later one) completes on one and two workers: a
+/// spinning block yields its worker.
+#[test]
+fn waiting_blocks_complete_on_fewer_workers_than_blocks() {
+    let kernel = chain_kernel();
+    let g = 64usize;
+    for workers in [1, 2] {
+        for dir in [-1, 1] {
+            let (d, f) = (mem(&vec![0; g]), mem(&vec![0; g]));
+            let opts = EmuOptions {
+                workers,
+                ..strict()
+            };
+            let args = [
+                EmuArg::Tensor(GlobalMem::W32(&d)),
+                EmuArg::Tensor(GlobalMem::W32(&f)),
+                EmuArg::i32(dir),
+            ];
+            launch(&kernel, g as u32, &args, &opts).unwrap();
+            let want: Vec<i32> = (0..g as i32)
+                .map(|b| if dir < 0 { b + 1 } else { g as i32 - b })
+                .collect();
+            assert_eq!(read(&d), want, "workers {workers}, dir {dir}");
+        }
+    }
 }
 
 #[test]
@@ -2135,6 +2225,50 @@ fn race_histogram_pattern() {
     }
 }
 
+/// The race checker records atomics lazily (`race.rs`): a barrier interval of more atomic
+/// elements than it keeps pending (2^18) is recorded in parts, and a load without a barrier
+/// after all of them still races with the atomics of every part.
+#[test]
+fn race_after_a_long_interval_of_atomics() {
+    let n: usize = 300_000;
+    let mut rng = XorShift(11);
+    let data: Vec<i32> = (0..n).map(|_| (rng.next() % 64) as i32).collect();
+    let run = |kernel: &Kernel| {
+        let (d, h) = (mem(&data), mem(&[0; 64]));
+        let args = [
+            EmuArg::Tensor(GlobalMem::W32(&d)),
+            EmuArg::i32(n as i32),
+            EmuArg::Tensor(GlobalMem::W32(&h)),
+        ];
+        launch(kernel, 1, &args, &races()).map(|()| read(&h))
+    };
+    let mut want = vec![0; 64];
+    data.iter().for_each(|&x| want[x as usize] += 1);
+    let kernel = histogram_kernel(4096, 64);
+    assert_eq!(run(&kernel), Ok(want));
+    let mut racy = kernel.clone();
+    let last_sync = racy
+        .body
+        .iter()
+        .rposition(|s| {
+            matches!(
+                s,
+                Stmt::Inst {
+                    inst: Inst::Sync,
+                    ..
+                }
+            )
+        })
+        .unwrap();
+    racy.body.remove(last_sync);
+    let r = run(&racy);
+    let Err(EmuError::SharedRace { detail, .. }) = &r else {
+        panic!("expected a race, got {r:?}");
+    };
+    assert!(detail.starts_with("read-after-write"), "{detail}");
+    assert!(detail.contains("atomically wrote it"), "{detail}");
+}
+
 /// Nothing recorded in one block conflicts with the next block the same worker runs.
 #[test]
 fn race_state_does_not_leak_between_blocks() {
@@ -2264,4 +2398,191 @@ fn race_check_overhead() {
         }
         println!("histogram 4M elements, 1 worker, check_races={check_races}: {best:.3}s");
     }
+}
+
+/// The tile collectives (`collectives.rs`) on a `[3, 12]` i32 tile: each result against a
+/// direct computation (the evaluators in `crate::collective` have their own tests; this checks
+/// the emulator's reading of operands, result shapes and types, and the scalar form).
+#[test]
+fn collectives_along_axes_give_their_shapes_and_values() {
+    let mut k = Kb::new();
+    let (inp, out) = (k.tensor("inp"), k.tensor("out"));
+    let flat = k.t(&[36]);
+    let x = k.t(&[3, 12]);
+    let (rs, am, am_flat, cs, cs_flat) = (
+        k.t(&[3]),
+        k.t(&[1, 12]),
+        k.t(&[12]),
+        k.t(&[3, 12]),
+        k.t(&[36]),
+    );
+    let (so, so_flat, order, taken, taken_flat) = (
+        k.t(&[3, 12]),
+        k.t(&[36]),
+        k.t(&[3, 12]),
+        k.t(&[3, 12]),
+        k.t(&[36]),
+    );
+    let (top, top_flat, ranks, hist, first_min) =
+        (k.t(&[3, 2]), k.t(&[6]), k.t(&[36]), k.t(&[4]), k.s());
+    let flat_of = |dst, x, n| inst(dst, Inst::Reshape { x, shape: vec![n] });
+    let body = vec![
+        inst(
+            flat,
+            Inst::Load {
+                access: acc(inp, &[36], vec![pos(0, imm(0))], None, true),
+                other: imm(0),
+            },
+        ),
+        inst(
+            x,
+            Inst::Reshape {
+                x: flat,
+                shape: vec![3, 12],
+            },
+        ),
+        inst(
+            rs,
+            Inst::ReduceAxis {
+                op: AxisReduce::Fold(ReduceOp::Sum),
+                x,
+                axis: 1,
+                keepdims: false,
+            },
+        ),
+        put(out, 0, 3, v(rs)),
+        inst(
+            am,
+            Inst::ReduceAxis {
+                op: AxisReduce::ArgMax,
+                x,
+                axis: 0,
+                keepdims: true,
+            },
+        ),
+        flat_of(am_flat, am, 12),
+        put(out, 3, 12, v(am_flat)),
+        inst(
+            cs,
+            Inst::Scan {
+                op: ScanOp::Add,
+                x,
+                axis: 1,
+                exclusive: true,
+                reverse: false,
+            },
+        ),
+        flat_of(cs_flat, cs, 36),
+        put(out, 15, 36, v(cs_flat)),
+        inst(
+            so,
+            Inst::Sort {
+                x,
+                axis: 0,
+                descending: true,
+            },
+        ),
+        flat_of(so_flat, so, 36),
+        put(out, 51, 36, v(so_flat)),
+        inst(
+            order,
+            Inst::ArgSort {
+                x,
+                axis: 1,
+                descending: false,
+            },
+        ),
+        inst(
+            taken,
+            Inst::Take {
+                x,
+                indices: order,
+                axis: 1,
+            },
+        ),
+        flat_of(taken_flat, taken, 36),
+        put(out, 87, 36, v(taken_flat)),
+        inst(
+            top,
+            Inst::TopK {
+                x,
+                k: 2,
+                axis: 1,
+                largest: true,
+                indices: true,
+            },
+        ),
+        flat_of(top_flat, top, 6),
+        put(out, 123, 6, v(top_flat)),
+        inst(ranks, Inst::EqualRank { x: flat }),
+        put(out, 129, 36, v(ranks)),
+        inst(hist, Inst::Histogram { x: flat, bins: 4 }),
+        put(out, 165, 4, v(hist)),
+        inst(
+            first_min,
+            Inst::ReduceAxis {
+                op: AxisReduce::ArgMin,
+                x: flat,
+                axis: 0,
+                keepdims: false,
+            },
+        ),
+        put(out, 169, 1, v(first_min)),
+    ];
+    let kernel = k.finish(body);
+    let mut rng = XorShift(0x1234_5678);
+    let xs: Vec<i32> = (0..36).map(|_| (rng.next() % 7) as i32 - 2).collect();
+    let (i, o) = (mem(&xs), mem(&[-99; 170]));
+    let args = [
+        EmuArg::Tensor(GlobalMem::W32(&i)),
+        EmuArg::Tensor(GlobalMem::W32(&o)),
+    ];
+    let mut opts = strict();
+    opts.check_races = true;
+    launch(&kernel, 1, &args, &opts).unwrap();
+    let o = read(&o);
+    let at = |r: usize, c: usize| xs[r * 12 + c];
+    let row = |r: usize| -> Vec<i32> { (0..12).map(|c| at(r, c)).collect() };
+    for r in 0..3 {
+        assert_eq!(o[r], row(r).iter().sum::<i32>(), "row sum {r}");
+        let mut sorted = row(r);
+        sorted.sort();
+        assert_eq!(
+            &o[87 + r * 12..99 + r * 12],
+            &sorted[..],
+            "row {r} taken by argsort"
+        );
+        let mut by: Vec<usize> = (0..12).collect();
+        by.sort_by_key(|&c| std::cmp::Reverse(at(r, c)));
+        assert_eq!(o[123 + r * 2], by[0] as i32);
+        assert_eq!(o[124 + r * 2], by[1] as i32);
+        let mut acc = 0;
+        for c in 0..12 {
+            assert_eq!(o[15 + r * 12 + c], acc, "exclusive cumsum ({r}, {c})");
+            acc += at(r, c);
+        }
+    }
+    for c in 0..12 {
+        let col: Vec<i32> = (0..3).map(|r| at(r, c)).collect();
+        let best = *col.iter().max().unwrap();
+        let first = col.iter().position(|&x| x == best).unwrap();
+        assert_eq!(o[3 + c], first as i32, "argmax of column {c}");
+        let mut desc = col.clone();
+        desc.sort_by(|a, b| b.cmp(a));
+        for r in 0..3 {
+            assert_eq!(o[51 + r * 12 + c], desc[r], "column {c} sorted");
+        }
+    }
+    for e in 0..36 {
+        let before = xs[..e].iter().filter(|&&x| x == xs[e]).count() as i32;
+        assert_eq!(o[129 + e], before, "equal rank of {e}");
+    }
+    for b in 0..4 {
+        assert_eq!(
+            o[165 + b],
+            xs.iter().filter(|&&x| x == b as i32).count() as i32
+        );
+    }
+    let min = *xs.iter().min().unwrap();
+    assert_eq!(o[169], xs.iter().position(|&x| x == min).unwrap() as i32);
 }

@@ -1,9 +1,11 @@
 //! Runtime values of IR variables, and borrowed views of operands.
 //!
-//! Elements are kept as bit patterns (`u64`, the type's bits in the low end, `crate::elem`);
-//! the IR's declared types say how to read them.
+//! Scalars are bit patterns (`u64`, the type's bits in the low end, `crate::elem`); tiles keep
+//! theirs in buffers of the element type's width (`buf.rs`). The IR's declared types say how
+//! to read them.
 
-use crate::elem::{canon, Lanes};
+use super::buf::{Buf, Word, Words};
+use crate::elem::canon;
 use crate::ir::{DType, Operand};
 
 /// The value held by an IR variable in one block.
@@ -25,7 +27,7 @@ pub(crate) enum Value {
 #[derive(Debug, Clone)]
 pub(crate) struct Tile {
     pub shape: Vec<usize>,
-    pub data: Vec<u64>,
+    pub data: Buf,
 }
 
 /// A global view: parameter `param`'s memory, starting `offset` elements into it, with runtime
@@ -53,17 +55,33 @@ pub(crate) struct SharedView {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Elems<'a> {
     Scalar(u64),
-    Tile(&'a [usize], &'a [u64]),
+    Tile(&'a [usize], Words<'a>),
+}
+
+/// A typed element source: one word for every element, or one word each.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Src<'a, W> {
+    One(W),
+    Each(&'a [W]),
+}
+
+impl<W: Word> Src<'_, W> {
+    /// Element `e` (the one word for every `e`; a tile's length is checked by the caller).
+    #[inline(always)]
+    pub fn at(&self, e: usize) -> W {
+        match self {
+            Src::One(w) => *w,
+            Src::Each(s) => s[e],
+        }
+    }
 }
 
 impl<'a> Elems<'a> {
-    /// Element `e` (the scalar for every `e`). Callers check tile lengths up front, so the
-    /// `get` fallback is only a no-panic guard.
-    #[inline(always)]
+    /// Element `e`'s bits (the scalar for every `e`; element by element, for rare operations).
     pub fn at(&self, e: usize) -> u64 {
         match self {
             Elems::Scalar(v) => *v,
-            Elems::Tile(_, d) => d.get(e).copied().unwrap_or(0),
+            Elems::Tile(_, d) => d.at(e),
         }
     }
     pub fn shape(&self) -> Option<&'a [usize]> {
@@ -79,10 +97,13 @@ impl<'a> Elems<'a> {
             Elems::Tile(_, d) => Some(d.len()),
         }
     }
-    pub fn lanes(&self) -> Lanes<'a> {
+    /// The elements as words of type `W`; `None` when a tile's words have another width (an
+    /// IR type error).
+    #[inline]
+    pub fn src<W: Word>(&self) -> Option<Src<'a, W>> {
         match *self {
-            Elems::Scalar(v) => Lanes::Scalar(v),
-            Elems::Tile(_, d) => Lanes::Slice(d),
+            Elems::Scalar(v) => Some(Src::One(W::of(v))),
+            Elems::Tile(_, d) => W::slice(d).map(Src::Each),
         }
     }
 }
@@ -122,7 +143,7 @@ pub(crate) fn operand(vars: &[Value], op: Operand) -> Result<Elems<'_>, String> 
         Operand::Imm(v, d) => Ok(Elems::Scalar(canon(d, v))),
         Operand::Var(id) => match vars.get(id as usize) {
             Some(Value::Scalar(v)) => Ok(Elems::Scalar(*v)),
-            Some(Value::Tile(t)) => Ok(Elems::Tile(&t.shape, &t.data)),
+            Some(Value::Tile(t)) => Ok(Elems::Tile(&t.shape, t.data.words())),
             Some(Value::Undef) => Err(format!("variable {id} is read before it is assigned")),
             Some(_) => Err(format!(
                 "variable {id} is a memory reference where a value is expected"
