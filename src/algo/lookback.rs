@@ -14,7 +14,7 @@
 //!
 //! Flags carry the run's epoch (`epoch * 4 + state`), so storage is reused without clearing:
 //! a flag left by an earlier run reads as "nothing yet". Tickets keep counting across runs; a
-//! run subtracts `epoch * tiles`.
+//! run (epochs count from 1) subtracts the `(epoch - 1) * tiles` tickets of the runs before.
 
 /// Calls `$cb! { $($args)* [look-back tokens] }`. The tokens expect, in the kernel: tensors
 /// `agg`, `inc` (values) and `flags` (`i32`), scalars `epoch` and `tile`, the tile's fold

@@ -27,7 +27,7 @@ macro_rules! scan_kernel {
             exclusive: i32,
         ) {
             let tiles = flags.len() as i32;
-            let tile = atomic::global_add(ticket, ones([1])).item() - epoch * tiles;
+            let tile = atomic::global_add(ticket, ones([1])).item() - (epoch - 1) * tiles;
             let start = tile * 4096;
             let t = load_global(x, offsets = [start], shape = [4096], other = $id);
             let total = t.$fold();

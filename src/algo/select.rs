@@ -31,7 +31,7 @@ macro_rules! select_kernel {
         ) {
             let n = x.len() as i32;
             let tiles = flags.len() as i32;
-            let tile = atomic::global_add(ticket, ones([1])).item() - epoch * tiles;
+            let tile = atomic::global_add(ticket, ones([1])).item() - (epoch - 1) * tiles;
             let start = tile * 4096;
             let at = arange(4096) + start;
             let inside = at < n;
