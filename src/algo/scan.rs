@@ -176,7 +176,12 @@ impl<T: ScanElement> ScanStorage<T> {
 }
 
 /// `x` and `out` of one length `n`, at most `tiles` tiles.
-pub(crate) fn check_lengths(op: &'static str, n: usize, out: usize, tiles: usize) -> Result<(), crate::Error> {
+pub(crate) fn check_lengths(
+    op: &'static str,
+    n: usize,
+    out: usize,
+    tiles: usize,
+) -> Result<(), crate::Error> {
     if out != n {
         return Err(crate::Error::LengthMismatch {
             op,

@@ -193,7 +193,16 @@ impl SelectStorage {
             return Ok(());
         }
         self.lb.next_run(stream)?;
-        T::launch_select(stream, x, &self.no_flags, out, &self.num, &self.lb, cmp, partition)
+        T::launch_select(
+            stream,
+            x,
+            &self.no_flags,
+            out,
+            &self.num,
+            &self.lb,
+            cmp,
+            partition,
+        )
     }
 
     /// The elements of `x` that `keep` holds for, in order, at the start of `out` (the rest of
@@ -230,13 +239,27 @@ impl SelectStorage {
     ) -> Result<(), crate::Error> {
         let n = x.tensor_len();
         check_lengths("select_flagged", n, out.tensor_len(), self.lb.tiles)?;
-        check_lengths("select_flagged (flags)", n, flags.tensor_len(), self.lb.tiles)?;
+        check_lengths(
+            "select_flagged (flags)",
+            n,
+            flags.tensor_len(),
+            self.lb.tiles,
+        )?;
         if n == 0 {
             self.num = stream.device().zeros(1)?;
             return Ok(());
         }
         self.lb.next_run(stream)?;
-        T::launch_select(stream, x, flags, out, &self.num, &self.lb, (0, T::default()), false)
+        T::launch_select(
+            stream,
+            x,
+            flags,
+            out,
+            &self.num,
+            &self.lb,
+            (0, T::default()),
+            false,
+        )
     }
 }
 
