@@ -16,7 +16,10 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn main() -> Result<(), tilus::Error> {
     let dev = tilus::Device::default()?;
     let default_log2 = if dev.is_gpu() { 28 } else { 18 };
-    let log2: u32 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(default_log2);
+    let log2: u32 = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default_log2);
     let n = 1usize << log2;
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let x: Vec<i32> = (0..n)
@@ -38,11 +41,21 @@ fn main() -> Result<(), tilus::Error> {
         eprintln!("MISMATCH: kept {k}, want {}", want.len());
         std::process::exit(1);
     }
-    println!("{}: select_if(x > 0) of 2^{log2} i32 keeps {k}, in order, as the CPU does", dev.name());
+    println!(
+        "{}: select_if(x > 0) of 2^{log2} i32 keeps {k}, in order, as the CPU does",
+        dev.name()
+    );
     let reps = if dev.is_gpu() { 30 } else { 2 };
     let copy = median(dev.time_ms(reps, || dev.copy(&input, &out))?);
-    let sel = median(dev.time_ms(reps, || st.select_if(&stream, &input, Keep::Greater(0), &out))?);
+    let sel = median(dev.time_ms(reps, || {
+        st.select_if(&stream, &input, Keep::Greater(0), &out)
+    })?);
     println!("copy i32                       {:>10.1} us", copy * 1e3);
-    println!("tilus select_if(x > 0) i32     {:>10.1} us  {:.1} G elements/s  ratio to copy {:.3}", sel * 1e3, n as f64 / (sel * 1e-3) / 1e9, copy / sel);
+    println!(
+        "tilus select_if(x > 0) i32     {:>10.1} us  {:.1} G elements/s  ratio to copy {:.3}",
+        sel * 1e3,
+        n as f64 / (sel * 1e-3) / 1e9,
+        copy / sel
+    );
     Ok(())
 }

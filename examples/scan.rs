@@ -28,7 +28,10 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn main() -> Result<(), tilus::Error> {
     let dev = tilus::Device::default()?;
     let default_log2 = if dev.is_gpu() { 28 } else { 18 };
-    let log2: u32 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(default_log2);
+    let log2: u32 = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default_log2);
     let n = 1usize << log2;
     // Values in [-8, 7], as cub_algos.cu uses: every i32 prefix of 2^28 of them is exact.
     let mut seed = 0x2545_f491_4f6c_dd1du64;
@@ -59,17 +62,40 @@ fn main() -> Result<(), tilus::Error> {
     println!("{}: inclusive scan of 2^{log2} i32 matches the CPU ({first:.2?} with the check's download)", dev.name());
     let reps = if dev.is_gpu() { 30 } else { 2 };
     let copy = median(dev.time_ms(reps, || dev.copy(&input, &out))?);
-    let scan = median(dev.time_ms(reps, || storage.scan(&stream, ScanOp::Sum, &input, &out, false))?);
-    let ex = median(dev.time_ms(reps, || storage.scan(&stream, ScanOp::Sum, &input, &out, true))?);
+    let scan = median(dev.time_ms(reps, || {
+        storage.scan(&stream, ScanOp::Sum, &input, &out, false)
+    })?);
+    let ex = median(dev.time_ms(reps, || {
+        storage.scan(&stream, ScanOp::Sum, &input, &out, true)
+    })?);
     let gbs = |ms: f64| 2.0 * (n * 4) as f64 / (ms * 1e-3) / 1e9;
-    println!("copy i32                       {:>10.1} us {:>8.1} GB/s(r+w)", copy * 1e3, gbs(copy));
-    println!("tilus inclusive_scan i32       {:>10.1} us {:>8.1} GB/s(r+w)  ratio to copy {:.3}", scan * 1e3, gbs(scan), copy / scan);
-    println!("tilus exclusive_scan i32       {:>10.1} us {:>8.1} GB/s(r+w)  ratio to copy {:.3}", ex * 1e3, gbs(ex), copy / ex);
+    println!(
+        "copy i32                       {:>10.1} us {:>8.1} GB/s(r+w)",
+        copy * 1e3,
+        gbs(copy)
+    );
+    println!(
+        "tilus inclusive_scan i32       {:>10.1} us {:>8.1} GB/s(r+w)  ratio to copy {:.3}",
+        scan * 1e3,
+        gbs(scan),
+        copy / scan
+    );
+    println!(
+        "tilus exclusive_scan i32       {:>10.1} us {:>8.1} GB/s(r+w)  ratio to copy {:.3}",
+        ex * 1e3,
+        gbs(ex),
+        copy / ex
+    );
     let xf: Vec<f32> = x.iter().map(|&v| v as f32).collect();
     let (inf, outf) = (dev.upload(&xf)?, dev.zeros::<f32>(n)?);
     let mut sf = ScanStorage::<f32>::new(&dev, n)?;
     sf.scan(&stream, ScanOp::Sum, &inf, &outf, false)?;
     let f = median(dev.time_ms(reps, || sf.scan(&stream, ScanOp::Sum, &inf, &outf, false))?);
-    println!("tilus inclusive_scan f32       {:>10.1} us {:>8.1} GB/s(r+w)  ratio to copy {:.3}", f * 1e3, gbs(f), copy / f);
+    println!(
+        "tilus inclusive_scan f32       {:>10.1} us {:>8.1} GB/s(r+w)  ratio to copy {:.3}",
+        f * 1e3,
+        gbs(f),
+        copy / f
+    );
     Ok(())
 }

@@ -55,7 +55,9 @@ fn every_operator_on_every_integer_type_with_adversarial_inputs() {
             vec![7; n],
             (0..n as i64).collect(),
             (0..n as i64).rev().collect(),
-            (0..n).map(|i| if i % 2 == 0 { i64::MIN } else { i64::MAX }).collect(),
+            (0..n)
+                .map(|i| if i % 2 == 0 { i64::MIN } else { i64::MAX })
+                .collect(),
         ];
         let mut st64 = ScanStorage::<i64>::new(&dev, n).unwrap();
         let mut st32 = ScanStorage::<u32>::new(&dev, n).unwrap();
@@ -106,15 +108,27 @@ fn float_sums_and_storage_reused_across_runs() {
             let x: Vec<f32> = (0..n).map(|_| rng.range(-8, 9) as f32).collect();
             let (input, out) = (dev.upload(&x).unwrap(), dev.zeros::<f32>(n).unwrap());
             st.scan(&stream, ScanOp::Sum, &input, &out, false).unwrap();
-            assert_eq!(out.download().unwrap(), prefix(&x, 0.0, |a, b| a + b, false), "{dev:?} f32 n={n}");
+            assert_eq!(
+                out.download().unwrap(),
+                prefix(&x, 0.0, |a, b| a + b, false),
+                "{dev:?} f32 n={n}"
+            );
             let xd: Vec<f64> = x.iter().map(|&v| v as f64 * 0.5).collect();
             let (input, out) = (dev.upload(&xd).unwrap(), dev.zeros::<f64>(n).unwrap());
             st64.scan(&stream, ScanOp::Sum, &input, &out, true).unwrap();
-            assert_eq!(out.download().unwrap(), prefix(&xd, 0.0, |a, b| a + b, true), "{dev:?} f64 n={n}");
+            assert_eq!(
+                out.download().unwrap(),
+                prefix(&xd, 0.0, |a, b| a + b, true),
+                "{dev:?} f64 n={n}"
+            );
             let xu: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
             let (input, out) = (dev.upload(&xu).unwrap(), dev.zeros::<u64>(n).unwrap());
             stu.scan(&stream, ScanOp::Sum, &input, &out, false).unwrap();
-            assert_eq!(out.download().unwrap(), prefix(&xu, 0, u64::wrapping_add, false), "{dev:?} u64 n={n}");
+            assert_eq!(
+                out.download().unwrap(),
+                prefix(&xu, 0, u64::wrapping_add, false),
+                "{dev:?} u64 n={n}"
+            );
         }
         // Over capacity, and mismatched lengths: errors, nothing written.
         let x = dev.zeros::<f32>(cap + TILE_FOR_TESTS).unwrap();
@@ -129,7 +143,13 @@ fn float_sums_and_storage_reused_across_runs() {
 /// with a release store and reads it after an acquire load (correct); 1 publishes the flag
 /// relaxed; 2 reads the aggregate before acquiring the flag.
 #[tile_kernel(threads = 128)]
-fn handoff(agg: GlobalTensor<i32>, flags: GlobalTensor<i32>, ticket: GlobalTensor<i32>, out: GlobalTensor<i32>, mode: i32) {
+fn handoff(
+    agg: GlobalTensor<i32>,
+    flags: GlobalTensor<i32>,
+    ticket: GlobalTensor<i32>,
+    out: GlobalTensor<i32>,
+    mode: i32,
+) {
     let tile = atomic::global_add(ticket, ones([1])).item();
     if tile == 0 {
         store_global(agg, full([1], 41), offsets = [0]);
@@ -159,7 +179,8 @@ fn the_race_checker_knows_the_look_back_protocol() {
             let flags = dev.zeros::<i32>(1).unwrap();
             let ticket = dev.zeros::<i32>(1).unwrap();
             let out = dev.zeros::<i32>(1).unwrap();
-            handoff::launch(&dev, 2u32, &agg, &flags, &ticket, &out, mode).map(|_| out.download().unwrap())
+            handoff::launch(&dev, 2u32, &agg, &flags, &ticket, &out, mode)
+                .map(|_| out.download().unwrap())
         };
         assert_eq!(run(0).unwrap(), vec![42]);
         for broken in [1, 2] {

@@ -53,16 +53,26 @@ fn flags_partition_floats_and_reused_storage() {
         for n in [cap, 17, 2 * TILE, 0, TILE + 1] {
             // f64 with NaNs: NaN compares false, so it is never kept by `Greater`.
             let x: Vec<f64> = (0..n)
-                .map(|i| if i % 11 == 0 { f64::NAN } else { rng.range(-9, 9) as f64 * 0.25 })
+                .map(|i| {
+                    if i % 11 == 0 {
+                        f64::NAN
+                    } else {
+                        rng.range(-9, 9) as f64 * 0.25
+                    }
+                })
                 .collect();
             let (input, out) = (dev.upload(&x).unwrap(), dev.full(n, -7.0f64).unwrap());
-            st.select_if(&stream, &input, Keep::Greater(0.0), &out).unwrap();
+            st.select_if(&stream, &input, Keep::Greater(0.0), &out)
+                .unwrap();
             let want = kept(&x, Keep::Greater(0.0));
             let k = st.num_selected().download().unwrap()[0] as usize;
             let got = out.download().unwrap();
             assert_eq!(k, want.len(), "{dev:?} n={n}");
             assert_eq!(&got[..k], &want[..], "{dev:?} n={n}");
-            assert!(got[k..].iter().all(|&v| v == -7.0), "{dev:?} n={n}: past the kept ones untouched");
+            assert!(
+                got[k..].iter().all(|&v| v == -7.0),
+                "{dev:?} n={n}: past the kept ones untouched"
+            );
             // Partition: kept in order, then the rejected in reverse order.
             let xs: Vec<u64> = (0..n).map(|_| rng.next_u64() % 100).collect();
             let (input, out) = (dev.upload(&xs).unwrap(), dev.zeros::<u64>(n).unwrap());
@@ -71,23 +81,46 @@ fn flags_partition_floats_and_reused_storage() {
             want.extend(xs.iter().rev().copied().filter(|&v| v >= 40));
             assert_eq!(out.download().unwrap(), want, "{dev:?} n={n} partition");
             // Flags.
-            let flags: Vec<u8> = (0..n).map(|_| (rng.next_u64() % 3 == 0) as u8 * 5).collect();
+            let flags: Vec<u8> = (0..n)
+                .map(|_| (rng.next_u64() % 3 == 0) as u8 * 5)
+                .collect();
             let f = dev.upload(&flags).unwrap();
             let xi: Vec<u32> = (0..n as u32).collect();
             let (input, out) = (dev.upload(&xi).unwrap(), dev.zeros::<u32>(n).unwrap());
             st.select_flagged(&stream, &input, &f, &out).unwrap();
-            let want: Vec<u32> = xi.iter().zip(&flags).filter(|(_, &f)| f != 0).map(|(&v, _)| v).collect();
+            let want: Vec<u32> = xi
+                .iter()
+                .zip(&flags)
+                .filter(|(_, &f)| f != 0)
+                .map(|(&v, _)| v)
+                .collect();
             let k = st.num_selected().download().unwrap()[0] as usize;
-            assert_eq!(&out.download().unwrap()[..k], &want[..], "{dev:?} n={n} flagged");
+            assert_eq!(
+                &out.download().unwrap()[..k],
+                &want[..],
+                "{dev:?} n={n} flagged"
+            );
             assert_eq!(k, want.len());
         }
         // All kept, none kept.
         let x: Vec<i64> = (0..3 * TILE as i64).collect();
         let input = dev.upload(&x).unwrap();
-        assert_eq!(select_if(&dev, &input, Keep::GreaterEq(0)).unwrap().download().unwrap(), x);
-        assert!(select_if(&dev, &input, Keep::Less(0)).unwrap().download().unwrap().is_empty());
+        assert_eq!(
+            select_if(&dev, &input, Keep::GreaterEq(0))
+                .unwrap()
+                .download()
+                .unwrap(),
+            x
+        );
+        assert!(select_if(&dev, &input, Keep::Less(0))
+            .unwrap()
+            .download()
+            .unwrap()
+            .is_empty());
         // Lengths that do not match: errors.
         let small = dev.zeros::<i64>(5).unwrap();
-        assert!(st.select_if(&stream, &input, Keep::Less(0), &small).is_err());
+        assert!(st
+            .select_if(&stream, &input, Keep::Less(0), &small)
+            .is_err());
     }
 }

@@ -484,9 +484,10 @@ impl FromWide for f16 {
     fn from_f32_rn(x: f32) -> Self {
         f16::from_f32(x).canon_nan()
     }
-    /// `cvt.rn.f16.f64`: one rounding.
+    /// `cvt.rn.f16.f64`: one rounding (`half`'s `from_f64` rounds twice where the CPU has
+    /// F16C, through `f32`, and drops low bits elsewhere).
     fn from_f64_as_ptx(x: f64) -> Self {
-        f16::from_f64(x).canon_nan()
+        f16::from_bits(f64_to_binary16(x, 10, 5)).canon_nan()
     }
 }
 
@@ -499,6 +500,39 @@ impl FromWide for bf16 {
     fn from_f64_as_ptx(x: f64) -> Self {
         bf16::from_f32(x as f32).canon_nan()
     }
+}
+
+/// `x` rounded once, to nearest with ties to even, to a 16-bit binary float of `man` fraction
+/// bits and `exp` exponent bits (`f16`: 10, 5; `bf16`: 7, 8): its bits (NaN as some NaN).
+pub(crate) fn f64_to_binary16(x: f64, man: u32, exp: u32) -> u16 {
+    let sign = if x.is_sign_negative() { 0x8000u16 } else { 0 };
+    let inf = (((1u32 << exp) - 1) << man) as u16;
+    if x.is_nan() {
+        return inf | (1 << (man - 1));
+    }
+    if x.is_infinite() {
+        return sign | inf;
+    }
+    let a = x.abs();
+    let bias = (1i32 << (exp - 1)) - 1;
+    let emin = 1 - bias;
+    // The binade of `a` (subnormals share the smallest normal one's quantum).
+    let mut e = Ord::max(((a.to_bits() >> 52) as i32) - 1023, emin);
+    // a / quantum is exact (a power-of-two scaling far from f64's limits).
+    let mut r = (a / 2f64.powi(e - man as i32)).round_ties_even() as u32;
+    if r >= 1 << (man + 1) {
+        // Rounded up into the next binade.
+        r >>= 1;
+        e += 1;
+    }
+    if r < 1 << man {
+        return sign | r as u16; // subnormal or zero
+    }
+    let field = e + bias;
+    if field >= (1 << exp) - 1 {
+        return sign | inf;
+    }
+    sign | ((field as u16) << man) | (r - (1 << man)) as u16
 }
 
 #[inline(always)]
@@ -609,4 +643,52 @@ macro_rules! with_int_type {
             _ => $other,
         }
     }};
+}
+
+#[cfg(test)]
+mod binary16_tests {
+    use super::*;
+
+    /// Every f32 exactly representable in f64 rounds the same once from f64 as from f32
+    /// (half's f32 conversions round correctly); sampled over all exponents, both signs.
+    #[test]
+    fn rounding_from_f64_agrees_with_the_f32_conversions() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        for i in 0..2_000_000u64 {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let bits = if i < 65536 {
+                (i as u32) << 16 | 0x8000
+            } else {
+                s as u32
+            };
+            let x = f32::from_bits(bits);
+            if x.is_nan() {
+                continue;
+            }
+            let b = f64_to_binary16(x as f64, 7, 8);
+            assert_eq!(b, bf16::from_f32(x).to_bits(), "bf16 of {x:e} ({bits:#x})");
+            let h = f64_to_binary16(x as f64, 10, 5);
+            assert_eq!(h, f16::from_f32(x).to_bits(), "f16 of {x:e} ({bits:#x})");
+        }
+    }
+
+    /// Found on an H100 (tests/collectives.rs, a bf16 cumprod): 0x3fa28007 as bf16 is 0x3fa3
+    /// (cvt.rn.bf16.f32); `half::bf16::from_f64` gives 0x3fa2.
+    #[test]
+    fn casts_round_once_to_nearest() {
+        assert_eq!(cast(DType::F32, DType::BF16, 0x3fa2_8007), 0x3fa3);
+        let wide = (f32::from_bits(0x3fa2_8007) as f64).to_bits();
+        assert_eq!(cast(DType::F64, DType::BF16, wide), 0x3fa3);
+        // f64 -> f16 rounds once: 1 + 2^-11 + 2^-40 is above the tie, so it rounds up (through
+        // f32 it would first become the tie 1 + 2^-11, then round to even, down).
+        let y = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
+        assert_eq!(cast(DType::F64, DType::F16, y.to_bits()), 0x3c01);
+        assert_eq!(f64_to_binary16(65519.0, 10, 5), 0x7bff);
+        assert_eq!(f64_to_binary16(65520.0, 10, 5), 0x7c00);
+        assert_eq!(f64_to_binary16(-2f64.powi(-25), 10, 5), 0x8000);
+        assert_eq!(f64_to_binary16(2f64.powi(-25) * 1.5, 10, 5), 0x0001);
+        assert_eq!(float_const(DType::BF16, "1.01171875000001"), Some(0x3f82));
+    }
 }

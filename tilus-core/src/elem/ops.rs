@@ -123,9 +123,9 @@ pub fn round_half_away<T: Num>(x: T) -> T {
     let d = x.sub(t).abs();
     if d.to_f64() >= 0.5 {
         let one = if x.to_f64() < 0.0 {
-            T::from_f64(-1.0)
+            <T as Num>::from_f64(-1.0)
         } else {
-            T::from_f64(1.0)
+            <T as Num>::from_f64(1.0)
         };
         t.add(one)
     } else {
@@ -208,7 +208,9 @@ fn narrow(to: DType, w: Wide) -> u64 {
         let v = match w {
             Wide::Bool(b) => T::from_i128(b as i128),
             Wide::Int(i) => T::from_i128(i),
-            Wide::Float(f) => T::from_f64(f),
+            // The trait's conversion, not `half`'s inherent `from_f64` (which drops the low 32
+            // bits of the f64 before rounding, so it rounds some values the wrong way).
+            Wide::Float(f) => <T as Num>::from_f64(f),
         };
         Elem::to_bits(v)
     }, bool => unreachable!())
@@ -248,11 +250,11 @@ pub fn float_const(d: DType, text: &str) -> Option<u64> {
         DType::F16 => text
             .parse::<f64>()
             .ok()
-            .map(|v| half::f16::from_f64(v).to_bits() as u64),
+            .map(|v| super::f64_to_binary16(v, 10, 5) as u64),
         DType::BF16 => text
             .parse::<f64>()
             .ok()
-            .map(|v| half::bf16::from_f64(v).to_bits() as u64),
+            .map(|v| super::f64_to_binary16(v, 7, 8) as u64),
         _ => None,
     }
 }
