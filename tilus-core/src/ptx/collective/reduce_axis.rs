@@ -41,6 +41,9 @@ impl Emitter<'_> {
             AxisReduce::ArgMin | AxisReduce::ArgMax => DType::I32,
         };
         let lines = view.lines();
+        if let (AxisReduce::Fold(f), ReducePlan::Rows { lanes, v }) = (op, plan) {
+            return self.fold_rows_in_place(dst, f, x, d, lanes, v);
+        }
         let offs = parts(
             self,
             &[d.size_bytes() * layout.n, out_d.size_bytes() * lines],
@@ -122,6 +125,67 @@ impl Emitter<'_> {
         )?;
         self.barrier();
         self.unstage(dst, out_d, res)?;
+        self.barrier();
+        Ok(())
+    }
+
+    /// A fold of rows the layout already spreads as the plan's lanes: each thread folds the
+    /// `v` elements of its run in every chunk from the identity, the `lanes` threads of a row
+    /// combine by a butterfly, and the row's first lane writes the result (row
+    /// `o * threads / lanes + tid / lanes` of chunk `o`); nothing is staged.
+    fn fold_rows_in_place(
+        &mut self,
+        dst: VarId,
+        f: crate::ir::ReduceOp,
+        x: VarId,
+        d: DType,
+        lanes: usize,
+        v: usize,
+    ) -> CodegenResult<()> {
+        let Ty::Tile { shape, .. } = self.ty(x)?.clone() else {
+            return internal("reduce along an axis of a scalar");
+        };
+        let layout = self.layout_of(&shape);
+        let rows = layout.n / (lanes * v);
+        let res = parts(self, &[d.size_bytes() * rows])[0];
+        let acc_t = acc_type(d);
+        let id = crate::elem::cast(d, acc_t, crate::elem::reduce_identity(f, d));
+        let ins = acc_opcode(fold_op(f), acc_t)?;
+        let tid = self.tid();
+        let (row0, lane) = (self.r32(), self.r32());
+        self.ins(["shr", "u32"], (row0, tid, lanes.trailing_zeros()));
+        self.ins(["and", "b32"], (lane, tid, lanes as u32 - 1));
+        let writer = self.pred_u32("eq", lane, 0.into());
+        for o in 0..layout.outer {
+            let acc = self.acc_const(acc_t, id)?;
+            for i in 0..v {
+                let val = self.reg_or_const(crate::ir::Operand::Var(x), o * v + i)?;
+                let w = match d {
+                    DType::Bool => {
+                        let p = self.in_reg(val);
+                        let t = self.r32();
+                        self.ins(["selp", "b32"], (t, 1, 0, p));
+                        t
+                    }
+                    _ if d.is_half_float() => self.widen_f32(d, val),
+                    _ => self.in_reg(val),
+                };
+                self.ins(ins.clone(), (acc, acc, w));
+            }
+            let mut b = lanes / 2;
+            while b >= 1 {
+                let t = self.shfl_bfly(acc, b as u32);
+                self.ins(ins.clone(), (acc, acc, t));
+                b /= 2;
+            }
+            let row = self.r32();
+            let first = (o * (layout.threads / lanes)) as u32;
+            self.ins(["add", "s32"], (row, row0, first));
+            let at = self.elem_at(res, d.size_bytes(), row.into());
+            self.st_acc(Guard::If(writer), d, at, acc);
+        }
+        self.barrier();
+        self.unstage(dst, d, res)?;
         self.barrier();
         Ok(())
     }
