@@ -78,7 +78,11 @@ pub use tilus_core as core;
 /// `dev.upload(&[bf16::from_f32(1.5)])`.
 pub use half::{bf16, f16};
 
+pub mod algo;
 pub mod lang;
+
+// The algorithms' kernels are written with `#[tile_kernel]`, whose expansion names `::tilus`.
+extern crate self as tilus;
 
 /// The README's Rust example, compiled and run as a doctest so the README stays true.
 #[cfg(doctest)]

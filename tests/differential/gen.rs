@@ -220,7 +220,7 @@ pub struct Pending {
 }
 
 /// Whether kernels use the tile collectives (scans, sorts, reductions along an axis, ...).
-const COLLECTIVES: bool = false;
+const COLLECTIVES: bool = true;
 
 pub struct Gen {
     pub rng: KRng,
@@ -1075,7 +1075,7 @@ impl Gen {
                     let op = self
                         .rng
                         .pick(&["add", "mul", "min", "max", "and", "or", "xor"]);
-                    ("scan", vec![pos(var(op))])
+                    ("scan", vec![pos(string(op))])
                 };
                 args.push(kw("axis", axis_e));
                 kw_flag(self, &mut args, "exclusive");

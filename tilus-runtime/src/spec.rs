@@ -401,7 +401,12 @@ pub(crate) mod tensor_sealed {
     message = "`{Self}` is not device memory of `{T}` elements",
     label = "expected a `&GlobalTensor<{T}>` or a `&TensorView<'_, {T}>`"
 )]
-pub trait AsTensor<T: Element>: tensor_sealed::TensorSource<T> {}
+pub trait AsTensor<T: Element>: tensor_sealed::TensorSource<T> {
+    /// Elements in the tensor or view.
+    fn tensor_len(&self) -> usize {
+        self.tensor_ref().len
+    }
+}
 
 impl<T: Element, X: tensor_sealed::TensorSource<T> + ?Sized> AsTensor<T> for X {}
 

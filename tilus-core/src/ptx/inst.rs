@@ -4,6 +4,7 @@
 //! own registers in place is safe even when it is also an operand.
 
 use super::code::{axis_name, Guard, Opcode, Special};
+use super::collective::Placed;
 use super::emit::{cmp_name_for, internal, CodegenResult, Emitter, Storage};
 use super::regs::{Class, Reg};
 use super::value::RegOrConst;
@@ -151,6 +152,41 @@ impl Emitter<'_> {
             }
             Inst::Broadcast { x, shape } => self.broadcast(d, *x, shape),
             Inst::Reduce { op, x } => self.reduce(d, *op, *x),
+            Inst::ReduceAxis { op, x, axis, .. } => self.reduce_axis(d, *op, *x, *axis),
+            Inst::Scan {
+                op,
+                x,
+                axis,
+                exclusive,
+                reverse,
+            } => self.scan(d, *op, *x, *axis, *exclusive, *reverse),
+            Inst::Sort {
+                x,
+                axis,
+                descending,
+            } => self.sort_line(d, *x, *axis, *descending, Placed::Value, None),
+            Inst::ArgSort {
+                x,
+                axis,
+                descending,
+            } => self.sort_line(d, *x, *axis, *descending, Placed::Index, None),
+            Inst::TopK {
+                x,
+                k,
+                axis,
+                largest,
+                indices,
+            } => {
+                let placed = if *indices {
+                    Placed::Index
+                } else {
+                    Placed::Value
+                };
+                self.sort_line(d, *x, *axis, *largest, placed, Some(*k))
+            }
+            Inst::Take { x, indices, axis } => self.take(d, *x, *indices, *axis),
+            Inst::EqualRank { x } => self.equal_rank(d, *x),
+            Inst::Histogram { x, bins } => self.histogram(d, *x, *bins),
             _ => internal("unhandled instruction"),
         }
     }

@@ -24,6 +24,18 @@ impl RegOrImm {
     }
 }
 
+impl From<Reg> for RegOrImm {
+    fn from(r: Reg) -> RegOrImm {
+        RegOrImm::Reg(r)
+    }
+}
+
+impl From<i32> for RegOrImm {
+    fn from(i: i32) -> RegOrImm {
+        RegOrImm::Imm(i)
+    }
+}
+
 /// An element operand of any type: a register of the type's class, or a constant (its bits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RegOrConst {

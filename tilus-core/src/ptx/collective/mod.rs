@@ -8,6 +8,13 @@
 //! (`emu/ops.rs`): each thread folds its slots in order from the identity, each warp combines
 //! lanes by a butterfly, then the warp partials are folded in warp order.
 
+mod order;
+mod reduce_axis;
+mod scan;
+mod staging;
+
+pub(super) use order::Placed;
+
 use super::code::{Address, Arg, Base, Guard, Opcode};
 use super::emit::{internal, CodegenResult, Emitter};
 use super::inst::arith_opcode;
@@ -72,20 +79,7 @@ impl Emitter<'_> {
         let src_layout = self.layout_of(src_shape);
         let scratch = self.scratch(size * src_layout.n);
         let smem = self.smem_base();
-        // Owners store the source (tid * v is the first index of the thread's slots).
-        let base = self.tid_times(src_layout.v);
-        let a = self.r32();
-        self.ins(["mad", "lo", "s32"], (a, base, size, smem));
-        for s in 0..src_layout.slots() {
-            let ex = self.chunk_exists(&src_layout, s / src_layout.v);
-            if ex == Predicate::False {
-                continue;
-            }
-            let val = self.reg_or_const(Operand::Var(x), s)?;
-            let off = scratch + size * src_layout.slot_const(s);
-            let g = ex.guard();
-            self.st_scratch(g, dtype, a, off, val);
-        }
+        self.stage(x, dtype, &src_layout, scratch)?;
         self.barrier();
         // Source flat index of each destination element: its coordinates with broadcast axes
         // dropped, dotted with the source's row-major strides.

@@ -1,0 +1,168 @@
+//! Benchmark (not a test): the tile collectives applied tile by tile to 2^28 32-bit values,
+//! the tasks of `../shared/bench/cub_block.cu` (CUB's block primitives) so the two can be run
+//! side by side, each against a tile copy measured in the same run:
+//!
+//! * row sums of `[2^21, 128]` i32 (`t.sum(1)` on `[32, 128]` tiles: the rows plan, a row per
+//!   32 lanes, 4 elements each, no shared memory but for the results);
+//! * inclusive prefix sum within each tile of 4096 (`t.cumsum(0)`: the whole-tile plan);
+//! * sort of each tile of 4096 u32 keys (`t.sort()`);
+//! * top-16 of each tile (`t.topk(16)`).
+//!
+//! cargo run --release --example bench_collectives --features cuda [-- LOG2_N]
+//!
+//! One line per task: median time, GB/s of input read, ratio to the tile copy. Every result is
+//! checked against a CPU reference (the whole output for the copy, sums and scans; a sample of
+//! tiles for the sorts, which are slower to check).
+
+use tilus::prelude::*;
+
+const TILE: usize = 4096;
+
+#[tile_kernel(threads = 512)]
+fn copy_tiles(x: GlobalTensor<i32>, out: GlobalTensor<i32>) {
+    for start in (block_idx() * 4096..x.len()).step_by(grid_dim() * 4096) {
+        let t = load_global(x, offsets = [start], shape = [4096]);
+        store_global(out, t, offsets = [start]);
+    }
+}
+
+#[tile_kernel(threads = 512)]
+fn row_sums(x: GlobalTensor<i32>, out: GlobalTensor<i32>) {
+    let rows = out.len();
+    let m = x.view(0, [rows, 128]);
+    for start in (block_idx() * 32..rows).step_by(grid_dim() * 32) {
+        let t = load_global(m, offsets = [start, 0], shape = [32, 128]);
+        store_global(out, t.sum(1), offsets = [start]);
+    }
+}
+
+#[tile_kernel(threads = 512)]
+fn scan_tiles(x: GlobalTensor<i32>, out: GlobalTensor<i32>) {
+    for start in (block_idx() * 4096..x.len()).step_by(grid_dim() * 4096) {
+        let t = load_global(x, offsets = [start], shape = [4096]);
+        store_global(out, t.cumsum(0), offsets = [start]);
+    }
+}
+
+#[tile_kernel(threads = 512)]
+fn sort_tiles(x: GlobalTensor<u32>, out: GlobalTensor<u32>) {
+    for start in (block_idx() * 4096..x.len()).step_by(grid_dim() * 4096) {
+        let t = load_global(x, offsets = [start], shape = [4096]);
+        store_global(out, t.sort(), offsets = [start]);
+    }
+}
+
+#[tile_kernel(threads = 512)]
+fn top16_tiles(x: GlobalTensor<u32>, out: GlobalTensor<u32>) {
+    for tile in (block_idx()..x.len() / 4096).step_by(grid_dim()) {
+        let t = load_global(x, offsets = [tile * 4096], shape = [4096]);
+        store_global(out, t.topk(16), offsets = [tile * 16]);
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn fail(task: &str) -> ! {
+    eprintln!("{task}: WRONG RESULT");
+    std::process::exit(1);
+}
+
+fn main() -> Result<(), tilus::Error> {
+    let dev = tilus::Device::default()?;
+    let default_log2 = if dev.is_gpu() { 28 } else { 16 };
+    let log2: u32 = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default_log2);
+    let n = 1usize << log2.max(12);
+    let reps = if dev.is_gpu() { 30 } else { 2 };
+    let grid = if dev.is_gpu() { 132 * 4 } else { 8 };
+    println!(
+        "# device: {}, n = 2^{log2} 32-bit values, tiles of {TILE}, median of {reps} runs",
+        dev.name()
+    );
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let keys: Vec<u32> = (0..n)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 32) as u32
+        })
+        .collect();
+    let ints: Vec<i32> = keys.iter().map(|k| (k % 2001) as i32 - 1000).collect();
+    let gbs = |ms: f64| (n * 4) as f64 / (ms * 1e-3) / 1e9;
+    let line = |task: &str, ms: f64, base: f64| {
+        println!(
+            "{task:<28} {:>10.1} us {:>9.1} GB/s  ratio to copy {:.3}",
+            ms * 1e3,
+            gbs(ms),
+            base / ms
+        );
+    };
+
+    let x = dev.upload(&ints)?;
+    let out = dev.zeros::<i32>(n)?;
+    copy_tiles::launch(&dev, grid, &x, &out)?;
+    if out.download()? != ints {
+        fail("copy");
+    }
+    let copy_ms = median(dev.time_ms(reps, || copy_tiles::launch(&dev, grid, &x, &out))?);
+    line("tile copy", copy_ms, copy_ms);
+
+    let sums = dev.zeros::<i32>(n / 128)?;
+    row_sums::launch(&dev, grid, &x, &sums)?;
+    let want: Vec<i32> = ints.chunks(128).map(|r| r.iter().sum()).collect();
+    if sums.download()? != want {
+        fail("row sums");
+    }
+    let ms = median(dev.time_ms(reps, || row_sums::launch(&dev, grid, &x, &sums))?);
+    line("row sums [*, 128] i32", ms, copy_ms);
+
+    scan_tiles::launch(&dev, grid, &x, &out)?;
+    let want: Vec<i32> = ints
+        .chunks(TILE)
+        .flat_map(|t| {
+            t.iter().scan(0i32, |acc, v| {
+                *acc = acc.wrapping_add(*v);
+                Some(*acc)
+            })
+        })
+        .collect();
+    if out.download()? != want {
+        fail("scan");
+    }
+    let ms = median(dev.time_ms(reps, || scan_tiles::launch(&dev, grid, &x, &out))?);
+    line("inclusive scan, 4096", ms, copy_ms);
+
+    let k = dev.upload(&keys)?;
+    let sorted = dev.zeros::<u32>(n)?;
+    sort_tiles::launch(&dev, grid, &k, &sorted)?;
+    let got = sorted.download()?;
+    for t in (0..n / TILE).step_by((n / TILE / 16).max(1)) {
+        let mut want = keys[t * TILE..(t + 1) * TILE].to_vec();
+        want.sort_unstable();
+        if got[t * TILE..(t + 1) * TILE] != want[..] {
+            fail("sort");
+        }
+    }
+    let ms = median(dev.time_ms(reps, || sort_tiles::launch(&dev, grid, &k, &sorted))?);
+    line("sort u32, 4096", ms, copy_ms);
+
+    let top = dev.zeros::<u32>(n / TILE * 16)?;
+    top16_tiles::launch(&dev, grid, &k, &top)?;
+    let got = top.download()?;
+    for t in (0..n / TILE).step_by((n / TILE / 16).max(1)) {
+        let mut want = keys[t * TILE..(t + 1) * TILE].to_vec();
+        want.sort_unstable_by(|a, b| b.cmp(a));
+        if got[t * 16..(t + 1) * 16] != want[..16] {
+            fail("top-16");
+        }
+    }
+    let ms = median(dev.time_ms(reps, || top16_tiles::launch(&dev, grid, &k, &top))?);
+    line("top-16 u32, 4096", ms, copy_ms);
+    Ok(())
+}

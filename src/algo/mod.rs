@@ -1,0 +1,24 @@
+//! Device-wide algorithms written in tilus itself (no CUDA C), on the GPU and on the emulator:
+//! the textbook uses of atomics and of release/acquire between blocks.
+//!
+//! * [`scan`]: inclusive and exclusive scans in one pass, with decoupled look-back.
+//! * [`select`]: order-preserving compaction and partition, in one pass.
+//!
+//! ```
+//! use tilus::prelude::*;
+//!
+//! let dev = tilus::Device::emulator();
+//! let x: Vec<i32> = (0..10_000).map(|i| (i % 7) - 3).collect();
+//! let (input, out) = (dev.upload(&x)?, dev.zeros::<i32>(x.len())?);
+//! tilus::algo::inclusive_scan(&dev, &input, &out)?;
+//! let want: Vec<i32> = x.iter().scan(0, |s, v| { *s += v; Some(*s) }).collect();
+//! assert_eq!(out.download()?, want);
+//! # Ok::<(), tilus::Error>(())
+//! ```
+
+mod lookback;
+pub mod scan;
+pub mod select;
+
+pub use scan::{exclusive_scan, inclusive_scan, ScanElement, ScanOp, ScanStorage};
+pub use select::{select_if, Keep, SelectElement, SelectStorage};

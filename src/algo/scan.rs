@@ -1,0 +1,221 @@
+//! Device-wide scans: one pass over the input, each tile's prefix found by decoupled
+//! look-back (Merrill & Garland, "Single-pass Parallel Prefix Scan with Decoupled Look-back",
+//! 2016), written as a tilus kernel.
+//!
+//! Each block draws a ticket (an atomic counter) that is its tile, publishes its tile's fold,
+//! looks back over its predecessors' published folds (release/acquire, device scope) until it
+//! meets an inclusive prefix, publishes its own, and writes its tile's scan offset by that
+//! prefix. No co-residency of blocks is assumed, and the storage is reused without clearing
+//! (flags carry the run's epoch). The protocol is written once, in `src/algo/lookback.rs`.
+//!
+//! Float sums depend on which predecessors had published their prefix when a block looked
+//! back (as with CUB), so they are not reproducible bit for bit; integer scans are exact.
+
+/// A scan kernel, given its look-back tokens: tiles of 4096 on 512 threads, each scanned with
+/// the tile scan `$cum` and offset by the fold of the tiles before it.
+macro_rules! scan_kernel {
+    ($name:ident, $t:ident, $fold:ident, $cum:ident, $id:expr, [$($f:tt)*] [$sep:tt] [$($lookback:tt)*]) => {
+        #[tile_kernel(threads = 512)]
+        fn $name(
+            x: GlobalTensor<$t>,
+            out: GlobalTensor<$t>,
+            agg: GlobalTensor<$t>,
+            inc: GlobalTensor<$t>,
+            flags: GlobalTensor<i32>,
+            ticket: GlobalTensor<i32>,
+            epoch: i32,
+            exclusive: i32,
+        ) {
+            let tiles = flags.len() as i32;
+            let tile = atomic::global_add(ticket, ones([1])).item() - (epoch - 1) * tiles;
+            let start = tile * 4096;
+            let t = load_global(x, offsets = [start], shape = [4096], other = $id);
+            let total = t.$fold();
+            $($lookback)*
+            if exclusive != 0 {
+                let s = t.$cum(0, exclusive = true);
+                store_global(out, $($f)* (s $sep prefix), offsets = [start]);
+            } else {
+                let s = t.$cum(0);
+                store_global(out, $($f)* (s $sep prefix), offsets = [start]);
+            }
+        }
+    };
+}
+
+/// One scan kernel per (element type, operator): the operator as its whole-tile fold, its
+/// tile scan, its identity and how two values combine (see [`with_lookback!`]).
+macro_rules! lookback_scan {
+    ($name:ident, $t:ident, $fold:ident, $cum:ident, $id:expr, [$($f:tt)*] [$sep:tt]) => {
+        with_lookback!(
+            scan_kernel,
+            [$name, $t, $fold, $cum, $id, [$($f)*] [$sep]],
+            $id,
+            $fold,
+            [$($f)*] [$sep]
+        );
+    };
+}
+
+use super::lookback::{with_lookback, Lookback};
+use crate::prelude::*;
+
+lookback_scan!(sum_i32, i32, sum, cumsum, 0, [] [+]);
+lookback_scan!(sum_u32, u32, sum, cumsum, 0, [] [+]);
+lookback_scan!(sum_i64, i64, sum, cumsum, 0, [] [+]);
+lookback_scan!(sum_u64, u64, sum, cumsum, 0, [] [+]);
+lookback_scan!(sum_f32, f32, sum, cumsum, 0.0, [] [+]);
+lookback_scan!(sum_f64, f64, sum, cumsum, 0.0, [] [+]);
+lookback_scan!(min_i32, i32, min, cummin, 2147483647, [min] [,]);
+lookback_scan!(min_u32, u32, min, cummin, 4294967295u32, [min] [,]);
+lookback_scan!(min_i64, i64, min, cummin, 9223372036854775807i64, [min] [,]);
+lookback_scan!(min_u64, u64, min, cummin, 18446744073709551615u64, [min] [,]);
+lookback_scan!(max_i32, i32, max, cummax, -2147483648, [max] [,]);
+lookback_scan!(max_u32, u32, max, cummax, 0, [max] [,]);
+lookback_scan!(max_i64, i64, max, cummax, -9223372036854775808i64, [max] [,]);
+lookback_scan!(max_u64, u64, max, cummax, 0, [max] [,]);
+
+/// Elements per tile of the scan kernels.
+pub const TILE: usize = 4096;
+
+/// The operator of a device-wide scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanOp {
+    /// `+` (wrapping for integers).
+    Sum,
+    /// The smaller value (integer types).
+    Min,
+    /// The larger value (integer types).
+    Max,
+}
+
+/// Element types a device-wide scan takes: `i32`, `u32`, `i64`, `u64` with every
+/// [`ScanOp`], `f32` and `f64` with [`ScanOp::Sum`].
+pub trait ScanElement: crate::Element + Copy + Default {
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    fn launch_scan(
+        op: ScanOp,
+        stream: &Stream<'_>,
+        x: &impl crate::AsTensor<Self>,
+        out: &impl crate::AsTensor<Self>,
+        st: &Lookback<Self>,
+        exclusive: bool,
+    ) -> Result<(), crate::Error>;
+}
+
+macro_rules! scan_element {
+    ($t:ty, $sum:ident $(, $min:ident, $max:ident)?) => {
+        impl ScanElement for $t {
+            fn launch_scan(
+                op: ScanOp,
+                stream: &Stream<'_>,
+                x: &impl crate::AsTensor<Self>,
+                out: &impl crate::AsTensor<Self>,
+                st: &Lookback<Self>,
+                exclusive: bool,
+            ) -> Result<(), crate::Error> {
+                let args = (st.epoch, exclusive as i32);
+                let tiles = st.tiles as u32;
+                match op {
+                    ScanOp::Sum => $sum::launch_on(stream, tiles, x, out, &st.agg, &st.inc, &st.flags, &st.ticket, args.0, args.1),
+                    $(ScanOp::Min => $min::launch_on(stream, tiles, x, out, &st.agg, &st.inc, &st.flags, &st.ticket, args.0, args.1),
+                    ScanOp::Max => $max::launch_on(stream, tiles, x, out, &st.agg, &st.inc, &st.flags, &st.ticket, args.0, args.1),)?
+                    #[allow(unreachable_patterns)]
+                    _ => Err(crate::Error::InvalidSpec {
+                        kernel: "tilus::algo::scan".into(),
+                        message: format!("a device-wide {op:?} scan of `{}` is not provided (float scans are sums)", stringify!($t)),
+                    }),
+                }
+            }
+        }
+    };
+}
+
+scan_element!(i32, sum_i32, min_i32, max_i32);
+scan_element!(u32, sum_u32, min_u32, max_u32);
+scan_element!(i64, sum_i64, min_i64, max_i64);
+scan_element!(u64, sum_u64, min_u64, max_u64);
+scan_element!(f32, sum_f32);
+scan_element!(f64, sum_f64);
+
+/// The temporary storage of device-wide scans of up to `capacity` elements: each tile's
+/// aggregate and inclusive prefix, its flag and the ticket counter. Reusable without clearing:
+/// keep one and call [`ScanStorage::scan`] run after run.
+pub struct ScanStorage<T: ScanElement> {
+    lb: Lookback<T>,
+}
+
+impl<T: ScanElement> ScanStorage<T> {
+    /// Storage for scans of up to `capacity` elements on `dev`.
+    pub fn new(dev: &Device, capacity: usize) -> Result<Self, crate::Error> {
+        Ok(ScanStorage {
+            lb: Lookback::new(dev, capacity.div_ceil(TILE))?,
+        })
+    }
+
+    /// `out[i] = x[0] op .. op x[i]` (inclusive) or the same up to `x[i - 1]`, the identity at
+    /// 0 (`exclusive`), on `stream`. `x` and `out` have the same length, at most the capacity;
+    /// they may be the same tensor.
+    pub fn scan(
+        &mut self,
+        stream: &Stream<'_>,
+        op: ScanOp,
+        x: &impl crate::AsTensor<T>,
+        out: &impl crate::AsTensor<T>,
+        exclusive: bool,
+    ) -> Result<(), crate::Error> {
+        let n = x.tensor_len();
+        check_lengths("scan", n, out.tensor_len(), self.lb.tiles)?;
+        if n == 0 {
+            return Ok(());
+        }
+        self.lb.next_run(stream)?;
+        T::launch_scan(op, stream, x, out, &self.lb, exclusive)
+    }
+}
+
+/// `x` and `out` of one length `n`, at most `tiles` tiles.
+pub(crate) fn check_lengths(
+    op: &'static str,
+    n: usize,
+    out: usize,
+    tiles: usize,
+) -> Result<(), crate::Error> {
+    if out != n {
+        return Err(crate::Error::LengthMismatch {
+            op,
+            expected: n,
+            got: out,
+        });
+    }
+    if n.div_ceil(TILE) > tiles {
+        return Err(crate::Error::LengthMismatch {
+            op: "tilus::algo (elements for the storage's capacity)",
+            expected: tiles * TILE,
+            got: n,
+        });
+    }
+    Ok(())
+}
+
+/// `out[i] = x[0] + .. + x[i]` on `dev`'s default stream, with temporary storage.
+pub fn inclusive_scan<T: ScanElement>(
+    dev: &Device,
+    x: &impl crate::AsTensor<T>,
+    out: &impl crate::AsTensor<T>,
+) -> Result<(), crate::Error> {
+    let mut st = ScanStorage::new(dev, x.tensor_len())?;
+    st.scan(&dev.default_stream(), ScanOp::Sum, x, out, false)
+}
+
+/// `out[i] = x[0] + .. + x[i - 1]`, `out[0] = 0`, on `dev`'s default stream, with temporary
+/// storage.
+pub fn exclusive_scan<T: ScanElement>(
+    dev: &Device,
+    x: &impl crate::AsTensor<T>,
+    out: &impl crate::AsTensor<T>,
+) -> Result<(), crate::Error> {
+    let mut st = ScanStorage::new(dev, x.tensor_len())?;
+    st.scan(&dev.default_stream(), ScanOp::Sum, x, out, true)
+}

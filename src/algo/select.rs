@@ -1,0 +1,283 @@
+//! Order-preserving compaction (`select_if`, `select_flagged`) and `partition`, in one pass:
+//! each tile counts what it keeps, the counts are scanned across tiles by decoupled look-back
+//! (`src/algo/lookback.rs`), and every kept element is scattered to its place, the tile's
+//! prefix plus its rank among the tile's kept elements (an exclusive scan of the keep flags).
+//! `partition` also places the rejected ones, from the end backwards (as CUB does). The last
+//! tile writes the number kept.
+
+use super::lookback::{with_lookback, Lookback};
+use super::scan::{check_lengths, TILE};
+use crate::prelude::*;
+
+/// A compaction kernel for element type `$t`, given the look-back tokens (an `i32` sum of the
+/// tiles' counts). `cmp` picks the predicate: 0 keeps where `keep[i] != 0`, 1..=6 where
+/// `x[i]` is `>`, `>=`, `<`, `<=`, `==`, `!=` than `threshold`.
+macro_rules! select_kernel {
+    ($name:ident, $t:ident [$($lookback:tt)*]) => {
+        #[tile_kernel(threads = 512)]
+        fn $name(
+            x: GlobalTensor<$t>,
+            keep: GlobalTensor<u8>,
+            out: GlobalTensor<$t>,
+            num: GlobalTensor<i32>,
+            agg: GlobalTensor<i32>,
+            inc: GlobalTensor<i32>,
+            flags: GlobalTensor<i32>,
+            ticket: GlobalTensor<i32>,
+            epoch: i32,
+            cmp: i32,
+            threshold: $t,
+            partition: i32,
+        ) {
+            let n = x.len() as i32;
+            let tiles = flags.len() as i32;
+            let tile = atomic::global_add(ticket, ones([1])).item() - (epoch - 1) * tiles;
+            let start = tile * 4096;
+            let at = arange(4096) + start;
+            let inside = at < n;
+            let v = load_global(x, offsets = [start], shape = [4096]);
+            let k = load_global(keep, offsets = [start], shape = [4096], mask = inside & (cmp == 0));
+            let th = threshold;
+            let by_value = select(
+                cmp == 1,
+                v > th,
+                select(
+                    cmp == 2,
+                    v >= th,
+                    select(cmp == 3, v < th, select(cmp == 4, v <= th, select(cmp == 5, v == th, v != th))),
+                ),
+            );
+            let sel = inside & select(cmp == 0, k != 0, by_value);
+            let ones_kept = sel as i32;
+            let total = ones_kept.sum();
+            $($lookback)*
+            let pos = ones_kept.cumsum(0, exclusive = true) + prefix;
+            // Rejected elements go to the end, backwards: the j-th rejected one to n - 1 - j.
+            let place = select(sel, pos, n - 1 - (at - pos));
+            store_global_scatter(out, dim = 0, indices = place, values = v, mask = inside & (sel | (partition != 0)));
+            if tile == (n - 1) / 4096 {
+                store_global(num, full([1], prefix + total), offsets = [0]);
+            }
+        }
+    };
+}
+
+macro_rules! lookback_select {
+    ($name:ident, $t:ident) => {
+        with_lookback!(select_kernel, [$name, $t], 0, sum, [] [+]);
+    };
+}
+
+lookback_select!(select_i32, i32);
+lookback_select!(select_u32, u32);
+lookback_select!(select_i64, i64);
+lookback_select!(select_u64, u64);
+lookback_select!(select_f32, f32);
+lookback_select!(select_f64, f64);
+
+/// Which elements a compaction keeps, compared with a threshold.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Keep<T> {
+    Greater(T),
+    GreaterEq(T),
+    Less(T),
+    LessEq(T),
+    Equal(T),
+    NotEqual(T),
+}
+
+impl<T: Copy + Default> Keep<T> {
+    fn code(self) -> (i32, T) {
+        match self {
+            Keep::Greater(t) => (1, t),
+            Keep::GreaterEq(t) => (2, t),
+            Keep::Less(t) => (3, t),
+            Keep::LessEq(t) => (4, t),
+            Keep::Equal(t) => (5, t),
+            Keep::NotEqual(t) => (6, t),
+        }
+    }
+}
+
+/// Element types compaction takes: `i32`, `u32`, `i64`, `u64`, `f32`, `f64`.
+pub trait SelectElement: crate::Element + Copy + Default {
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    fn launch_select(
+        stream: &Stream<'_>,
+        x: &impl crate::AsTensor<Self>,
+        keep: &impl crate::AsTensor<u8>,
+        out: &impl crate::AsTensor<Self>,
+        num: &GlobalTensor<i32>,
+        st: &Lookback<i32>,
+        cmp: (i32, Self),
+        partition: bool,
+    ) -> Result<(), crate::Error>;
+}
+
+macro_rules! select_element {
+    ($t:ident, $kernel:ident) => {
+        impl SelectElement for $t {
+            fn launch_select(
+                stream: &Stream<'_>,
+                x: &impl crate::AsTensor<Self>,
+                keep: &impl crate::AsTensor<u8>,
+                out: &impl crate::AsTensor<Self>,
+                num: &GlobalTensor<i32>,
+                st: &Lookback<i32>,
+                cmp: (i32, Self),
+                partition: bool,
+            ) -> Result<(), crate::Error> {
+                $kernel::launch_on(
+                    stream,
+                    st.tiles as u32,
+                    x,
+                    keep,
+                    out,
+                    num,
+                    &st.agg,
+                    &st.inc,
+                    &st.flags,
+                    &st.ticket,
+                    st.epoch,
+                    cmp.0,
+                    cmp.1,
+                    partition as i32,
+                )
+            }
+        }
+    };
+}
+
+select_element!(i32, select_i32);
+select_element!(u32, select_u32);
+select_element!(i64, select_i64);
+select_element!(u64, select_u64);
+select_element!(f32, select_f32);
+select_element!(f64, select_f64);
+
+/// The temporary storage of compactions of up to `capacity` elements, reusable without
+/// clearing, and the device count of the last run's kept elements.
+pub struct SelectStorage {
+    lb: Lookback<i32>,
+    no_flags: GlobalTensor<u8>,
+    num: GlobalTensor<i32>,
+}
+
+impl SelectStorage {
+    pub fn new(dev: &Device, capacity: usize) -> Result<Self, crate::Error> {
+        Ok(SelectStorage {
+            lb: Lookback::new(dev, capacity.div_ceil(TILE))?,
+            no_flags: dev.zeros(1)?,
+            num: dev.zeros(1)?,
+        })
+    }
+
+    /// The number of elements the last run kept, on the device (ordered on the run's stream).
+    pub fn num_selected(&self) -> &GlobalTensor<i32> {
+        &self.num
+    }
+
+    fn run<T: SelectElement>(
+        &mut self,
+        stream: &Stream<'_>,
+        x: &impl crate::AsTensor<T>,
+        out: &impl crate::AsTensor<T>,
+        cmp: (i32, T),
+        partition: bool,
+    ) -> Result<(), crate::Error> {
+        let n = x.tensor_len();
+        check_lengths("select", n, out.tensor_len(), self.lb.tiles)?;
+        if n == 0 {
+            self.num = stream.device().zeros(1)?;
+            return Ok(());
+        }
+        self.lb.next_run(stream)?;
+        T::launch_select(
+            stream,
+            x,
+            &self.no_flags,
+            out,
+            &self.num,
+            &self.lb,
+            cmp,
+            partition,
+        )
+    }
+
+    /// The elements of `x` that `keep` holds for, in order, at the start of `out` (the rest of
+    /// `out` is left as it was); [`SelectStorage::num_selected`] counts them.
+    pub fn select_if<T: SelectElement>(
+        &mut self,
+        stream: &Stream<'_>,
+        x: &impl crate::AsTensor<T>,
+        keep: Keep<T>,
+        out: &impl crate::AsTensor<T>,
+    ) -> Result<(), crate::Error> {
+        self.run(stream, x, out, keep.code(), false)
+    }
+
+    /// [`SelectStorage::select_if`], and the rejected elements after them in reverse order:
+    /// all of `out` is written.
+    pub fn partition<T: SelectElement>(
+        &mut self,
+        stream: &Stream<'_>,
+        x: &impl crate::AsTensor<T>,
+        keep: Keep<T>,
+        out: &impl crate::AsTensor<T>,
+    ) -> Result<(), crate::Error> {
+        self.run(stream, x, out, keep.code(), true)
+    }
+
+    /// The elements of `x` whose `flags` are not 0, in order, at the start of `out`.
+    pub fn select_flagged<T: SelectElement>(
+        &mut self,
+        stream: &Stream<'_>,
+        x: &impl crate::AsTensor<T>,
+        flags: &impl crate::AsTensor<u8>,
+        out: &impl crate::AsTensor<T>,
+    ) -> Result<(), crate::Error> {
+        let n = x.tensor_len();
+        check_lengths("select_flagged", n, out.tensor_len(), self.lb.tiles)?;
+        check_lengths(
+            "select_flagged (flags)",
+            n,
+            flags.tensor_len(),
+            self.lb.tiles,
+        )?;
+        if n == 0 {
+            self.num = stream.device().zeros(1)?;
+            return Ok(());
+        }
+        self.lb.next_run(stream)?;
+        T::launch_select(
+            stream,
+            x,
+            flags,
+            out,
+            &self.num,
+            &self.lb,
+            (0, T::default()),
+            false,
+        )
+    }
+}
+
+/// The elements of `x` that `keep` holds for, in order: a new tensor of just those, on `dev`'s
+/// default stream, with temporary storage.
+pub fn select_if<T: SelectElement>(
+    dev: &Device,
+    x: &impl crate::AsTensor<T>,
+    keep: Keep<T>,
+) -> Result<GlobalTensor<T>, crate::Error> {
+    let n = x.tensor_len();
+    let mut st = SelectStorage::new(dev, n)?;
+    let out = dev.zeros::<T>(n)?;
+    st.select_if(&dev.default_stream(), x, keep, &out)?;
+    let kept = st.num_selected().download()?[0] as usize;
+    let result = dev.zeros::<T>(kept)?;
+    if kept > 0 {
+        dev.copy(&out.view(0..kept)?, &result)?;
+    }
+    Ok(result)
+}

@@ -1,0 +1,93 @@
+//! `tilus::algo`'s compaction against CPU references on every backend: every predicate and
+//! type, flags, partition, lengths around the tile, all kept, none kept, NaNs, storage reuse.
+
+mod common;
+
+use common::{backends, Rng};
+use tilus::algo::scan::TILE;
+use tilus::algo::{select_if, Keep, SelectStorage};
+
+fn kept<T: Copy + PartialOrd>(x: &[T], keep: Keep<T>) -> Vec<T> {
+    x.iter()
+        .copied()
+        .filter(|&v| match keep {
+            Keep::Greater(t) => v > t,
+            Keep::GreaterEq(t) => v >= t,
+            Keep::Less(t) => v < t,
+            Keep::LessEq(t) => v <= t,
+            Keep::Equal(t) => v == t,
+            Keep::NotEqual(t) => v != t,
+        })
+        .collect()
+}
+
+#[test]
+fn select_if_keeps_the_order_for_every_predicate_and_length() {
+    let mut rng = Rng::new();
+    for dev in backends() {
+        for n in [0, 1, TILE - 1, TILE, TILE + 1, 5 * TILE + 123, 300_000] {
+            let x: Vec<i32> = (0..n).map(|_| rng.range(-50, 50)).collect();
+            let input = dev.upload(&x).unwrap();
+            for keep in [
+                Keep::Greater(0),
+                Keep::GreaterEq(3),
+                Keep::Less(-10),
+                Keep::LessEq(-51),
+                Keep::Equal(7),
+                Keep::NotEqual(1000),
+            ] {
+                let got = select_if(&dev, &input, keep).unwrap().download().unwrap();
+                assert_eq!(got, kept(&x, keep), "{dev:?} n={n} {keep:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn flags_partition_floats_and_reused_storage() {
+    let mut rng = Rng::new();
+    for dev in backends() {
+        let cap = 4 * TILE + 9;
+        let mut st = SelectStorage::new(&dev, cap).unwrap();
+        let stream = dev.default_stream();
+        for n in [cap, 17, 2 * TILE, 0, TILE + 1] {
+            // f64 with NaNs: NaN compares false, so it is never kept by `Greater`.
+            let x: Vec<f64> = (0..n)
+                .map(|i| if i % 11 == 0 { f64::NAN } else { rng.range(-9, 9) as f64 * 0.25 })
+                .collect();
+            let (input, out) = (dev.upload(&x).unwrap(), dev.full(n, -7.0f64).unwrap());
+            st.select_if(&stream, &input, Keep::Greater(0.0), &out).unwrap();
+            let want = kept(&x, Keep::Greater(0.0));
+            let k = st.num_selected().download().unwrap()[0] as usize;
+            let got = out.download().unwrap();
+            assert_eq!(k, want.len(), "{dev:?} n={n}");
+            assert_eq!(&got[..k], &want[..], "{dev:?} n={n}");
+            assert!(got[k..].iter().all(|&v| v == -7.0), "{dev:?} n={n}: past the kept ones untouched");
+            // Partition: kept in order, then the rejected in reverse order.
+            let xs: Vec<u64> = (0..n).map(|_| rng.next_u64() % 100).collect();
+            let (input, out) = (dev.upload(&xs).unwrap(), dev.zeros::<u64>(n).unwrap());
+            st.partition(&stream, &input, Keep::Less(40), &out).unwrap();
+            let mut want: Vec<u64> = xs.iter().copied().filter(|&v| v < 40).collect();
+            want.extend(xs.iter().rev().copied().filter(|&v| v >= 40));
+            assert_eq!(out.download().unwrap(), want, "{dev:?} n={n} partition");
+            // Flags.
+            let flags: Vec<u8> = (0..n).map(|_| (rng.next_u64() % 3 == 0) as u8 * 5).collect();
+            let f = dev.upload(&flags).unwrap();
+            let xi: Vec<u32> = (0..n as u32).collect();
+            let (input, out) = (dev.upload(&xi).unwrap(), dev.zeros::<u32>(n).unwrap());
+            st.select_flagged(&stream, &input, &f, &out).unwrap();
+            let want: Vec<u32> = xi.iter().zip(&flags).filter(|(_, &f)| f != 0).map(|(&v, _)| v).collect();
+            let k = st.num_selected().download().unwrap()[0] as usize;
+            assert_eq!(&out.download().unwrap()[..k], &want[..], "{dev:?} n={n} flagged");
+            assert_eq!(k, want.len());
+        }
+        // All kept, none kept.
+        let x: Vec<i64> = (0..3 * TILE as i64).collect();
+        let input = dev.upload(&x).unwrap();
+        assert_eq!(select_if(&dev, &input, Keep::GreaterEq(0)).unwrap().download().unwrap(), x);
+        assert!(select_if(&dev, &input, Keep::Less(0)).unwrap().download().unwrap().is_empty());
+        // Lengths that do not match: errors.
+        let small = dev.zeros::<i64>(5).unwrap();
+        assert!(st.select_if(&stream, &input, Keep::Less(0), &small).is_err());
+    }
+}
