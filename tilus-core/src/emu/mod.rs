@@ -35,6 +35,7 @@ mod mem;
 mod mem_checks;
 mod ops;
 mod race;
+mod race_global;
 mod rmw;
 mod runs;
 mod sched;
@@ -163,6 +164,16 @@ pub enum EmuError {
         block: u32,
         detail: String,
     },
+    /// Two blocks access one global element (at least one writes, not both atomically) and no
+    /// happens-before relation (release/acquire atomics, fences, `cluster_sync()`) orders the
+    /// two accesses: a data race on the GPU, whichever order the emulator ran them in.
+    /// Reported under [`EmuOptions::check_races`].
+    #[error("kernel `{kernel}`, block {block}: {detail}")]
+    GlobalRace {
+        kernel: String,
+        block: u32,
+        detail: String,
+    },
     /// A thread-block cluster was used wrongly: a grid that is not a whole number of clusters,
     /// a distributed shared tensor touched before the block's first `cluster_sync()` (its
     /// peers may not have started), or a cluster barrier that some block never reaches (a hang
@@ -266,6 +277,9 @@ pub fn launch(
         opts,
         abort: &abort,
         chunk_locks: has_pair_atomics(kernel),
+        // One block has nobody to race with in global memory.
+        global_race: (opts.check_races && blocks > 1)
+            .then(|| race_global::GlobalShadow::new(kernel)),
     };
     if kernel.cluster.blocks() > 1 {
         return launch_clusters(&ctx);

@@ -492,6 +492,11 @@ pub(crate) struct ClusterShadow {
 pub(crate) enum SyncKey {
     Global(usize),
     Cluster(usize),
+    /// A byte of the windows of the cluster whose [`super::cluster::ClusterMem`] is at host
+    /// address `.0` (a key of the launch-wide global shadow, which outlives one cluster).
+    Dsmem(usize, usize),
+    /// The cluster barrier of the cluster whose `ClusterMem` is at host address `.0`.
+    Barrier(usize),
 }
 
 struct ClusterState {
