@@ -9,7 +9,7 @@ use super::buf::{Buf, Pool};
 use super::cluster::{rank_of, BarrierError, ClusterMem};
 use super::flow::{Frame, Stop};
 use super::race::{BlockClock, Shadow, SyncKey};
-use super::race_global::GridClock;
+use super::race_global::{GridClock, PageCache};
 use super::sched::Sched;
 use super::value::{operand, scalar, Elems, GlobalView, Tile, Value};
 use super::{EmuArg, EmuError, EmuOptions};
@@ -91,6 +91,8 @@ pub(crate) struct Interp<'c, 'k, 'a> {
     pub clock: BlockClock,
     /// This block's vector clock over the grid (race checking of global memory).
     pub gclock: GridClock,
+    /// The global shadow's pages this worker has looked up (not the block's: kept by the worker).
+    pub gpages: PageCache,
     /// Where the block is in its program (`flow.rs`).
     pub frames: Vec<Frame<'k>>,
     /// Loop iterations that read global memory atomically (the block may be spinning).
@@ -127,6 +129,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             cluster_phase: 0,
             clock: BlockClock::default(),
             gclock: GridClock::default(),
+            gpages: PageCache::default(),
             frames: Vec::new(),
             spins: 0,
             read_atomically: false,

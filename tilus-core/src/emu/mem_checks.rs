@@ -6,7 +6,7 @@ use super::access::{expand_runs, Region, Resolved, INACTIVE};
 use super::cluster::ClusterMem;
 use super::interp::{Fault, Interp, R};
 use super::race::{ClusterShadow, Kind, Race, SyncKey, Target};
-use super::race_global::GlobalShadow;
+use super::race_global::{Elements, GlobalShadow};
 use super::value::Value;
 use super::EmuError;
 use crate::ir::{Access, Kernel, Sem, VarId};
@@ -83,25 +83,19 @@ impl<'c> Interp<'c, '_, '_> {
 
     /// [`check_race`](Self::check_race) for global memory: against the other blocks of the grid
     /// (`race_global.rs`).
-    fn check_global_race(&self, param: usize, r: &Resolved, kind: Kind) -> R<()> {
+    fn check_global_race(&mut self, param: usize, r: &Resolved, kind: Kind) -> R<()> {
         let Some(shadow) = &self.ctx.global_race else {
             return Ok(());
         };
         let mem = self.global(param)?;
-        let (base, width) = (mem.cell_addr(0), mem.width());
+        let at = (mem.cell_addr(0), mem.width());
         let found = if r.runs {
-            let elements = self
-                .runs
-                .iter()
-                .flat_map(|run| run.addr as usize..run.addr as usize + run.len);
-            shadow.access(kind, base, width, elements, &self.gclock)
+            let mut runs = self.runs.iter().map(|run| (run.addr as usize, run.len));
+            let elements = Elements::Runs(&mut runs);
+            shadow.access(kind, at, elements, &self.gclock, &mut self.gpages)
         } else {
-            let elements = self
-                .addrs
-                .iter()
-                .filter(|&&p| p != INACTIVE)
-                .map(|&p| p as usize);
-            shadow.access(kind, base, width, elements, &self.gclock)
+            let elements = Elements::Each(&self.addrs);
+            shadow.access(kind, at, elements, &self.gclock, &mut self.gpages)
         };
         found.map_err(|c| {
             let name = self

@@ -11,16 +11,19 @@
 //! only grow at a location, release sequences are never cut, which can miss a race but never
 //! reports a correctly synchronised kernel).
 //!
-//! Each global element touched has a shadow word ([`GlobalShadow`], pages of 4 KiB of memory
-//! keyed by host address and element width, so that aliasing arguments share it) with, for each
-//! of plain write, atomic write, plain read and atomic read, the *epochs* (block, clock) of the
-//! accesses of that kind not known to be ordered before a later one of the kind: one epoch, or
-//! up to [`SET_CAP`] of them (several blocks read one element unordered). An access conflicts
-//! with an earlier one of another block when at least one writes, they are not both atomic, and
-//! the earlier one's clock is not covered by the accessor's entry for its block. Since each
-//! word is checked and updated under its page's lock, the second of two unordered accesses
-//! sees the first whichever way the host threads interleave them, so a racy hand-off is
-//! reported on every run, not only on unlucky ones.
+//! Each global element touched has a shadow word ([`GlobalShadow`]; pages of 4 KiB of memory
+//! keyed by host address and element width, so that aliasing arguments share them). While one
+//! block alone has accessed the element, the word holds that block and its clock at its latest
+//! access of each kind (plain write, atomic write, plain read, atomic read): the common case,
+//! checked and updated in place. Once a second block comes, the word points to a full record:
+//! per kind, the *epochs* (block, clock) of the accesses not known to be ordered before a later
+//! one of the kind (at most [`SET_CAP`]; FastTrack's read-shared state, for every kind). An
+//! access conflicts with an earlier one of another block when at least one writes, they are not
+//! both atomic, and the earlier one's clock is not covered by the accessor's entry for its
+//! block. A plain write ordered after everything recorded replaces it all. Since each word is
+//! checked and updated under its page's lock, the second of two unordered accesses sees the
+//! first whichever way the host threads interleave them, so a racy hand-off is reported on
+//! every run, not only on unlucky ones.
 //!
 //! Accesses of one block are ordered by its program order and barriers (the shared-memory
 //! checker's business; global accesses of two threads of one block with no barrier in between
@@ -36,9 +39,7 @@ use std::sync::{Arc, Mutex, RwLock};
 /// Bytes of memory per shadow page.
 const PAGE: usize = 4096;
 /// Most epochs one field of a shadow word keeps (the oldest is dropped beyond it).
-pub(crate) const SET_CAP: usize = 16;
-/// A field whose epochs are in the page's `sets`.
-const SET: u64 = u64::MAX;
+pub(crate) const SET_CAP: usize = 4;
 
 const PW: usize = 0;
 const AW: usize = 1;
@@ -201,17 +202,85 @@ struct Released {
     version: u64,
 }
 
-/// The shadow of one page of global memory: per element, per access kind, an epoch or [`SET`].
+/// The shadow of one page of global memory: per element a [`u64`] word, either 0 (never
+/// accessed), *exclusive* (every access so far was by one block: the block + 1 in the top 24
+/// bits, then the block's clock at its latest access of each kind in 10 bits each, 0: none), or
+/// [`FULL`] in the top 24 bits (the accesses are in `full`, at the index in the low bits).
 struct Page {
-    words: Box<[[u64; 4]]>,
-    /// The epochs of the fields marked [`SET`], by `slot * 4 + field`.
-    sets: HashMap<u32, Vec<u64>>,
+    words: Box<[u64]>,
+    full: Vec<Full>,
+    /// Entries of `full` no word uses.
+    free: Vec<u32>,
+}
+
+/// The accesses to one element of several blocks: per kind, the epochs not known to be ordered
+/// before a later one of the kind (at most [`SET_CAP`]).
+#[derive(Default)]
+struct Full([Vec<u64>; 4]);
+
+/// The top-24-bit tag of a word whose accesses are in [`Page::full`].
+const FULL: u64 = (1 << 24) - 1;
+/// Largest clock an exclusive word holds.
+const CLOCK_MAX: u32 = (1 << 10) - 1;
+
+#[inline(always)]
+fn shift(f: usize) -> u32 {
+    30 - 10 * f as u32
+}
+
+/// Pages given back by finished launches, cleared when taken again (zeroing fresh memory costs
+/// page faults; clearing memory that is already mapped is a `memset`), by length.
+static POOL: Mutex<Vec<Box<[u64]>>> = Mutex::new(Vec::new());
+/// Most words the pool keeps (256 MiB).
+const POOL_WORDS: usize = 1 << 25;
+
+fn take_words(len: usize) -> Box<[u64]> {
+    let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
+    match pool.iter().rposition(|w| w.len() == len) {
+        Some(i) => {
+            let mut w = pool.swap_remove(i);
+            drop(pool);
+            w.fill(0);
+            w
+        }
+        None => vec![0u64; len].into_boxed_slice(),
+    }
+}
+
+impl Drop for GlobalShadow {
+    fn drop(&mut self) {
+        let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
+        let mut kept: usize = pool.iter().map(|w| w.len()).sum();
+        for shard in self.pages.iter_mut() {
+            let map = std::mem::take(shard.get_mut().unwrap_or_else(|p| p.into_inner()));
+            for (_, page) in map {
+                let Ok(page) = Arc::try_unwrap(page) else {
+                    continue;
+                };
+                let words = page.into_inner().unwrap_or_else(|p| p.into_inner()).words;
+                if kept + words.len() > POOL_WORDS {
+                    return;
+                }
+                kept += words.len();
+                pool.push(words);
+            }
+        }
+    }
 }
 
 const SHARDS: usize = 64;
 
 /// A page's key: its first host address and the element width.
 type PageKey = (usize, usize);
+
+/// The pages a worker has looked up in this launch (so that a scatter over many pages does not
+/// take a shard's lock per element; a worker's interpreter lives for one launch).
+#[derive(Default)]
+pub(crate) struct PageCache {
+    pages: HashMap<PageKey, Arc<Mutex<Page>>>,
+    /// Scratch: the element indices of an access, sorted.
+    order: Vec<usize>,
+}
 
 /// The global-memory shadow and the released clocks of one launch.
 pub(crate) struct GlobalShadow {
@@ -233,10 +302,8 @@ pub(crate) struct GlobalConflict {
 impl GlobalConflict {
     /// What the message says: "`now` (block `me`) ... it after block `other` `WHAT` it".
     pub fn describe(&self, kind: Kind, me: u32, tensor: &str) -> String {
-        let name = match (
-            matches!(kind, Kind::Write | Kind::AtomicWrite),
-            self.earlier == PW || self.earlier == AW,
-        ) {
+        let writes = matches!(kind, Kind::Write | Kind::AtomicWrite);
+        let name = match (writes, self.earlier == PW || self.earlier == AW) {
             (false, true) => "read-after-write",
             (true, true) => "write-after-write",
             _ => "write-after-read",
@@ -258,6 +325,13 @@ fn shard_of(x: usize) -> usize {
     (x.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) % SHARDS
 }
 
+/// The elements of one access: runs of consecutive elements `(first, len)`, or one index per
+/// element (`None`: inactive).
+pub(crate) enum Elements<'e> {
+    Runs(&'e mut dyn Iterator<Item = (usize, usize)>),
+    Each(&'e [i64]),
+}
+
 impl GlobalShadow {
     pub fn new(kernel: &crate::ir::Kernel) -> GlobalShadow {
         let mut fences = false;
@@ -271,102 +345,120 @@ impl GlobalShadow {
         }
     }
 
-    fn page(&self, key: PageKey) -> Arc<Mutex<Page>> {
-        let shard = &self.pages[shard_of(key.0 >> 12)];
-        if let Some(p) = shard.read().unwrap_or_else(|p| p.into_inner()).get(&key) {
-            return p.clone();
-        }
-        let mut map = shard.write().unwrap_or_else(|p| p.into_inner());
-        map.entry(key)
-            .or_insert_with(|| {
-                Arc::new(Mutex::new(Page {
-                    words: vec![[0u64; 4]; PAGE / key.1].into_boxed_slice(),
-                    sets: HashMap::new(),
-                }))
+    fn page<'p>(&self, key: PageKey, cache: &'p mut PageCache) -> &'p Mutex<Page> {
+        cache.pages.entry(key).or_insert_with(|| {
+            let shard = &self.pages[shard_of(key.0 >> 12)];
+            let found = shard
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&key)
+                .cloned();
+            found.unwrap_or_else(|| {
+                let mut map = shard.write().unwrap_or_else(|p| p.into_inner());
+                map.entry(key)
+                    .or_insert_with(|| {
+                        Arc::new(Mutex::new(Page {
+                            words: take_words(PAGE / key.1),
+                            full: Vec::new(),
+                            free: Vec::new(),
+                        }))
+                    })
+                    .clone()
             })
-            .clone()
+        })
     }
 
-    /// Check and record one access of `kind` by `who`'s block to the elements `elements`
-    /// (indices into a tensor whose element `i` is at host address `base + i * width`).
+    /// Check and record one access of `kind` by `who`'s block to `elements` (indices into a
+    /// tensor whose element `i` is at host address `base + i * width`).
     pub fn access(
         &self,
         kind: Kind,
-        base: usize,
-        width: usize,
-        elements: impl Iterator<Item = usize>,
+        (base, width): (usize, usize),
+        elements: Elements<'_>,
         who: &GridClock,
+        cache: &mut PageCache,
     ) -> Result<(), GlobalConflict> {
-        let me = who.block;
-        let mine = epoch(me, who.own);
-        let (f, confl) = (field(kind), conflicts(kind));
-        let addr = |i: usize| base + i * width;
-        let mut it = elements.peekable();
-        while let Some(&first) = it.peek() {
-            let key = (addr(first) & !(PAGE - 1), width);
-            let page = self.page(key);
-            let mut g = page.lock().unwrap_or_else(|p| p.into_inner());
-            let Page { words, sets } = &mut *g;
-            while let Some(&i) = it.peek() {
-                let a = addr(i);
-                if a & !(PAGE - 1) != key.0 {
-                    break;
+        let f = field(kind);
+        let me1 = who.block as u64 + 1;
+        // The exclusive word of this access alone, when the block and clock fit in one.
+        let compact = (me1 < FULL && who.own <= CLOCK_MAX).then(|| {
+            (
+                me1 << 40,
+                (who.own as u64) << shift(f),
+                !((CLOCK_MAX as u64) << shift(f)),
+            )
+        });
+        let one = |page: &mut Page, slot: usize, i: usize| -> Result<(), GlobalConflict> {
+            let w = page.words[slot];
+            if let Some((tag, bits, keep)) = compact {
+                if w == 0 {
+                    page.words[slot] = tag | bits;
+                    return Ok(());
                 }
-                it.next();
-                let slot = (a - key.0) / width;
-                let w = &mut words[slot];
-                // Unordered earlier accesses of a conflicting kind.
-                let unordered = |e: u64| {
-                    let b = epoch_block(e);
-                    b != me && who.get(b) < e as u32
-                };
-                for &c in confl {
-                    let v = w[c];
-                    let bad = match v {
-                        0 => None,
-                        SET => sets
-                            .get(&(slot as u32 * 4 + c as u32))
-                            .and_then(|s| s.iter().copied().find(|&e| unordered(e))),
-                        e => unordered(e).then_some(e),
-                    };
-                    if let Some(e) = bad {
-                        return Err(GlobalConflict {
-                            element: i,
-                            earlier: c,
-                            block: epoch_block(e),
-                        });
+                if w & !((1 << 40) - 1) == tag {
+                    page.words[slot] = (w & keep) | bits;
+                    return Ok(());
+                }
+            }
+            slow(page, slot, w, kind, who, compact.map(|c| c.0 | c.1)).map_err(
+                |(earlier, block)| GlobalConflict {
+                    element: i,
+                    earlier,
+                    block,
+                },
+            )
+        };
+        let page_of = |i: usize| (base + i * width) & !(PAGE - 1);
+        match elements {
+            Elements::Runs(runs) => {
+                for (first, len) in runs {
+                    let mut i = first;
+                    let end = first + len;
+                    while i < end {
+                        let key = (page_of(i), width);
+                        let mut g = self
+                            .page(key, cache)
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner());
+                        let slot0 = (base + i * width - key.0) / width;
+                        let n = (PAGE / width - slot0).min(end - i);
+                        for k in 0..n {
+                            one(&mut g, slot0 + k, i + k)?;
+                        }
+                        i += n;
                     }
                 }
-                if kind == Kind::Write {
-                    // Ordered after everything recorded: it stands for all of it.
-                    for c in 0..4 {
-                        if w[c] == SET {
-                            sets.remove(&(slot as u32 * 4 + c as u32));
+            }
+            Elements::Each(addrs) => {
+                // By page, so that each page is locked once.
+                let mut order = std::mem::take(&mut cache.order);
+                order.clear();
+                order.extend(
+                    addrs
+                        .iter()
+                        .filter(|&&p| p != super::access::INACTIVE)
+                        .map(|&p| p as usize),
+                );
+                order.sort_unstable();
+                let mut at = 0;
+                let mut found = Ok(());
+                while at < order.len() && found.is_ok() {
+                    let key = (page_of(order[at]), width);
+                    let mut g = self
+                        .page(key, cache)
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner());
+                    while at < order.len() && page_of(order[at]) == key.0 {
+                        let i = order[at];
+                        at += 1;
+                        if let Err(e) = one(&mut g, (base + i * width - key.0) / width, i) {
+                            found = Err(e);
+                            break;
                         }
                     }
-                    *w = [mine, 0, 0, 0];
-                    continue;
                 }
-                let covered = |e: u64| {
-                    let b = epoch_block(e);
-                    b == me || who.get(b) >= e as u32
-                };
-                match w[f] {
-                    0 => w[f] = mine,
-                    SET => {
-                        let s = sets.entry(slot as u32 * 4 + f as u32).or_default();
-                        s.retain(|&e| !covered(e));
-                        s.push(mine);
-                        if s.len() > SET_CAP {
-                            s.remove(0);
-                        }
-                    }
-                    e if covered(e) => w[f] = mine,
-                    e => {
-                        w[f] = SET;
-                        sets.insert(slot as u32 * 4 + f as u32, vec![e, mine]);
-                    }
-                }
+                cache.order = order;
+                found?;
             }
         }
         Ok(())
@@ -425,4 +517,78 @@ fn key_hash(k: SyncKey) -> usize {
         SyncKey::Dsmem(c, b) => c ^ b.wrapping_mul(17),
         SyncKey::Barrier(c) => c.wrapping_mul(7),
     }
+}
+
+/// An access that the exclusive word cannot take: another block's, or one that does not fit.
+/// `mine`: this access's exclusive word, if it fits one. `Err((field, block))`: the earlier
+/// conflicting access.
+#[cold]
+fn slow(
+    page: &mut Page,
+    slot: usize,
+    w: u64,
+    kind: Kind,
+    who: &GridClock,
+    mine: Option<u64>,
+) -> Result<(), (usize, u32)> {
+    let me = who.block;
+    let index = if w >> 40 == FULL {
+        (w & u32::MAX as u64) as usize
+    } else {
+        let index = match page.free.pop() {
+            Some(i) => i as usize,
+            None => {
+                page.full.push(Full::default());
+                page.full.len() - 1
+            }
+        };
+        let rec = &mut page.full[index];
+        for (f, set) in rec.0.iter_mut().enumerate() {
+            set.clear();
+            // An exclusive word: its block's latest access of each kind.
+            let c = ((w >> shift(f)) & CLOCK_MAX as u64) as u32;
+            if w != 0 && c != 0 {
+                set.push(epoch((w >> 40) as u32 - 1, c));
+            }
+        }
+        page.words[slot] = FULL << 40 | index as u64;
+        index
+    };
+    let rec = &mut page.full[index];
+    let unordered = |e: u64| {
+        let b = epoch_block(e);
+        b != me && who.get(b) < e as u32
+    };
+    for &c in conflicts(kind) {
+        if let Some(&e) = rec.0[c].iter().find(|&&e| unordered(e)) {
+            return Err((c, epoch_block(e)));
+        }
+    }
+    let f = field(kind);
+    if kind == Kind::Write {
+        // Ordered after everything recorded: it stands for all of it.
+        match mine {
+            Some(word) => {
+                page.free.push(index as u32);
+                page.words[slot] = word;
+            }
+            None => {
+                rec.0.iter_mut().for_each(Vec::clear);
+                rec.0[f].push(epoch(me, who.own));
+            }
+        }
+        return Ok(());
+    }
+    let set = &mut rec.0[f];
+    let mine = epoch(me, who.own);
+    // Epochs ordered before this access are covered by it.
+    if set.last() == Some(&mine) {
+        return Ok(());
+    }
+    set.retain(|&e| unordered(e));
+    if set.len() >= SET_CAP {
+        set.remove(0);
+    }
+    set.push(mine);
+    Ok(())
 }
