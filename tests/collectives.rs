@@ -129,11 +129,11 @@ fn round<E: T>(x: f64) -> E {
     }
 }
 
-/// The sum of `xs`: wrapping for integers; for floats exact (for the tests' inputs) from `+0.0`,
-/// the identity the back ends start from, then rounded once.
+/// The sum of `xs`: wrapping for integers; for floats exact (for the tests' inputs) from `-0.0`,
+/// the additive identity (a sum of `-0.0`s is `-0.0`), then rounded once.
 fn sum<E: T>(xs: impl Iterator<Item = E>) -> E {
     if E::FLOAT {
-        round(xs.fold(0.0f64, |a, x| a + x.f()))
+        round(xs.fold(-0.0f64, |a, x| a + x.f()))
     } else {
         E::of_i(xs.fold(0i128, |a, x| a.wrapping_add(x.i())))
     }
@@ -164,8 +164,13 @@ fn exact_scan<E: T>(l: Vec<E>, exclusive: bool, reverse: bool, fold: fn(Vec<E>) 
         .collect()
 }
 
+/// A scan's sum: an exclusive scan starts with `0` (`+0.0`), not the identity `-0.0`.
 fn sum_of<E: T>(l: Vec<E>) -> E {
-    sum(l.into_iter())
+    if l.is_empty() {
+        E::small(0)
+    } else {
+        sum(l.into_iter())
+    }
 }
 
 fn prod_of<E: T>(l: Vec<E>) -> E {
@@ -473,6 +478,14 @@ fn arg_reductions_with_ties_nans_and_signed_zeros() {
             // A row of NaNs (argmin/argmax 0, min/max NaN), a row of zeros of both signs.
             x[7..14].fill(f32::NAN);
             x[14..21].copy_from_slice(&[0.0, -0.0, 0.0, -0.0, -0.0, 0.0, 0.0]);
+            // A row of `-0.0`s (its sum is `-0.0`, the identity's sign).
+            x[21..28].fill(-0.0);
+        }
+        if round == 1 {
+            // A column of `-0.0`s.
+            for r in 0..5 {
+                x[r * 7 + 2] = -0.0;
+            }
         }
         check_reductions("red_f32_special", 5, 7, &x, |d, a, b, c| {
             red_f32_special::launch(d, 1, a, b, c).unwrap()
@@ -634,7 +647,15 @@ fn check_scans<E: T>(name: &str, r: usize, c: usize, x: &[E], launch: Launch2<E,
 macro_rules! run_scans {
     ($rng:expr, $k:ident, $t:ty, $r:literal, $c:literal, $lo:expr, $hi:expr) => {{
         assemble_all(stringify!($k), $k::PTX, $k::TARGET);
-        let x: Vec<$t> = random($rng, $r * $c, $lo, $hi);
+        let mut x: Vec<$t> = random($rng, $r * $c, $lo, $hi);
+        if <$t as T>::FLOAT {
+            // Zeros of both signs: running sums and minima keep the sign rules.
+            for v in x.iter_mut() {
+                if $rng.range(0, 8) == 0 {
+                    *v = <$t as T>::of_f(if $rng.range(0, 2) == 0 { -0.0 } else { 0.0 });
+                }
+            }
+        }
         check_scans(stringify!($k), $r, $c, &x, |d, a, b| {
             $k::launch(d, 1, a, b).unwrap()
         });

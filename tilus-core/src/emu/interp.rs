@@ -8,7 +8,8 @@ use super::access::Run;
 use super::buf::{Buf, Pool};
 use super::cluster::{rank_of, BarrierError, ClusterMem};
 use super::flow::{Frame, Stop};
-use super::race::{BlockClock, Shadow};
+use super::race::{BlockClock, Shadow, SyncKey};
+use super::race_global::{GridClock, PageCache};
 use super::sched::Sched;
 use super::value::{operand, scalar, Elems, GlobalView, Tile, Value};
 use super::{EmuArg, EmuError, EmuOptions};
@@ -35,6 +36,9 @@ pub(crate) struct Ctx<'k, 'a> {
     /// The kernel has 128-bit atomics: 64-bit global writes take their chunk's lock
     /// ([`super::GlobalMem::chunk_lock`]).
     pub chunk_locks: bool,
+    /// Race checking of global memory between blocks (under `check_races`, grids of more than
+    /// one block).
+    pub global_race: Option<super::race_global::GlobalShadow>,
 }
 
 /// Why a block stopped early.
@@ -85,6 +89,10 @@ pub(crate) struct Interp<'c, 'k, 'a> {
     /// This block's vector clock (race checking of distributed shared memory; empty without
     /// it).
     pub clock: BlockClock,
+    /// This block's vector clock over the grid (race checking of global memory).
+    pub gclock: GridClock,
+    /// The global shadow's pages this worker has looked up (not the block's: kept by the worker).
+    pub gpages: PageCache,
     /// Where the block is in its program (`flow.rs`).
     pub frames: Vec<Frame<'k>>,
     /// Loop iterations that read global memory atomically (the block may be spinning).
@@ -120,6 +128,8 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             rank: 0,
             cluster_phase: 0,
             clock: BlockClock::default(),
+            gclock: GridClock::default(),
+            gpages: PageCache::default(),
             frames: Vec::new(),
             spins: 0,
             read_atomically: false,
@@ -150,6 +160,9 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         self.read_atomically = false;
         self.rank = rank_of(self.ctx.grid.coords(block as u64), self.ctx.kernel.cluster).0;
         self.cluster_phase = 0;
+        if self.ctx.global_race.is_some() {
+            self.gclock = GridClock::new(block);
+        }
         if let Some(shadow) = self.cluster.and_then(|c| c.race.as_ref()) {
             self.clock = BlockClock::new(self.rank, shadow.blocks());
         }
@@ -212,7 +225,17 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         self.barrier();
         self.cluster_phase += 1;
         let Some(c) = self.cluster else { return Ok(()) };
-        c.barrier.wait(self.ctx.abort).map_err(|e| match e {
+        // The barrier orders the cluster's blocks in global memory too.
+        let key = [SyncKey::Barrier(c as *const ClusterMem as usize)];
+        if let Some(g) = &self.ctx.global_race {
+            g.publish(&key, crate::ir::Sem::Release, &self.gclock);
+        }
+        let passed = c.barrier.wait(self.ctx.abort);
+        if let Some(g) = &self.ctx.global_race {
+            g.observe(&key, crate::ir::Sem::Acquire, &mut self.gclock);
+            self.gclock.tick();
+        }
+        passed.map_err(|e| match e {
             BarrierError::Aborted => Fault::Aborted,
             BarrierError::Broken => self.cluster_error(
                 "`cluster_sync()` waits for a block of the cluster that has already exited (the GPU would hang): every block of a cluster must reach the same cluster barriers".into(),
@@ -367,6 +390,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         self.barrier();
         super::mem::fence(sem);
         self.clock.fence(sem);
+        self.gclock.fence(sem);
     }
 
     /// The declared type of a variable (for diagnostics and scalar/tile decisions).

@@ -3,8 +3,10 @@
 //! the atomic reads that mark a block as possibly spinning (`flow.rs`).
 
 use super::access::{expand_runs, Region, Resolved, INACTIVE};
+use super::cluster::ClusterMem;
 use super::interp::{Fault, Interp, R};
 use super::race::{ClusterShadow, Kind, Race, SyncKey, Target};
+use super::race_global::{Elements, GlobalShadow};
 use super::value::Value;
 use super::EmuError;
 use crate::ir::{Access, Kernel, Sem, VarId};
@@ -49,8 +51,11 @@ impl<'c> Interp<'c, '_, '_> {
         kind: Kind,
         uniform: bool,
     ) -> R<()> {
-        if self.race.is_none() || matches!(r.region, Region::Global { .. }) {
+        if self.race.is_none() {
             return Ok(());
+        }
+        if let Region::Global { param } = r.region {
+            return self.check_global_race(param, r, kind);
         }
         // One span of consecutive addresses: no two elements share one.
         let distinct = r.runs && self.runs.len() <= 1;
@@ -72,6 +77,37 @@ impl<'c> Interp<'c, '_, '_> {
                 kernel: self.ctx.kernel.name.clone(),
                 block: self.block,
                 detail: race.detail,
+            })
+        })
+    }
+
+    /// [`check_race`](Self::check_race) for global memory: against the other blocks of the grid
+    /// (`race_global.rs`).
+    fn check_global_race(&mut self, param: usize, r: &Resolved, kind: Kind) -> R<()> {
+        let Some(shadow) = &self.ctx.global_race else {
+            return Ok(());
+        };
+        let mem = self.global(param)?;
+        let at = (mem.cell_addr(0), mem.width());
+        let found = if r.runs {
+            let mut runs = self.runs.iter().map(|run| (run.addr as usize, run.len));
+            let elements = Elements::Runs(&mut runs);
+            shadow.access(kind, at, elements, &self.gclock, &mut self.gpages)
+        } else {
+            let elements = Elements::Each(&self.addrs);
+            shadow.access(kind, at, elements, &self.gclock, &mut self.gpages)
+        };
+        found.map_err(|c| {
+            let name = self
+                .ctx
+                .kernel
+                .params
+                .get(param)
+                .map_or("?", |p| p.name.as_str());
+            Fault::Error(EmuError::GlobalRace {
+                kernel: self.ctx.kernel.name.clone(),
+                block: self.block,
+                detail: c.describe(kind, self.block, name),
             })
         })
     }
@@ -153,11 +189,59 @@ impl<'c> Interp<'c, '_, '_> {
         Some((shadow, keys))
     }
 
+    /// The locations of the active elements of a resolved atomic access of `sem` that blocks of
+    /// the grid synchronise through in the global-memory race checking (`race_global.rs`), or
+    /// `None` when the access can neither release nor acquire there.
+    fn grid_sync_keys(
+        &mut self,
+        r: &mut Resolved,
+        sem: Sem,
+        size: usize,
+    ) -> Option<(&'c GlobalShadow, Vec<SyncKey>)> {
+        let shadow = self.ctx.global_race.as_ref()?;
+        if sem == Sem::Relaxed && !shadow.fences {
+            return None;
+        }
+        let keys = match r.region {
+            Region::Global { param } => {
+                let mem = self.global(param).ok()?;
+                let k = |i: usize| SyncKey::Global(mem.cell_addr(i));
+                if r.runs {
+                    self.runs
+                        .iter()
+                        .flat_map(|run| run.addr as usize..run.addr as usize + run.len)
+                        .map(k)
+                        .collect()
+                } else {
+                    self.addrs
+                        .iter()
+                        .filter(|&&p| p != INACTIVE)
+                        .map(|&p| k(p as usize))
+                        .collect()
+                }
+            }
+            Region::Cluster => {
+                let c = self.cluster? as *const ClusterMem as usize;
+                self.need_addrs(r);
+                self.addrs
+                    .iter()
+                    .filter(|&&p| p != INACTIVE)
+                    .map(|&p| SyncKey::Dsmem(c, p as usize * size))
+                    .collect()
+            }
+            Region::Shared => return None,
+        };
+        Some((shadow, keys))
+    }
+
     /// Before an atomic write of `sem` is performed: what it releases, for the race checking of
-    /// distributed shared memory.
+    /// distributed shared memory and of global memory.
     pub(crate) fn sync_before_write(&mut self, r: &mut Resolved, sem: Sem, size: usize) {
         if let Some((shadow, keys)) = self.sync_keys(r, size) {
             shadow.publish(&keys, sem, &self.clock);
+        }
+        if let Some((shadow, keys)) = self.grid_sync_keys(r, sem, size) {
+            shadow.publish(&keys, sem, &self.gclock);
         }
     }
 
@@ -170,6 +254,14 @@ impl<'c> Interp<'c, '_, '_> {
         size: usize,
         reads: bool,
     ) {
+        if let Some((shadow, keys)) = self.grid_sync_keys(r, sem, size) {
+            if reads {
+                shadow.observe(&keys, sem, &mut self.gclock);
+            }
+            if sem.has_release() {
+                self.gclock.tick();
+            }
+        }
         let Some((shadow, keys)) = self.sync_keys(r, size) else {
             return;
         };

@@ -16,8 +16,9 @@
 //! Where the GPU's behaviour is undefined the emulator reports an error instead of guessing:
 //! an out-of-bounds element of an unchecked access ([`EmuError::OutOfBounds`]), duplicate
 //! addresses in a weak scatter under [`EmuOptions::strict_scatter`], a runaway loop under
-//! [`EmuOptions::max_loop_iterations`], a shared-memory race (a missing `sync()`) under
-//! [`EmuOptions::check_races`] (`race.rs`). Where it is merely unspecified it picks one legal
+//! [`EmuOptions::max_loop_iterations`], a shared-memory race (a missing `sync()`) or a race of
+//! two blocks in global memory (a missing release/acquire) under [`EmuOptions::check_races`]
+//! (`race.rs`, `race_global.rs`). Where it is merely unspecified it picks one legal
 //! outcome (division by zero gives 0; elements of one operation are performed in row-major
 //! order, so the last of several weak stores to one address wins).
 
@@ -35,6 +36,7 @@ mod mem;
 mod mem_checks;
 mod ops;
 mod race;
+mod race_global;
 mod rmw;
 mod runs;
 mod sched;
@@ -96,7 +98,18 @@ pub struct EmuOptions {
     /// kernel's narrowest shared type; per running cluster for distributed tensors), a copy of
     /// each shared access's addresses until the next barrier, and a check element by element
     /// only in the barrier intervals that mix kinds of access that can race (a store and a
-    /// load, say); BENCHMARKS.md has the measured cost. On in tests.
+    /// load, say); BENCHMARKS.md has the measured cost.
+    ///
+    /// Global memory is checked between the blocks of a launch (grids of more than one block;
+    /// `race_global.rs`): two accesses of one element by different blocks (at least one a
+    /// write, not both atomic) race unless happens-before orders them, through release/acquire
+    /// atomics on global or distributed shared memory (or relaxed ones with fences) or a
+    /// `cluster_sync()`; reported as [`EmuError::GlobalRace`] whichever order the host threads
+    /// ran them in (the later access sees the earlier one). Atomics of many blocks on one
+    /// element are no race; accesses of one block are ordered (different threads of one block
+    /// are not checked in global memory), and the host's accesses to mapped memory are no
+    /// block's. Costs a shadow word of 8 bytes per global element the launch touches (pages
+    /// recycled between launches) and a check per element of every global access. On in tests.
     pub check_races: bool,
 }
 
@@ -159,6 +172,16 @@ pub enum EmuError {
     /// operation to completion, a race on the GPU. Reported under [`EmuOptions::check_races`].
     #[error("kernel `{kernel}`, block {block}: {detail}")]
     SharedRace {
+        kernel: String,
+        block: u32,
+        detail: String,
+    },
+    /// Two blocks access one global element (at least one writes, not both atomically) and no
+    /// happens-before relation (release/acquire atomics, fences, `cluster_sync()`) orders the
+    /// two accesses: a data race on the GPU, whichever order the emulator ran them in.
+    /// Reported under [`EmuOptions::check_races`].
+    #[error("kernel `{kernel}`, block {block}: {detail}")]
+    GlobalRace {
         kernel: String,
         block: u32,
         detail: String,
@@ -266,6 +289,9 @@ pub fn launch(
         opts,
         abort: &abort,
         chunk_locks: has_pair_atomics(kernel),
+        // One block has nobody to race with in global memory.
+        global_race: (opts.check_races && blocks > 1)
+            .then(|| race_global::GlobalShadow::new(kernel)),
     };
     if kernel.cluster.blocks() > 1 {
         return launch_clusters(&ctx);

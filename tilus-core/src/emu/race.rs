@@ -1,4 +1,8 @@
-//! Shared-memory race checker ([`super::EmuOptions::check_races`]).
+//! Shared-memory race checker ([`super::EmuOptions::check_races`]). Three checkers share the
+//! access kinds of this module: [`Shadow`] (shared memory within a block, barrier epochs),
+//! [`ClusterShadow`] (distributed shared memory between the blocks of a cluster, vector clocks)
+//! and `race_global.rs` (global memory between the blocks of a launch, sparse vector clocks
+//! FastTrack-style: the release/acquire hand-offs of the decoupled look-back are checked there).
 //!
 //! The interpreter runs every tile operation to completion for the whole block, so a kernel that
 //! forgets a `sync()` between two shared-memory accesses of different threads still gets the
@@ -492,6 +496,11 @@ pub(crate) struct ClusterShadow {
 pub(crate) enum SyncKey {
     Global(usize),
     Cluster(usize),
+    /// A byte of the windows of the cluster whose [`super::cluster::ClusterMem`] is at host
+    /// address `.0` (a key of the launch-wide global shadow, which outlives one cluster).
+    Dsmem(usize, usize),
+    /// The cluster barrier of the cluster whose `ClusterMem` is at host address `.0`.
+    Barrier(usize),
 }
 
 struct ClusterState {

@@ -16,6 +16,7 @@
 use super::flow::{Frame, Stop};
 use super::interp::{Ctx, Interp, R};
 use super::race::{BlockClock, Shadow};
+use super::race_global::GridClock;
 use super::value::Value;
 use super::{internal, record, EmuError};
 use std::collections::VecDeque;
@@ -39,6 +40,7 @@ pub(crate) struct Parked<'k> {
     rank: u32,
     cluster_phase: u64,
     clock: BlockClock,
+    gclock: GridClock,
     frames: Vec<Frame<'k>>,
     spins: u64,
 }
@@ -55,6 +57,7 @@ impl<'k> Interp<'_, 'k, '_> {
             rank: self.rank,
             cluster_phase: self.cluster_phase,
             clock: std::mem::take(&mut self.clock),
+            gclock: std::mem::take(&mut self.gclock),
             frames: std::mem::take(&mut self.frames),
             spins: self.spins,
         }
@@ -77,6 +80,7 @@ impl<'k> Interp<'_, 'k, '_> {
         self.rank = p.rank;
         self.cluster_phase = p.cluster_phase;
         self.clock = p.clock;
+        self.gclock = p.gclock;
         self.frames = p.frames;
         self.spins = p.spins;
         self.read_atomically = false;

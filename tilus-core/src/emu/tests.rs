@@ -1239,6 +1239,12 @@ fn step_limit_stops_a_spin_that_cannot_end() {
 /// a weak load, and publishes its own (one more) with a release store of `flag[b]`; the block
 /// without a predecessor in the grid starts the chain with 1.
 fn chain_kernel() -> Kernel {
+    chain_kernel_with(Sem::Release, Sem::Acquire, false)
+}
+
+/// [`chain_kernel`] with the flag stored with `store` and loaded with `load`; `fences`: a
+/// release fence before the flag's store and an acquire fence after the spin.
+fn chain_kernel_with(store: Sem, load: Sem, fences: bool) -> Kernel {
     let mut k = Kb::new();
     let (data, flag, dir) = (k.tensor("data"), k.tensor("flag"), k.scalar_param("dir"));
     let (bid, g, src, f, x) = (k.s(), k.s(), k.s(), k.s(), k.s());
@@ -1261,7 +1267,7 @@ fn chain_kernel() -> Kernel {
                             f,
                             Inst::AtomicLoad {
                                 access: at(flag, src),
-                                sem: Sem::Acquire,
+                                sem: load,
                                 scope: Scope::Gpu,
                             },
                         ),
@@ -1271,6 +1277,7 @@ fn chain_kernel() -> Kernel {
                     body: vec![],
                     span: Span::NONE,
                 },
+                fence_if(fences, Sem::Acquire),
                 inst(
                     x,
                     Inst::Load {
@@ -1287,14 +1294,29 @@ fn chain_kernel() -> Kernel {
             access: at(data, bid),
             value: v(x),
         }),
+        fence_if(fences, Sem::Release),
         eff(Inst::AtomicStore {
             access: at(flag, bid),
             value: imm(1),
-            sem: Sem::Release,
+            sem: store,
             scope: Scope::Gpu,
         }),
     ];
     k.finish(body)
+}
+
+/// A fence of `sem` (`on`), or an empty `if`.
+fn fence_if(on: bool, sem: Sem) -> Stmt {
+    let fence = eff(Inst::Fence {
+        sem,
+        scope: Scope::Gpu,
+    });
+    Stmt::If {
+        cond: bimm(on),
+        then: if on { vec![fence] } else { vec![] },
+        els: vec![],
+        span: Span::NONE,
+    }
 }
 
 /// A 64-block chain of producers and consumers (block `b` waits for block `b - 1`, and the
@@ -1439,7 +1461,7 @@ fn shared_memory_is_poisoned_per_block() {
     let mut k = Kb::new();
     let out = k.tensor("out");
     let (sh, alloc) = k.shared(&[4]);
-    let (bid, x) = (k.s(), k.t(&[4]));
+    let (bid, x, at) = (k.s(), k.t(&[4]), k.s());
     let body = vec![
         alloc,
         inst(bid, Inst::BlockIdx { axis: 0 }),
@@ -1450,8 +1472,10 @@ fn shared_memory_is_poisoned_per_block() {
                 other: imm(0),
             },
         ),
+        bin(at, BinOp::Mul, v(bid), imm(4)),
+        // Each block its own words (blocks writing one global word would race).
         eff(Inst::Store {
-            access: acc(out, &[4], vec![pos(0, imm(0))], None, false),
+            access: acc(out, &[4], vec![pos(0, v(at))], None, false),
             value: v(x),
         }),
         // Write shared after reading it: the next block on this worker must not see this.
@@ -1461,7 +1485,7 @@ fn shared_memory_is_poisoned_per_block() {
         }),
     ];
     let kernel = k.finish(body);
-    let o = mem(&[0; 4]);
+    let o = mem(&[0; 12]);
     launch(
         &kernel,
         3,
@@ -1472,7 +1496,7 @@ fn shared_memory_is_poisoned_per_block() {
         },
     )
     .unwrap();
-    assert_eq!(read(&o), vec![SHARED_POISON; 4]);
+    assert_eq!(read(&o), vec![SHARED_POISON; 12]);
 }
 
 #[test]
@@ -2276,6 +2300,7 @@ fn race_state_does_not_leak_between_blocks() {
     let out = k.tensor("out");
     let (sh, alloc) = k.shared(&[128]);
     let (a, rev) = (k.t(&[128]), k.t(&[128]));
+    let (bid, at) = (k.s(), k.s());
     let body = vec![
         alloc,
         inst(
@@ -2290,16 +2315,23 @@ fn race_state_does_not_leak_between_blocks() {
         sh_store(sh, &[128], vec![Coord::Index(v(rev))], v(a)),
         eff(Inst::Sync),
         sh_load(a, sh, &[128], vec![pos(0, imm(0))]),
-        put(out, 0, 128, v(a)),
+        // Each block its own words (blocks writing one global word would race).
+        inst(bid, Inst::BlockIdx { axis: 0 }),
+        bin(at, BinOp::Mul, v(bid), imm(128)),
+        eff(Inst::Store {
+            access: acc(out, &[128], vec![pos(0, v(at))], None, true),
+            value: v(a),
+        }),
     ];
     let kernel = k.finish(body);
-    let o = mem(&[0; 128]);
+    let o = mem(&[0; 128 * 5]);
     let opts = EmuOptions {
         workers: 1,
         ..races()
     };
     launch(&kernel, 5, &[EmuArg::Tensor(GlobalMem::W32(&o))], &opts).unwrap();
-    assert_eq!(read(&o), (0..128).rev().collect::<Vec<_>>());
+    let want: Vec<i32> = (0..128).rev().collect();
+    assert!(read(&o).chunks(128).all(|c| c == want));
 }
 
 /// The race checker's owner of each tile element is the thread whose slot holds it in the PTX
@@ -2585,4 +2617,239 @@ fn collectives_along_axes_give_their_shapes_and_values() {
     }
     let min = *xs.iter().min().unwrap();
     assert_eq!(o[169], xs.iter().position(|&x| x == min).unwrap() as i32);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Global-memory race checking between blocks (`race_global.rs`).
+
+/// The global race message, asserting it is one.
+fn global_race(r: Result<(), EmuError>) -> String {
+    match r {
+        Err(EmuError::GlobalRace { detail, .. }) => {
+            assert!(detail.contains("race on global tensor"), "{detail}");
+            detail
+        }
+        other => panic!("expected a global race, got {other:?}"),
+    }
+}
+
+/// The chain of hand-offs (block `b` reads block `b - 1`'s value after acquiring its flag):
+/// correct with release/acquire atomics or relaxed ones between fences, a race (on every run,
+/// whatever the interleaving) when either side is relaxed without a fence.
+#[test]
+fn global_race_hand_off_needs_release_and_acquire() {
+    let g = 16usize;
+    let run = |kernel: &Kernel, workers: usize| {
+        let (d, f) = (mem(&vec![0; g]), mem(&vec![0; g]));
+        let args = [
+            EmuArg::Tensor(GlobalMem::W32(&d)),
+            EmuArg::Tensor(GlobalMem::W32(&f)),
+            EmuArg::i32(-1),
+        ];
+        let opts = EmuOptions { workers, ..races() };
+        launch(kernel, g as u32, &args, &opts).map(|()| read(&d))
+    };
+    let want: Vec<i32> = (1..=g as i32).collect();
+    for workers in [1, 2, 4] {
+        for _ in 0..3 {
+            let ok = chain_kernel_with(Sem::Release, Sem::Acquire, false);
+            assert_eq!(run(&ok, workers).unwrap(), want);
+            let fenced = chain_kernel_with(Sem::Relaxed, Sem::Relaxed, true);
+            assert_eq!(run(&fenced, workers).unwrap(), want);
+            for (store, load) in [(Sem::Relaxed, Sem::Acquire), (Sem::Release, Sem::Relaxed)] {
+                let broken = chain_kernel_with(store, load, false);
+                let d = global_race(run(&broken, workers).map(|_| ()));
+                assert!(
+                    d.contains("read-after-write race on global tensor `data`"),
+                    "{d}"
+                );
+            }
+        }
+    }
+}
+
+/// `out[at..at + len] = bid` (a weak store), then (`read`) a weak load of `out[read]` stored to
+/// `out[bid + 8]`.
+fn overlap_kernel(at: i32, len: usize, read: Option<i32>) -> Kernel {
+    let mut k = Kb::new();
+    let out = k.tensor("out");
+    let (bid, y, dst) = (k.s(), k.t(&[1]), k.s());
+    let mut body = vec![
+        inst(bid, Inst::BlockIdx { axis: 0 }),
+        bin(dst, BinOp::Add, v(bid), imm(8)),
+    ];
+    if len > 0 {
+        body.push(put(out, at, len, v(bid)));
+    }
+    if let Some(r) = read {
+        body.push(sh_load(y, out, &[1], vec![pos(0, imm(r))]));
+        body.push(eff(Inst::Store {
+            access: acc(out, &[1], vec![pos(0, v(dst))], None, true),
+            value: v(y),
+        }));
+    }
+    k.finish(body)
+}
+
+#[test]
+fn global_race_plain_accesses_of_two_blocks() {
+    let run = |kernel: &Kernel, blocks: u32, workers: usize| {
+        let o = mem(&[0; 16]);
+        let opts = EmuOptions { workers, ..races() };
+        launch(kernel, blocks, &[EmuArg::Tensor(GlobalMem::W32(&o))], &opts)
+    };
+    for workers in [1, 2] {
+        // Every block writes element 0: write-after-write between blocks, not within one.
+        let both = overlap_kernel(0, 1, None);
+        run(&both, 1, workers).unwrap();
+        let d = global_race(run(&both, 2, workers));
+        assert!(
+            d.contains("write-after-write race on global tensor `out` at element 0"),
+            "{d}"
+        );
+        // Block 0 reads element 3, which the writes of the blocks' [0, 4) cover: whichever
+        // runs first, the second access sees the first.
+        let rw = overlap_kernel(0, 4, Some(3));
+        run(&rw, 1, workers).unwrap();
+        global_race(run(&rw, 2, workers));
+        // Reads of one element by many blocks, with no writer, are no race.
+        let reads = overlap_kernel(0, 0, Some(3));
+        run(&reads, 8, workers).unwrap();
+    }
+}
+
+/// Every block adds 1 to `count[0]` atomically (`sem`), then (`plain_read`) reads it weakly:
+/// atomics of many blocks on one element are no race, a weak read of it is (nothing orders it
+/// after the other blocks' adds).
+fn counter_kernel(sem: Sem, plain_read: bool) -> Kernel {
+    let mut k = Kb::new();
+    let (count, out) = (k.tensor("count"), k.tensor("out"));
+    let (bid, y) = (k.s(), k.t(&[1]));
+    let mut body = vec![
+        inst(bid, Inst::BlockIdx { axis: 0 }),
+        eff(rmw(
+            RmwOp::Add,
+            acc(count, &[1], vec![pos(0, imm(0))], None, true),
+            imm(1),
+            None,
+            sem,
+        )),
+    ];
+    if plain_read {
+        body.push(sh_load(y, count, &[1], vec![pos(0, imm(0))]));
+        body.push(eff(Inst::Store {
+            access: acc(out, &[1], vec![pos(0, v(bid))], None, true),
+            value: v(y),
+        }));
+    }
+    k.finish(body)
+}
+
+#[test]
+fn global_race_atomics_of_many_blocks_are_not_races() {
+    let run = |kernel: &Kernel, workers: usize| {
+        let (c, o) = (mem(&[0]), mem(&[0; 64]));
+        let opts = EmuOptions { workers, ..races() };
+        let args = [
+            EmuArg::Tensor(GlobalMem::W32(&c)),
+            EmuArg::Tensor(GlobalMem::W32(&o)),
+        ];
+        launch(kernel, 64, &args, &opts).map(|()| read(&c))
+    };
+    for workers in [1, 2] {
+        for sem in [Sem::Relaxed, Sem::AcqRel] {
+            assert_eq!(run(&counter_kernel(sem, false), workers).unwrap(), vec![64]);
+        }
+        // A weak read after an atomic of another block, or an atomic after another block's
+        // weak read, whichever the blocks ran first.
+        let d = global_race(run(&counter_kernel(Sem::Relaxed, true), workers).map(|_| ()));
+        assert!(
+            d.contains("atomically wrote it") || d.contains("atomically writes it"),
+            "{d}"
+        );
+    }
+}
+
+/// The "last block" pattern: every block writes its partial weakly and draws a ticket with an
+/// atomic add of `sem`; the block that draws the last ticket sums the partials. With acq_rel
+/// the ticket's release sequence orders every partial before the sum; relaxed, it races.
+fn last_block_kernel(sem: Sem) -> Kernel {
+    let mut k = Kb::new();
+    let (part, ticket, out) = (k.tensor("part"), k.tensor("ticket"), k.tensor("out"));
+    let (bid, g, t, last, y, total) = (k.s(), k.s(), k.s(), k.s(), k.t(&[64]), k.s());
+    let is_last = k.b();
+    let body = vec![
+        inst(bid, Inst::BlockIdx { axis: 0 }),
+        inst(g, Inst::GridDim { axis: 0 }),
+        eff(Inst::Store {
+            access: acc(part, &[1], vec![pos(0, v(bid))], None, true),
+            value: v(bid),
+        }),
+        inst(
+            t,
+            rmw(
+                RmwOp::Add,
+                acc(ticket, &[1], vec![pos(0, imm(0))], None, true),
+                imm(1),
+                None,
+                sem,
+            ),
+        ),
+        bin(last, BinOp::Sub, v(g), imm(1)),
+        bin(is_last, BinOp::Eq, v(t), v(last)),
+        Stmt::If {
+            cond: v(is_last),
+            then: vec![
+                sh_load(y, part, &[64], vec![pos(0, imm(0))]),
+                inst(
+                    total,
+                    Inst::Reduce {
+                        op: ReduceOp::Sum,
+                        x: y,
+                    },
+                ),
+                put(out, 0, 1, v(total)),
+            ],
+            els: vec![],
+            span: Span::NONE,
+        },
+    ];
+    k.finish(body)
+}
+
+#[test]
+fn global_race_last_block_pattern() {
+    let run = |sem: Sem, workers: usize| {
+        let (p, t, o) = (mem(&[0; 64]), mem(&[0]), mem(&[0]));
+        let opts = EmuOptions { workers, ..races() };
+        let args = [
+            EmuArg::Tensor(GlobalMem::W32(&p)),
+            EmuArg::Tensor(GlobalMem::W32(&t)),
+            EmuArg::Tensor(GlobalMem::W32(&o)),
+        ];
+        launch(&last_block_kernel(sem), 64, &args, &opts).map(|()| read(&o))
+    };
+    for workers in [1, 2, 4] {
+        assert_eq!(
+            run(Sem::AcqRel, workers).unwrap(),
+            vec![(0..64).sum::<i32>()]
+        );
+        let d = global_race(run(Sem::Relaxed, workers).map(|_| ()));
+        assert!(d.contains("race on global tensor `part`"), "{d}");
+    }
+}
+
+#[test]
+fn global_race_vector_clocks_join() {
+    use super::race_global::VClock;
+    let mut a = VClock::default();
+    a.raise(5, 2);
+    a.raise(1, 7);
+    let mut b = VClock::default();
+    b.raise(3, 1);
+    b.raise(5, 1);
+    assert!(!a.join(&VClock::default()));
+    assert!(a.join(&b));
+    assert_eq!((a.get(1), a.get(3), a.get(5), a.get(9)), (7, 1, 2, 0));
+    assert!(!a.join(&b), "already covered");
 }

@@ -1,0 +1,594 @@
+//! Race checking of global memory between the blocks of one launch
+//! ([`super::EmuOptions::check_races`]), FastTrack-style (Flanagan & Freund 2009).
+//!
+//! Every block has a sparse vector clock ([`GridClock`]): its own entry counts its releases
+//! (from 1), the others say how far it has seen other blocks' histories, which it learns only
+//! by acquiring: an acquire atomic (or a relaxed one followed by an acquire fence) on a global
+//! element or a distributed-shared word that another block released to, or a `cluster_sync()`
+//! (which orders the blocks of a cluster, global memory included). A location released to keeps
+//! the join of the clocks released there (published before the releasing write, joined after
+//! the acquiring read, so that a block that reads a released value always sees its clock; clocks
+//! only grow at a location, release sequences are never cut, which can miss a race but never
+//! reports a correctly synchronised kernel).
+//!
+//! Each global element touched has a shadow word ([`GlobalShadow`]; pages of 4 KiB of memory
+//! keyed by host address and element width, so that aliasing arguments share them). While one
+//! block alone has accessed the element, the word holds that block and its clock at its latest
+//! access of each kind (plain write, atomic write, plain read, atomic read): the common case,
+//! checked and updated in place. Once a second block comes, the word points to a full record:
+//! per kind, the *epochs* (block, clock) of the accesses not known to be ordered before a later
+//! one of the kind (at most [`SET_CAP`]; FastTrack's read-shared state, for every kind). An
+//! access conflicts with an earlier one of another block when at least one writes, they are not
+//! both atomic, and the earlier one's clock is not covered by the accessor's entry for its
+//! block. A plain write ordered after everything recorded replaces it all. Since each word is
+//! checked and updated under its page's lock, the second of two unordered accesses sees the
+//! first whichever way the host threads interleave them, so a racy hand-off is reported on
+//! every run, not only on unlucky ones.
+//!
+//! Accesses of one block are ordered by its program order and barriers (the shared-memory
+//! checker's business; global accesses of two threads of one block with no barrier in between
+//! are not checked). The host's accesses to mapped memory are no block's and are not seen.
+//! Known misses (never false reports): an element's epoch set drops its oldest entry beyond
+//! [`SET_CAP`]; views of one memory with different element widths have separate shadows.
+
+use super::race::{Kind, SyncKey};
+use crate::ir::Sem;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+/// Bytes of memory per shadow page.
+const PAGE: usize = 4096;
+/// Most epochs one field of a shadow word keeps (the oldest is dropped beyond it).
+pub(crate) const SET_CAP: usize = 4;
+
+const PW: usize = 0;
+const AW: usize = 1;
+const PR: usize = 2;
+const AR: usize = 3;
+const WHAT: [&str; 4] = ["wrote", "atomically wrote", "read", "atomically read"];
+
+fn field(kind: Kind) -> usize {
+    match kind {
+        Kind::Write => PW,
+        Kind::AtomicWrite => AW,
+        Kind::Read => PR,
+        Kind::AtomicRead => AR,
+    }
+}
+
+fn conflicts(kind: Kind) -> &'static [usize] {
+    match kind {
+        Kind::Read => &[PW, AW],
+        Kind::AtomicRead => &[PW],
+        Kind::Write => &[PW, AW, PR, AR],
+        Kind::AtomicWrite => &[PW, PR],
+    }
+}
+
+/// An epoch: block `b`'s access at its clock `c`, as `(b + 1) << 32 | c` (0: none).
+fn epoch(b: u32, c: u32) -> u64 {
+    ((b as u64 + 1) << 32) | c as u64
+}
+
+fn epoch_block(e: u64) -> u32 {
+    ((e >> 32) - 1) as u32
+}
+
+/// A sparse vector clock: `(block, clock)` sorted by block; a block not there is at 0.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct VClock(Vec<(u32, u32)>);
+
+impl VClock {
+    pub fn get(&self, b: u32) -> u32 {
+        match self.0.binary_search_by_key(&b, |e| e.0) {
+            Ok(i) => self.0[i].1,
+            Err(_) => 0,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Raise block `b`'s entry to `c`.
+    pub fn raise(&mut self, b: u32, c: u32) {
+        match self.0.binary_search_by_key(&b, |e| e.0) {
+            Ok(i) => self.0[i].1 = self.0[i].1.max(c),
+            Err(i) => self.0.insert(i, (b, c)),
+        }
+    }
+
+    /// `self = self ⊔ other` (no allocation when `other` adds nothing); whether it grew.
+    pub fn join(&mut self, other: &VClock) -> bool {
+        if other.0.is_empty() {
+            return false;
+        }
+        let covered = other.0.iter().all(|&(b, c)| self.get(b) >= c);
+        if covered {
+            return false;
+        }
+        let (a, b) = (&self.0, &other.0);
+        let mut out = Vec::with_capacity(a.len() + b.len());
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() && j < b.len() {
+            match a[i].0.cmp(&b[j].0) {
+                std::cmp::Ordering::Less => {
+                    out.push(a[i]);
+                    i += 1;
+                }
+                std::cmp::Ordering::Greater => {
+                    out.push(b[j]);
+                    j += 1;
+                }
+                std::cmp::Ordering::Equal => {
+                    out.push((a[i].0, a[i].1.max(b[j].1)));
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        out.extend_from_slice(&a[i..]);
+        out.extend_from_slice(&b[j..]);
+        self.0 = out;
+        true
+    }
+}
+
+/// The vector clock of one block of the grid (global-memory race checking).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct GridClock {
+    block: u32,
+    /// This block's own entry (from 1; it ticks after every release).
+    own: u32,
+    /// Entries of the other blocks (and possibly a stale own entry, which `own` exceeds).
+    known: VClock,
+    /// The whole clock at the latest release fence (what a relaxed atomic write releases).
+    fenced: VClock,
+    /// The clocks relaxed atomic reads saw since: what an acquire fence acquires.
+    pending: VClock,
+    /// Per location, the version of its released clock already joined into `known`.
+    seen: HashMap<SyncKey, u64>,
+}
+
+impl GridClock {
+    /// The clock of block `block` at its start.
+    pub fn new(block: u32) -> GridClock {
+        GridClock {
+            block,
+            own: 1,
+            ..GridClock::default()
+        }
+    }
+
+    /// How far this block has seen block `b`'s history.
+    #[inline]
+    fn get(&self, b: u32) -> u32 {
+        if b == self.block {
+            self.own
+        } else {
+            self.known.get(b)
+        }
+    }
+
+    /// The whole clock (own entry included).
+    fn now(&self) -> VClock {
+        let mut c = self.known.clone();
+        c.raise(self.block, self.own);
+        c
+    }
+
+    /// After a release: later accesses are not covered by it.
+    pub fn tick(&mut self) {
+        self.own = self.own.saturating_add(1);
+    }
+
+    /// A fence of `sem` (see [`super::race::BlockClock::fence`]).
+    pub fn fence(&mut self, sem: Sem) {
+        if sem.has_acquire() {
+            let pending = std::mem::take(&mut self.pending);
+            self.known.join(&pending);
+        }
+        if sem.has_release() {
+            self.fenced = self.now();
+            self.tick();
+        }
+    }
+}
+
+/// A released clock at one location, and how many times it has grown.
+#[derive(Debug, Default)]
+struct Released {
+    clock: VClock,
+    version: u64,
+}
+
+/// The shadow of one page of global memory: per element a [`u64`] word, either 0 (never
+/// accessed), *exclusive* (every access so far was by one block: the block + 1 in the top 24
+/// bits, then the block's clock at its latest access of each kind in 10 bits each, 0: none), or
+/// [`FULL`] in the top 24 bits (the accesses are in `full`, at the index in the low bits).
+struct Page {
+    words: Box<[u64]>,
+    full: Vec<Full>,
+    /// Entries of `full` no word uses.
+    free: Vec<u32>,
+}
+
+/// The accesses to one element of several blocks: per kind, the epochs not known to be ordered
+/// before a later one of the kind (at most [`SET_CAP`]).
+#[derive(Default)]
+struct Full([Vec<u64>; 4]);
+
+/// The top-24-bit tag of a word whose accesses are in [`Page::full`].
+const FULL: u64 = (1 << 24) - 1;
+/// Largest clock an exclusive word holds.
+const CLOCK_MAX: u32 = (1 << 10) - 1;
+
+#[inline(always)]
+fn shift(f: usize) -> u32 {
+    30 - 10 * f as u32
+}
+
+/// Pages given back by finished launches, cleared when taken again (zeroing fresh memory costs
+/// page faults; clearing memory that is already mapped is a `memset`), by length.
+static POOL: Mutex<Vec<Box<[u64]>>> = Mutex::new(Vec::new());
+/// Most words the pool keeps (256 MiB).
+const POOL_WORDS: usize = 1 << 25;
+
+fn take_words(len: usize) -> Box<[u64]> {
+    let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
+    match pool.iter().rposition(|w| w.len() == len) {
+        Some(i) => {
+            let mut w = pool.swap_remove(i);
+            drop(pool);
+            w.fill(0);
+            w
+        }
+        None => vec![0u64; len].into_boxed_slice(),
+    }
+}
+
+impl Drop for GlobalShadow {
+    fn drop(&mut self) {
+        let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
+        let mut kept: usize = pool.iter().map(|w| w.len()).sum();
+        for shard in self.pages.iter_mut() {
+            let map = std::mem::take(shard.get_mut().unwrap_or_else(|p| p.into_inner()));
+            for (_, page) in map {
+                let Ok(page) = Arc::try_unwrap(page) else {
+                    continue;
+                };
+                let words = page.into_inner().unwrap_or_else(|p| p.into_inner()).words;
+                if kept + words.len() > POOL_WORDS {
+                    return;
+                }
+                kept += words.len();
+                pool.push(words);
+            }
+        }
+    }
+}
+
+const SHARDS: usize = 64;
+
+/// A page's key: its first host address and the element width.
+type PageKey = (usize, usize);
+
+/// The pages a worker has looked up in this launch (so that a scatter over many pages does not
+/// take a shard's lock per element; a worker's interpreter lives for one launch).
+#[derive(Default)]
+pub(crate) struct PageCache {
+    pages: HashMap<PageKey, Arc<Mutex<Page>>>,
+    /// Scratch: the element indices of an access, sorted.
+    order: Vec<usize>,
+}
+
+/// The global-memory shadow and the released clocks of one launch.
+pub(crate) struct GlobalShadow {
+    pages: Box<[RwLock<HashMap<PageKey, Arc<Mutex<Page>>>>]>,
+    released: Box<[Mutex<HashMap<SyncKey, Released>>]>,
+    /// The kernel has fences: relaxed atomics may then release or acquire (through them).
+    pub fences: bool,
+}
+
+/// A conflict found by [`GlobalShadow::access`]: the element (index in its tensor), the earlier
+/// access's kind (field) and block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct GlobalConflict {
+    pub element: usize,
+    pub earlier: usize,
+    pub block: u32,
+}
+
+impl GlobalConflict {
+    /// What the message says: "`now` (block `me`) ... it after block `other` `WHAT` it".
+    pub fn describe(&self, kind: Kind, me: u32, tensor: &str) -> String {
+        let writes = matches!(kind, Kind::Write | Kind::AtomicWrite);
+        let name = match (writes, self.earlier == PW || self.earlier == AW) {
+            (false, true) => "read-after-write",
+            (true, true) => "write-after-write",
+            _ => "write-after-read",
+        };
+        let verb = match kind {
+            Kind::Read => "reads",
+            Kind::AtomicRead => "atomically reads",
+            Kind::Write => "writes",
+            Kind::AtomicWrite => "atomically writes",
+        };
+        format!(
+            "{name} race on global tensor `{tensor}` at element {}: block {me} {verb} it after block {} {} it, and nothing orders the two accesses (publish with a release atomic, or a relaxed one after a release fence, and read after an acquire of the value it wrote)",
+            self.element, self.block, WHAT[self.earlier],
+        )
+    }
+}
+
+fn shard_of(x: usize) -> usize {
+    (x.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) % SHARDS
+}
+
+/// The elements of one access: runs of consecutive elements `(first, len)`, or one index per
+/// element (`None`: inactive).
+pub(crate) enum Elements<'e> {
+    Runs(&'e mut dyn Iterator<Item = (usize, usize)>),
+    Each(&'e [i64]),
+}
+
+impl GlobalShadow {
+    pub fn new(kernel: &crate::ir::Kernel) -> GlobalShadow {
+        let mut fences = false;
+        crate::ir::for_each_inst(&kernel.body, &mut |_, inst, _| {
+            fences |= matches!(inst, crate::ir::Inst::Fence { .. });
+        });
+        GlobalShadow {
+            pages: (0..SHARDS).map(|_| RwLock::default()).collect(),
+            released: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            fences,
+        }
+    }
+
+    fn page<'p>(&self, key: PageKey, cache: &'p mut PageCache) -> &'p Mutex<Page> {
+        cache.pages.entry(key).or_insert_with(|| {
+            let shard = &self.pages[shard_of(key.0 >> 12)];
+            let found = shard
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&key)
+                .cloned();
+            found.unwrap_or_else(|| {
+                let mut map = shard.write().unwrap_or_else(|p| p.into_inner());
+                map.entry(key)
+                    .or_insert_with(|| {
+                        Arc::new(Mutex::new(Page {
+                            words: take_words(PAGE / key.1),
+                            full: Vec::new(),
+                            free: Vec::new(),
+                        }))
+                    })
+                    .clone()
+            })
+        })
+    }
+
+    /// Check and record one access of `kind` by `who`'s block to `elements` (indices into a
+    /// tensor whose element `i` is at host address `base + i * width`).
+    pub fn access(
+        &self,
+        kind: Kind,
+        (base, width): (usize, usize),
+        elements: Elements<'_>,
+        who: &GridClock,
+        cache: &mut PageCache,
+    ) -> Result<(), GlobalConflict> {
+        let f = field(kind);
+        let me1 = who.block as u64 + 1;
+        // The exclusive word of this access alone, when the block and clock fit in one.
+        let compact = (me1 < FULL && who.own <= CLOCK_MAX).then(|| {
+            (
+                me1 << 40,
+                (who.own as u64) << shift(f),
+                !((CLOCK_MAX as u64) << shift(f)),
+            )
+        });
+        let one = |page: &mut Page, slot: usize, i: usize| -> Result<(), GlobalConflict> {
+            let w = page.words[slot];
+            if let Some((tag, bits, keep)) = compact {
+                if w == 0 {
+                    page.words[slot] = tag | bits;
+                    return Ok(());
+                }
+                if w & !((1 << 40) - 1) == tag {
+                    page.words[slot] = (w & keep) | bits;
+                    return Ok(());
+                }
+            }
+            slow(page, slot, w, kind, who, compact.map(|c| c.0 | c.1)).map_err(
+                |(earlier, block)| GlobalConflict {
+                    element: i,
+                    earlier,
+                    block,
+                },
+            )
+        };
+        let page_of = |i: usize| (base + i * width) & !(PAGE - 1);
+        match elements {
+            Elements::Runs(runs) => {
+                for (first, len) in runs {
+                    let mut i = first;
+                    let end = first + len;
+                    while i < end {
+                        let key = (page_of(i), width);
+                        let mut g = self
+                            .page(key, cache)
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner());
+                        let slot0 = (base + i * width - key.0) / width;
+                        let n = (PAGE / width - slot0).min(end - i);
+                        for k in 0..n {
+                            one(&mut g, slot0 + k, i + k)?;
+                        }
+                        i += n;
+                    }
+                }
+            }
+            Elements::Each(addrs) => {
+                // By page, so that each page is locked once.
+                let mut order = std::mem::take(&mut cache.order);
+                order.clear();
+                order.extend(
+                    addrs
+                        .iter()
+                        .filter(|&&p| p != super::access::INACTIVE)
+                        .map(|&p| p as usize),
+                );
+                order.sort_unstable();
+                let mut at = 0;
+                let mut found = Ok(());
+                while at < order.len() && found.is_ok() {
+                    let key = (page_of(order[at]), width);
+                    let mut g = self
+                        .page(key, cache)
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner());
+                    while at < order.len() && page_of(order[at]) == key.0 {
+                        let i = order[at];
+                        at += 1;
+                        if let Err(e) = one(&mut g, (base + i * width - key.0) / width, i) {
+                            found = Err(e);
+                            break;
+                        }
+                    }
+                }
+                cache.order = order;
+                found?;
+            }
+        }
+        Ok(())
+    }
+
+    /// An atomic write of `sem` by `clock`'s block to `keys`, before it is performed: the
+    /// locations release the block's clock (`sem` has a release) or what its latest release
+    /// fence covered.
+    pub fn publish(&self, keys: &[SyncKey], sem: Sem, clock: &GridClock) {
+        let now;
+        let from = if sem.has_release() {
+            now = clock.now();
+            &now
+        } else {
+            &clock.fenced
+        };
+        if from.is_empty() {
+            return;
+        }
+        for &k in keys {
+            let mut map = self.released[shard_of(key_hash(k))]
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            let at = map.entry(k).or_default();
+            if at.clock.join(from) {
+                at.version += 1;
+            }
+        }
+    }
+
+    /// An atomic read of `sem` from `keys`, after it is performed: an acquire takes the clocks
+    /// released there, a relaxed read keeps them for a later acquire fence.
+    pub fn observe(&self, keys: &[SyncKey], sem: Sem, clock: &mut GridClock) {
+        for &k in keys {
+            let map = self.released[shard_of(key_hash(k))]
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            let Some(at) = map.get(&k) else { continue };
+            if sem.has_acquire() {
+                let seen = clock.seen.entry(k).or_insert(0);
+                if *seen != at.version {
+                    *seen = at.version;
+                    clock.known.join(&at.clock);
+                }
+            } else {
+                clock.pending.join(&at.clock);
+            }
+        }
+    }
+}
+
+fn key_hash(k: SyncKey) -> usize {
+    match k {
+        SyncKey::Global(a) => a,
+        SyncKey::Cluster(b) => b.wrapping_mul(31),
+        SyncKey::Dsmem(c, b) => c ^ b.wrapping_mul(17),
+        SyncKey::Barrier(c) => c.wrapping_mul(7),
+    }
+}
+
+/// An access that the exclusive word cannot take: another block's, or one that does not fit.
+/// `mine`: this access's exclusive word, if it fits one. `Err((field, block))`: the earlier
+/// conflicting access.
+#[cold]
+fn slow(
+    page: &mut Page,
+    slot: usize,
+    w: u64,
+    kind: Kind,
+    who: &GridClock,
+    mine: Option<u64>,
+) -> Result<(), (usize, u32)> {
+    let me = who.block;
+    let index = if w >> 40 == FULL {
+        (w & u32::MAX as u64) as usize
+    } else {
+        let index = match page.free.pop() {
+            Some(i) => i as usize,
+            None => {
+                page.full.push(Full::default());
+                page.full.len() - 1
+            }
+        };
+        let rec = &mut page.full[index];
+        for (f, set) in rec.0.iter_mut().enumerate() {
+            set.clear();
+            // An exclusive word: its block's latest access of each kind.
+            let c = ((w >> shift(f)) & CLOCK_MAX as u64) as u32;
+            if w != 0 && c != 0 {
+                set.push(epoch((w >> 40) as u32 - 1, c));
+            }
+        }
+        page.words[slot] = FULL << 40 | index as u64;
+        index
+    };
+    let rec = &mut page.full[index];
+    let unordered = |e: u64| {
+        let b = epoch_block(e);
+        b != me && who.get(b) < e as u32
+    };
+    for &c in conflicts(kind) {
+        if let Some(&e) = rec.0[c].iter().find(|&&e| unordered(e)) {
+            return Err((c, epoch_block(e)));
+        }
+    }
+    let f = field(kind);
+    if kind == Kind::Write {
+        // Ordered after everything recorded: it stands for all of it.
+        match mine {
+            Some(word) => {
+                page.free.push(index as u32);
+                page.words[slot] = word;
+            }
+            None => {
+                rec.0.iter_mut().for_each(Vec::clear);
+                rec.0[f].push(epoch(me, who.own));
+            }
+        }
+        return Ok(());
+    }
+    let set = &mut rec.0[f];
+    let mine = epoch(me, who.own);
+    // Epochs ordered before this access are covered by it.
+    if set.last() == Some(&mine) {
+        return Ok(());
+    }
+    set.retain(|&e| unordered(e));
+    if set.len() >= SET_CAP {
+        set.remove(0);
+    }
+    set.push(mine);
+    Ok(())
+}
