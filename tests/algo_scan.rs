@@ -160,7 +160,13 @@ fn handoff(
         }
     } else {
         // Only mode 2 reads early: in the others an early read, used or not, would race too.
-        let early = load_global(agg, offsets = [0], shape = [1], mask = full([1], mode) == 2, other = 0);
+        let early = load_global(
+            agg,
+            offsets = [0],
+            shape = [1],
+            mask = full([1], mode) == 2,
+            other = 0,
+        );
         let mut f = 0;
         while f == 0 {
             f = atomic_load(flags, 0, order = acquire, scope = gpu);
