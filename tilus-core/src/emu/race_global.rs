@@ -220,6 +220,8 @@ struct Full([Vec<u64>; 4]);
 
 /// The top-24-bit tag of a word whose accesses are in [`Page::full`].
 const FULL: u64 = (1 << 24) - 1;
+/// The clock bits of an exclusive word.
+const LOW: u64 = (1 << 40) - 1;
 /// Largest clock an exclusive word holds.
 const CLOCK_MAX: u32 = (1 << 10) - 1;
 
@@ -395,7 +397,7 @@ impl GlobalShadow {
                     page.words[slot] = tag | bits;
                     return Ok(());
                 }
-                if w & !((1 << 40) - 1) == tag {
+                if w & !LOW == tag {
                     page.words[slot] = (w & keep) | bits;
                     return Ok(());
                 }
@@ -422,8 +424,22 @@ impl GlobalShadow {
                             .unwrap_or_else(|p| p.into_inner());
                         let slot0 = (base + i * width - key.0) / width;
                         let n = (PAGE / width - slot0).min(end - i);
-                        for k in 0..n {
-                            one(&mut g, slot0 + k, i + k)?;
+                        let words = &mut g.words[slot0..slot0 + n];
+                        match compact {
+                            // Every word untouched or this block's alone (the common case):
+                            // updated in two branch-free passes.
+                            Some((tag, bits, keep))
+                                if words.iter().all(|&w| w == 0 || w & !LOW == tag) =>
+                            {
+                                for w in words.iter_mut() {
+                                    *w = (*w & keep) | tag | bits;
+                                }
+                            }
+                            _ => {
+                                for k in 0..n {
+                                    one(&mut g, slot0 + k, i + k)?;
+                                }
+                            }
                         }
                         i += n;
                     }
