@@ -274,6 +274,8 @@ const SHARDS: usize = 64;
 
 /// A page's key: its first host address and the element width.
 type PageKey = (usize, usize);
+/// One shard of a launch's pages.
+type PageMap = HashMap<PageKey, Arc<Mutex<Page>>>;
 
 /// The pages a worker has looked up in this launch (so that a scatter over many pages does not
 /// take a shard's lock per element; a worker's interpreter lives for one launch).
@@ -286,7 +288,7 @@ pub(crate) struct PageCache {
 
 /// The global-memory shadow and the released clocks of one launch.
 pub(crate) struct GlobalShadow {
-    pages: Box<[RwLock<HashMap<PageKey, Arc<Mutex<Page>>>>]>,
+    pages: Box<[RwLock<PageMap>]>,
     released: Box<[Mutex<HashMap<SyncKey, Released>>]>,
     /// The kernel has fences: relaxed atomics may then release or acquire (through them).
     pub fences: bool,
