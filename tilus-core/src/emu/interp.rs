@@ -226,7 +226,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         self.cluster_phase += 1;
         let Some(c) = self.cluster else { return Ok(()) };
         // The barrier orders the cluster's blocks in global memory too.
-        let key = [SyncKey::Barrier(c as *const ClusterMem as usize)];
+        let key = [SyncKey::Barrier(self.cluster_key())];
         if let Some(g) = &self.ctx.global_race {
             g.publish(&key, crate::ir::Sem::Release, &self.gclock);
         }
@@ -241,6 +241,14 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 "`cluster_sync()` waits for a block of the cluster that has already exited (the GPU would hang): every block of a cluster must reach the same cluster barriers".into(),
             ),
         })
+    }
+
+    /// A name of the running block's cluster, unique in the launch (its rank-0 block's index),
+    /// for the locations the global race checker keys by cluster.
+    pub fn cluster_key(&self) -> usize {
+        let (k, grid) = (self.ctx.kernel, self.ctx.grid);
+        let (_, cid) = rank_of(grid.coords(self.block as u64), k.cluster);
+        super::cluster::block_of(0, cid, k.cluster, grid) as usize
     }
 
     /// A violation of the cluster protocol.

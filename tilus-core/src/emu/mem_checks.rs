@@ -3,7 +3,6 @@
 //! the atomic reads that mark a block as possibly spinning (`flow.rs`).
 
 use super::access::{expand_runs, Region, Resolved, INACTIVE};
-use super::cluster::ClusterMem;
 use super::interp::{Fault, Interp, R};
 use super::race::{ClusterShadow, Kind, Race, SyncKey, Target};
 use super::race_global::{Elements, GlobalShadow};
@@ -221,7 +220,8 @@ impl<'c> Interp<'c, '_, '_> {
                 }
             }
             Region::Cluster => {
-                let c = self.cluster? as *const ClusterMem as usize;
+                self.cluster?;
+                let c = self.cluster_key();
                 self.need_addrs(r);
                 self.addrs
                     .iter()

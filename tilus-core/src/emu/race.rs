@@ -496,10 +496,10 @@ pub(crate) struct ClusterShadow {
 pub(crate) enum SyncKey {
     Global(usize),
     Cluster(usize),
-    /// A byte of the windows of the cluster whose [`super::cluster::ClusterMem`] is at host
-    /// address `.0` (a key of the launch-wide global shadow, which outlives one cluster).
+    /// A byte of the windows of the cluster whose rank-0 block is block `.0` of the grid (a key
+    /// of the launch-wide global shadow, which outlives one cluster).
     Dsmem(usize, usize),
-    /// The cluster barrier of the cluster whose `ClusterMem` is at host address `.0`.
+    /// The cluster barrier of the cluster whose rank-0 block is block `.0` of the grid.
     Barrier(usize),
 }
 

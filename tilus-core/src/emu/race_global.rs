@@ -220,6 +220,8 @@ struct Full([Vec<u64>; 4]);
 
 /// The top-24-bit tag of a word whose accesses are in [`Page::full`].
 const FULL: u64 = (1 << 24) - 1;
+/// The clock bits of an exclusive word.
+const LOW: u64 = (1 << 40) - 1;
 /// Largest clock an exclusive word holds.
 const CLOCK_MAX: u32 = (1 << 10) - 1;
 
@@ -272,6 +274,8 @@ const SHARDS: usize = 64;
 
 /// A page's key: its first host address and the element width.
 type PageKey = (usize, usize);
+/// One shard of a launch's pages.
+type PageMap = HashMap<PageKey, Arc<Mutex<Page>>>;
 
 /// The pages a worker has looked up in this launch (so that a scatter over many pages does not
 /// take a shard's lock per element; a worker's interpreter lives for one launch).
@@ -284,7 +288,7 @@ pub(crate) struct PageCache {
 
 /// The global-memory shadow and the released clocks of one launch.
 pub(crate) struct GlobalShadow {
-    pages: Box<[RwLock<HashMap<PageKey, Arc<Mutex<Page>>>>]>,
+    pages: Box<[RwLock<PageMap>]>,
     released: Box<[Mutex<HashMap<SyncKey, Released>>]>,
     /// The kernel has fences: relaxed atomics may then release or acquire (through them).
     pub fences: bool,
@@ -395,7 +399,7 @@ impl GlobalShadow {
                     page.words[slot] = tag | bits;
                     return Ok(());
                 }
-                if w & !((1 << 40) - 1) == tag {
+                if w & !LOW == tag {
                     page.words[slot] = (w & keep) | bits;
                     return Ok(());
                 }
@@ -422,8 +426,22 @@ impl GlobalShadow {
                             .unwrap_or_else(|p| p.into_inner());
                         let slot0 = (base + i * width - key.0) / width;
                         let n = (PAGE / width - slot0).min(end - i);
-                        for k in 0..n {
-                            one(&mut g, slot0 + k, i + k)?;
+                        let words = &mut g.words[slot0..slot0 + n];
+                        match compact {
+                            // Every word untouched or this block's alone (the common case):
+                            // updated in two branch-free passes.
+                            Some((tag, bits, keep))
+                                if words.iter().all(|&w| w == 0 || w & !LOW == tag) =>
+                            {
+                                for w in words.iter_mut() {
+                                    *w = (*w & keep) | tag | bits;
+                                }
+                            }
+                            _ => {
+                                for k in 0..n {
+                                    one(&mut g, slot0 + k, i + k)?;
+                                }
+                            }
                         }
                         i += n;
                     }

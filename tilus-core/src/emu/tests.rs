@@ -2853,3 +2853,50 @@ fn global_race_vector_clocks_join() {
     assert_eq!((a.get(1), a.get(3), a.get(5), a.get(9)), (7, 1, 2, 0));
     assert!(!a.join(&b), "already covered");
 }
+
+/// A cluster barrier orders the cluster's blocks in global memory: rank 0 writes `out[0]`,
+/// rank 1 copies it to `out[1]` after a `cluster_sync()` (no race) or without one (a race).
+#[test]
+fn global_race_cluster_sync_orders_the_blocks_of_a_cluster() {
+    let kernel = |sync: bool| {
+        let mut k = Kb::new();
+        let out = k.tensor("out");
+        let (rank, y) = (k.s(), k.t(&[1]));
+        let (first, second) = (k.b(), k.b());
+        let mut body = vec![
+            inst(rank, Inst::ClusterRank),
+            bin(first, BinOp::Eq, v(rank), imm(0)),
+            bin(second, BinOp::Eq, v(rank), imm(1)),
+            Stmt::If {
+                cond: v(first),
+                then: vec![put(out, 0, 1, imm(7))],
+                els: vec![],
+                span: Span::NONE,
+            },
+        ];
+        if sync {
+            body.push(eff(Inst::ClusterSync));
+        }
+        body.push(Stmt::If {
+            cond: v(second),
+            then: vec![
+                sh_load(y, out, &[1], vec![pos(0, imm(0))]),
+                put(out, 1, 1, v(y)),
+            ],
+            els: vec![],
+            span: Span::NONE,
+        });
+        let mut kernel = k.finish(body);
+        kernel.cluster = Grid::new(2, 1, 1);
+        kernel
+    };
+    for _ in 0..4 {
+        let o = mem(&[0, 0]);
+        let args = [EmuArg::Tensor(GlobalMem::W32(&o))];
+        launch(&kernel(true), 2, &args, &races()).unwrap();
+        assert_eq!(read(&o), vec![7, 7]);
+        let o = mem(&[0, 0]);
+        let args = [EmuArg::Tensor(GlobalMem::W32(&o))];
+        global_race(launch(&kernel(false), 2, &args, &races()));
+    }
+}
