@@ -202,6 +202,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// (b): local bins, then NCCL's all-reduce of the two (sum, in place, on each GPU's default
 /// stream). `None` without feature `nccl` or where NCCL cannot be loaded.
 #[allow(clippy::too_many_arguments)]
+/// Times a closure (median milliseconds of several runs).
+type Timer = dyn Fn(&mut dyn FnMut() -> tilus::Result<()>) -> tilus::Result<f64>;
+
+#[allow(clippy::too_many_arguments)]
 fn nccl_all_reduce(
     a: &Device,
     b: &Device,
@@ -210,7 +214,7 @@ fn nccl_all_reduce(
     count: Count,
     grid: u32,
     want: &[i32],
-    time: &dyn Fn(&mut dyn FnMut() -> tilus::Result<()>) -> tilus::Result<f64>,
+    time: &Timer,
 ) -> Result<Option<f64>, Box<dyn std::error::Error>> {
     #[cfg(feature = "nccl")]
     {

@@ -82,7 +82,7 @@ fn flags_partition_floats_and_reused_storage() {
             assert_eq!(out.download().unwrap(), want, "{dev:?} n={n} partition");
             // Flags.
             let flags: Vec<u8> = (0..n)
-                .map(|_| (rng.next_u64() % 3 == 0) as u8 * 5)
+                .map(|_| rng.next_u64().is_multiple_of(3) as u8 * 5)
                 .collect();
             let f = dev.upload(&flags).unwrap();
             let xi: Vec<u32> = (0..n as u32).collect();
