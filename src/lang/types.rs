@@ -158,8 +158,10 @@
 //!     // Exactly Rust's `as`: saturating, NaN to 0, and 65520 rounds to f16 infinity.
 //!     assert_eq!(i.download()?, data.iter().map(|&v| v as i8).collect::<Vec<_>>());
 //!     assert_eq!(u.download()?, data.iter().map(|&v| v as u16).collect::<Vec<_>>());
+//!     // NaN becomes the canonical NaN, 0x7fff, as PTX's `cvt` gives it.
+//!     let f16_bits = |v: f32| if v.is_nan() { 0x7fff } else { f16::from_f32(v).to_bits() };
 //!     assert_eq!(h.download()?.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-//!                data.iter().map(|&v| f16::from_f32(v).to_bits()).collect::<Vec<_>>());
+//!                data.iter().map(|&v| f16_bits(v)).collect::<Vec<_>>());
 //!     assert_eq!(b.download()?, data.iter().map(|&v| v != 0.0).collect::<Vec<_>>());
 //!     assert_eq!(w.download()?, data.iter().map(|&v| v as i32 as u8).collect::<Vec<_>>());
 //!     Ok(())
