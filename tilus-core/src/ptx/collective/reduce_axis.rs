@@ -65,23 +65,7 @@ impl Emitter<'_> {
                 e.ins(["shr", "u32"], (line, s, lanes.trailing_zeros()));
                 e.ins(["and", "b32"], (j, s, lanes as u32 - 1));
                 let valid = e.pred_u32("lt", line, RegOrImm::Imm(lines as i32));
-                // The share: Rows folds j*v .. j*v+v by 1, Staged j, j+lanes, .. below len.
-                let (start, end, step) = match plan {
-                    ReducePlan::Rows { v, .. } => {
-                        let st = e.r32();
-                        let en = e.r32();
-                        e.ins(["mul", "lo", "s32"], (st, j, v));
-                        e.ins(["add", "s32"], (en, st, v));
-                        (st, en, 1)
-                    }
-                    ReducePlan::Staged { lanes } => {
-                        let en = e.r32();
-                        e.ins(["mov", "u32"], (en, view.len));
-                        (j, en, lanes as u32)
-                    }
-                };
-                // Lanes past the last line fold nothing but still shuffle.
-                e.ins(["selp", "b32"], (end, end, 0, valid));
+                let (start, end, step) = e.lane_share(plan, j, valid, view.len);
                 let base = e.line_base(&view, line);
                 let (acc, idx) = match op {
                     AxisReduce::Fold(f) => {
@@ -95,19 +79,7 @@ impl Emitter<'_> {
                         (best, Some(bi))
                     }
                 };
-                let mut b = lanes / 2;
-                while b >= 1 {
-                    match (op, idx) {
-                        (AxisReduce::Fold(f), _) => {
-                            let t = e.shfl_bfly(acc, b as u32);
-                            let ins = acc_opcode(fold_op(f), acc_type(d))?;
-                            e.ins(ins, (acc, acc, t));
-                        }
-                        (_, Some(bi)) => e.arg_combine(d, op == AxisReduce::ArgMax, acc, bi, b)?,
-                        _ => unreachable!(),
-                    }
-                    b /= 2;
-                }
+                e.combine_lanes(op, d, acc, idx, lanes)?;
                 let writer = e.new_pred();
                 e.ins(["setp", "eq", "and", "u32"], (writer, j, 0, valid));
                 let at = e.elem_at(res, out_d.size_bytes(), RegOrImm::Reg(line));
@@ -126,6 +98,54 @@ impl Emitter<'_> {
         self.barrier();
         self.unstage(dst, out_d, res)?;
         self.barrier();
+        Ok(())
+    }
+
+    /// Lane `j`'s share of its line, as a counted loop's `(start, end, step)`: Rows folds
+    /// `j*v .. j*v+v` by 1, Staged `j, j+lanes, ..` below `len`; lanes past the last line
+    /// (`valid` false) fold nothing but still take part in the shuffles.
+    fn lane_share(&mut self, plan: ReducePlan, j: Reg, valid: Reg, len: usize) -> (Reg, Reg, u32) {
+        let (start, end, step) = match plan {
+            ReducePlan::Rows { v, .. } => {
+                let st = self.r32();
+                let en = self.r32();
+                self.ins(["mul", "lo", "s32"], (st, j, v));
+                self.ins(["add", "s32"], (en, st, v));
+                (st, en, 1)
+            }
+            ReducePlan::Staged { lanes } => {
+                let en = self.r32();
+                self.ins(["mov", "u32"], (en, len));
+                (j, en, lanes as u32)
+            }
+        };
+        self.ins(["selp", "b32"], (end, end, 0, valid));
+        (start, end, step)
+    }
+
+    /// The butterfly over a line's `lanes` lanes: partials `acc` (and indices `idx` for the
+    /// arg forms) become the line's result in every lane.
+    fn combine_lanes(
+        &mut self,
+        op: AxisReduce,
+        d: DType,
+        acc: Reg,
+        idx: Option<Reg>,
+        lanes: usize,
+    ) -> CodegenResult<()> {
+        let mut b = lanes / 2;
+        while b >= 1 {
+            match (op, idx) {
+                (AxisReduce::Fold(f), _) => {
+                    let t = self.shfl_bfly(acc, b as u32);
+                    let ins = acc_opcode(fold_op(f), acc_type(d))?;
+                    self.ins(ins, (acc, acc, t));
+                }
+                (_, Some(bi)) => self.arg_combine(d, op == AxisReduce::ArgMax, acc, bi, b)?,
+                _ => return internal("an arg reduction without indices"),
+            }
+            b /= 2;
+        }
         Ok(())
     }
 
