@@ -178,6 +178,26 @@ impl SelectStorage {
         &self.num
     }
 
+    /// Checks the lengths (`x`, `out` and, for flags, `flags`: `n` each, within the capacity)
+    /// and starts a run; `false` when there is nothing to launch (`n == 0`, the count is 0).
+    fn start(
+        &mut self,
+        stream: &Stream<'_>,
+        op: &'static str,
+        n: usize,
+        others: &[usize],
+    ) -> Result<bool, crate::Error> {
+        for &len in others {
+            check_lengths(op, n, len, self.lb.tiles)?;
+        }
+        if n == 0 {
+            self.num = stream.device().zeros(1)?;
+            return Ok(false);
+        }
+        self.lb.next_run(stream)?;
+        Ok(true)
+    }
+
     fn run<T: SelectElement>(
         &mut self,
         stream: &Stream<'_>,
@@ -186,13 +206,9 @@ impl SelectStorage {
         cmp: (i32, T),
         partition: bool,
     ) -> Result<(), crate::Error> {
-        let n = x.tensor_len();
-        check_lengths("select", n, out.tensor_len(), self.lb.tiles)?;
-        if n == 0 {
-            self.num = stream.device().zeros(1)?;
+        if !self.start(stream, "select", x.tensor_len(), &[out.tensor_len()])? {
             return Ok(());
         }
-        self.lb.next_run(stream)?;
         T::launch_select(
             stream,
             x,
@@ -237,19 +253,10 @@ impl SelectStorage {
         flags: &impl crate::AsTensor<u8>,
         out: &impl crate::AsTensor<T>,
     ) -> Result<(), crate::Error> {
-        let n = x.tensor_len();
-        check_lengths("select_flagged", n, out.tensor_len(), self.lb.tiles)?;
-        check_lengths(
-            "select_flagged (flags)",
-            n,
-            flags.tensor_len(),
-            self.lb.tiles,
-        )?;
-        if n == 0 {
-            self.num = stream.device().zeros(1)?;
+        let lens = [out.tensor_len(), flags.tensor_len()];
+        if !self.start(stream, "select_flagged", x.tensor_len(), &lens)? {
             return Ok(());
         }
-        self.lb.next_run(stream)?;
         T::launch_select(
             stream,
             x,

@@ -113,65 +113,15 @@ macro_rules! with_word {
 }
 pub(crate) use with_word;
 
-/// Calls `$body` with `$T` bound to the Rust type of any element type `$d` (`bool` included).
+/// Calls `$body` with `$T` bound to the Rust type of any element type `$d` (`bool` included):
+/// `elem`'s numeric dispatch, with the `bool` arm binding `$T` too.
 macro_rules! with_elem_type {
-    ($d:expr, $T:ident => $body:expr) => {{
-        use $crate::dtype::DType;
-        match $d {
-            DType::Bool => {
-                type $T = bool;
-                $body
-            }
-            DType::I8 => {
-                type $T = i8;
-                $body
-            }
-            DType::U8 => {
-                type $T = u8;
-                $body
-            }
-            DType::I16 => {
-                type $T = i16;
-                $body
-            }
-            DType::U16 => {
-                type $T = u16;
-                $body
-            }
-            DType::I32 => {
-                type $T = i32;
-                $body
-            }
-            DType::U32 => {
-                type $T = u32;
-                $body
-            }
-            DType::I64 => {
-                type $T = i64;
-                $body
-            }
-            DType::U64 => {
-                type $T = u64;
-                $body
-            }
-            DType::F16 => {
-                type $T = half::f16;
-                $body
-            }
-            DType::BF16 => {
-                type $T = half::bf16;
-                $body
-            }
-            DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            DType::F64 => {
-                type $T = f64;
-                $body
-            }
-        }
-    }};
+    ($d:expr, $T:ident => $body:expr) => {
+        $crate::with_num_type!($d, $T => $body, bool => {
+            type $T = bool;
+            $body
+        })
+    };
 }
 pub(crate) use with_elem_type;
 

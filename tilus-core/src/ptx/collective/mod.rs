@@ -15,10 +15,10 @@ mod staging;
 
 pub(super) use order::Placed;
 
-use super::code::{Address, Arg, Base, Guard, Opcode};
+use super::code::{Address, Base, Guard, Opcode};
 use super::emit::{internal, CodegenResult, Emitter};
 use super::inst::arith_opcode;
-use super::regs::{Class, Reg};
+use super::regs::Reg;
 use super::value::{Predicate, RegOrConst, RegOrImm};
 use crate::dtype::DType;
 use crate::ir::{numel, BinOp, Operand, ReduceOp, Ty, VarId};
@@ -164,16 +164,7 @@ impl Emitter<'_> {
                 continue;
             }
             let v = self.reg_or_const(Operand::Var(x), s)?;
-            let val = match dtype {
-                DType::Bool => {
-                    let p = self.in_reg(v);
-                    let t = self.r32();
-                    self.ins(["selp", "b32"], (t, 1, 0, p));
-                    t
-                }
-                _ if half => self.widen_f32(dtype, v),
-                _ => self.in_reg(v),
-            };
+            let val = self.to_acc(dtype, v);
             self.ins_if(ex.guard(), ins.clone(), (acc, acc, val));
         }
         for off in [16, 8, 4, 2, 1] {
@@ -225,18 +216,22 @@ impl Emitter<'_> {
 
     /// The value of `v` in lane `lane ^ off` (`shfl.sync.bfly`; 64-bit values in two halves).
     pub(super) fn shfl_bfly(&mut self, v: Reg, off: u32) -> Reg {
-        let t = self.new_reg(v.class);
-        match v.class {
-            Class::B64 | Class::F64 => {
-                let (lo, hi) = (self.r32(), self.r32());
-                self.ins(["mov", "b64"], (Arg::Vector(vec![lo, hi]), v));
-                self.ins(["shfl", "sync", "bfly", "b32"], (lo, lo, off, 31, -1));
-                self.ins(["shfl", "sync", "bfly", "b32"], (hi, hi, off, 31, -1));
-                self.ins(["mov", "b64"], (t, Arg::Vector(vec![lo, hi])));
+        self.shfl("bfly", v, RegOrImm::Imm(off as i32), 31)
+    }
+
+    /// An element of tile or scalar `v` (type `d`) in a register of the type a reduction
+    /// computes in (`staging::acc_type`): `bool` as 0/1, 16-bit floats widened to `f32`.
+    pub(super) fn to_acc(&mut self, d: DType, v: RegOrConst) -> Reg {
+        match d {
+            DType::Bool => {
+                let p = self.in_reg(v);
+                let t = self.r32();
+                self.ins(["selp", "b32"], (t, 1, 0, p));
+                t
             }
-            _ => self.ins(["shfl", "sync", "bfly", "b32"], (t, v, off, 31, -1)),
+            _ if d.is_half_float() => self.widen_f32(d, v),
+            _ => self.in_reg(v),
         }
-        t
     }
 }
 

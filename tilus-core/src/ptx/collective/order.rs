@@ -309,23 +309,8 @@ impl Emitter<'_> {
             // The index, checked below the axis length (negative ones wrap past it).
             let iv = self.reg_or_const(Operand::Var(indices), s)?;
             let iv = self.in_reg(iv);
-            let ok = self.new_pred();
-            let idx = if id.bits() == 64 {
-                self.ins(["setp", "lt", "u64"], (ok, iv, view.len as u64));
-                let t = self.r32();
-                self.ins(["cvt", "u32", "u64"], (t, iv));
-                t
-            } else {
-                self.ins(["setp", "lt", "u32"], (ok, iv, view.len as u32));
-                iv
-            };
-            let g = match ex {
-                Predicate::Reg(p) => {
-                    self.ins(["and", "pred"], (ok, ok, p));
-                    Guard::If(ok)
-                }
-                _ => Guard::If(ok),
-            };
+            let (ok, idx) = self.index_below(id, iv, view.len, ex);
+            let g = Guard::If(ok);
             let i = self.r32();
             self.ins(["mad", "lo", "s32"], (i, a, view.len, idx));
             self.ins(["mad", "lo", "s32"], (i, i, view.inner, b));
@@ -335,6 +320,26 @@ impl Emitter<'_> {
         }
         self.barrier();
         Ok(())
+    }
+
+    /// Whether integer `v` (of type `d`, in its register) is in `0..bound`, compared unsigned
+    /// at its own width so negative values fail and 64-bit ones are not truncated first, and'd
+    /// with `exists`; and `v` as a 32-bit index (meaningful where the predicate holds).
+    fn index_below(&mut self, d: DType, v: Reg, bound: usize, exists: Predicate) -> (Reg, Reg) {
+        let ok = self.new_pred();
+        let idx = if d.bits() == 64 {
+            self.ins(["setp", "lt", "u64"], (ok, v, bound as u64));
+            let t = self.r32();
+            self.ins(["cvt", "u32", "u64"], (t, v));
+            t
+        } else {
+            self.ins(["setp", "lt", "u32"], (ok, v, bound as u32));
+            v
+        };
+        if let Predicate::Reg(p) = exists {
+            self.ins(["and", "pred"], (ok, ok, p));
+        }
+        (ok, idx)
     }
 
     /// For each element, the number of equal elements before it in row-major order.
@@ -403,19 +408,7 @@ impl Emitter<'_> {
             let v = self.reg_or_const(Operand::Var(x), s)?;
             let v = self.in_reg(v);
             // Values outside 0..bins (negative ones wrap past it) are not counted.
-            let ok = self.new_pred();
-            let i = if d.bits() == 64 {
-                self.ins(["setp", "lt", "u64"], (ok, v, bins as u64));
-                let t = self.r32();
-                self.ins(["cvt", "u32", "u64"], (t, v));
-                t
-            } else {
-                self.ins(["setp", "lt", "u32"], (ok, v, bins as u32));
-                v
-            };
-            if let Predicate::Reg(p) = ex {
-                self.ins(["and", "pred"], (ok, ok, p));
-            }
+            let (ok, i) = self.index_below(d, v, bins, ex);
             let at = self.elem_at(off, 4, i.into());
             self.ins_if(Guard::If(ok), ["red", "shared", "add", "u32"], (at, 1));
         }

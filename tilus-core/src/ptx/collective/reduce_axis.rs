@@ -180,16 +180,7 @@ impl Emitter<'_> {
             let acc = self.acc_const(acc_t, id)?;
             for i in 0..v {
                 let val = self.reg_or_const(crate::ir::Operand::Var(x), o * v + i)?;
-                let w = match d {
-                    DType::Bool => {
-                        let p = self.in_reg(val);
-                        let t = self.r32();
-                        self.ins(["selp", "b32"], (t, 1, 0, p));
-                        t
-                    }
-                    _ if d.is_half_float() => self.widen_f32(d, val),
-                    _ => self.in_reg(val),
-                };
+                let w = self.to_acc(d, val);
                 self.ins(ins.clone(), (acc, acc, w));
             }
             let mut b = lanes / 2;
