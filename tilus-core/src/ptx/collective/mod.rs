@@ -164,7 +164,7 @@ impl Emitter<'_> {
                 continue;
             }
             let v = self.reg_or_const(Operand::Var(x), s)?;
-            let val = self.to_acc(dtype, v);
+            let val = self.widen_for_fold(dtype, v);
             self.ins_if(ex.guard(), ins.clone(), (acc, acc, val));
         }
         for off in [16, 8, 4, 2, 1] {
@@ -221,7 +221,7 @@ impl Emitter<'_> {
 
     /// An element of tile or scalar `v` (type `d`) in a register of the type a reduction
     /// computes in (`staging::acc_type`): `bool` as 0/1, 16-bit floats widened to `f32`.
-    pub(super) fn to_acc(&mut self, d: DType, v: RegOrConst) -> Reg {
+    pub(super) fn widen_for_fold(&mut self, d: DType, v: RegOrConst) -> Reg {
         match d {
             DType::Bool => {
                 let p = self.in_reg(v);

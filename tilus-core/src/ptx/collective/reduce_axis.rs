@@ -180,7 +180,7 @@ impl Emitter<'_> {
             let acc = self.acc_const(acc_t, id)?;
             for i in 0..v {
                 let val = self.reg_or_const(crate::ir::Operand::Var(x), o * v + i)?;
-                let w = self.to_acc(d, val);
+                let w = self.widen_for_fold(d, val);
                 self.ins(ins.clone(), (acc, acc, w));
             }
             let mut b = lanes / 2;
