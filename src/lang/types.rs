@@ -127,7 +127,7 @@
 //! | integer → narrower or same-width integer | the low bits (wraps) |
 //! | integer → float | rounded to nearest even |
 //! | float → integer | truncated toward zero and saturated to the type's range; NaN gives 0 |
-//! | float → float | rounded to nearest even; `f64 → f16`/`bf16` rounds once (not through `f32`) |
+//! | float → float | rounded to nearest even; `f64 → f16` rounds once, `f64 → bf16` goes through `f32` (two roundings, as the PTX does) |
 //! | `bool` → number | `true` is 1, `false` is 0 |
 //! | number → `bool` | `x != 0` (so NaN is `true`, `-0.0` is `false`) |
 //!
@@ -158,7 +158,7 @@
 //!     // Exactly Rust's `as`: saturating, NaN to 0, and 65520 rounds to f16 infinity.
 //!     assert_eq!(i.download()?, data.iter().map(|&v| v as i8).collect::<Vec<_>>());
 //!     assert_eq!(u.download()?, data.iter().map(|&v| v as u16).collect::<Vec<_>>());
-//!     // NaN becomes the canonical NaN, 0x7fff, as PTX's `cvt` gives it.
+//!     // NaN becomes the canonical NaN, 0x7fff (an H100 gives it for the f32 canonical NaN).
 //!     let f16_bits = |v: f32| if v.is_nan() { 0x7fff } else { f16::from_f32(v).to_bits() };
 //!     assert_eq!(h.download()?.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
 //!                data.iter().map(|&v| f16_bits(v)).collect::<Vec<_>>());
@@ -177,7 +177,8 @@
 //! result (an `f32` has more than twice the precision of either type plus two bits, so the
 //! double rounding cannot change it), the same as the native half-precision instructions give.
 //! Comparisons are exact. `t.sum()` adds in `f32` and rounds once at the end. Conversions to
-//! and from `f16`/`bf16` go through `f32`, except `f64 → f16`/`bf16`, which rounds once.
+//! and from `f16`/`bf16` go through `f32`, except `f64 → f16`, which rounds once (`cvt.rn.f16.f64`).
+//! Float literals of `f16`/`bf16` are rounded once from their decimal value.
 //!
 //! Atomic `add` on `f16`/`bf16` is the hardware's (`atom.add.noftz.f16`, `.bf16` from sm_90);
 //! `min`, `max` and `exch` are `cas.b16` loops (the table below), and `cas` is the hardware's.
