@@ -67,8 +67,22 @@ impl Lowerer {
                 ),
             );
         }
-        let offsets = bound.list("offsets").expect("given");
-        let coords = self.gather_offsets(&offsets, oe.span, &shape)?;
+        self.bounded_load(bound, m, dtype, shape, oe.span, span)
+    }
+
+    /// The load both `load_global` and a part of a shared tensor make: `offsets` (scalars or
+    /// index tiles, a gather), `other` and `mask` from `bound`, bounds checked.
+    fn bounded_load(
+        &mut self,
+        bound: &Bound<'_>,
+        m: crate::ir::VarId,
+        dtype: crate::ir::DType,
+        shape: Vec<usize>,
+        offsets_span: Span,
+        span: Span,
+    ) -> LResult<Operand> {
+        let offsets = bound.list("offsets").expect("checked by the caller");
+        let coords = self.gather_offsets(&offsets, offsets_span, &shape)?;
         let other = self.other_arg(bound, dtype)?;
         let mask = self.mask_arg(bound, &shape)?;
         let access = Access {
@@ -136,22 +150,7 @@ impl Lowerer {
                 format!("a tile of shape {} cannot be loaded from a rank-{rank} tensor: ranks differ (use `.view(..)` to reshape the tensor)", shape_str(&shape)),
             );
         }
-        let offsets = bound.list("offsets").expect("required");
-        let coords = self.gather_offsets(&offsets, bound.req("offsets").span, &shape)?;
-        let other = self.other_arg(bound, dtype)?;
-        let mask = self.mask_arg(bound, &shape)?;
-        let access = Access {
-            mem: m,
-            shape: shape.clone(),
-            coords,
-            mask,
-            check_bounds: true,
-        };
-        Ok(self.emit(
-            Inst::Load { access, other },
-            Ty::Tile { dtype, shape },
-            span,
-        ))
+        self.bounded_load(bound, m, dtype, shape, bound.req("offsets").span, span)
     }
 
     /// `store_global(dst, offsets, value)`: a bounds-checked, optionally masked store of a tile
