@@ -770,3 +770,101 @@ fn open_literals_assigned_in_branches_take_the_decided_type() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// ptxas (12.8 and 13.0, sm_90) fuses two signed `min`/`max` into `VIMNMX3` and loses a negation
+// folded into its middle operand: `(-arange(232)).max()` gave 126 on an H100 (found by the
+// differential test). Signed 16/32-bit `min`/`max` are now emitted in an unsigned form. These
+// kernels are the shapes that failed, checked against references computed here.
+
+#[tile_kernel(threads = 32)]
+fn negated_reductions(x: GlobalTensor<i32>, out: GlobalTensor<i32>) {
+    store_global(out, full([1], (-arange(232)).max()), offsets = [0]);
+    store_global(out, full([1], (-arange(232)).min()), offsets = [1]);
+    let c = full([1], 13)
+        .broadcast_to([138])
+        .cumsum(axis = 0, reverse = true);
+    store_global(out, full([1], (-c).max()), offsets = [2]);
+    let t = load_global(x, offsets = [0], shape = [232]);
+    store_global(out, full([1], (-t).max()), offsets = [3]);
+    store_global(out, full([1], (-t).min()), offsets = [4]);
+    store_global(out, full([1], (0 - t).max()), offsets = [5]);
+}
+
+#[tile_kernel(threads = 96)]
+fn negated_min_max_chains(
+    x: GlobalTensor<i32>,
+    y: GlobalTensor<i16>,
+    out: GlobalTensor<i32>,
+    o16: GlobalTensor<i16>,
+) {
+    let a = load_global(x, offsets = [0], shape = [200]);
+    let b = load_global(x, offsets = [200], shape = [200]);
+    let c = load_global(x, offsets = [400], shape = [200]);
+    store_global(out, max(max(-a, -b), -c), offsets = [0]);
+    store_global(out, min(min(-a, -b), -c), offsets = [200]);
+    store_global(out, max(max(a, -(b + 2)), -c), offsets = [400]);
+    let p = load_global(y, offsets = [0], shape = [200]);
+    let q = load_global(y, offsets = [200], shape = [200]);
+    let r = load_global(y, offsets = [400], shape = [200]);
+    store_global(o16, max(max(-p, -q), -r), offsets = [0]);
+    store_global(o16, min(min(-p, -q), -r), offsets = [200]);
+    store_global(o16, full([1], (-p).max()), offsets = [400]);
+}
+
+#[test]
+fn signed_min_max_of_negated_values() {
+    assemble_all(
+        "negated_reductions",
+        negated_reductions::PTX,
+        negated_reductions::TARGET,
+    );
+    assemble_all(
+        "negated_min_max_chains",
+        negated_min_max_chains::PTX,
+        negated_min_max_chains::TARGET,
+    );
+    let mut rng = common::Rng::new();
+    // Values away from i32::MIN, whose negation wraps (checked elsewhere).
+    let x = rng.vec(600, -1 << 30, 1 << 30);
+    let y: Vec<i16> = rng
+        .vec(600, -32767, 32767)
+        .iter()
+        .map(|&v| v as i16)
+        .collect();
+    let neg: Vec<i32> = x[..232].iter().map(|v| -v).collect();
+    let c: Vec<i32> = (0..138).map(|i| -13 * (138 - i)).collect();
+    let want = [
+        0,
+        -231,
+        *c.iter().max().unwrap(),
+        *neg.iter().max().unwrap(),
+        *neg.iter().min().unwrap(),
+        *neg.iter().max().unwrap(),
+    ];
+    let (a, b, cc) = (&x[..200], &x[200..400], &x[400..600]);
+    let mut chains = Vec::new();
+    chains.extend((0..200).map(|i| (-a[i]).max(-b[i]).max(-cc[i])));
+    chains.extend((0..200).map(|i| (-a[i]).min(-b[i]).min(-cc[i])));
+    chains.extend((0..200).map(|i| a[i].max(-(b[i] + 2)).max(-cc[i])));
+    let (p, q, r) = (&y[..200], &y[200..400], &y[400..600]);
+    let mut c16: Vec<i16> = Vec::new();
+    c16.extend((0..200).map(|i| (-p[i]).max(-q[i]).max(-r[i])));
+    c16.extend((0..200).map(|i| (-p[i]).min(-q[i]).min(-r[i])));
+    c16.push(p.iter().map(|v| -v).max().unwrap());
+    for dev in backends() {
+        let xd = dev.upload(&x).unwrap();
+        let yd = dev.upload(&y).unwrap();
+        let out = dev.full(6, -1i32).unwrap();
+        negated_reductions::launch(&dev, 1, &xd, &out).unwrap();
+        assert_eq!(out.download().unwrap(), want, "{dev:?}: reductions");
+        let out = dev.full(600, -1i32).unwrap();
+        let o16 = dev.full(401, -1i16).unwrap();
+        negated_min_max_chains::launch(&dev, 1, &xd, &yd, &out, &o16).unwrap();
+        assert!(
+            out.download().unwrap() == chains,
+            "{dev:?}: i32 chains differ"
+        );
+        assert!(o16.download().unwrap() == c16, "{dev:?}: i16 chains differ");
+    }
+}

@@ -16,7 +16,7 @@ mod storage;
 
 use std::collections::BTreeMap;
 
-use super::code::{Args, Code, Guard, Ins, Label, Line, Opcode, Special};
+use super::code::{Arg, Args, Code, Guard, Ins, Label, Line, Opcode, Special};
 use super::known::Known;
 use super::regs::{Class, Reg, Regs};
 use super::value::Predicate;
@@ -160,10 +160,64 @@ impl<'k> Emitter<'k> {
         self.ins_if(Guard::Always, opcode, args);
     }
     /// Appends instruction `opcode args` under `guard`.
+    ///
+    /// Signed 16- and 32-bit `min`/`max` are emitted in an equivalent unsigned form (see
+    /// [`Emitter::signed_min_max_unsigned`]): ptxas miscompiles the signed ones on sm_90.
     pub fn ins_if(&mut self, guard: Guard, opcode: impl Into<Opcode>, args: impl Args) {
-        self.code
-            .body
-            .push(Line::Ins(Ins::new(guard, opcode, args)));
+        let ins = Ins::new(guard, opcode, args);
+        if let Some(bias) = signed_min_max(&ins) {
+            return self.signed_min_max_unsigned(ins, bias);
+        }
+        self.code.body.push(Line::Ins(ins));
+    }
+
+    /// `min.s32 d, a, b` as `d = min.u32(a ^ M, b ^ M) ^ M` with `M` the sign bit (`max` and
+    /// `.s16` alike): flipping the sign bit maps the signed order onto the unsigned one.
+    ///
+    /// Why: ptxas (12.8 and 13.0, for sm_90) fuses two signed `min`/`max` into `VIMNMX3` and
+    /// folds a negation of its middle operand into it, where the negation is then lost:
+    /// `max(max(-a, -b), -c)` is computed as `max(max(-a, b), -c)`. Found by the differential
+    /// test on an H100 (`(-arange(232)).max()` gave 126); the PTX is the driver's input on every
+    /// GPU from sm_90 on, whatever the module's `.target`, so the form is used everywhere.
+    /// ptxas keeps the unsigned form (`VIMNMX.U32` after `LOP3`s) and cancels the flips
+    /// between links of a chain. The tests `signed_min_max_*` in tests/gpu_regressions.rs hold
+    /// the cases on the GPU.
+    fn signed_min_max_unsigned(&mut self, ins: Ins, (class, unsigned, bit, sign): Bias) {
+        let Ins {
+            guard,
+            opcode,
+            args,
+        } = ins;
+        let [d, a, b]: [Arg; 3] = args.try_into().expect("min/max: three operands");
+        let name = opcode.pieces().next().expect("a name");
+        let name = if name == "min" { "min" } else { "max" };
+        let flip = |e: &mut Self, x: Arg| -> Arg {
+            let mask = (sign << 1) - 1;
+            match x {
+                Arg::Int(v) => Arg::Int((v & mask) ^ sign),
+                Arg::Const(bits, _) => Arg::Int((bits as i128 & mask) ^ sign),
+                x => {
+                    let t = e.new_reg(class);
+                    e.code.body.push(Line::Ins(Ins::new(
+                        guard,
+                        ["xor", bit],
+                        (t, x, Arg::Int(sign)),
+                    )));
+                    Arg::Reg(t)
+                }
+            }
+        };
+        let (a, b) = (flip(self, a), flip(self, b));
+        self.code.body.push(Line::Ins(Ins::new(
+            guard,
+            [name, unsigned],
+            (d.clone(), a, b),
+        )));
+        self.code.body.push(Line::Ins(Ins::new(
+            guard,
+            ["xor", bit],
+            (d.clone(), d, Arg::Int(sign)),
+        )));
     }
     pub fn comment(&mut self, s: impl Into<String>) {
         self.code.body.push(Line::Comment(s.into()));
@@ -299,5 +353,25 @@ impl<'k> Emitter<'k> {
     }
     fn scratch_offset(&self) -> usize {
         self.kernel.shared_bytes.div_ceil(16) * 16
+    }
+}
+
+/// How a signed `min`/`max` is rewritten: the register class of its temporaries, the unsigned
+/// type, the bit type and the sign bit.
+type Bias = (Class, &'static str, &'static str, i128);
+
+/// The rewrite of `ins` if it is a signed 16- or 32-bit `min` or `max`.
+fn signed_min_max(ins: &Ins) -> Option<Bias> {
+    let mut pieces = ins.opcode.pieces();
+    let (Some(name), Some(ty), None) = (pieces.next(), pieces.next(), pieces.next()) else {
+        return None;
+    };
+    if name != "min" && name != "max" {
+        return None;
+    }
+    match ty {
+        "s32" => Some((Class::B32, "u32", "b32", 0x8000_0000)),
+        "s16" => Some((Class::B16, "u16", "b16", 0x8000)),
+        _ => None,
     }
 }
