@@ -6,6 +6,7 @@
 //!   32 lanes, 4 elements each, no shared memory but for the results);
 //! * inclusive prefix sum within each tile of 4096 (`t.cumsum(0)`: the whole-tile plan);
 //! * sort of each tile of 4096 u32 keys (`t.sort()`);
+//! * sort of each tile of (u32 key, u32 value) pairs (`argsort`, then `take` of both);
 //! * top-16 of each tile (`t.topk(16)`).
 //!
 //! cargo run --release --example bench_collectives --features cuda [-- LOG2_N]
@@ -49,6 +50,22 @@ fn sort_tiles(x: GlobalTensor<u32>, out: GlobalTensor<u32>) {
     for start in (block_idx() * 4096..x.len()).step_by(grid_dim() * 4096) {
         let t = load_global(x, offsets = [start], shape = [4096]);
         store_global(out, t.sort(), offsets = [start]);
+    }
+}
+
+#[tile_kernel(threads = 512)]
+fn sort_pair_tiles(
+    k: GlobalTensor<u32>,
+    v: GlobalTensor<u32>,
+    ko: GlobalTensor<u32>,
+    vo: GlobalTensor<u32>,
+) {
+    for start in (block_idx() * 4096..k.len()).step_by(grid_dim() * 4096) {
+        let keys = load_global(k, offsets = [start], shape = [4096]);
+        let values = load_global(v, offsets = [start], shape = [4096]);
+        let order = keys.argsort();
+        store_global(ko, keys.take(order, axis = 0), offsets = [start]);
+        store_global(vo, values.take(order, axis = 0), offsets = [start]);
     }
 }
 
@@ -151,6 +168,25 @@ fn main() -> Result<(), tilus::Error> {
     }
     let ms = median(dev.time_ms(reps, || sort_tiles::launch(&dev, grid, &k, &sorted))?);
     line("sort u32, 4096", ms, copy_ms);
+
+    let values: Vec<u32> = (0..n as u32).collect();
+    let v = dev.upload(&values)?;
+    let (ko, vo) = (dev.zeros::<u32>(n)?, dev.zeros::<u32>(n)?);
+    sort_pair_tiles::launch(&dev, grid, &k, &v, &ko, &vo)?;
+    let (got_k, got_v) = (ko.download()?, vo.download()?);
+    for t in (0..n / TILE).step_by((n / TILE / 16).max(1)) {
+        let range = t * TILE..(t + 1) * TILE;
+        let mut want: Vec<(u32, u32)> = range.clone().map(|i| (keys[i], values[i])).collect();
+        want.sort_by_key(|&(key, _)| key); // stable: equal keys keep their order
+        let got: Vec<(u32, u32)> = range.map(|i| (got_k[i], got_v[i])).collect();
+        if got != want {
+            fail("pair sort");
+        }
+    }
+    let ms = median(dev.time_ms(reps, || {
+        sort_pair_tiles::launch(&dev, grid, &k, &v, &ko, &vo)
+    })?);
+    line("sort (u32, u32) pairs, 4096", ms, copy_ms);
 
     let top = dev.zeros::<u32>(n / TILE * 16)?;
     top16_tiles::launch(&dev, grid, &k, &top)?;

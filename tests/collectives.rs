@@ -79,7 +79,7 @@ macro_rules! int_t {
         }
     )*};
 }
-int_t!(i32, u8, i64);
+int_t!(i32, u8, i64, u32, i8, i16, u16);
 
 impl T for f32 {
     const FLOAT: bool = true;
@@ -1047,6 +1047,143 @@ fn float_sorts_follow_total_order() {
         run_sorts!(sort_f16, h, 3, 12, 12, 3);
         let b: Vec<bf16> = pick(&mut rng, 35).into_iter().map(bf16::from_f32).collect();
         run_sorts!(sort_bf16, b, 5, 7, 2, 2);
+    }
+}
+
+/// Sorts of one line (a rank-1 tile of `$n`): the radix path of the PTX (8- to 32-bit keys).
+/// `v` gets the sort, the descending sort, the top `$k` and the bottom `$k`; `ix` the argsort,
+/// the descending argsort and the arg-top `$k`.
+macro_rules! line_sorts {
+    ($name:ident, $t:ident, $threads:literal, $n:literal, $k:literal) => {
+        #[tile_kernel(threads = $threads)]
+        fn $name(x: GlobalTensor<$t>, v: GlobalTensor<$t>, ix: GlobalTensor<i32>) {
+            let t = load_global(x, offsets = [0], shape = [$n]);
+            store_global(v, t.sort(), offsets = [0]);
+            store_global(v, t.sort(descending = true), offsets = [$n]);
+            store_global(v, t.topk($k), offsets = [2 * $n]);
+            store_global(v, t.topk($k, largest = false), offsets = [2 * $n + $k]);
+            store_global(ix, t.argsort(), offsets = [0]);
+            store_global(ix, t.argsort(descending = true), offsets = [$n]);
+            store_global(ix, t.argtopk($k), offsets = [2 * $n]);
+        }
+    };
+}
+
+line_sorts!(line_i32_512, i32, 512, 4096, 16);
+line_sorts!(line_i32_32, i32, 32, 37, 5);
+line_sorts!(line_i32_long_runs, i32, 32, 1000, 8);
+line_sorts!(line_u32_128, u32, 128, 1000, 7);
+line_sorts!(line_u8_256, u8, 256, 300, 9);
+line_sorts!(line_i8_64, i8, 64, 129, 3);
+line_sorts!(line_i16_96, i16, 96, 200, 11);
+line_sorts!(line_u16_32, u16, 32, 2, 1);
+line_sorts!(line_f32_256, f32, 256, 1000, 16);
+line_sorts!(line_f16_128, f16, 128, 333, 4);
+line_sorts!(line_bf16_64, bf16, 64, 100, 10);
+
+fn check_line_sorts<E: T>(name: &str, k: usize, x: &[E], launch: Launch3<E, E, i32>) {
+    let n = x.len();
+    let (up, down) = (order(x, false), order(x, true));
+    let mut want_v: Vec<E> = up.iter().map(|&i| x[i]).collect();
+    want_v.extend(down.iter().map(|&i| x[i]));
+    want_v.extend(down[..k].iter().map(|&i| x[i]));
+    want_v.extend(up[..k].iter().map(|&i| x[i]));
+    let mut want_i: Vec<i32> = up.iter().map(|&i| i as i32).collect();
+    want_i.extend(down.iter().map(|&i| i as i32));
+    want_i.extend(down[..k].iter().map(|&i| i as i32));
+    for dev in backends() {
+        let xd = dev.upload(x).unwrap();
+        let vd = dev.upload(&vec![E::default(); 2 * n + 2 * k]).unwrap();
+        let id = dev.full(2 * n + k, -7i32).unwrap();
+        launch(&dev, &xd, &vd, &id);
+        let what = format!("{name} on {dev:?}");
+        same(&vd.download().unwrap(), &want_v, &what);
+        same_i32(&id.download().unwrap(), &want_i, &what);
+    }
+}
+
+macro_rules! run_line_sorts {
+    ($k:ident, $x:expr, $kk:literal) => {{
+        check_line_sorts(stringify!($k), $kk, &$x, |d, a, b, c| {
+            $k::launch(d, 1, a, b, c).unwrap()
+        });
+    }};
+}
+
+#[test]
+fn sorts_of_one_line_in_every_key_width() {
+    let mut rng = Rng::new();
+    let specials = [
+        f32::NAN,
+        -f32::NAN,
+        -0.0,
+        0.0,
+        1.5,
+        -1.5,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+    ];
+    let floats = |rng: &mut Rng, n: usize| -> Vec<f32> {
+        (0..n)
+            .map(|_| match rng.range(0, 3) {
+                0 => rng.range(-30, 30) as f32 * 0.25,
+                // Any bits but a NaN's payload (the references compare through f64, which
+                // quiets signalling NaNs); NaNs of both signs come from the specials.
+                1 => Some(f32::from_bits(rng.next_u64() as u32))
+                    .filter(|v| !v.is_nan())
+                    .unwrap_or(f32::NAN),
+                _ => specials[rng.range(0, specials.len() as i32) as usize],
+            })
+            .collect()
+    };
+    macro_rules! assemble {
+        ($($k:ident),*) => {$(assemble_all(stringify!($k), $k::PTX, $k::TARGET);)*};
+    }
+    assemble!(
+        line_i32_512,
+        line_i32_32,
+        line_i32_long_runs,
+        line_u32_128,
+        line_u8_256,
+        line_i8_64,
+        line_i16_96,
+        line_u16_32,
+        line_f32_256,
+        line_f16_128,
+        line_bf16_64
+    );
+    for _ in 0..2 {
+        run_line_sorts!(
+            line_i32_512,
+            random::<i32>(&mut rng, 4096, i32::MIN, i32::MAX),
+            16
+        );
+        run_line_sorts!(line_i32_32, random::<i32>(&mut rng, 37, -3, 3), 5);
+        // 32 places a thread: the runs are counted through the table, not a packed register.
+        run_line_sorts!(
+            line_i32_long_runs,
+            random::<i32>(&mut rng, 1000, -500, 500),
+            8
+        );
+        let u: Vec<u32> = (0..1000)
+            .map(|_| rng.next_u64() as u32 >> rng.range(0, 31))
+            .collect();
+        run_line_sorts!(line_u32_128, u, 7);
+        run_line_sorts!(line_u8_256, random::<u8>(&mut rng, 300, 0, 256), 9);
+        run_line_sorts!(line_i8_64, random::<i8>(&mut rng, 129, -128, 128), 3);
+        run_line_sorts!(line_i16_96, random::<i16>(&mut rng, 200, -32768, 32768), 11);
+        run_line_sorts!(line_u16_32, random::<u16>(&mut rng, 2, 0, 65536), 1);
+        run_line_sorts!(line_f32_256, floats(&mut rng, 1000), 16);
+        let h: Vec<f16> = floats(&mut rng, 333)
+            .into_iter()
+            .map(f16::from_f32)
+            .collect();
+        run_line_sorts!(line_f16_128, h, 4);
+        let b: Vec<bf16> = floats(&mut rng, 100)
+            .into_iter()
+            .map(bf16::from_f32)
+            .collect();
+        run_line_sorts!(line_bf16_64, b, 10);
     }
 }
 

@@ -9,6 +9,7 @@
 //! lanes by a butterfly, then the warp partials are folded in warp order.
 
 mod order;
+mod radix;
 mod reduce_axis;
 mod scan;
 mod staging;

@@ -12,6 +12,7 @@ use super::super::code::Guard;
 use super::super::emit::{internal, CodegenResult, Emitter};
 use super::super::regs::{Class, Reg};
 use super::super::value::{Predicate, RegOrConst};
+use super::radix::{entry_bytes, radix_fits, radix_sizes, RadixJob, RadixScratch};
 use super::staging::{acc_type, parts};
 use crate::collective::AxisView;
 use crate::dtype::DType;
@@ -49,6 +50,10 @@ impl Emitter<'_> {
             Placed::Value => d,
             Placed::Index => DType::I32,
         };
+        let staged = d.size_bytes() * layout.n;
+        if radix_fits(d, view.lines(), view.len, staged, self.threads(), placed) {
+            return self.radix_sort_line(dst, x, &layout, view, descending, placed, kept, out_d);
+        }
         let p2 = view.len.next_power_of_two();
         let slots = view.lines() * p2;
         let ksize = if key_type(d).ends_with("64") { 8 } else { 4 };
@@ -93,6 +98,50 @@ impl Emitter<'_> {
             e.sort_place(&job, q, kept, placed, out)
         })?;
         self.barrier();
+        self.unstage(dst, out_d, out)?;
+        self.barrier();
+        Ok(())
+    }
+
+    /// [`Emitter::sort_line`] of one line of 8- to 32-bit keys: a radix sort (`radix.rs`),
+    /// which writes the first `kept` places itself.
+    #[allow(clippy::too_many_arguments)]
+    fn radix_sort_line(
+        &mut self,
+        dst: VarId,
+        x: VarId,
+        layout: &crate::layout::Layout,
+        view: AxisView,
+        descending: bool,
+        placed: Placed,
+        kept: usize,
+        out_d: DType,
+    ) -> CodegenResult<()> {
+        let Ty::Tile { dtype: d, .. } = self.ty(x)?.clone() else {
+            return internal("sort of a scalar");
+        };
+        let staged = d.size_bytes() * layout.n;
+        let sizes = radix_sizes(view.len, staged, self.threads(), placed);
+        let offs = parts(self, &sizes);
+        let job = RadixJob {
+            d,
+            len: view.len,
+            descending,
+            signed: key_type(d).starts_with('s'),
+            placed,
+            kept,
+            s: RadixScratch {
+                src: offs[1],
+                keys: [offs[0], offs[1]],
+                idx: [offs[2], offs[3]],
+                counts: offs[4],
+                entry: entry_bytes(view.len),
+                warp_totals: offs[5],
+            },
+        };
+        self.stage(x, d, layout, job.s.src)?;
+        self.barrier();
+        let out = self.radix_sort(&job)?;
         self.unstage(dst, out_d, out)?;
         self.barrier();
         Ok(())
@@ -243,7 +292,7 @@ impl Emitter<'_> {
 
     /// The sort key of the element of type `d` at `addr`, in a register compared by
     /// [`key_type`].
-    fn sort_key(&mut self, d: DType, addr: super::super::code::Address) -> Reg {
+    pub(super) fn sort_key(&mut self, d: DType, addr: super::super::code::Address) -> Reg {
         if !d.is_float() {
             let r = self.reg_of(acc_type(d));
             self.ins(["ld", "shared", d.info().mem], (r, addr));

@@ -1,0 +1,527 @@
+//! Sorts of one line of 8-, 16- or 32-bit keys, as a stable LSD radix sort in shared memory,
+//! four bits a pass (other sorts keep the bitonic network of `order.rs`).
+//!
+//! Each key is first made *unsigned*: the sort key of `order.rs` (integers by value, floats by
+//! `totalOrder`) with its sign bit flipped, and all its bits flipped for a descending sort, so
+//! that a stable ascending sort of the unsigned keys is the sort asked for, equal keys by
+//! index. A pass then moves every key (and, for an argsort, its index) by one digit, in three
+//! phases:
+//! 1. *count*: thread `t` takes the `t`-th run of `per_thread` places and counts the digits of
+//!    its keys in its own column of a `[16][threads]` table;
+//! 2. *scan*: an exclusive prefix sum of the table read row by row, digit-major, so that the
+//!    entry of (digit, thread) is the place of that thread's first key with that digit;
+//! 3. *scatter*: each thread walks its run again, in order, and moves each key to the place
+//!    its entry gives plus its rank among the run's earlier keys of that digit.
+//!
+//! Runs taken in order and walked in order make each pass stable, hence the sort. Runs of up to
+//! 15 places are read once into registers and counted in one 64-bit register, four bits a
+//! digit; longer runs count through the table. The last pass writes the first `kept` places of
+//! the result: the element (decoded from its key, which holds all its bits) or its index. The
+//! key arrays are padded by one word every 32 (`i + i / 32`), so that the runs of a warp's
+//! threads start in different banks; the table holds 16-bit entries when the line is shorter
+//! than 2^16. The staged tile shares the second key array (it is read once, before the first
+//! pass writes there).
+
+use super::super::code::{Address, Arg, Guard};
+use super::super::emit::{CodegenResult, Emitter};
+use super::super::regs::Reg;
+use super::super::value::RegOrImm;
+use super::order::Placed;
+use super::scratch_at;
+use crate::dtype::DType;
+
+/// Bits of the key that one pass sorts by.
+const DIGIT_BITS: u32 = 4;
+/// Digits: the rows of the count table.
+const DIGITS: usize = 1 << DIGIT_BITS;
+/// The longest run a thread counts in a packed register (four bits a digit).
+const PACKED_MAX: usize = 15;
+/// The most scratch a radix sort takes; a longer line is sorted by the bitonic network.
+const RADIX_MAX_BYTES: usize = 128 * 1024;
+
+/// A radix sort: the element type, the line, the direction, what is written and the scratch.
+pub(super) struct RadixJob {
+    pub d: DType,
+    pub len: usize,
+    pub descending: bool,
+    /// Whether the sort key compares signed (`order::key_type`).
+    pub signed: bool,
+    pub placed: Placed,
+    /// Places of the result written (all, or the first `k` of a top-k).
+    pub kept: usize,
+    pub s: RadixScratch,
+}
+
+/// Scratch offsets of a radix sort.
+pub(super) struct RadixScratch {
+    /// The staged tile (inside `keys[1]`).
+    pub src: usize,
+    pub keys: [usize; 2],
+    /// Index arrays (argsorts only).
+    pub idx: [usize; 2],
+    pub counts: usize,
+    /// Bytes of a count-table entry: 2 or 4.
+    pub entry: usize,
+    pub warp_totals: usize,
+}
+
+/// The byte sizes of a radix sort's arrays, in the order of [`RadixScratch`] (without `src`):
+/// two padded key arrays (the second also holding the staged tile of `staged` bytes), two
+/// index arrays (none for a sort of values), the count table and the warp totals.
+pub(super) fn radix_sizes(len: usize, staged: usize, threads: usize, placed: Placed) -> [usize; 6] {
+    let pair = 4 * (len + len / 32 + 1);
+    let idx = if placed == Placed::Index { pair } else { 0 };
+    [
+        pair,
+        pair.max(staged),
+        idx,
+        idx,
+        entry_bytes(len) * DIGITS * threads,
+        4 * (threads / 32),
+    ]
+}
+
+/// The byte size of a count-table entry for a line of `len`: 16 bits hold every count and
+/// place below 2^16.
+pub(super) fn entry_bytes(len: usize) -> usize {
+    if len < 1 << 16 {
+        2
+    } else {
+        4
+    }
+}
+
+/// Whether a sort of `lines` lines of `len` elements of `d` takes the radix path: one line of
+/// 8- to 32-bit keys, on whole warps, in at most [`RADIX_MAX_BYTES`] of scratch.
+pub(super) fn radix_fits(
+    d: DType,
+    lines: usize,
+    len: usize,
+    staged: usize,
+    threads: usize,
+    placed: Placed,
+) -> bool {
+    let bytes: usize = radix_sizes(len, staged, threads, placed).iter().sum();
+    lines == 1
+        && (8..=32).contains(&d.bits())
+        && len >= 2
+        && threads.is_multiple_of(32)
+        && bytes <= RADIX_MAX_BYTES
+}
+
+impl RadixJob {
+    /// What the encoding xors into a key: its sign bit (signed keys), all bits (descending).
+    fn flip(&self) -> u32 {
+        let sign = if self.signed {
+            1u32 << (self.d.bits() - 1)
+        } else {
+            0
+        };
+        sign ^ if self.descending { self.mask() } else { 0 }
+    }
+    fn mask(&self) -> u32 {
+        u32::MAX >> (32 - self.d.bits())
+    }
+    fn args(&self) -> bool {
+        self.placed == Placed::Index
+    }
+}
+
+/// This thread's run of places in a pass, `[first, first + len)` with at most `per_thread`,
+/// and the address of its column of the count table.
+struct Run {
+    first: Reg,
+    len: Reg,
+    column: Reg,
+    per_thread: usize,
+}
+
+impl Emitter<'_> {
+    /// Runs the radix sort of `job`; returns the scratch offset where the first `kept` places
+    /// of the result are (elements of `d`, or `i32` indices), after a barrier.
+    pub(super) fn radix_sort(&mut self, job: &RadixJob) -> CodegenResult<usize> {
+        let tid = self.tid();
+        let threads = self.threads();
+        self.counted_loop(
+            tid.into(),
+            (job.len as i32).into(),
+            threads as u32,
+            |e, i| e.radix_fill(job, i),
+        )?;
+        self.barrier();
+        let passes = job.d.bits() / DIGIT_BITS;
+        let per_thread = job.len.div_ceil(threads);
+        let (first, len) = (self.r32(), self.r32());
+        self.ins(["mul", "lo", "s32"], (first, tid, per_thread));
+        self.ins(["sub", "s32"], (len, job.len, first));
+        self.ins(["min", "s32"], (len, len, per_thread));
+        self.ins(["max", "s32"], (len, len, 0));
+        let column = self.r32();
+        let smem = self.smem_base();
+        self.ins(["mad", "lo", "s32"], (column, tid, job.s.entry, smem));
+        let run = Run {
+            first,
+            len,
+            column,
+            per_thread,
+        };
+        for pass in 0..passes {
+            let step = Step {
+                shift: pass * DIGIT_BITS,
+                from: (pass % 2) as usize,
+                last: pass + 1 == passes,
+            };
+            if per_thread <= PACKED_MAX {
+                self.radix_pass_packed(job, &run, &step)?;
+            } else {
+                self.radix_pass_looped(job, &run, &step)?;
+            }
+        }
+        Ok(job.out(passes))
+    }
+
+    /// A pass where runs are counted through the table: a loop over the run to count, the scan,
+    /// a loop over the run to scatter. Ends with a barrier.
+    fn radix_pass_looped(&mut self, job: &RadixJob, run: &Run, step: &Step) -> CodegenResult<()> {
+        let (ety, threads) = (entry_type(job), self.threads());
+        for row in 0..DIGITS {
+            let at = scratch_at(run.column, job.s.counts + job.s.entry * row * threads);
+            self.ins(["st", "shared", ety], (at, 0));
+        }
+        self.counted_loop(RegOrImm::Imm(0), run.len.into(), 1, |e, j| {
+            let i = e.r32();
+            e.ins(["add", "s32"], (i, run.first, j));
+            let key = e.padded_load(job.s.keys[step.from], i);
+            let at = e.count_entry(job, run.column, key, step.shift);
+            let c = e.r32();
+            e.ins(["ld", "shared", ety], (c, at.clone()));
+            e.ins(["add", "s32"], (c, c, 1));
+            e.ins(["st", "shared", ety], (at, c));
+            Ok(())
+        })?;
+        self.barrier();
+        self.radix_scan(job)?;
+        self.counted_loop(RegOrImm::Imm(0), run.len.into(), 1, |e, j| {
+            let i = e.r32();
+            e.ins(["add", "s32"], (i, run.first, j));
+            let key = e.padded_load(job.s.keys[step.from], i);
+            let index = job.args().then(|| e.padded_load(job.s.idx[step.from], i));
+            let at = e.count_entry(job, run.column, key, step.shift);
+            let place = e.r32();
+            e.ins(["ld", "shared", ety], (place, at.clone()));
+            let next = e.r32();
+            e.ins(["add", "s32"], (next, place, 1));
+            e.ins(["st", "shared", ety], (at, next));
+            e.radix_move(job, step, Guard::Always, place, key, index);
+            Ok(())
+        })?;
+        self.barrier();
+        Ok(())
+    }
+
+    /// A pass where each run has at most [`PACKED_MAX`] places: the run is read once into
+    /// registers (unrolled, places past its end guarded off), and the thread's count of each
+    /// digit lives in one 64-bit register, four bits a digit, both for the count and for each
+    /// key's rank among the run's earlier keys of its digit. Ends with a barrier.
+    fn radix_pass_packed(&mut self, job: &RadixJob, run: &Run, step: &Step) -> CodegenResult<()> {
+        let (ety, threads) = (entry_type(job), self.threads());
+        // Runs that never cross a multiple of 32 (`per_thread` divides 32) are contiguous in
+        // the padded arrays: one address, then immediate offsets.
+        let contiguous = 32 % run.per_thread == 0;
+        let base = if contiguous {
+            Some(self.padded_base(run.first))
+        } else {
+            None
+        };
+        let mut items = Vec::with_capacity(run.per_thread);
+        let counts = self.r64();
+        self.ins(["mov", "u64"], (counts, 0));
+        for j in 0..run.per_thread {
+            let here = self.new_pred();
+            self.ins(["setp", "gt", "s32"], (here, run.len, j as i32));
+            let g = Guard::If(here);
+            let at = |e: &mut Self, off: usize| match base {
+                Some(b) => scratch_at(b, off + 4 * j),
+                None => {
+                    let i = e.r32();
+                    e.ins(["add", "s32"], (i, run.first, j as i32));
+                    e.padded_at(off, i)
+                }
+            };
+            let key = self.r32();
+            let key_at = at(self, job.s.keys[step.from]);
+            self.ins_if(g, ["ld", "shared", "b32"], (key, key_at));
+            let index = job.args().then(|| {
+                let index = self.r32();
+                let idx_at = at(self, job.s.idx[step.from]);
+                self.ins_if(g, ["ld", "shared", "u32"], (index, idx_at));
+                index
+            });
+            // The digit's nibble: its shift in the packed counts, and one there.
+            let sh = self.r32();
+            self.ins(["bfe", "u32"], (sh, key, step.shift, DIGIT_BITS));
+            self.ins(["shl", "b32"], (sh, sh, 2));
+            let one = self.r64();
+            self.ins(["mov", "u64"], (one, 1));
+            self.ins(["shl", "b64"], (one, one, sh));
+            self.ins_if(g, ["add", "s64"], (counts, counts, one));
+            items.push(Item {
+                g,
+                key,
+                index,
+                sh,
+                one,
+            });
+        }
+        let (lo, hi) = (self.r32(), self.r32());
+        self.ins(["mov", "b64"], (Arg::Vector(vec![lo, hi]), counts));
+        for row in 0..DIGITS {
+            let half = if row < 8 { lo } else { hi };
+            let c = self.r32();
+            self.ins(["bfe", "u32"], (c, half, 4 * (row % 8) as u32, 4));
+            let at = scratch_at(run.column, job.s.counts + job.s.entry * row * threads);
+            self.ins(["st", "shared", ety], (at, c));
+        }
+        self.barrier();
+        self.radix_scan(job)?;
+        let seen = self.r64();
+        self.ins(["mov", "u64"], (seen, 0));
+        for it in items {
+            // The digit's row of this thread's column: its shift is 4 * digit.
+            let at = self.r32();
+            self.ins(
+                ["mad", "lo", "s32"],
+                (at, it.sh, job.s.entry * threads / 4, run.column),
+            );
+            let place = self.r32();
+            self.ins_if(
+                it.g,
+                ["ld", "shared", ety],
+                (place, scratch_at(at, job.s.counts)),
+            );
+            // Plus its rank among the run's earlier keys of its digit.
+            let before = self.r64();
+            self.ins(["bfe", "u64"], (before, seen, it.sh, 4));
+            let b32 = self.r32();
+            self.ins(["cvt", "u32", "u64"], (b32, before));
+            self.ins(["add", "s32"], (place, place, b32));
+            self.ins_if(it.g, ["add", "s64"], (seen, seen, it.one));
+            self.radix_move(job, step, it.g, place, it.key, it.index);
+        }
+        self.barrier();
+        Ok(())
+    }
+
+    /// Moves a key (and its index) to `place`: into the next arrays, or, in the last pass, the
+    /// element or index into the result if `place < kept`.
+    fn radix_move(
+        &mut self,
+        job: &RadixJob,
+        step: &Step,
+        g: Guard,
+        place: Reg,
+        key: Reg,
+        index: Option<Reg>,
+    ) {
+        let to = 1 - step.from;
+        if !step.last {
+            let at = self.padded_at(job.s.keys[to], place);
+            self.ins_if(g, ["st", "shared", "b32"], (at, key));
+            if let Some(index) = index {
+                let at = self.padded_at(job.s.idx[to], place);
+                self.ins_if(g, ["st", "shared", "u32"], (at, index));
+            }
+            return;
+        }
+        let g = if job.kept < job.len {
+            self.and_guard(g, place, job.kept)
+        } else {
+            g
+        };
+        let out = job.s.keys[to];
+        match index {
+            Some(index) => {
+                let at = self.elem_at(out, 4, place.into());
+                self.ins_if(g, ["st", "shared", "u32"], (at, index));
+            }
+            None => {
+                let v = self.radix_decode(job, key);
+                let size = job.d.size_bytes();
+                let at = self.elem_at(out, size, place.into());
+                let bits = ["b8", "b16", "", "b32"][size - 1];
+                self.ins_if(g, ["st", "shared", bits], (at, v));
+            }
+        }
+    }
+
+    /// `g`, and `place < kept`.
+    fn and_guard(&mut self, g: Guard, place: Reg, kept: usize) -> Guard {
+        let p = self.new_pred();
+        self.ins(["setp", "lt", "s32"], (p, place, kept as i32));
+        if let Guard::If(q) = g {
+            self.ins(["and", "pred"], (p, p, q));
+        }
+        Guard::If(p)
+    }
+
+    /// The element's bits back from its unsigned key (the encoding undone; for floats, the
+    /// `totalOrder` key's flip of the magnitude where the sign is set undone too).
+    fn radix_decode(&mut self, job: &RadixJob, key: Reg) -> Reg {
+        let v = self.r32();
+        self.ins(["xor", "b32"], (v, key, job.flip()));
+        if job.d.is_float() {
+            let bits = job.d.bits();
+            let sign = self.r32();
+            self.ins(["bfe", "u32"], (sign, v, bits - 1, 1));
+            self.ins(["neg", "s32"], (sign, sign));
+            self.ins(["and", "b32"], (sign, sign, (1u32 << (bits - 1)) - 1));
+            self.ins(["xor", "b32"], (v, v, sign));
+        }
+        v
+    }
+
+    /// Place `i`: the unsigned key of element `i` of the staged tile (and `i`).
+    fn radix_fill(&mut self, job: &RadixJob, i: Reg) -> CodegenResult<()> {
+        let at = self.elem_at(job.s.src, job.d.size_bytes(), i.into());
+        let key = self.sort_key(job.d, at);
+        if job.flip() != 0 {
+            self.ins(["xor", "b32"], (key, key, job.flip()));
+        }
+        if job.d.bits() < 32 {
+            self.ins(["and", "b32"], (key, key, job.mask()));
+        }
+        let at = self.padded_at(job.s.keys[0], i);
+        self.ins(["st", "shared", "b32"], (at, key));
+        if job.args() {
+            let at = self.padded_at(job.s.idx[0], i);
+            self.ins(["st", "shared", "u32"], (at, i));
+        }
+        Ok(())
+    }
+
+    /// The count-table entry of `key`'s digit at `shift` in this thread's column.
+    fn count_entry(&mut self, job: &RadixJob, column: Reg, key: Reg, shift: u32) -> Address {
+        let digit = self.r32();
+        self.ins(["bfe", "u32"], (digit, key, shift, DIGIT_BITS));
+        let at = self.r32();
+        let row = job.s.entry * self.threads();
+        self.ins(["mad", "lo", "s32"], (at, digit, row, column));
+        scratch_at(at, job.s.counts)
+    }
+
+    /// Phase 2 of a pass: the count table, read digit-major, replaced by its exclusive prefix
+    /// sums. Thread `t` sums the 16 entries `[16 t, 16 t + 16)`; a warp scan and the totals of
+    /// the warps before give the sum of everything before them. Ends with a barrier.
+    fn radix_scan(&mut self, job: &RadixJob) -> CodegenResult<()> {
+        let (tid, smem, ety, entry) = (self.tid(), self.smem_base(), entry_type(job), job.s.entry);
+        let mine = self.r32();
+        self.ins(["mad", "lo", "s32"], (mine, tid, entry * DIGITS, smem));
+        let mut entries = Vec::with_capacity(DIGITS);
+        let sum = self.r32();
+        self.ins(["mov", "u32"], (sum, 0));
+        for k in 0..DIGITS {
+            let v = self.r32();
+            let at = scratch_at(mine, job.s.counts + entry * k);
+            self.ins(["ld", "shared", ety], (v, at));
+            self.ins(["add", "s32"], (sum, sum, v));
+            entries.push(v);
+        }
+        let lane = self.r32();
+        self.ins(["and", "b32"], (lane, tid, 31));
+        let inclusive = self.r32();
+        self.ins(["mov", "u32"], (inclusive, sum));
+        for off in [1, 2, 4, 8, 16] {
+            let up = self.shfl("up", inclusive, RegOrImm::Imm(off), 0);
+            let has = self.pred_u32("ge", lane, RegOrImm::Imm(off));
+            self.ins_if(Guard::If(has), ["add", "s32"], (inclusive, inclusive, up));
+        }
+        let warp = self.r32();
+        self.ins(["shr", "u32"], (warp, tid, 5));
+        let last_lane = self.pred_u32("eq", lane, RegOrImm::Imm(31));
+        let total_at = self.elem_at(job.s.warp_totals, 4, warp.into());
+        self.ins_if(
+            Guard::If(last_lane),
+            ["st", "shared", "u32"],
+            (total_at, inclusive),
+        );
+        self.barrier();
+        // Before this thread: the lanes before it in its warp, then the warps before it.
+        let running = self.r32();
+        self.ins(["sub", "s32"], (running, inclusive, sum));
+        for w in 0..self.threads() / 32 {
+            let t = self.r32();
+            let at = scratch_at(smem, job.s.warp_totals + 4 * w);
+            self.ins(["ld", "shared", "u32"], (t, at));
+            let before = self.pred_u32("gt", warp, RegOrImm::Imm(w as i32));
+            self.ins_if(Guard::If(before), ["add", "s32"], (running, running, t));
+        }
+        for (k, v) in entries.into_iter().enumerate() {
+            let at = scratch_at(mine, job.s.counts + entry * k);
+            self.ins(["st", "shared", ety], (at, running));
+            self.ins(["add", "s32"], (running, running, v));
+        }
+        self.barrier();
+        Ok(())
+    }
+
+    /// The address of word `i` of the padded array at scratch offset `off`.
+    fn padded_at(&mut self, off: usize, i: Reg) -> Address {
+        let p = self.r32();
+        self.ins(["shr", "u32"], (p, i, 5));
+        self.ins(["add", "s32"], (p, p, i));
+        self.elem_at(off, 4, p.into())
+    }
+
+    /// `smem + 4 * (i + i / 32)`: with an array's offset, the address of its word `i`.
+    fn padded_base(&mut self, i: Reg) -> Reg {
+        let p = self.r32();
+        self.ins(["shr", "u32"], (p, i, 5));
+        self.ins(["add", "s32"], (p, p, i));
+        let smem = self.smem_base();
+        let a = self.r32();
+        self.ins(["mad", "lo", "s32"], (a, p, 4, smem));
+        a
+    }
+
+    /// Word `i` of the padded array at scratch offset `off`.
+    fn padded_load(&mut self, off: usize, i: Reg) -> Reg {
+        let at = self.padded_at(off, i);
+        let r = self.r32();
+        self.ins(["ld", "shared", "b32"], (r, at));
+        r
+    }
+}
+
+impl RadixJob {
+    /// Where the last of `passes` passes writes the result: the key array it does not read.
+    pub(super) fn out(&self, passes: u32) -> usize {
+        self.s.keys[(passes % 2) as usize]
+    }
+}
+
+/// A key of a run read into registers: the guard of its place, the key, its index (argsorts),
+/// its digit's shift in the packed counts (`4 * digit`) and one at that shift (64 bits).
+struct Item {
+    g: Guard,
+    key: Reg,
+    index: Option<Reg>,
+    sh: Reg,
+    one: Reg,
+}
+
+/// One pass: the digit's shift, the arrays it reads (`0` or `1`; it writes the other), and
+/// whether it is the last.
+struct Step {
+    shift: u32,
+    from: usize,
+    last: bool,
+}
+
+/// The PTX type of a count-table entry.
+fn entry_type(job: &RadixJob) -> &'static str {
+    if job.s.entry == 2 {
+        "u16"
+    } else {
+        "u32"
+    }
+}
