@@ -1,7 +1,8 @@
 //! The exact collectives: sorts, top-k, `take`, equal-key ranks and histograms (see
 //! `crate::collective::order` for their meaning; no order of combination is involved).
 //!
-//! Sorts are bitonic networks over (key, axis index) pairs, each line padded to a power of
+//! Sorts of one line of 8- to 32-bit keys are radix sorts (`radix.rs`). Other sorts are
+//! bitonic networks over (key, axis index) pairs, each line padded to a power of
 //! two with pads that sort last: comparing the index where keys are equal makes every pair
 //! distinct, so the network's result is the stable order in both directions. Keys compare as
 //! integers: integers by value, floats by IEEE 754 `totalOrder`, whose key is the bits as a
@@ -28,7 +29,8 @@ pub enum Placed {
 }
 
 impl Emitter<'_> {
-    /// Sort (`k = None`) or top-`k` of each line of `x` along `axis`: a bitonic sort of
+    /// Sort (`k = None`) or top-`k` of each line of `x` along `axis`: a radix sort where
+    /// `radix::radix_fits`, else a bitonic sort of
     /// (key, axis index) pairs per line, padded to a power of two, then the first `k` places
     /// written (the element, read back by its index, or the index).
     pub fn sort_line(
