@@ -6,6 +6,9 @@
 //! ```text
 //! cargo test --release -p tilus-macros --lib compile_time -- --ignored --nocapture
 //! ```
+//!
+//! `COMPILE_TIME_ALL=1` lists every kernel's times, not only the five slowest, to compare two
+//! trees kernel by kernel.
 
 use crate::expand::{self, Front};
 use crate::fuzz::corpus;
@@ -76,7 +79,13 @@ fn compile_time() {
             max.3
         );
     }
-    for r in rows.iter().rev().take(5) {
+    // `COMPILE_TIME_ALL=1` lists every kernel (to compare two trees kernel by kernel).
+    let listed = if std::env::var("COMPILE_TIME_ALL").is_ok_and(|v| v == "1") {
+        rows.len()
+    } else {
+        5
+    };
+    for r in rows.iter().rev().take(listed) {
         println!(
             "  {:8.3} ms  (front {:.3}, compile {:.3}, emit {:.3})  {}",
             ms(total(r)),
