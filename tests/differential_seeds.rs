@@ -1184,7 +1184,8 @@ fn seed_3997847688021457566(
 // ptxas finds dead (`z3` is only read in the `else` of `if !(!true)`), so only its `CCTL.IVALL`
 // remains. The same PTX with that load `ld.relaxed.gpu`, or followed by `fence.acq_rel.gpu`,
 // loads the descriptor; branching around the load instead of predicating it does not help.
-// Open: no workaround yet that is not a fence after every acquire load.
+// Fixed by writing acquire loads of global memory as relaxed loads and a `fence.acq_rel`
+// (ptx/access/mod.rs, `acquire_by_fence`).
 #[tile_kernel(threads = 96)]
 unsafe fn seed_8596411326156858023(
     x: GlobalTensor<i32>,
@@ -1358,8 +1359,6 @@ fn seed_3997847688021457566_agrees_everywhere() {
 }
 
 #[test]
-#[ignore = "open: ptxas (12.8, 13.0; sm_90, -O3) drops the global memory descriptor load in this \
-            kernel, which stops with CUDA_ERROR_ILLEGAL_INSTRUCTION on an H100 (see above)"]
 fn seed_8596411326156858023_agrees_everywhere() {
     agrees_everywhere(
         5,

@@ -776,7 +776,8 @@ fn system_scope_release_acquire() {
         sys_scope::PTX
     );
     assert!(
-        sys_scope::PTX.contains("ld.acquire.sys.global"),
+        sys_scope::PTX.contains("ld.relaxed.sys.global.s32")
+            && sys_scope::PTX.contains("fence.acq_rel.sys;"),
         "{}",
         sys_scope::PTX
     );

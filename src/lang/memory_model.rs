@@ -49,12 +49,18 @@
 //!
 //! | operation | orders allowed | default order | default scope | PTX |
 //! |---|---|---|---|---|
-//! | [`atomic_load(array, indices, check_bounds = true, order, scope)`](super::atomic_load) | relaxed, acquire | acquire | Device (global), Block (shared) | `ld.{sem}.{scope}` |
+//! | [`atomic_load(array, indices, check_bounds = true, order, scope)`](super::atomic_load) | relaxed, acquire | acquire | Device (global), Block (shared) | `ld.{sem}.{scope}`; acquire on global: `ld.relaxed.{scope}` + `fence.acq_rel.{scope}` (1) |
 //! | [`atomic_store(array, indices, value, check_bounds = true, order, scope)`](super::atomic_store) | relaxed, release | release | same | `st.{sem}.{scope}` |
 //! | `atomic_{add,sub,min,max,and,or,xor,xchg,inc,dec}(array, indices, update, check_bounds = true, order, scope)` ([`atomic_add`](super::atomic_add), ...) | relaxed, acq_rel | acq_rel | same | `atom` / `red` |
 //! | [`atomic_cas(array, indices, expected, desired, check_bounds = true, order, scope)`](super::atomic_cas) | relaxed, acq_rel | acq_rel | same | `atom.cas` |
 //! | [`fence(sem, scope)`](super::fence) (both required) | acquire, release, acq_rel | none | none | `fence.acq_rel.{scope}` |
 //! | tilus `atomic::*` (see [`atomic`](super::atomic)) | all four | relaxed | `cta` (shared), `gpu` (global) | `atom` / `red` |
+//!
+//! (1) The PTX memory model's acquire pattern: a relaxed load followed by a fence orders what
+//! follows as an acquire load does. tilus writes acquire loads of global memory that way
+//! because ptxas (12.8 and 13.0, sm_90) can drop the load of the global memory descriptor from
+//! a kernel with a predicated `ld.acquire.gpu.global` whose value it finds unused, which then
+//! stops with an illegal instruction on the GPU (found by the differential test on an H100).
 //!
 //! Keyword aliases: `indices` may be spelled `index`; the `update` of an RMW `value` or `values`;
 //! the `value` of `atomic_store` `values` or `update`.
@@ -168,7 +174,8 @@
 //!         assert_eq!(out.download()?, want);
 //!     }
 //!     assert!(handoff::PTX.contains("st.release.gpu"));
-//!     assert!(handoff::PTX.contains("ld.acquire.gpu"));
+//!     assert!(handoff::PTX.contains("ld.relaxed.gpu.global.s32")); // an acquire load: (1)
+//!     assert!(handoff::PTX.contains("fence.acq_rel.gpu;"));
 //!     assert!(handoff_fenced::PTX.contains("fence.acq_rel.gpu"));
 //!     Ok(())
 //! }

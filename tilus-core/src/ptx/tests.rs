@@ -872,7 +872,7 @@ fn everything_assembles() {
         "shfl.sync.bfly.b32",
         "atom.acq_rel.gpu.global.cas.b32",
         "atom.relaxed.gpu.global.exch.b32",
-        "ld.acquire.gpu.global.s32",
+        "ld.relaxed.gpu.global.s32",
         "st.release.gpu.global.s32",
         "fence.acq_rel.gpu",
         "fence.acq_rel.cta",

@@ -240,12 +240,14 @@ impl Emitter<'_> {
             self.barrier();
         }
         let plan = self.plan(access, uniform, dtype)?;
+        let (op, fence) = acquire_by_fence(op, &plan);
         let vector = op.has_vector_form() && !uniform && plan.layout.v > 1;
         let mut done = None;
         if vector {
             match self.vector_part(&plan, &op)? {
                 VectorPart::None => {}
                 VectorPart::All => {
+                    self.fence_after(fence)?;
                     self.after(sem);
                     return Ok(());
                 }
@@ -267,7 +269,19 @@ impl Emitter<'_> {
         if let Some(end) = done {
             self.label(end);
         }
+        self.fence_after(fence)?;
         self.after(sem);
+        Ok(())
+    }
+
+    /// The `fence.acq_rel` that makes the relaxed loads before it acquire loads (see
+    /// [`acquire_by_fence`]).
+    fn fence_after(&mut self, fence: Option<Scope>) -> CodegenResult<()> {
+        if let Some(scope) = fence {
+            let text = crate::table::check_fence(Sem::AcqRel, scope, Some(self.kernel().target))
+                .map_err(|e| super::CodegenError::new(e.message))?;
+            self.ins(super::code::Opcode::table(text), ());
+        }
         Ok(())
     }
 
@@ -568,5 +582,35 @@ impl Emitter<'_> {
             Mem::Shared { rows: Some(_), .. } => "shared::cluster",
             Mem::Shared { .. } => Space::Shared.ptx(),
         }
+    }
+}
+
+/// An acquire `atomic_load` of global memory as relaxed loads and one `fence.acq_rel` of its
+/// scope after them: the PTX memory model's acquire pattern, which orders what follows after
+/// each of the loads as `ld.acquire` does (the elements of one tile load have no order among
+/// themselves either way).
+///
+/// Why: ptxas (12.8 and 13.0, sm_90, -O2 and -O3, the driver JIT's default) can drop the load
+/// of the global memory descriptor (`ULDC.64 URx, c[0x0][0x208]`) from a kernel holding a
+/// predicated `ld.acquire.gpu.global` whose value it finds dead: every later global access
+/// then goes through an uninitialised uniform register, and the kernel stops with
+/// CUDA_ERROR_ILLEGAL_INSTRUCTION (the differential kernel
+/// `seed_8596411326156858023` in tests/differential_seeds.rs, found on an H100, cut down and
+/// checked with `cuobjdump`). The same PTX with `ld.relaxed` and a fence loads the descriptor.
+/// The relaxed form also lets a tile's loads go as vector instructions, with one fence for
+/// the tile instead of a cache invalidation per element.
+fn acquire_by_fence(op: Op, plan: &Plan) -> (Op, Option<Scope>) {
+    match op {
+        Op::AtomicLoad { dst, sem, scope }
+            if sem.has_acquire() && matches!(plan.mem, Mem::Global(_)) =>
+        {
+            let relaxed = Op::AtomicLoad {
+                dst,
+                sem: Sem::Relaxed,
+                scope,
+            };
+            (relaxed, Some(scope))
+        }
+        op => (op, None),
     }
 }
