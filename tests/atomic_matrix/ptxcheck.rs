@@ -54,6 +54,15 @@ pub fn check(c: &Combo, ptx: &str, target: u32) -> Result<(), String> {
         } else {
             ("st", false)
         };
+        // An acquire load of global memory is relaxed loads and a `fence.acq_rel` of its
+        // scope after them (the acquire pattern; ptx/access/mod.rs `acquire_by_fence`).
+        let by_fence = c.op == "load" && sem == "acquire" && space == "global";
+        let sem = if by_fence { "relaxed" } else { sem };
+        if by_fence && !ptx.contains(&format!("fence.acq_rel.{scope};")) {
+            return Err(format!(
+                "an acquire load of global memory without `fence.acq_rel.{scope}`"
+            ));
+        }
         if ordered.is_empty() && !may_vanish {
             return Err(format!("no `{mnemonic}.{sem}.{scope}` in the PTX"));
         }
