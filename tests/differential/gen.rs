@@ -260,6 +260,10 @@ pub struct Gen {
     loop_depth: usize,
     /// Depth of loads being generated inside other loads.
     nest: usize,
+    /// Collectives being generated around the current expression: their operands may hold
+    /// collectives again, two deep at the most (each operand restarts the expression depth,
+    /// so without a bound the recursion can branch without end).
+    collectives: usize,
     /// Whether the expression being generated may contain a nested effect, and how many more.
     fx_ok: bool,
     fx_budget: usize,
@@ -365,6 +369,7 @@ impl Gen {
             cluster,
             loop_depth: 0,
             nest: 0,
+            collectives: 0,
             fx_ok: false,
             fx_budget: 0,
             pending: Pending::default(),
@@ -1040,7 +1045,12 @@ impl Gen {
                     return self.arith(op, a, b);
                 }
                 12 | 13 if self.take_fx() => return self.fx_tile(shape),
-                14 | 15 if self.nest == 0 => return self.collective_tile(shape),
+                14 | 15 if self.nest == 0 && self.collectives < 2 => {
+                    self.collectives += 1;
+                    let e = self.collective_tile(shape);
+                    self.collectives -= 1;
+                    return e;
+                }
                 _ => {}
             }
         }
