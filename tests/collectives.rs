@@ -1014,26 +1014,29 @@ fn sorts_argsorts_and_topk_with_duplicates() {
     }
 }
 
+/// The float values the sort tests mix in: NaNs of both signs, both zeros, infinities, the
+/// smallest normal and a subnormal.
+const FLOAT_SPECIALS: [f32; 10] = [
+    f32::NAN,
+    -f32::NAN,
+    -0.0,
+    0.0,
+    1.5,
+    -1.5,
+    f32::INFINITY,
+    f32::NEG_INFINITY,
+    f32::MIN_POSITIVE,
+    -1e-45,
+];
+
 #[test]
 fn float_sorts_follow_total_order() {
     let mut rng = Rng::new();
-    let specials = [
-        f32::NAN,
-        -f32::NAN,
-        -0.0,
-        0.0,
-        1.5,
-        -1.5,
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-        f32::MIN_POSITIVE,
-        -1e-45,
-    ];
     let pick = |rng: &mut Rng, n: usize| -> Vec<f32> {
         (0..n)
             .map(|_| match rng.range(0, 3) {
                 0 => rng.range(-3, 3) as f32,
-                _ => specials[rng.range(0, specials.len() as i32) as usize],
+                _ => FLOAT_SPECIALS[rng.range(0, FLOAT_SPECIALS.len() as i32) as usize],
             })
             .collect()
     };
@@ -1113,16 +1116,6 @@ macro_rules! run_line_sorts {
 #[test]
 fn sorts_of_one_line_in_every_key_width() {
     let mut rng = Rng::new();
-    let specials = [
-        f32::NAN,
-        -f32::NAN,
-        -0.0,
-        0.0,
-        1.5,
-        -1.5,
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-    ];
     let floats = |rng: &mut Rng, n: usize| -> Vec<f32> {
         (0..n)
             .map(|_| match rng.range(0, 3) {
@@ -1132,7 +1125,7 @@ fn sorts_of_one_line_in_every_key_width() {
                 1 => Some(f32::from_bits(rng.next_u64() as u32))
                     .filter(|v| !v.is_nan())
                     .unwrap_or(f32::NAN),
-                _ => specials[rng.range(0, specials.len() as i32) as usize],
+                _ => FLOAT_SPECIALS[rng.range(0, FLOAT_SPECIALS.len() as i32) as usize],
             })
             .collect()
     };

@@ -125,6 +125,10 @@ impl RadixJob {
     fn args(&self) -> bool {
         self.placed == Placed::Index
     }
+    /// Where the last of `passes` passes writes the result: the key array it does not read.
+    fn out(&self, passes: u32) -> usize {
+        self.s.keys[(passes % 2) as usize]
+    }
 }
 
 /// This thread's run of places in a pass, `[first, first + len)` with at most `per_thread`,
@@ -489,13 +493,6 @@ impl Emitter<'_> {
         let r = self.r32();
         self.ins(["ld", "shared", "b32"], (r, at));
         r
-    }
-}
-
-impl RadixJob {
-    /// Where the last of `passes` passes writes the result: the key array it does not read.
-    pub(super) fn out(&self, passes: u32) -> usize {
-        self.s.keys[(passes % 2) as usize]
     }
 }
 
