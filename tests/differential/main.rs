@@ -533,6 +533,20 @@ fn random_kernels_agree_on_every_backend() {
     );
 }
 
+/// Found reading the GPU runs' logs (2026-11-25): `TILUS_SEED=2k` and `TILUS_SEED=2k + 1` run
+/// the same kernels, because `common::Rng` keeps `seed | 1` as its state (xorshift needs a
+/// non-zero one). Not fixed yet: mixing the seed instead changes what every recorded seed
+/// replays (the stop notes name many); the GPU runs used even seeds only.
+#[test]
+#[ignore = "open: common::Rng maps TILUS_SEED 2k and 2k+1 to the same generator"]
+fn neighbouring_seeds_give_different_generators() {
+    let (mut a, mut b) = (
+        Rng::with_seed(1_795_700_000_000_000_000),
+        Rng::with_seed(1_795_700_000_000_000_001),
+    );
+    assert_ne!(a.next_u64(), b.next_u64());
+}
+
 /// The dump in failure reports is readable source (`Display` of the AST): a fixed kernel
 /// prints as expected.
 #[test]
