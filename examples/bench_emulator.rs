@@ -16,6 +16,8 @@ use std::hint::black_box;
 use std::time::Instant;
 use tilus::prelude::*;
 use tilus::EmuOptions;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 
 /// The README's histogram: shared-memory counts by scatter atomics, then one global add per bin.
 #[tile_kernel(threads = 256)]
@@ -79,17 +81,6 @@ fn time2(reps: usize, mut host: impl FnMut(), mut emu: impl FnMut()) -> (f64, f6
     (median(h), median(e))
 }
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 /// The inputs, shared by every configuration.
 struct Inputs {
     n: usize,
@@ -102,8 +93,8 @@ struct Inputs {
 
 impl Inputs {
     fn new(n: usize) -> Inputs {
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-        let mut small = |m: u64| (rng.next() >> 20) % m;
+        let mut rng = StdRng::seed_from_u64(0x9e37_79b9_7f4a_7c15);
+        let mut small = |m: u64| rng.gen_range(0..m);
         let bins = (0..n).map(|_| small(256) as i32).collect();
         let x = (0..n).map(|_| small(1 << 20) as f32 / 1024.0).collect();
         let y = (0..n).map(|_| small(1 << 20) as f32 / 4096.0).collect();

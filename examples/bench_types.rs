@@ -32,6 +32,8 @@
 use std::collections::HashMap;
 use tilus::prelude::*;
 use tilus::{bf16, f16, Device, Error};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 
 // ---------------------------------------------------------------------------------------------
 // Kernels. Kernels take literal shapes, so each variant is an instance of a `macro_rules!`
@@ -431,24 +433,11 @@ impl Opts {
 }
 
 /// A small xorshift generator: the benchmark needs no dependencies.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        ((self.next() >> 32) * n) >> 32
-    }
-    /// An integer in `-a..=a`. The index_add inputs are small integers so that every partial
-    /// sum is exact (see `check_exact`): the results do not depend on the order of the atomic
-    /// adds, and the check is equality. The speed of an add does not depend on the values.
-    fn small(&mut self, a: u64) -> f32 {
-        self.below(2 * a + 1) as f32 - a as f32
-    }
+/// An integer in `-a..=a`. The index_add inputs are small integers so that every partial sum is
+/// exact (see `check_exact`): the results do not depend on the order of the atomic adds, and the
+/// check is equality. The speed of an add does not depend on the values.
+fn small(rng: &mut StdRng, a: u64) -> f32 {
+    rng.gen_range(0..=2 * a) as f32 - a as f32
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -526,9 +515,9 @@ fn check_exact(amp: u64, kmax: u64, bits: u32) -> Result<(), Error> {
     Ok(())
 }
 
-fn bench_bytes(dev: &Device, o: &Opts, rng: &mut Rng) -> Result<(), Error> {
+fn bench_bytes(dev: &Device, o: &Opts, rng: &mut StdRng) -> Result<(), Error> {
     let n = 1usize << o.bytes;
-    let words: Vec<u32> = (0..n / 4).map(|_| rng.next() as u32).collect();
+    let words: Vec<u32> = (0..n / 4).map(|_| rng.gen::<u32>()).collect();
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let mut read_gbs = None;
 
@@ -668,13 +657,13 @@ fn bench_bytes(dev: &Device, o: &Opts, rng: &mut Rng) -> Result<(), Error> {
     Ok(())
 }
 
-fn bench_scalars(dev: &Device, o: &Opts, rng: &mut Rng) -> Result<(), Error> {
+fn bench_scalars(dev: &Device, o: &Opts, rng: &mut StdRng) -> Result<(), Error> {
     let n = 1usize << o.scalars;
-    let values: Vec<f32> = (0..n).map(|_| rng.small(4)).collect();
+    let values: Vec<f32> = (0..n).map(|_| small(rng, 4)).collect();
     let t_values = dev.upload(&values)?;
     // M = 1024 as in the peers; the global case has M = N / 64 (2^22 for N = 2^28).
     for (m, shared) in [(1024usize, true), (n >> 6, false)] {
-        let index: Vec<i32> = (0..n).map(|_| rng.below(m as u64) as i32).collect();
+        let index: Vec<i32> = (0..n).map(|_| rng.gen_range(0..m as u64) as i32).collect();
         let mut want = vec![0f32; m];
         let mut count = vec![0u64; m];
         for (&i, &v) in index.iter().zip(&values) {
@@ -736,7 +725,7 @@ fn bench_scalars(dev: &Device, o: &Opts, rng: &mut Rng) -> Result<(), Error> {
 fn bench_rows<T: tilus::Element + PartialEq + std::fmt::Debug>(
     dev: &Device,
     o: &Opts,
-    rng: &mut Rng,
+    rng: &mut StdRng,
     name: &str,
     (amp, bits): (u64, u32),
     from_f32: fn(f32) -> T,
@@ -745,8 +734,8 @@ fn bench_rows<T: tilus::Element + PartialEq + std::fmt::Debug>(
     const D: usize = 128;
     let r = 1usize << o.rows;
     let m = r >> 4; // [2^20, 128] into [2^16, 128] by default
-    let src: Vec<f32> = (0..r * D).map(|_| rng.small(amp)).collect();
-    let index: Vec<i32> = (0..r).map(|_| rng.below(m as u64) as i32).collect();
+    let src: Vec<f32> = (0..r * D).map(|_| small(rng, amp)).collect();
+    let index: Vec<i32> = (0..r).map(|_| rng.gen_range(0..m as u64) as i32).collect();
     let mut want = vec![0f32; m * D];
     let mut count = vec![0u64; m];
     for (k, &i) in index.iter().enumerate() {
@@ -867,7 +856,7 @@ fn main() -> Result<(), Error> {
         o.reps,
         o.grids
     );
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = StdRng::seed_from_u64(0x9e37_79b9_7f4a_7c15);
     if o.runs("read") || o.runs("copy") || o.runs("hist") {
         bench_bytes(&dev, &o, &mut rng)?;
     }

@@ -10,6 +10,7 @@
 
 use tilus::bf16;
 use tilus::prelude::*;
+use rand::Rng;
 
 /// `grad[j] += shards[s, j]` for every shard `s < K` and parameter `j < P`, where `P =
 /// grad.len()` and `shards` is `[K, P]` row-major.
@@ -36,34 +37,17 @@ fn accumulate(shards: GlobalTensor<bf16>, grad: GlobalTensor<bf16>) {
 }
 
 /// A small xorshift generator: the example needs no dependencies.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    /// Roughly normal with the given scale: the sum of four uniforms in [-1, 1), a gradient-like
-    /// spread of magnitudes and signs.
-    fn grad(&mut self, scale: f32) -> bf16 {
-        let u: f32 = (0..4)
-            .map(|_| (self.next() >> 40) as f32 / (1u64 << 23) as f32 - 1.0)
-            .sum();
-        bf16::from_f32(u * scale)
-    }
+/// Roughly normal with the given scale: the sum of four uniforms in [-1, 1), a gradient-like
+/// spread of magnitudes and signs.
+fn grad(rng: &mut impl Rng, scale: f32) -> bf16 {
+    let u: f32 = (0..4).map(|_| rng.gen_range(-1.0f32..1.0)).sum();
+    bf16::from_f32(u * scale)
 }
 
 fn main() -> Result<(), tilus::Error> {
     let dev = tilus::Device::default()?;
     println!("device: {}", dev.name());
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1)
-        | 1;
-    let mut rng = Rng(seed);
+    let mut rng = rand::thread_rng();
     // K shards of P parameters; P is odd, not a multiple of the 1024-element chunk.
     let (k, p) = if dev.is_gpu() {
         (16usize, 1_000_003usize)
@@ -75,10 +59,10 @@ fn main() -> Result<(), tilus::Error> {
     let shards: Vec<bf16> = (0..k)
         .flat_map(|s| {
             let scale = 1e-3 * (1 + s % 5) as f32;
-            (0..p).map(|_| rng.grad(scale)).collect::<Vec<_>>()
+            (0..p).map(|_| grad(&mut rng, scale)).collect::<Vec<_>>()
         })
         .collect();
-    let init: Vec<bf16> = (0..p).map(|_| rng.grad(1e-3)).collect();
+    let init: Vec<bf16> = (0..p).map(|_| grad(&mut rng, 1e-3)).collect();
 
     let t_shards = dev.upload(&shards)?;
     let t_grad = dev.upload(&init)?;

@@ -18,6 +18,8 @@
 //! per second and the ratio to global atomics measured in the same run.
 
 use tilus::prelude::*;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 
 /// One kernel per (bins, cluster size `C`): `PART = BINS / C` bins per block. `per_sm`: the
 /// blocks that shared memory lets share an SM, at most 3 (more would cost spills), so that
@@ -368,24 +370,14 @@ fn variants() -> Vec<(usize, &'static str, u32, Launch)> {
 }
 
 /// xorshift64: the example needs no dependencies.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 /// `n` values in `0..bins`, uniform or skewed (bin `k` about as likely as `1 / (k + 1)`: a
 /// Zipf-like law, by inverting its continuous approximation), one in 1000 out of range.
 fn values(n: usize, bins: usize, skewed: bool, seed: u64) -> Vec<i32> {
-    let mut r = Rng(seed | 1);
+    let mut r = StdRng::seed_from_u64(seed);
     let ln_bins = (bins as f64 + 1.0).ln();
     (0..n)
         .map(|i| {
-            let x = r.next();
+            let x: u64 = r.gen();
             if i % 1000 == 999 {
                 return -1 - (x % 5) as i32;
             }

@@ -16,6 +16,7 @@
 //! cargo run --release --example histogram_u8 --features cuda    # an NVIDIA GPU, if present
 
 use tilus::prelude::*;
+use rand::Rng;
 
 /// `hist[v] += (number of pixels equal to v)` for every `v` in `0..256`.
 ///
@@ -56,33 +57,17 @@ fn histogram_u8(image: GlobalTensor<u8>, hist: GlobalTensor<u32>) {
 }
 
 /// A small xorshift generator: the example needs no dependencies.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 fn main() -> Result<(), tilus::Error> {
     let dev = tilus::Device::default()?;
     println!("device: {}", dev.name());
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1)
-        | 1;
-    let mut rng = Rng(seed);
+    let mut rng = rand::thread_rng();
     // An odd length: neither a multiple of the 4096-pixel tile nor of 16.
     let n = if dev.is_gpu() { 10_000_019 } else { 1_000_003 };
     // A dark image with a few saturated highlights: a quarter of the pixels are 0 or 255,
     // the rest a random grey level.
     let image: Vec<u8> = (0..n)
         .map(|_| {
-            let r = rng.next();
+            let r = rng.gen::<u64>();
             match r % 8 {
                 0 => 0,
                 1 => 255,
@@ -92,7 +77,7 @@ fn main() -> Result<(), tilus::Error> {
         .collect();
     // The kernel adds to what is in `hist`: start from random counts (a running histogram over
     // several images) so that a bin written instead of added to, or left alone, shows.
-    let init: Vec<u32> = (0..256).map(|_| (rng.next() >> 48) as u32).collect();
+    let init: Vec<u32> = (0..256).map(|_| (rng.gen::<u64>() >> 48) as u32).collect();
     let mut want = init.clone();
     for &p in &image {
         want[p as usize] += 1;

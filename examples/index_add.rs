@@ -9,6 +9,7 @@
 //! cargo run --release --example index_add --features cuda    # an NVIDIA GPU, if present
 
 use tilus::prelude::*;
+use rand::Rng;
 
 /// `out[index[r], c] += src[r, c]` for `r < N`, `c < d`: `src` is `[N, d]` and `out` `[M, d]`
 /// (row-major), `N = index.len()` and `M = out.len() / d`.
@@ -42,47 +43,24 @@ fn index_add_rows(
 }
 
 /// A small xorshift generator: the example needs no dependencies.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    /// Uniform in [-1, 1).
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-    }
-}
-
 fn main() -> Result<(), tilus::Error> {
     let dev = tilus::Device::default()?;
     println!("device: {}", dev.name());
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1)
-        | 1;
-    let mut rng = Rng(seed);
+    let mut rng = rand::thread_rng();
     // Neither N nor D is a multiple of the 16 x 64 tile.
     let (n, d, m) = (3001usize, 150usize, 97usize);
     // Heavy duplicates: half of the rows go to one of 4 hot rows, the rest anywhere in 0..M.
     let index: Vec<i32> = (0..n)
         .map(|_| {
-            if rng.below(2) == 0 {
-                rng.below(4) as i32
+            if rng.gen_range(0..2) == 0 {
+                rng.gen_range(0..4) as i32
             } else {
-                rng.below(m as u64) as i32
+                rng.gen_range(0..m as u64) as i32
             }
         })
         .collect();
-    let src: Vec<f32> = (0..n * d).map(|_| rng.unit()).collect();
-    let init: Vec<f32> = (0..m * d).map(|_| rng.unit()).collect();
+    let src: Vec<f32> = (0..n * d).map(|_| rng.gen_range(-1.0f32..1.0)).collect();
+    let init: Vec<f32> = (0..m * d).map(|_| rng.gen_range(-1.0f32..1.0)).collect();
 
     // The CPU reference: exact sums (f64 holds each sum of these few thousand f32 values to far
     // below f32 resolution), plus the sum of magnitudes and the number of adds per element.

@@ -749,7 +749,7 @@ fn elementwise_global_all_ops() {
     const G: usize = 13;
     const CELLS: usize = 200;
     for dev in backends() {
-        let mut rng = Rng::new();
+        let mut rng = Rng::from_env_or_clock();
         for (op, launch, name, _, _) in gew_kernels() {
             let lanes = G * 256;
             let (init, cmp, vals) = operands(&mut rng, op, CELLS, lanes);
@@ -800,7 +800,7 @@ fn elementwise_global_all_ops() {
 fn elementwise_shared_all_ops() {
     const B: usize = 5;
     for dev in backends() {
-        let mut rng = Rng::new();
+        let mut rng = Rng::from_env_or_clock();
         for (op, launch, name, _, _) in sew_kernels() {
             let lanes = B * 4 * 256;
             let (init, cmp, vals) = operands(&mut rng, op, B * 256, lanes);
@@ -860,7 +860,7 @@ fn scatter_shared_1d_all_ops() {
     const B: usize = 6;
     const BINS: usize = 61;
     for dev in backends() {
-        let mut rng = Rng::new();
+        let mut rng = Rng::from_env_or_clock();
         for (op, launch, name, _, _) in ssc_kernels() {
             let n = B * 3 * 256 - 100;
             let (idx, vals) = scatter_data(&mut rng, n, BINS as i32);
@@ -908,7 +908,7 @@ fn scatter_global_1d_all_ops() {
     const G: usize = 16;
     const BINS: usize = 37;
     for dev in backends() {
-        let mut rng = Rng::new();
+        let mut rng = Rng::from_env_or_clock();
         for (op, launch, name, _, _) in gsc_kernels() {
             let n = G * 256 - 77;
             let (idx, vals) = scatter_data(&mut rng, n, BINS as i32);
@@ -953,7 +953,7 @@ fn scatter_global_1d_all_ops() {
 fn scatter_2d_dim0_dim1() {
     const G: usize = 7;
     for dev in backends() {
-        let mut rng = Rng::new();
+        let mut rng = Rng::from_env_or_clock();
         let n = G * 512 - 123;
         // (launch, tile [rows, cols], dim, bins along dim, out view [rows, cols], out len, per block, op, init)
         let cases: [(
@@ -1121,7 +1121,7 @@ fn tickets_are_a_permutation() {
 fn views_as_destinations() {
     const G: usize = 9;
     for dev in backends() {
-        let mut rng = Rng::new();
+        let mut rng = Rng::from_env_or_clock();
         let vals = rng.vec(G * 32, -100, 100);
         let init = rng.vec(80, -100, 0);
         let (v, d, o) = (
@@ -1163,7 +1163,7 @@ fn views_as_destinations() {
 fn scatter_stores() {
     const G: usize = 4;
     for dev in backends() {
-        let mut rng = Rng::new();
+        let mut rng = Rng::from_env_or_clock();
         let n = G * 256 - 30;
         let mut idx = Vec::new();
         for _ in 0..G {

@@ -74,7 +74,7 @@ float16_kernel!(bf16_order, bf16);
 
 #[test]
 fn i16_sums_and_maxima_under_contention() {
-    let mut r = Rng::new();
+    let mut r = Rng::from_env_or_clock();
     let blocks = 24;
     let bins: Vec<i32> = (0..blocks * 512).map(|_| r.range(0, 40)).collect();
     let vals: Vec<i16> = (0..blocks * 512)
@@ -159,7 +159,7 @@ fn check_order<T: tilus::Element + Copy + std::fmt::Debug>(
     nan: u16,
     launch: impl Fn(&Device, &[GlobalTensor<T>; 6], &GlobalTensor<i32>) -> Result<(), tilus::Error>,
 ) {
-    let mut r = Rng::new();
+    let mut r = Rng::from_env_or_clock();
     let blocks = 32;
     let n = blocks * 256;
     let vals = specials(&mut r, n, from_f32, nan);

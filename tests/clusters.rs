@@ -100,7 +100,7 @@ fn cpu_histogram(values: &[i32], bins: usize) -> Vec<i32> {
 
 #[test]
 fn distributed_histogram_counts_into_every_block() {
-    let mut r = Rng::new();
+    let mut r = Rng::from_env_or_clock();
     let n = 100_000 + r.range(0, 5000) as usize; // not a multiple of the tile
     let uniform: Vec<i32> = (0..n).map(|_| r.range(-50, 4146)).collect();
     // Contention: most values in a few bins, spread over every owner block.
@@ -220,7 +220,7 @@ fn peer_atomics(vals: GlobalTensor<u32>, init: GlobalTensor<u32>, out: GlobalTen
 
 #[test]
 fn every_atomic_on_peer_shared_memory_is_atomic_under_contention() {
-    let mut r = Rng::new();
+    let mut r = Rng::from_env_or_clock();
     let clusters = 3usize;
     let blocks = clusters * 4;
     for dev in backends() {
@@ -640,7 +640,7 @@ fn check_runs<T>(launch: RunLaunch<T>, from_i64: fn(i64) -> T)
 where
     T: tilus::Element + Copy + PartialEq + std::fmt::Debug,
 {
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     // Aligned and inside one block, crossing the blocks' boundary aligned and not, partly
     // outside the tensor at either end, and random.
     let mut cases = vec![
@@ -692,7 +692,7 @@ where
 
 #[test]
 fn relaxed_atomic_stores_of_runs_go_as_vectors() {
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     let src_host: Vec<i32> = (0..512).map(|_| rng.range(0, 1000)).collect();
     for dev in backends() {
         let src = dev.upload(&src_host).unwrap();

@@ -427,7 +427,7 @@ macro_rules! run_reductions {
 
 #[test]
 fn reductions_along_rows_and_columns() {
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     for _ in 0..3 {
         // Few distinct values: ties everywhere.
         run_reductions!(&mut rng, red_i32_32, i32, 3, 12, -5, 5);
@@ -445,7 +445,7 @@ fn reductions_along_rows_and_columns() {
 
 #[test]
 fn i64_reductions_see_all_64_bits() {
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     assemble_all("red_i64", red_i64::PTX, red_i64::TARGET);
     let x: Vec<i64> = (0..16 * 64).map(|_| rng.next_u64() as i64).collect();
     check_reductions("red_i64", 16, 64, &x, |d, a, b, c| {
@@ -460,7 +460,7 @@ fn arg_reductions_with_ties_nans_and_signed_zeros() {
         red_f32_special::PTX,
         red_f32_special::TARGET,
     );
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     let specials = [
         f32::NAN,
         -0.0,
@@ -511,7 +511,7 @@ fn any_all(x: GlobalTensor<i32>, out: GlobalTensor<i32>) {
 #[test]
 fn any_and_all_along_axes() {
     assemble_all("any_all", any_all::PTX, any_all::TARGET);
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     for _ in 0..10 {
         let x = rng.vec(35, -1, 5);
         let p: Vec<bool> = x.iter().map(|&v| v > 0).collect();
@@ -664,7 +664,7 @@ macro_rules! run_scans {
 
 #[test]
 fn scans_inclusive_exclusive_and_reverse() {
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     for _ in 0..3 {
         run_scans!(&mut rng, scan_i32_32, i32, 3, 12, -5, 5);
         run_scans!(&mut rng, scan_i32_128, i32, 5, 7, i32::MIN, i32::MAX);
@@ -758,7 +758,7 @@ macro_rules! run_prods {
 
 #[test]
 fn cumulative_products() {
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     for _ in 0..3 {
         run_prods!(&mut rng, prod_i32, i32, 5, 7);
         run_prods!(&mut rng, prod_u8, u8, 3, 12);
@@ -814,7 +814,7 @@ fn bit_scans(
 #[test]
 fn bitwise_scans() {
     assemble_all("bit_scans", bit_scans::PTX, bit_scans::TARGET);
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     for _ in 0..5 {
         let x: Vec<u8> = (0..35)
             .map(|_| (rng.next_u64() | rng.next_u64()) as u8)
@@ -977,7 +977,7 @@ macro_rules! run_sorts {
 
 #[test]
 fn sorts_argsorts_and_topk_with_duplicates() {
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     for _ in 0..3 {
         run_sorts!(sort_i32_32, random::<i32>(&mut rng, 36, -4, 4), 3, 12, 5, 2);
         run_sorts!(
@@ -1031,7 +1031,7 @@ const FLOAT_SPECIALS: [f32; 10] = [
 
 #[test]
 fn float_sorts_follow_total_order() {
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     let pick = |rng: &mut Rng, n: usize| -> Vec<f32> {
         (0..n)
             .map(|_| match rng.range(0, 3) {
@@ -1115,7 +1115,7 @@ macro_rules! run_line_sorts {
 
 #[test]
 fn sorts_of_one_line_in_every_key_width() {
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     let floats = |rng: &mut Rng, n: usize| -> Vec<f32> {
         (0..n)
             .map(|_| match rng.range(0, 3) {
@@ -1292,7 +1292,7 @@ fn check_takes<E: T>(
 
 #[test]
 fn take_along_both_axes_with_indices_out_of_range() {
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     for _ in 0..5 {
         assemble_all("take_i32", take_i32::PTX, take_i32::TARGET);
         let x = random::<i32>(&mut rng, 36, -50, 50);
@@ -1353,7 +1353,7 @@ fn flat(x: GlobalTensor<i32>, idx: GlobalTensor<i32>, v: GlobalTensor<i32>) {
 #[test]
 fn rank_one_tiles() {
     assemble_all("flat", flat::PTX, flat::TARGET);
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     for _ in 0..5 {
         let x = rng.vec(1000, -4, 20);
         let idx = rng.vec(300, -3, 1003);
@@ -1425,7 +1425,7 @@ fn cube(x: GlobalTensor<f32>, v: GlobalTensor<f32>, ix: GlobalTensor<i32>) {
 #[test]
 fn rank_three_tiles() {
     assemble_all("cube", cube::PTX, cube::TARGET);
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     let at = |a: usize, b: usize, c: usize| (a * 3 + b) * 4 + c;
     for _ in 0..10 {
         let x: Vec<f32> = random(&mut rng, 24, -12, 12);
@@ -1534,7 +1534,7 @@ fn hist_ref(x: impl Iterator<Item = i128> + Clone, bins: i128) -> Vec<i32> {
 #[test]
 fn equal_ranks_and_histograms() {
     assemble_all("ranks", ranks::PTX, ranks::TARGET);
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     for _ in 0..10 {
         let a: Vec<u8> = (0..24).map(|_| (rng.range(0, 8) * 37 % 7) as u8).collect();
         let b: Vec<i64> = (0..35)
@@ -1750,7 +1750,7 @@ macro_rules! run_orders {
 
 #[test]
 fn float_sums_and_products_follow_the_defined_order() {
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     for _ in 0..3 {
         run_orders!(&mut rng, fo_f32_32, f32, [3, 12]);
         run_orders!(&mut rng, fo_f32_128, f32, [5, 7]);

@@ -40,7 +40,7 @@ fn rows_and_elements_are_gathered() {
         rows_and_elements::PTX,
         rows_and_elements::TARGET,
     );
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     for dev in backends() {
         let rows = 40 + rng.range(0, 20) as usize;
         let x: Vec<f32> = (0..rows * 32)
@@ -103,7 +103,7 @@ fn shared_gather(x: GlobalTensor<u16>, perm: GlobalTensor<i64>, out: GlobalTenso
 #[test]
 fn shared_tensors_are_gathered_with_broadcast_coordinates() {
     assemble_all("shared_gather", shared_gather::PTX, shared_gather::TARGET);
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     for dev in backends() {
         let x: Vec<u16> = (0..192).map(|_| rng.range(0, 65535) as u16).collect();
         let mut perm: Vec<i64> = (0..24).map(|i| (i * 7 % 24) as i64).collect();

@@ -126,7 +126,7 @@ fn cas_broadcast_indices_mn1_m1k() {
         cas_broadcast::PTX,
         cas_broadcast::TARGET,
     );
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     for dev in backends() {
         for _ in 0..4 {
             let cols = M * K;
@@ -169,7 +169,7 @@ fn cas_broadcast_colliding_indices_are_atomic() {
         cas_broadcast_dup::PTX,
         cas_broadcast_dup::TARGET,
     );
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     for dev in backends() {
         for _ in 0..4 {
             let init = rng.vec(N * K, 0, 2);
@@ -305,7 +305,7 @@ fn permutation(rng: &mut Rng, n: usize) -> Vec<i32> {
 fn every_op_rank1_and_rank2_distinct_indices() {
     assemble_all(rmw_rank1::NAME, rmw_rank1::PTX, rmw_rank1::TARGET);
     assemble_all(rmw_rank2::NAME, rmw_rank2::PTX, rmw_rank2::TARGET);
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     for dev in backends() {
         for rank in [1, 2] {
             for op in 0..8 {
@@ -380,7 +380,7 @@ fn rmw_dups(
 #[test]
 fn duplicate_indices_add_max_min() {
     assemble_all(rmw_dups::NAME, rmw_dups::PTX, rmw_dups::TARGET);
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     let bins = 37;
     for dev in backends() {
         let n = 4 * 1024;

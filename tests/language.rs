@@ -32,7 +32,7 @@ fn affine(x: GlobalTensor<i32>, y: GlobalTensor<i32>) {
 #[test]
 fn affine_grid_stride_masks_the_tail() {
     assemble_all(affine::NAME, affine::PTX, affine::TARGET);
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     for dev in backends() {
         for n in [1, 1000, 1024, 5000, 70_001] {
             let data = rng.vec(n, -1 << 20, 1 << 20);
@@ -68,7 +68,7 @@ fn elementwise_ref(a: i32, i: i32, k: i32) -> i32 {
 #[test]
 fn elementwise_ops_match_rust() {
     assemble_all(elementwise::NAME, elementwise::PTX, elementwise::TARGET);
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     for dev in backends() {
         let n = 1234;
         let data = rng.vec(n, -5000, 5000);
@@ -108,7 +108,7 @@ fn tile2d(m: GlobalTensor<i32>, out: GlobalTensor<i32>, rows: i32, cols: i32) {
 #[test]
 fn two_d_views_shared_round_trip_and_broadcast() {
     assemble_all(tile2d::NAME, tile2d::PTX, tile2d::TARGET);
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     for dev in backends() {
         let (rows, cols) = (37usize, 50usize);
         let data = rng.vec(rows * cols, -1000, 1000);
@@ -184,7 +184,7 @@ fn reductions(x: GlobalTensor<i32>, out: GlobalTensor<i32>) {
 #[test]
 fn reductions_and_control_flow() {
     assemble_all(reductions::NAME, reductions::PTX, reductions::TARGET);
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     for dev in backends() {
         let n = 2 * 700 + 123;
         let data = rng.vec(n, -300, 1000);
@@ -400,7 +400,7 @@ fn histogram_counts_with_out_of_range_values_and_tails() {
     assert!(histogram::PTX.contains("red.relaxed.cta.shared.add.u32"));
     assert!(histogram::PTX.contains("red.relaxed.gpu.global.add.u32"));
     assert!(!histogram::PTX.contains("atom."));
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     for dev in backends() {
         for (n, grid) in [(1, 1), (4095, 3), (4097, 1), (100_003, 7), (300_001, 64)] {
             // Values outside 0..256 (about 1 in 10) must be ignored.
@@ -463,7 +463,7 @@ scaled_copy!(scaled_copy_96, 96);
 
 #[test]
 fn shapes_may_be_arithmetic_of_literals() {
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     let data = rng.vec(192, -1000, 1000);
     for dev in backends() {
         let src = dev.upload(&data).unwrap();

@@ -444,7 +444,7 @@ fn last_block(
 #[test]
 fn last_block_sees_every_partial_result() {
     assemble([(last_block::NAME, last_block::PTX, last_block::TARGET)]);
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     for dev in backends() {
         for g in [1usize, 7, 64] {
             let xs = rng.vec(g * 512, -1000, 1000);
@@ -609,7 +609,7 @@ fn double_buffering_across_launches() {
         double_buffer::PTX,
         double_buffer::TARGET,
     )]);
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     for dev in backends() {
         let g = 16usize;
         let n = g * 256;

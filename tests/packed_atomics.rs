@@ -109,7 +109,7 @@ fn reference(src: &[f32], index: &[i32]) -> Vec<f32> {
 
 #[test]
 fn shared_and_sm80_rows_add() {
-    let mut r = Rng::new();
+    let mut r = Rng::from_env_or_clock();
     let (src, index) = workload(&mut r, 203);
     let want = reference(&src, &index);
     assert!(want.iter().all(|x| x.abs() <= 256.0), "exact in bf16");
@@ -140,7 +140,7 @@ fn shared_and_sm80_rows_add() {
 
 #[test]
 fn packed_results_and_misaligned_windows() {
-    let mut r = Rng::new();
+    let mut r = Rng::from_env_or_clock();
     let n: usize = 600; // two full blocks of 256 and a partial one
     let x: Vec<f16> = (0..n)
         .map(|_| f16::from_f32(r.range(-50, 50) as f32))

@@ -132,7 +132,7 @@ indexed_xchg_kernel!(indexed_xchg_64, 64);
 
 #[test]
 fn indexed_pairs_need_one_aligned_memory_pair() {
-    let mut r = Rng::new();
+    let mut r = Rng::from_env_or_clock();
     for dev in backends() {
         for (kernel, start) in [(0, 0usize), (1, 0), (0, 2), (1, 2), (0, 1), (1, 1)] {
             // Distinct slots (some past the end), and per pair the columns (0, 1) or not.
@@ -239,7 +239,7 @@ shared_cas_kernel!(shared_cas_64, 64);
 
 #[test]
 fn shared_cas_compares_both_halves_by_bits() {
-    let mut r = Rng::new();
+    let mut r = Rng::from_env_or_clock();
     let init: Vec<f64> = (0..64).map(|_| r.range(-9, 10) as f64 * 0.5).collect();
     let new: Vec<f64> = (0..64).map(|_| r.range(100, 200) as f64).collect();
     // Per pair: equal, one half different, or a zero against a negative zero.

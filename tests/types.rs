@@ -10,7 +10,7 @@ use tilus::prelude::*;
 use tilus::Device;
 
 fn rng() -> Rng {
-    Rng::new()
+    Rng::from_env_or_clock()
 }
 
 fn f32s(r: &mut Rng, n: usize) -> Vec<f32> {

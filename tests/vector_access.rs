@@ -78,7 +78,7 @@ fn run<T>(
 
 #[test]
 fn two_d_copies_match_on_every_alignment() {
-    let mut r = Rng::new();
+    let mut r = Rng::from_env_or_clock();
     for dev in backends() {
         run(
             &dev,
@@ -166,7 +166,7 @@ fn byte_indices_need_no_bounds_test() {
         "a compare against 256 is left:\n{}",
         byte_hist::PTX
     );
-    let mut r = Rng::new();
+    let mut r = Rng::from_env_or_clock();
     let n = 10_007;
     let image: Vec<u8> = (0..n).map(|_| r.range(0, 256) as u8).collect();
     let mut want = vec![0u32; 256];
@@ -211,7 +211,7 @@ fn ranges(src: GlobalTensor<i32>, out: GlobalTensor<i32>, start: i32, at: i32) {
 
 #[test]
 fn contiguous_index_tiles_are_ranges_with_vectors() {
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_env_or_clock();
     let src: Vec<i32> = (0..256).map(|_| rng.range(0, 1000)).collect();
     let cases = [
         (0, 0),

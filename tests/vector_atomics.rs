@@ -137,7 +137,7 @@ fn reference(src: &[f32], index: &[i32], out: &[f32], sign: f32, reversed: bool)
 
 #[test]
 fn f32_rows_add_and_sub() {
-    let mut r = Rng::new();
+    let mut r = Rng::from_env_or_clock();
     let (n, m) = (1003, 37);
     let (src, index, out) = workload(&mut r, n, m);
     for dev in backends() {
@@ -174,7 +174,7 @@ fn f32_rows_add_and_sub() {
 
 #[test]
 fn sixteen_bit_rows_add() {
-    let mut r = Rng::new();
+    let mut r = Rng::from_env_or_clock();
     let (n, m) = (517, 23);
     let (src, index, out) = workload(&mut r, n, m);
     // Sums stay small integers (|x| <= 100 + 8 * repeats), exact in f16 and bf16.
@@ -207,7 +207,7 @@ fn sixteen_bit_rows_add() {
 
 #[test]
 fn fetch_add_returns_each_old_row() {
-    let mut r = Rng::new();
+    let mut r = Rng::from_env_or_clock();
     let (n, m) = (61, 64);
     // Distinct rows (a prefix of a shuffled 0..m), so each old value is the initial one.
     let mut rows: Vec<i32> = (0..m as i32).collect();
@@ -239,7 +239,7 @@ fn fetch_add_returns_each_old_row() {
 
 #[test]
 fn aligned_and_misaligned_spans() {
-    let mut r = Rng::new();
+    let mut r = Rng::from_env_or_clock();
     let n: usize = 5000; // 4 full blocks of 1024 and a partial one
     let x: Vec<f32> = (0..n).map(|_| r.range(-50, 50) as f32).collect();
     for dev in backends() {
@@ -363,7 +363,7 @@ fn two_and_four_lane_vectors() {
         assert!(variants[0].1.contains(vector), "{name}: no `{vector}`");
         assemble_all(name, variants[0].1, 90);
     }
-    let mut r = Rng::new();
+    let mut r = Rng::from_env_or_clock();
     for dev in backends() {
         for start in [0usize, 2, 1] {
             // 3 blocks of 256 (pairs) or 2 of 512 (quads) over 1000 elements: a partial last block.

@@ -62,40 +62,5 @@ pub fn assemble_all(name: &str, ptx: &str, target: u32) {
     }
 }
 
-/// xorshift64*: small, seedable, no dependencies. The seed comes from `TILUS_SEED` or the clock.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new() -> Rng {
-        let seed = std::env::var("TILUS_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_nanos() as u64)
-                    .unwrap_or(7)
-            });
-        eprintln!("random seed: TILUS_SEED={seed}");
-        Rng::with_seed(seed)
-    }
-    /// The generator `TILUS_SEED=seed` gives. (Open: `seed | 1` makes `2k` and `2k + 1` the
-    /// same generator; see `neighbouring_seeds_give_different_generators` in
-    /// tests/differential/main.rs.)
-    pub fn with_seed(seed: u64) -> Rng {
-        Rng(seed | 1)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    /// Uniform in `lo..hi`.
-    pub fn range(&mut self, lo: i32, hi: i32) -> i32 {
-        lo + (self.next_u64() % (hi as i64 - lo as i64) as u64) as i32
-    }
-    pub fn vec(&mut self, n: usize, lo: i32, hi: i32) -> Vec<i32> {
-        (0..n).map(|_| self.range(lo, hi)).collect()
-    }
-}
+#[allow(unused_imports)] // not every test binary draws random numbers
+pub use tilus_testkit::Rng;
