@@ -12,12 +12,12 @@
 //! host loops run on one thread; the emulator uses as many workers as there are cores unless
 //! a row says otherwise.
 
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 use std::hint::black_box;
 use std::time::Instant;
 use tilus::prelude::*;
 use tilus::EmuOptions;
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 
 /// The README's histogram: shared-memory counts by scatter atomics, then one global add per bin.
 #[tile_kernel(threads = 256)]

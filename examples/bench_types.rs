@@ -29,11 +29,11 @@
 //! On the CPU emulator (no `cuda` feature, or no GPU) the defaults are tiny so that CI can run
 //! it; the numbers then mean nothing.
 
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
 use tilus::prelude::*;
 use tilus::{bf16, f16, Device, Error};
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 
 // ---------------------------------------------------------------------------------------------
 // Kernels. Kernels take literal shapes, so each variant is an instance of a `macro_rules!`

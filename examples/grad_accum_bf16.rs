@@ -8,9 +8,9 @@
 //! cargo run --release --example grad_accum_bf16                    # the CPU emulator
 //! cargo run --release --example grad_accum_bf16 --features cuda    # an NVIDIA GPU, if present
 
+use rand::Rng;
 use tilus::bf16;
 use tilus::prelude::*;
-use rand::Rng;
 
 /// `grad[j] += shards[s, j]` for every shard `s < K` and parameter `j < P`, where `P =
 /// grad.len()` and `shards` is `[K, P]` row-major.

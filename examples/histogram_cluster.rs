@@ -17,9 +17,9 @@
 //! values (pass `-- LOG2_N` to change it) for 16,384, 65,536 and 262,144 bins and prints values
 //! per second and the ratio to global atomics measured in the same run.
 
-use tilus::prelude::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use tilus::prelude::*;
 
 /// One kernel per (bins, cluster size `C`): `PART = BINS / C` bins per block. `per_sm`: the
 /// blocks that shared memory lets share an SM, at most 3 (more would cost spills), so that

@@ -15,8 +15,8 @@
 //! cargo run --release --example histogram_u8                    # the CPU emulator
 //! cargo run --release --example histogram_u8 --features cuda    # an NVIDIA GPU, if present
 
-use tilus::prelude::*;
 use rand::Rng;
+use tilus::prelude::*;
 
 /// `hist[v] += (number of pixels equal to v)` for every `v` in `0..256`.
 ///

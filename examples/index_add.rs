@@ -8,8 +8,8 @@
 //! cargo run --release --example index_add                    # the CPU emulator
 //! cargo run --release --example index_add --features cuda    # an NVIDIA GPU, if present
 
-use tilus::prelude::*;
 use rand::Rng;
+use tilus::prelude::*;
 
 /// `out[index[r], c] += src[r, c]` for `r < N`, `c < d`: `src` is `[N, d]` and `out` `[M, d]`
 /// (row-major), `N = index.len()` and `M = out.len() / d`.

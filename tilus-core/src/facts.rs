@@ -127,14 +127,14 @@ mod tests {
         let i32s = Ty::Scalar(DType::I32);
         let body: Block = vec![
             inst(1, Inst::Mov(Operand::i32(5))),
-            Stmt::For {
+            Stmt::For(crate::ir::ForLoop {
                 var: 2,
                 start: Operand::i32(0),
                 end: Operand::Var(0),
                 step: Operand::i32(1),
                 body: vec![inst(3, Inst::Mov(Operand::Var(2)))],
                 span: Span::NONE,
-            },
+            }),
             inst(2, Inst::Mov(Operand::i32(7))),
             inst(4, Inst::Mov(Operand::Var(2))),
         ];

@@ -221,16 +221,8 @@ pub enum Stmt {
         inst: Inst,
         span: Span,
     },
-    /// `for var in start..end` stepping by `step` (scalars; `step > 0` checked at compile time when
-    /// it is an immediate; a non-positive runtime step runs zero iterations).
-    For {
-        var: VarId,
-        start: Operand,
-        end: Operand,
-        step: Operand,
-        body: Block,
-        span: Span,
-    },
+    /// A counted loop.
+    For(ForLoop),
     /// `while cond_block; cond { body }`: `cond_block` is evaluated before each test of `cond`
     /// (a scalar bool variable it computes).
     While {
@@ -248,6 +240,38 @@ pub enum Stmt {
     },
     /// Leave the innermost enclosing loop.
     Break { span: Span },
+}
+
+impl Stmt {
+    /// Where the statement was written.
+    pub fn span(&self) -> Span {
+        match self {
+            Stmt::Inst { span, .. }
+            | Stmt::While { span, .. }
+            | Stmt::If { span, .. }
+            | Stmt::Break { span } => *span,
+            Stmt::For(l) => l.span,
+        }
+    }
+}
+
+/// `for var in start..end` stepping by `step` (scalars; `step > 0` checked at compile time when
+/// it is an immediate; a non-positive runtime step runs zero iterations).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForLoop {
+    pub var: VarId,
+    pub start: Operand,
+    pub end: Operand,
+    pub step: Operand,
+    pub body: Block,
+    pub span: Span,
+}
+
+impl ForLoop {
+    /// The three scalars the loop reads once, before its first iteration: start, end, step.
+    pub fn bounds(&self) -> [Operand; 3] {
+        [self.start, self.end, self.step]
+    }
 }
 
 /// An instruction operand.
@@ -944,7 +968,7 @@ pub fn for_each_inst(block: &[Stmt], f: &mut impl FnMut(Option<VarId>, &Inst, Sp
         match s {
             Stmt::Inst { dst, inst, span } => f(*dst, inst, *span),
             Stmt::Break { .. } => {}
-            Stmt::For { body, .. } => for_each_inst(body, f),
+            Stmt::For(l) => for_each_inst(&l.body, f),
             Stmt::While {
                 cond_block, body, ..
             } => {
@@ -986,17 +1010,10 @@ pub fn for_each_var<'a>(block: &'a [Stmt], f: &mut impl FnMut(VarUse<'a>)) {
                     f(VarUse::Def(*d, inst));
                 }
             }
-            Stmt::For {
-                var,
-                start,
-                end,
-                step,
-                body,
-                ..
-            } => {
-                [*start, *end, *step].into_iter().for_each(|o| read(o, f));
-                f(VarUse::LoopVar(*var));
-                for_each_var(body, f);
+            Stmt::For(l) => {
+                l.bounds().into_iter().for_each(|o| read(o, f));
+                f(VarUse::LoopVar(l.var));
+                for_each_var(&l.body, f);
             }
             Stmt::While {
                 cond_block,
@@ -1026,7 +1043,7 @@ pub fn for_each_inst_mut(block: &mut [Stmt], f: &mut impl FnMut(&mut Inst)) {
     for s in block {
         match s {
             Stmt::Inst { inst, .. } => f(inst),
-            Stmt::For { body, .. } => for_each_inst_mut(body, f),
+            Stmt::For(l) => for_each_inst_mut(&mut l.body, f),
             Stmt::While {
                 cond_block, body, ..
             } => {

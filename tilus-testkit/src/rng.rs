@@ -90,6 +90,9 @@ mod tests {
             seen[(v + 3) as usize] = true;
             assert!(r.below(1 << 40) < 1 << 40);
         }
-        assert!(seen.iter().all(|&s| s), "every value of -3..4 drawn: {seen:?}");
+        assert!(
+            seen.iter().all(|&s| s),
+            "every value of -3..4 drawn: {seen:?}"
+        );
     }
 }

@@ -116,26 +116,19 @@ impl<'k> Interp<'_, 'k, '_> {
                 self.inst(*dst, inst)?;
                 Ok(Next::Go)
             }
-            Stmt::For {
-                var,
-                start,
-                end,
-                step,
-                body,
-                ..
-            } => {
+            Stmt::For(l) => {
                 // Bounds are evaluated once; the counter is wide so that `var + step` past the
                 // type's range ends the loop (as a Rust range does) instead of wrapping around.
-                let dtype = self.dtype(Operand::Var(*var));
-                let (start, end, step) = (self.int(*start)?, self.int(*end)?, self.int(*step)?);
+                let dtype = self.dtype(Operand::Var(l.var));
+                let (start, end, step) = (self.int(l.start)?, self.int(l.end)?, self.int(l.step)?);
                 if step <= 0 || start >= end {
                     return Ok(Next::Go);
                 }
-                self.set(*var, counter(dtype, start))?;
+                self.set(l.var, counter(dtype, start))?;
                 self.frames.push(Frame::For {
-                    body,
+                    body: &l.body,
                     pc: 0,
-                    var: *var,
+                    var: l.var,
                     dtype,
                     end,
                     step,

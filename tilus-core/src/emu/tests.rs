@@ -170,14 +170,14 @@ fn rmw(op: RmwOp, access: Access, values: Operand, compare: Option<Operand>, sem
     }
 }
 fn for_(var: VarId, start: Operand, end: Operand, step: Operand, body: Block) -> Stmt {
-    Stmt::For {
+    Stmt::For(crate::ir::ForLoop {
         var,
         start,
         end,
         step,
         body,
         span: Span::NONE,
-    }
+    })
 }
 
 fn mem(xs: &[i32]) -> Vec<AtomicU32> {

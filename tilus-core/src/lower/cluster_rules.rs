@@ -72,19 +72,12 @@ impl Uniformity {
                     varying_break |= self.walk(then, ctl && c, since_loop && c);
                     varying_break |= self.walk(els, ctl && c, since_loop && c);
                 }
-                Stmt::For {
-                    var,
-                    start,
-                    end,
-                    step,
-                    body,
-                    ..
-                } => {
-                    let header = [*start, *end, *step].into_iter().all(|o| self.operand(o));
-                    let body_ctl = ctl && header && !self.walk(body, ctl && header, true);
+                Stmt::For(l) => {
+                    let header = l.bounds().into_iter().all(|o| self.operand(o));
+                    let body_ctl = ctl && header && !self.walk(&l.body, ctl && header, true);
                     if !body_ctl {
-                        self.walk(body, false, true);
-                        self.mark(*var);
+                        self.walk(&l.body, false, true);
+                        self.mark(l.var);
                     }
                 }
                 Stmt::While {
@@ -184,17 +177,10 @@ impl Lowerer {
                     self.report_varying_syncs(u, then, w);
                     self.report_varying_syncs(u, els, w);
                 }
-                Stmt::For {
-                    start,
-                    end,
-                    step,
-                    body,
-                    span,
-                    ..
-                } => {
-                    let header = [*start, *end, *step].into_iter().all(|o| u.operand(o));
-                    let varies = !header || loop_exits_vary(u, body);
-                    self.report_varying_syncs(u, body, why.or(varies.then_some(*span)));
+                Stmt::For(l) => {
+                    let header = l.bounds().into_iter().all(|o| u.operand(o));
+                    let varies = !header || loop_exits_vary(u, &l.body);
+                    self.report_varying_syncs(u, &l.body, why.or(varies.then_some(l.span)));
                 }
                 Stmt::While {
                     cond_block,
@@ -232,9 +218,9 @@ impl Lowerer {
                     ok &= ok_t && ok_e;
                     synced = t && e;
                 }
-                Stmt::For { body, .. } => {
+                Stmt::For(l) => {
                     // The body may run no iteration: the state after is the state before.
-                    ok &= self.synced_before_access(body, synced).1;
+                    ok &= self.synced_before_access(&l.body, synced).1;
                 }
                 Stmt::While {
                     cond_block, body, ..

@@ -431,14 +431,14 @@ impl Lowerer {
         );
         let body = self.loop_body(body);
         self.scopes.pop();
-        self.push(Stmt::For {
+        self.push(Stmt::For(ir::ForLoop {
             var: lv,
             start,
             end,
             step,
             body,
             span,
-        });
+        }));
         Ok(())
     }
 

@@ -63,8 +63,8 @@ fn sweep(block: &mut Block, used: &HashSet<VarId>) -> bool {
                 false
             }
         }
-        Stmt::For { body, .. } => {
-            changed |= sweep(body, used);
+        Stmt::For(l) => {
+            changed |= sweep(&mut l.body, used);
             true
         }
         Stmt::While {
@@ -228,7 +228,7 @@ mod tests {
                 },
                 span: Span(1),
             },
-            Stmt::For {
+            Stmt::For(crate::ir::ForLoop {
                 var: 3,
                 start: Operand::i32(0),
                 end: Operand::i32(4),
@@ -239,7 +239,7 @@ mod tests {
                     span: Span(2),
                 }],
                 span: Span(3),
-            },
+            }),
         ];
         let mut k = kernel(
             body,
@@ -256,7 +256,7 @@ mod tests {
         );
         run(&mut k);
         assert_eq!(k.body.len(), 1, "{:#?}", k.body);
-        assert!(matches!(&k.body[0], Stmt::For { body, .. } if body.is_empty()));
+        assert!(matches!(&k.body[0], Stmt::For(l) if l.body.is_empty()));
     }
 
     #[test]

@@ -55,7 +55,7 @@ fn rewrite_block(b: &mut Block, k: &mut Kernel, c: &Defs, done: &mut Vec<VarId>)
     let mut i = 0;
     while i < b.len() {
         match &mut b[i] {
-            Stmt::For { body, .. } => rewrite_block(body, k, c, done),
+            Stmt::For(l) => rewrite_block(&mut l.body, k, c, done),
             Stmt::While {
                 cond_block, body, ..
             } => {

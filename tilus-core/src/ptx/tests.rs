@@ -160,14 +160,14 @@ impl B {
         f: impl FnOnce(&mut B),
     ) {
         let body = self.sub_block(f);
-        self.push(Stmt::For {
+        self.push(Stmt::For(crate::ir::ForLoop {
             var,
             start,
             end,
             step,
             body,
             span: Span::NONE,
-        });
+        }));
     }
     fn while_(&mut self, c: impl FnOnce(&mut B) -> Operand, f: impl FnOnce(&mut B)) {
         let mut cond = imm(0);

@@ -2,19 +2,9 @@
 //! `break`) as labels and uniform branches around the instructions (`inst.rs`).
 
 use super::{internal, CodegenResult, Emitter};
-use crate::ir::{BinOp, DType, Operand, ParamKind, Span, Stmt, VarId};
+use crate::ir::{BinOp, DType, ForLoop, Operand, ParamKind, Span, Stmt, VarId};
 use crate::ptx::code::{Address, Base, Guard, Label, ParamPart};
 use crate::ptx::value::{Predicate, RegOrConst};
-
-fn stmt_span(s: &Stmt) -> Span {
-    match s {
-        Stmt::Inst { span, .. }
-        | Stmt::For { span, .. }
-        | Stmt::While { span, .. }
-        | Stmt::If { span, .. }
-        | Stmt::Break { span } => *span,
-    }
-}
 
 /// The `.param` of parameter `i` as a memory operand.
 fn param(i: usize, part: ParamPart) -> Address {
@@ -72,7 +62,7 @@ impl Emitter<'_> {
     /// One statement; an error without a span gets the statement's.
     fn stmt(&mut self, s: &Stmt) -> CodegenResult<()> {
         let outer = self.span;
-        self.span = stmt_span(s);
+        self.span = s.span();
         let r = self.stmt_inner(s).map_err(|mut e| {
             if e.span == Span::NONE {
                 e.span = self.span;
@@ -86,14 +76,7 @@ impl Emitter<'_> {
     fn stmt_inner(&mut self, s: &Stmt) -> CodegenResult<()> {
         match s {
             Stmt::Inst { dst, inst, .. } => self.inst(*dst, inst),
-            Stmt::For {
-                var,
-                start,
-                end,
-                step,
-                body,
-                ..
-            } => self.for_loop(*var, (*start, *end, *step), body),
+            Stmt::For(l) => self.for_loop(l),
             Stmt::While {
                 cond_block,
                 cond,
@@ -139,12 +122,15 @@ impl Emitter<'_> {
 
     /// `for var in (start..end).step_by(step) { body }`: tested before the first iteration,
     /// then at the bottom.
-    fn for_loop(
-        &mut self,
-        var: VarId,
-        (start, end, step): (Operand, Operand, Operand),
-        body: &[Stmt],
-    ) -> CodegenResult<()> {
+    fn for_loop(&mut self, l: &ForLoop) -> CodegenResult<()> {
+        let ForLoop {
+            var,
+            start,
+            end,
+            step,
+            ref body,
+            ..
+        } = *l;
         let (head, exit) = (self.new_label("for_body"), self.new_label("for_end"));
         self.comment(format!(
             "for {} in ({start:?}..{end:?}).step_by({step:?})",
