@@ -48,7 +48,7 @@ adds!(adds_release_sys, release, sys);
 
 /// The work queue's kernel (see `examples/work_queue.rs`).
 #[tile_kernel(threads = 64)]
-fn drain(
+fn drain_bench(
     items: GlobalTensor<i32>,
     ctrl: GlobalTensor<i32>,
     next: GlobalTensor<i32>,
@@ -165,7 +165,7 @@ fn queue(dev: &Device, n: usize) -> Result<f64, tilus::Error> {
     let secs = std::thread::scope(|s| {
         let t0 = Instant::now();
         let run = s.spawn(|| -> Result<(), tilus::Error> {
-            drain::launch(dev, 64, &items, &ctrl, &next, &out)?;
+            drain_bench::launch(dev, 64, &items, &ctrl, &next, &out)?;
             dev.synchronize()
         });
         // Publish in batches of 1024, as a producer would.

@@ -12,7 +12,7 @@ use tilus::prelude::*;
 
 /// `y = 3·x + 1`, repeated `rounds` times (the work per element).
 #[tile_kernel(threads = 128)]
-fn affine(x: GlobalTensor<i32>, y: GlobalTensor<i32>, rounds: i32) {
+fn affine_rounds(x: GlobalTensor<i32>, y: GlobalTensor<i32>, rounds: i32) {
     for start in (block_idx() * 512..x.len()).step_by(grid_dim() * 512) {
         let mut a = load_global(x, offsets = [start], shape = [512]);
         for _r in 0..rounds {
@@ -58,7 +58,7 @@ fn main() -> Result<(), tilus::Error> {
     }
     // Load the kernel's module before timing: the first launch JIT-compiles its PTX, which
     // would otherwise be counted in the pipeline (tens of milliseconds on an H100).
-    affine::launch_on(&compute, 1, &bufs[0], &bufs[1], 0)?;
+    affine_rounds::launch_on(&compute, 1, &bufs[0], &bufs[1], 0)?;
     start.record(&compute)?;
     copy.wait_event(&start)?;
     let mut pending = Vec::new();
@@ -73,7 +73,7 @@ fn main() -> Result<(), tilus::Error> {
         pending.push(copy.upload(host, &buf)?);
         uploaded[b].record(&copy)?;
         compute.wait_event(&uploaded[b])?;
-        affine::launch_on(&compute, 132, &buf, &out.view(lo..hi)?, rounds)?;
+        affine_rounds::launch_on(&compute, 132, &buf, &out.view(lo..hi)?, rounds)?;
         consumed[b].record(&compute)?;
     }
     end.record(&compute)?;
@@ -99,7 +99,7 @@ fn main() -> Result<(), tilus::Error> {
         b.record(&copy)?;
         let copy_ms = a.elapsed_ms(&b)?;
         a.record(&compute)?;
-        affine::launch_on(&compute, 132, &bufs[0], &bufs[1], rounds)?;
+        affine_rounds::launch_on(&compute, 132, &bufs[0], &bufs[1], rounds)?;
         b.record(&compute)?;
         let kernel_ms = a.elapsed_ms(&b)?;
         let chunks = n.div_ceil(chunk) as f32;

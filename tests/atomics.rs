@@ -345,7 +345,7 @@ fn hot_counter(counter: GlobalTensor<i32>, reps: i32) {
 
 /// Ticket numbers from the output of a `[1]` add.
 #[tile_kernel(threads = 256)]
-fn take_tickets(counter: GlobalTensor<i32>, out: GlobalTensor<i32>, reps: i32) {
+fn take_tickets_i32(counter: GlobalTensor<i32>, out: GlobalTensor<i32>, reps: i32) {
     for r in 0..reps {
         let t = atomic::global_add(counter, ones([1])).item();
         store_global(out, full([1], t), offsets = [block_idx() * reps + r]);
@@ -713,7 +713,7 @@ fn every_kernel_assembles() {
         (s2d_min_dim1::NAME, s2d_min_dim1::PTX, s2d_min_dim1::TARGET),
         (one_cell::NAME, one_cell::PTX, one_cell::TARGET),
         (hot_counter::NAME, hot_counter::PTX, hot_counter::TARGET),
-        (take_tickets::NAME, take_tickets::PTX, take_tickets::TARGET),
+        (take_tickets_i32::NAME, take_tickets_i32::PTX, take_tickets_i32::TARGET),
         (view_dst::NAME, view_dst::PTX, view_dst::TARGET),
         (
             scatter_store_global::NAME,
@@ -1097,7 +1097,7 @@ fn tickets_are_a_permutation() {
         let (g, reps) = (23u32, 4);
         let counter = dev.zeros::<i32>(1).unwrap();
         let out = dev.full((g as i32 * reps) as usize, -1).unwrap();
-        take_tickets::launch(&dev, g, &counter, &out, reps).unwrap();
+        take_tickets_i32::launch(&dev, g, &counter, &out, reps).unwrap();
         let mut t = out.download().unwrap();
         t.sort();
         assert_eq!(
