@@ -19,21 +19,12 @@ use std::time::Instant;
 use tilus::prelude::*;
 use tilus::EmuOptions;
 
-/// The README's histogram: shared-memory counts by scatter atomics, then one global add per bin.
-#[tile_kernel(threads = 256)]
-fn histogram(values: GlobalTensor<i32>, hist: GlobalTensor<i32>) {
-    let counts = shared_tensor(i32, [256]);
-    store_shared(counts, zeros([256]));
-    sync();
-    let n = values.len();
-    for start in (block_idx() * 4096..n).step_by(grid_dim() * 4096) {
-        let bins = load_global(values, offsets = [start], shape = [4096], other = -1);
-        atomic::shared_scatter_add(counts, dim = 0, indices = bins, values = 1);
-    }
-    sync();
-    let c = load_shared(counts);
-    atomic::global_add(hist, c, mask = c != 0);
-}
+/// The README's histogram: shared-memory counts by scatter atomics, then one global add per bin
+/// (the kernel of `examples/histogram.rs`).
+#[path = "histogram.rs"]
+#[allow(dead_code)] // the example's `main`
+mod readme_example;
+use readme_example::histogram;
 
 /// Element-wise `z = a * x + y` (f32).
 #[tile_kernel(threads = 256)]

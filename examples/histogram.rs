@@ -8,7 +8,7 @@ use tilus::prelude::*;
 
 /// Counts `values` into `hist` (256 bins; values outside 0..256 are ignored).
 #[tile_kernel(threads = 256)]
-fn histogram(values: GlobalTensor<i32>, hist: GlobalTensor<i32>) {
+pub fn histogram(values: GlobalTensor<i32>, hist: GlobalTensor<i32>) {
     let counts = shared_tensor(i32, [256]);
     store_shared(counts, zeros([256]));
     sync();

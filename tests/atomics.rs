@@ -713,7 +713,11 @@ fn every_kernel_assembles() {
         (s2d_min_dim1::NAME, s2d_min_dim1::PTX, s2d_min_dim1::TARGET),
         (one_cell::NAME, one_cell::PTX, one_cell::TARGET),
         (hot_counter::NAME, hot_counter::PTX, hot_counter::TARGET),
-        (take_tickets_i32::NAME, take_tickets_i32::PTX, take_tickets_i32::TARGET),
+        (
+            take_tickets_i32::NAME,
+            take_tickets_i32::PTX,
+            take_tickets_i32::TARGET,
+        ),
         (view_dst::NAME, view_dst::PTX, view_dst::TARGET),
         (
             scatter_store_global::NAME,

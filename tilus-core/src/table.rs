@@ -541,25 +541,7 @@ pub fn check_atomic_load(
     scope: Scope,
     target: Option<Target>,
 ) -> Result<&'static str, Illegal> {
-    let ty = access_type(dtype).ok_or_else(|| {
-        illegal(
-            Culprit::Call,
-            format!("atomic load of `{}` is not supported", dtype.name()),
-            None,
-        )
-    })?;
-    if sem.has_release() {
-        return Err(illegal(
-            Culprit::Order,
-            format!(
-                "an atomic load cannot have `{}` order: a load has no release component",
-                sem.ptx()
-            ),
-            Some("use `Acquire` to order the block's later accesses after the load, or `Relaxed`"),
-        ));
-    }
-    check_scope(scope, target)?;
-    Ok(ty)
+    check_atomic_access(AccessKind::Load, dtype, sem, scope, target)
 }
 
 /// Validate an atomic store (`st.{sem}.{scope}`).
@@ -569,23 +551,63 @@ pub fn check_atomic_store(
     scope: Scope,
     target: Option<Target>,
 ) -> Result<&'static str, Illegal> {
+    check_atomic_access(AccessKind::Store, dtype, sem, scope, target)
+}
+
+/// The two atomic accesses that are not read-modify-writes.
+#[derive(Clone, Copy)]
+enum AccessKind {
+    Load,
+    Store,
+}
+
+impl AccessKind {
+    /// What the access is called, the order component it has no use for (a load publishes
+    /// nothing, a store observes nothing), and what to write instead.
+    fn facts(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            AccessKind::Load => (
+                "load",
+                "release",
+                "use `Acquire` to order the block's later accesses after the load, or `Relaxed`",
+            ),
+            AccessKind::Store => (
+                "store",
+                "acquire",
+                "use `Release` to publish the block's earlier writes with the store, or `Relaxed`",
+            ),
+        }
+    }
+}
+
+/// The PTX type of an atomic load or store, or why it is illegal.
+fn check_atomic_access(
+    kind: AccessKind,
+    dtype: DType,
+    sem: Sem,
+    scope: Scope,
+    target: Option<Target>,
+) -> Result<&'static str, Illegal> {
+    let (access, missing, hint) = kind.facts();
     let ty = access_type(dtype).ok_or_else(|| {
         illegal(
             Culprit::Call,
-            format!("atomic store of `{}` is not supported", dtype.name()),
+            format!("atomic {access} of `{}` is not supported", dtype.name()),
             None,
         )
     })?;
-    if sem.has_acquire() {
+    let has_missing = match kind {
+        AccessKind::Load => sem.has_release(),
+        AccessKind::Store => sem.has_acquire(),
+    };
+    if has_missing {
         return Err(illegal(
             Culprit::Order,
             format!(
-                "an atomic store cannot have `{}` order: a store has no acquire component",
+                "an atomic {access} cannot have `{}` order: a {access} has no {missing} component",
                 sem.ptx()
             ),
-            Some(
-                "use `Release` to publish the block's earlier writes with the store, or `Relaxed`",
-            ),
+            Some(hint),
         ));
     }
     check_scope(scope, target)?;
