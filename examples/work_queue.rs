@@ -19,7 +19,7 @@ const STOP: usize = 1;
 /// Each block claims the next index (`next`, in device memory), waits for it to be published
 /// (`ctrl[0]`, the tail) or for the stop flag (`ctrl[1]`), and writes `out[i] = items[i] * 3 + 1` and `done[i] += 1`.
 #[tile_kernel(threads = 64)]
-fn drain(
+pub fn drain(
     items: GlobalTensor<i32>,
     ctrl: GlobalTensor<i32>,
     next: GlobalTensor<i32>,
