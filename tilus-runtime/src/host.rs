@@ -35,10 +35,18 @@ plain!(
 pub(crate) mod host_sealed {
     /// Host memory whose elements stay at one address while the value is moved around, so a
     /// copy in flight can keep writing or reading it after the owner moved into a `Pending`.
-    pub trait StableHost<T> {
-        fn host_ptr(&self) -> *const T;
-        fn host_mut_ptr(&mut self) -> *mut T;
-        fn host_len(&self) -> usize;
+    ///
+    /// Every such buffer dereferences to its elements, which gives the three accessors.
+    pub trait StableHost<T>: std::ops::DerefMut<Target = [T]> {
+        fn host_ptr(&self) -> *const T {
+            self.as_ptr()
+        }
+        fn host_mut_ptr(&mut self) -> *mut T {
+            self.as_mut_ptr()
+        }
+        fn host_len(&self) -> usize {
+            self.len()
+        }
     }
 }
 
@@ -52,42 +60,12 @@ pub trait HostMemory<T>: host_sealed::StableHost<T> + Send {}
 
 impl<T: PlainElement, B: host_sealed::StableHost<T> + Send> HostMemory<T> for B {}
 
-impl<T> host_sealed::StableHost<T> for Vec<T> {
-    fn host_ptr(&self) -> *const T {
-        self.as_ptr()
-    }
-    fn host_mut_ptr(&mut self) -> *mut T {
-        self.as_mut_ptr()
-    }
-    fn host_len(&self) -> usize {
-        self.len()
-    }
-}
+impl<T> host_sealed::StableHost<T> for Vec<T> {}
 
-impl<T> host_sealed::StableHost<T> for Box<[T]> {
-    fn host_ptr(&self) -> *const T {
-        self.as_ptr()
-    }
-    fn host_mut_ptr(&mut self) -> *mut T {
-        self.as_mut_ptr()
-    }
-    fn host_len(&self) -> usize {
-        self.len()
-    }
-}
+impl<T> host_sealed::StableHost<T> for Box<[T]> {}
 
 #[cfg(feature = "cuda")]
-impl<T: cust::memory::DeviceCopy> host_sealed::StableHost<T> for cust::memory::LockedBuffer<T> {
-    fn host_ptr(&self) -> *const T {
-        self.as_ptr()
-    }
-    fn host_mut_ptr(&mut self) -> *mut T {
-        self.as_mut_ptr()
-    }
-    fn host_len(&self) -> usize {
-        self.len()
-    }
-}
+impl<T: cust::memory::DeviceCopy> host_sealed::StableHost<T> for cust::memory::LockedBuffer<T> {}
 
 /// A host buffer of `T` for asynchronous copies: page-locked ("pinned") memory on a GPU, which
 /// the GPU's copy engines read and write directly, so copies run at full speed and overlap
@@ -212,17 +190,7 @@ impl<T: PlainElement> DerefMut for HostBuffer<T> {
     }
 }
 
-impl<T: PlainElement> host_sealed::StableHost<T> for HostBuffer<T> {
-    fn host_ptr(&self) -> *const T {
-        self.as_ptr()
-    }
-    fn host_mut_ptr(&mut self) -> *mut T {
-        self.as_mut_ptr()
-    }
-    fn host_len(&self) -> usize {
-        self.len()
-    }
-}
+impl<T: PlainElement> host_sealed::StableHost<T> for HostBuffer<T> {}
 
 impl<T: PlainElement> Drop for HostBuffer<T> {
     fn drop(&mut self) {

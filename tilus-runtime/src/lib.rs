@@ -61,6 +61,28 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+/// `len`, `is_empty` and `device` of a buffer type (fields `len` and `dev`), written once for
+/// the tensor, the view and the mapped tensor: `buffer_accessors!("the view", "The device ...")`
+/// inside its `impl` block.
+macro_rules! buffer_accessors {
+    ($what:literal, $device_doc:literal) => {
+        /// Number of elements.
+        pub fn len(&self) -> usize {
+            self.len
+        }
+
+        #[doc = concat!("Whether ", $what, " has no elements.")]
+        pub fn is_empty(&self) -> bool {
+            self.len == 0
+        }
+
+        #[doc = $device_doc]
+        pub fn device(&self) -> &Device {
+            &self.dev
+        }
+    };
+}
+
 mod copy;
 #[cfg(feature = "cuda")]
 mod cuda;

@@ -99,20 +99,7 @@ impl Device {
 }
 
 impl<T: Element> MappedTensor<T> {
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether it has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The device whose kernels it is mapped into.
-    pub fn device(&self) -> &Device {
-        &self.dev
-    }
+    buffer_accessors!("it", "The device whose kernels it is mapped into.");
 
     /// The elements as the host's atomic cells.
     fn cells(&self) -> GlobalMem<'_> {

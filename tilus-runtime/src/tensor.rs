@@ -262,20 +262,7 @@ impl<T: Element> GlobalTensor<T> {
         }
     }
 
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the tensor has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The device whose memory holds the tensor.
-    pub fn device(&self) -> &Device {
-        &self.dev
-    }
+    buffer_accessors!("the tensor", "The device whose memory holds the tensor.");
 
     /// Copy the tensor to the host. Waits for the work issued before it without a stream and
     /// on the device's blocking streams (so a kernel's results are visible, and a kernel's

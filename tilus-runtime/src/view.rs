@@ -79,20 +79,7 @@ impl<'a, T: Element> TensorView<'a, T> {
         }
     }
 
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the view has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The device whose memory the view borrows.
-    pub fn device(&self) -> &Device {
-        &self.dev
-    }
+    buffer_accessors!("the view", "The device whose memory the view borrows.");
 
     /// Copy the elements to the host (ordered like
     /// [`GlobalTensor::download`](crate::GlobalTensor::download)).
