@@ -30,36 +30,7 @@ impl<'k> Interp<'_, 'k, '_> {
                 x,
                 axis,
                 keepdims,
-            } => {
-                let t = self.host(x, Some(axis), "a reduction along an axis")?;
-                if let AxisReduce::Fold(r) = op {
-                    let ok = match r {
-                        crate::ir::ReduceOp::Or | crate::ir::ReduceOp::And => {
-                            t.dtype == DType::Bool
-                        }
-                        _ => t.dtype.is_numeric(),
-                    };
-                    if !ok {
-                        return Err(self.malformed(format!(
-                            "a {r:?} reduction of `{}` tiles",
-                            t.dtype.name()
-                        )));
-                    }
-                }
-                let layout = self.layout(t.bits.len());
-                let out = reduce::reduce_axis(op, t.dtype, &t.bits, &t.shape, axis, layout);
-                let out_dtype = match op {
-                    AxisReduce::Fold(_) => t.dtype,
-                    AxisReduce::ArgMin | AxisReduce::ArgMax => DType::I32,
-                };
-                let mut shape = t.shape;
-                if keepdims {
-                    shape[axis] = 1;
-                } else {
-                    shape.remove(axis);
-                }
-                self.finish(d, out_dtype, shape, &out)
-            }
+            } => self.reduce_axis(d, op, x, axis, keepdims),
             Inst::Scan {
                 op,
                 x,
@@ -112,26 +83,7 @@ impl<'k> Interp<'_, 'k, '_> {
                 let dtype = if indices { DType::I32 } else { t.dtype };
                 self.finish(d, dtype, shape, &out)
             }
-            Inst::Take { x, indices, axis } => {
-                let t = self.host(x, Some(axis), "a take")?;
-                let i = self.host(indices, Some(axis), "the indices of a take")?;
-                let same_but_axis = i.shape.len() == t.shape.len()
-                    && i.shape
-                        .iter()
-                        .zip(&t.shape)
-                        .enumerate()
-                        .all(|(a, (p, q))| a == axis || p == q);
-                if !same_but_axis || !i.dtype.is_int() {
-                    return Err(self.malformed(format!(
-                        "a take along axis {axis} of shape {:?} with `{}` indices of shape {:?}",
-                        t.shape,
-                        i.dtype.name(),
-                        i.shape
-                    )));
-                }
-                let out = order::take(&t.bits, &t.shape, i.dtype, &i.bits, &i.shape, axis);
-                self.finish(d, t.dtype, i.shape, &out)
-            }
+            Inst::Take { x, indices, axis } => self.take(d, x, indices, axis),
             Inst::EqualRank { x } => {
                 let t = self.host(x, None, "an equal rank")?;
                 let out = order::equal_rank(&t.bits);
@@ -149,6 +101,64 @@ impl<'k> Interp<'_, 'k, '_> {
             }
             _ => Err(self.malformed("not a collective".into())),
         }
+    }
+
+    /// `reduce_axis`: a fold, or the index of the minimum or maximum, along `axis`.
+    fn reduce_axis(
+        &mut self,
+        d: VarId,
+        op: AxisReduce,
+        x: VarId,
+        axis: usize,
+        keepdims: bool,
+    ) -> R<()> {
+        let t = self.host(x, Some(axis), "a reduction along an axis")?;
+        if let AxisReduce::Fold(r) = op {
+            let ok = match r {
+                crate::ir::ReduceOp::Or | crate::ir::ReduceOp::And => t.dtype == DType::Bool,
+                _ => t.dtype.is_numeric(),
+            };
+            if !ok {
+                return Err(
+                    self.malformed(format!("a {r:?} reduction of `{}` tiles", t.dtype.name()))
+                );
+            }
+        }
+        let layout = self.layout(t.bits.len());
+        let out = reduce::reduce_axis(op, t.dtype, &t.bits, &t.shape, axis, layout);
+        let out_dtype = match op {
+            AxisReduce::Fold(_) => t.dtype,
+            AxisReduce::ArgMin | AxisReduce::ArgMax => DType::I32,
+        };
+        let mut shape = t.shape;
+        if keepdims {
+            shape[axis] = 1;
+        } else {
+            shape.remove(axis);
+        }
+        self.finish(d, out_dtype, shape, &out)
+    }
+
+    /// `take`: `x` gathered along `axis` at `indices` (of `x`'s shape but along `axis`).
+    fn take(&mut self, d: VarId, x: VarId, indices: VarId, axis: usize) -> R<()> {
+        let t = self.host(x, Some(axis), "a take")?;
+        let i = self.host(indices, Some(axis), "the indices of a take")?;
+        let same_but_axis = i.shape.len() == t.shape.len()
+            && i.shape
+                .iter()
+                .zip(&t.shape)
+                .enumerate()
+                .all(|(a, (p, q))| a == axis || p == q);
+        if !same_but_axis || !i.dtype.is_int() {
+            return Err(self.malformed(format!(
+                "a take along axis {axis} of shape {:?} with `{}` indices of shape {:?}",
+                t.shape,
+                i.dtype.name(),
+                i.shape
+            )));
+        }
+        let out = order::take(&t.bits, &t.shape, i.dtype, &i.bits, &i.shape, axis);
+        self.finish(d, t.dtype, i.shape, &out)
     }
 
     /// Tile `x` as host bit patterns; with `axis`, the axis must exist.
