@@ -4,7 +4,7 @@
 mod common;
 
 use common::{backends, Rng};
-use tilus::algo::scan::TILE;
+use tilus::algo::select::TILE;
 use tilus::algo::{select_if, Keep, SelectStorage};
 
 fn kept<T: Copy + PartialOrd>(x: &[T], keep: Keep<T>) -> Vec<T> {

@@ -6,7 +6,10 @@
 //! tile writes the number kept.
 
 use super::lookback::{with_lookback, Lookback};
-use super::scan::{check_lengths, TILE};
+use super::scan::check_lengths;
+
+/// Elements per tile of the compaction kernels.
+pub const TILE: usize = 4096;
 use crate::prelude::*;
 
 /// A compaction kernel for element type `$t`, given the look-back tokens (an `i32` sum of the
@@ -188,7 +191,7 @@ impl SelectStorage {
         others: &[usize],
     ) -> Result<bool, crate::Error> {
         for &len in others {
-            check_lengths(op, n, len, self.lb.tiles)?;
+            check_lengths(op, n, len, (self.lb.tiles, TILE))?;
         }
         if n == 0 {
             self.num = stream.device().zeros(1)?;
