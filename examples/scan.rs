@@ -8,7 +8,7 @@
 //! 1. a block draws a ticket from an atomic counter; the ticket is its tile, so blocks wait only
 //!    for tiles whose blocks already run (no co-residency assumed);
 //! 2. it folds its tile and publishes the fold with a **release** store of a flag ("aggregate");
-//! 3. it reads its predecessors' flags 32 at a time with **acquire** loads, and folds their
+//! 3. it reads its predecessors' flags 256 at a time with **acquire** loads, and folds their
 //!    values back to the first one that published an inclusive prefix;
 //! 4. it publishes its own inclusive prefix (release), and writes its tile's scan plus the prefix.
 //!
