@@ -468,3 +468,49 @@ fn shapes_may_be_arithmetic_of_literals() {
         scaled_copy_96::TARGET,
     );
 }
+
+/// A spin loop with a growing back-off: `nanosleep` of a variable and of a literal.
+#[tile_kernel(threads = 64)]
+fn wait_with_backoff(flag: GlobalTensor<i32>, x: GlobalTensor<i32>, y: GlobalTensor<i32>) {
+    if block_idx() == 0 {
+        nanosleep(1000);
+        store_global(x, arange(64) * 3, offsets = [0]);
+        atomic_store(flag, 0, 1, order = release, scope = gpu);
+    } else {
+        let mut pause = 16u32;
+        while atomic_load(flag, 0, order = acquire, scope = gpu) == 0 {
+            nanosleep(pause);
+            pause = min(pause * 2, 2048u32);
+        }
+        let v = load_global(x, offsets = [0], shape = [64]);
+        store_global(y, v, offsets = [(block_idx() - 1) * 64]);
+    }
+}
+
+#[test]
+fn nanosleep_backs_off_a_spin_loop() {
+    let ptx = wait_with_backoff::PTX;
+    assemble_all(wait_with_backoff::NAME, ptx, wait_with_backoff::TARGET);
+    assert!(
+        ptx.contains("nanosleep.u32 \t1000;") || ptx.contains("nanosleep.u32\t1000;"),
+        "{ptx}"
+    );
+    assert_eq!(ptx.matches("nanosleep.u32").count(), 2);
+    for dev in backends() {
+        for blocks in [2u32, 9] {
+            let flag = dev.zeros::<i32>(1).unwrap();
+            let x = dev.full::<i32>(64, -1).unwrap();
+            let y = dev.full::<i32>(64 * (blocks as usize - 1), -5).unwrap();
+            wait_with_backoff::launch(&dev, blocks, &flag, &x, &y).unwrap();
+            let want: Vec<i32> = (0..blocks as i32 - 1)
+                .flat_map(|_| (0..64).map(|i| i * 3))
+                .collect();
+            assert_eq!(
+                y.download().unwrap(),
+                want,
+                "{} blocks={blocks}",
+                dev.name()
+            );
+        }
+    }
+}

@@ -1102,6 +1102,55 @@ pub fn sync() {
     unreachable!()
 }
 
+/// Sleep about `ns` nanoseconds: a back-off for spin loops.
+///
+/// ```text
+/// nanosleep(ns)
+/// ```
+///
+/// `ns` is a scalar `u32` (an integer literal is one) or `i32`. Every thread of the block
+/// sleeps; the GPU may sleep anywhere from 0 to twice `ns` (at most 1 ms). A block that waits
+/// for another one, spinning on an atomic load, takes issue slots from the blocks doing the work
+/// it waits for: a short sleep in the loop gives them back. `nanosleep` orders no memory
+/// access. The emulator skips it.
+///
+/// **Target:** sm_70 (PTX `nanosleep.u32`).
+///
+/// # Example
+///
+/// Waiting for a flag another block sets, with a growing back-off:
+///
+/// ```
+/// use tilus::prelude::*;
+///
+/// #[tile_kernel(threads = 32)]
+/// fn wait_then_copy(flag: GlobalTensor<i32>, x: GlobalTensor<i32>, y: GlobalTensor<i32>) {
+///     if block_idx() == 0 {
+///         store_global(x, arange(32) * 2, offsets = [0]);
+///         atomic_store(flag, 0, 1, order = release, scope = gpu);
+///     } else {
+///         let mut pause = 32u32;
+///         while atomic_load(flag, 0, order = acquire, scope = gpu) == 0 {
+///             nanosleep(pause);
+///             pause = min(pause * 2, 1024u32);
+///         }
+///         store_global(y, load_global(x, offsets = [0], shape = [32]), offsets = [0]);
+///     }
+/// }
+///
+/// fn main() -> Result<(), tilus::Error> {
+///     let dev = tilus::Device::emulator();
+///     let (flag, x, y) = (dev.zeros::<i32>(1)?, dev.zeros::<i32>(32)?, dev.zeros::<i32>(32)?);
+///     wait_then_copy::launch(&dev, 2, &flag, &x, &y)?;
+///     assert_eq!(y.download()?, (0..32).map(|i| i * 2).collect::<Vec<i32>>());
+///     Ok(())
+/// }
+/// ```
+pub fn nanosleep(ns: u32) {
+    let _ = ns;
+    unreachable!()
+}
+
 /// A memory fence at a scope, for ordering accesses between blocks.
 ///
 /// ```text

@@ -206,7 +206,7 @@
 //! | element-wise | [`select`], [`min`], [`max`], [`abs`], [`sqrt`], [`fma`], [`exp`], [`ln`] (also `log`), [`f32::from_bits`](from_bits) |
 //! | global memory | [`load_global`], [`store_global`], [`store_global_scatter`] |
 //! | shared memory | [`shared_tensor`], [`load_shared`], [`store_shared`], [`store_shared_scatter`] |
-//! | ordering | [`sync`], [`fence`] (see [`memory_model`]) |
+//! | ordering | [`sync`], [`fence`] (see [`memory_model`]), [`nanosleep`] (a back-off for spin loops) |
 //! | tilus atomics | `atomic::{shared,global}_{add,sub,min,max,exch,cas,and,or,xor,inc,dec}`, `atomic::{shared,global}_scatter_{add,sub,min,max}`: see [`atomic`] |
 //! | indexed atomics | [`atomic_load`], [`atomic_store`], [`atomic_add`], [`atomic_sub`], [`atomic_min`], [`atomic_max`], [`atomic_and`], [`atomic_or`], [`atomic_xor`], [`atomic_xchg`], [`atomic_cas`], [`atomic_inc`], [`atomic_dec`] |
 //! | clusters | [`cluster_rank`], [`cluster_size`], [`cluster_idx`], [`cluster_sync`], [`cluster_shared_tensor`] (see [below](#clusters)) |

@@ -793,6 +793,12 @@ pub enum Inst {
     /// Block-wide barrier (`bar.sync 0`); also orders shared- and global-memory accesses of the
     /// block's threads (CTA scope).
     Sync,
+    /// Every thread sleeps about `ns` nanoseconds (a scalar `u32` or `i32`; PTX `nanosleep.u32`,
+    /// which may sleep anywhere from 0 to twice that): a back-off for spin loops, so that
+    /// waiting warps leave the issue slots to the others. Orders nothing; the emulator skips it.
+    Nanosleep {
+        ns: Operand,
+    },
     /// Memory fence with the given order and scope (`fence.{sem}.{scope}`; relaxed is not
     /// allowed; acquire/release fences are emitted as `acq_rel`). Tile-level: the block
     /// synchronises before and after it, so it orders every thread's accesses before the fence
@@ -876,6 +882,7 @@ impl Inst {
         matches!(
             self,
             Inst::Sync
+                | Inst::Nanosleep { .. }
                 | Inst::ClusterSync
                 | Inst::Fence { .. }
                 | Inst::Store { .. }
@@ -902,7 +909,7 @@ impl Inst {
             }
         };
         match self {
-            Inst::Mov(o) => out.push(*o),
+            Inst::Mov(o) | Inst::Nanosleep { ns: o } => out.push(*o),
             Inst::BlockIdx { .. }
             | Inst::GridDim { .. }
             | Inst::Arange { .. }

@@ -3,7 +3,7 @@
 
 use super::args::{opt, opt_alias, req, req_alias, Bound, P};
 use super::mathfns::MathFn;
-use super::{LResult, Lowerer};
+use super::{ty_name, LResult, Lowerer};
 use crate::ast::{Arg, ExprKind, GenericArg};
 use crate::diag::Diagnostic;
 use crate::ir::{numel, DType, Inst, Operand, RmwOp, Scope, Sem, Space, Span, Ty};
@@ -37,6 +37,7 @@ enum Builtin {
     LoadShared,
     StoreShared,
     Sync,
+    Nanosleep,
     ClusterRank,
     ClusterSize,
     ClusterIdx,
@@ -165,6 +166,7 @@ const BUILTINS: &[BuiltinDef] = &[
         &[req("dst"), req("value")],
     ),
     def("sync", Builtin::Sync, NO_PARAMS),
+    def("nanosleep", Builtin::Nanosleep, &[req("ns")]),
     def("cluster_rank", Builtin::ClusterRank, NO_PARAMS),
     def("cluster_size", Builtin::ClusterSize, NO_PARAMS),
     def("cluster_idx", Builtin::ClusterIdx, AXIS),
@@ -530,6 +532,21 @@ impl Lowerer {
             | Builtin::ClusterIdx => self.grid_index(b, &name, &bound, want, span).map(Some),
             Builtin::Sync => {
                 self.emit_void(Inst::Sync, span);
+                Ok(None)
+            }
+            Builtin::Nanosleep => {
+                let ns = self.req_arg(&bound, "ns", Some(DType::U32))?;
+                let ty = self.ty(ns);
+                if !ty.is_scalar() || !matches!(ty.dtype(), DType::U32 | DType::I32) {
+                    return self.err(
+                        bound.req("ns").span,
+                        format!(
+                            "`nanosleep` takes a scalar `u32` number of nanoseconds, not {}",
+                            ty_name(&ty)
+                        ),
+                    );
+                }
+                self.emit_void(Inst::Nanosleep { ns }, span);
                 Ok(None)
             }
             Builtin::ClusterSync => {

@@ -53,6 +53,7 @@ fn inst_kind(inst: &Inst) -> String {
             format!("{what} {shape:?} at {offset}")
         }
         Inst::Sync => "sync".into(),
+        Inst::Nanosleep { .. } => "nanosleep".into(),
         Inst::ClusterRank => "cluster_rank".into(),
         Inst::ClusterSize => "cluster_size".into(),
         Inst::ClusterIdx { axis } => format!("cluster_idx.{}", axis_name(*axis)),
@@ -83,6 +84,11 @@ impl Emitter<'_> {
         match inst {
             Inst::Sync => {
                 self.barrier();
+                return Ok(());
+            }
+            Inst::Nanosleep { ns } => {
+                let v = self.reg_or_const(*ns, 0)?;
+                self.ins(["nanosleep", "u32"], (v,));
                 return Ok(());
             }
             Inst::Fence { sem, scope } => return self.fence(*sem, *scope),
