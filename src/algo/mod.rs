@@ -3,6 +3,7 @@
 //!
 //! * [`scan`]: inclusive and exclusive scans in one pass, with decoupled look-back.
 //! * [`select`]: order-preserving compaction and partition, in one pass.
+//! * [`segmented`]: integer sums of CSR rows (segments), as differences of one scan.
 //!
 //! ```
 //! use tilus::prelude::*;
@@ -18,7 +19,9 @@
 
 mod lookback;
 pub mod scan;
+pub mod segmented;
 pub mod select;
 
 pub use scan::{exclusive_scan, inclusive_scan, ScanElement, ScanOp, ScanStorage};
+pub use segmented::{segmented_sum, SegmentedElement, SegmentedStorage};
 pub use select::{select_if, Keep, SelectElement, SelectStorage};

@@ -1,0 +1,164 @@
+//! Segmented sums of integers (CSR row sums): `out[r] = x[offsets[r]] + .. + x[offsets[r + 1] - 1]`.
+//!
+//! Computed as the difference of an inclusive scan at the segment's two ends: with `P` the
+//! inclusive prefix sum of `x` (and `P[-1] = 0`), row `r` sums to `P[end - 1] - P[start - 1]`.
+//! Wrapping integer addition is a group, so the difference is exact for every input, however
+//! long the rows and however the prefixes overflow. That is also why only integers are offered:
+//! a float prefix difference loses the small rows next to large prefixes. One device-wide scan
+//! ([`super::ScanStorage`], decoupled look-back) and one pass over the rows, whatever their
+//! lengths: rows of 1 element cost what rows of 10,000 do, where per-row reductions (CUB's
+//! `DeviceSegmentedReduce`) spend a warp or a block on every row.
+
+use super::scan::{ScanElement, ScanOp, ScanStorage};
+use crate::prelude::*;
+
+/// Row sums from the inclusive prefix `p`: 2048 rows a tile, grid-strided. A row's two ends are
+/// gathered from `p`; an end at index -1 (a row starting at 0, or an empty first row) is out of
+/// bounds and reads the `other` 0, which is `P[-1]`.
+macro_rules! row_sums {
+    ($name:ident, $t:ident) => {
+        #[tile_kernel(threads = 256)]
+        fn $name(p: GlobalTensor<$t>, offsets: GlobalTensor<i32>, out: GlobalTensor<$t>) {
+            let rows = out.len() as i32;
+            for first in (block_idx() * 2048..rows).step_by(grid_dim() * 2048) {
+                let inside = arange(2048) + first < rows;
+                let start = load_global(
+                    offsets,
+                    offsets = [first],
+                    shape = [2048],
+                    mask = inside,
+                    other = 0,
+                );
+                let end = load_global(
+                    offsets,
+                    offsets = [first + 1],
+                    shape = [2048],
+                    mask = inside,
+                    other = 0,
+                );
+                let hi = load_global(
+                    p,
+                    offsets = [end - 1],
+                    shape = [2048],
+                    mask = inside,
+                    other = 0,
+                );
+                let lo = load_global(
+                    p,
+                    offsets = [start - 1],
+                    shape = [2048],
+                    mask = inside,
+                    other = 0,
+                );
+                store_global(out, hi - lo, offsets = [first]);
+            }
+        }
+    };
+}
+
+row_sums!(row_sums_i32, i32);
+row_sums!(row_sums_u32, u32);
+row_sums!(row_sums_i64, i64);
+row_sums!(row_sums_u64, u64);
+
+/// Element types of [`segmented_sum`]: `i32`, `u32`, `i64`, `u64` (sums wrap, as `wrapping_add`
+/// does).
+pub trait SegmentedElement: ScanElement {
+    #[doc(hidden)]
+    fn launch_row_sums(
+        stream: &Stream<'_>,
+        grid: u32,
+        p: &impl crate::AsTensor<Self>,
+        offsets: &impl crate::AsTensor<i32>,
+        out: &impl crate::AsTensor<Self>,
+    ) -> Result<(), crate::Error>;
+}
+
+macro_rules! segmented_element {
+    ($t:ty, $kernel:ident) => {
+        impl SegmentedElement for $t {
+            fn launch_row_sums(
+                stream: &Stream<'_>,
+                grid: u32,
+                p: &impl crate::AsTensor<Self>,
+                offsets: &impl crate::AsTensor<i32>,
+                out: &impl crate::AsTensor<Self>,
+            ) -> Result<(), crate::Error> {
+                $kernel::launch_on(stream, grid, p, offsets, out)
+            }
+        }
+    };
+}
+
+segmented_element!(i32, row_sums_i32);
+segmented_element!(u32, row_sums_u32);
+segmented_element!(i64, row_sums_i64);
+segmented_element!(u64, row_sums_u64);
+
+/// The temporary storage of segmented sums over up to `capacity` values: the scan's storage and
+/// the prefix sums. Reusable run after run.
+pub struct SegmentedStorage<T: SegmentedElement> {
+    scan: ScanStorage<T>,
+    prefix: GlobalTensor<T>,
+}
+
+impl<T: SegmentedElement> SegmentedStorage<T> {
+    /// Storage for segmented sums of up to `capacity` values on `dev`.
+    pub fn new(dev: &Device, capacity: usize) -> Result<Self, crate::Error> {
+        Ok(SegmentedStorage {
+            scan: ScanStorage::new(dev, capacity)?,
+            prefix: dev.zeros(capacity.max(1))?,
+        })
+    }
+
+    /// `out[r] = x[offsets[r]] + .. + x[offsets[r + 1] - 1]` (wrapping; 0 for an empty row), on
+    /// `stream`. `offsets` has one element more than `out`; `x` holds at most the capacity.
+    /// Offsets must not decrease and must lie in `0..=x.len()`: others give unspecified sums
+    /// (never a fault; every read is bounds-checked).
+    pub fn sum(
+        &mut self,
+        stream: &Stream<'_>,
+        x: &impl crate::AsTensor<T>,
+        offsets: &impl crate::AsTensor<i32>,
+        out: &impl crate::AsTensor<T>,
+    ) -> Result<(), crate::Error> {
+        let (n, rows) = (x.tensor_len(), out.tensor_len());
+        if offsets.tensor_len() != rows + 1 {
+            return Err(crate::Error::LengthMismatch {
+                op: "tilus::algo::segmented_sum (offsets: one more than the rows)",
+                expected: rows + 1,
+                got: offsets.tensor_len(),
+            });
+        }
+        if n > self.prefix.len() {
+            return Err(crate::Error::LengthMismatch {
+                op: "tilus::algo::segmented_sum (values for the storage's capacity)",
+                expected: self.prefix.len(),
+                got: n,
+            });
+        }
+        if rows == 0 {
+            return Ok(());
+        }
+        // With no values every row is empty: both gathers of a row are at index -1, out of
+        // bounds of the empty view, and read 0.
+        let p = self.prefix.view(0..n)?;
+        if n > 0 {
+            self.scan.scan(stream, ScanOp::Sum, x, &p, false)?;
+        }
+        let grid = rows.div_ceil(2048).min(4096) as u32;
+        T::launch_row_sums(stream, grid, &p, offsets, out)
+    }
+}
+
+/// `out[r] = x[offsets[r]] + .. + x[offsets[r + 1] - 1]` on `dev`'s default stream, with
+/// temporary storage (see [`SegmentedStorage::sum`]).
+pub fn segmented_sum<T: SegmentedElement>(
+    dev: &Device,
+    x: &impl crate::AsTensor<T>,
+    offsets: &impl crate::AsTensor<i32>,
+    out: &impl crate::AsTensor<T>,
+) -> Result<(), crate::Error> {
+    let mut st = SegmentedStorage::new(dev, x.tensor_len())?;
+    st.sum(&dev.default_stream(), x, offsets, out)
+}
