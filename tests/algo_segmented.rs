@@ -73,37 +73,35 @@ fn row_sums_match_the_cpu() {
     }
 }
 
+/// `segmented_sum` of `x` over rows `o` against the CPU's wrapping sums.
+fn check<T>(dev: &tilus::Device, x: &[T], o: &[i32], add: impl Fn(T, T) -> T)
+where
+    T: tilus::algo::SegmentedElement + PartialEq + std::fmt::Debug,
+{
+    let out = dev.zeros::<T>(o.len() - 1).unwrap();
+    let (xd, od) = (dev.upload(x).unwrap(), dev.upload(o).unwrap());
+    segmented_sum(dev, &xd, &od, &out).unwrap();
+    let what = std::any::type_name::<T>();
+    assert_eq!(
+        out.download().unwrap(),
+        row_sums(x, o, add),
+        "{what} on {}",
+        dev.name()
+    );
+}
+
 #[test]
 fn sums_wrap_in_every_integer_type() {
     let mut rng = Rng::from_env_or_clock();
     for dev in backends() {
         let n = 30_011;
         let o = offsets(&mut rng, n, (0, 700));
-        let od = dev.upload(&o).unwrap();
         let big: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
-        let x: Vec<u32> = big.iter().map(|&v| v as u32).collect();
-        let out = dev.zeros::<u32>(o.len() - 1).unwrap();
-        segmented_sum(&dev, &dev.upload(&x).unwrap(), &od, &out).unwrap();
-        assert_eq!(
-            out.download().unwrap(),
-            row_sums(&x, &o, u32::wrapping_add),
-            "u32"
-        );
-        let out = dev.zeros::<u64>(o.len() - 1).unwrap();
-        segmented_sum(&dev, &dev.upload(&big).unwrap(), &od, &out).unwrap();
-        assert_eq!(
-            out.download().unwrap(),
-            row_sums(&big, &o, u64::wrapping_add),
-            "u64"
-        );
+        check(&dev, &big, &o, u64::wrapping_add);
         let x: Vec<i64> = big.iter().map(|&v| v as i64).collect();
-        let out = dev.zeros::<i64>(o.len() - 1).unwrap();
-        segmented_sum(&dev, &dev.upload(&x).unwrap(), &od, &out).unwrap();
-        assert_eq!(
-            out.download().unwrap(),
-            row_sums(&x, &o, i64::wrapping_add),
-            "i64"
-        );
+        check(&dev, &x, &o, i64::wrapping_add);
+        let x: Vec<u32> = big.iter().map(|&v| v as u32).collect();
+        check(&dev, &x, &o, u32::wrapping_add);
     }
 }
 
