@@ -1537,7 +1537,7 @@ impl Gen {
 
     /// Dims of a view with `rank` axes around `shape` holding at most `slot` elements.
     fn slot_dims(&mut self, shape: &[usize]) -> Vec<usize> {
-        loop {
+        for _ in 0..64 {
             let d: Vec<usize> = shape
                 .iter()
                 .map(|&s| (s as i64 + self.rng.int(-1, 2)).max(1) as usize)
@@ -1546,6 +1546,15 @@ impl Gen {
                 return d;
             }
         }
+        // A shape far over the slot (a collective's operand can be one), where no draw fits:
+        // halve the longest axis until the view does (the elements past it are inactive). The
+        // draws above once looped for ever on such a shape (clock seed 6750316347915092529).
+        let mut d = shape.to_vec();
+        while d.iter().product::<usize>() > self.slot {
+            let longest = (0..d.len()).max_by_key(|&i| d[i]).expect("rank >= 1");
+            d[longest] = d[longest].div_ceil(2);
+        }
+        d
     }
 
     /// A view of a `pb` slot with the given dims (so accesses stay inside the slot).
