@@ -90,27 +90,44 @@ impl Opcode {
         self
     }
 
-    /// The table's name (if any), then the parts.
-    pub fn pieces(&self) -> impl Iterator<Item = &str> {
-        self.table
-            .as_deref()
-            .into_iter()
-            .chain(self.parts[..self.len as usize].iter().copied())
+    /// The name the legality table spells whole, if any (printed before [`Opcode::parts`]).
+    pub fn table_name(&self) -> Option<&str> {
+        self.table.as_deref()
+    }
+
+    /// The base name and qualifiers (after the table's name, if any).
+    pub fn parts(&self) -> &[&'static str] {
+        &self.parts[..self.len as usize]
+    }
+
+    /// The base name and the one qualifier of an opcode of exactly two parts and no table
+    /// name (`min.s32`).
+    pub fn name_and_type(&self) -> Option<(&'static str, &'static str)> {
+        match (&self.table, self.len) {
+            (None, 2) => Some((self.parts[0], self.parts[1])),
+            _ => None,
+        }
     }
 }
 
 /// `["add", "s32"]` is `add.s32`.
 impl<const N: usize> From<[&'static str; N]> for Opcode {
     fn from(parts: [&'static str; N]) -> Opcode {
-        let mut op = Opcode {
-            table: None,
-            parts: [""; MAX_PARTS],
-            len: 0,
-        };
-        for p in parts {
-            op = op.q(p);
+        // An indexed loop, not `q` per part: in release builds (and the compile_time benchmark)
+        // the macro runs this unoptimised (cargo builds a proc macro's dependencies at
+        // opt-level 0 there), where moving the opcode through `q` and the array's iterator
+        // cost more than the rest of building the instruction.
+        let mut all = [""; MAX_PARTS];
+        let mut i = 0;
+        while i < N {
+            all[i] = parts[i];
+            i += 1;
         }
-        op
+        Opcode {
+            table: None,
+            parts: all,
+            len: N as u8,
+        }
     }
 }
 

@@ -189,8 +189,7 @@ impl<'k> Emitter<'k> {
             args,
         } = ins;
         let [d, a, b]: [Arg; 3] = args.try_into().expect("min/max: three operands");
-        let name = opcode.pieces().next().expect("a name");
-        let name = if name == "min" { "min" } else { "max" };
+        let (name, _) = opcode.name_and_type().expect("min/max: name and type");
         let flip = |e: &mut Self, x: Arg| -> Arg {
             let mask = (sign << 1) - 1;
             match x {
@@ -362,16 +361,11 @@ type Bias = (Class, &'static str, &'static str, i128);
 
 /// The rewrite of `ins` if it is a signed 16- or 32-bit `min` or `max`.
 fn signed_min_max(ins: &Ins) -> Option<Bias> {
-    let mut pieces = ins.opcode.pieces();
-    let (Some(name), Some(ty), None) = (pieces.next(), pieces.next(), pieces.next()) else {
-        return None;
+    let (name, ty) = ins.opcode.name_and_type()?;
+    let bias = match ty {
+        "s32" => (Class::B32, "u32", "b32", 0x8000_0000),
+        "s16" => (Class::B16, "u16", "b16", 0x8000),
+        _ => return None,
     };
-    if name != "min" && name != "max" {
-        return None;
-    }
-    match ty {
-        "s32" => Some((Class::B32, "u32", "b32", 0x8000_0000)),
-        "s16" => Some((Class::B16, "u16", "b16", 0x8000)),
-        _ => None,
-    }
+    (name == "min" || name == "max").then_some(bias)
 }
