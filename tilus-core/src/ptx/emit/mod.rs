@@ -33,6 +33,9 @@ pub(super) fn internal<T>(msg: impl Into<String>) -> CodegenResult<T> {
     Err(CodegenError::new(msg))
 }
 
+/// Lines of body reserved up front (a kernel's body is a few hundred lines; more grow as usual).
+const BODY_LINES: usize = 512;
+
 /// Keys of values computed once in the prologue (they depend only on the thread index).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Cached {
@@ -91,6 +94,9 @@ impl<'k> Emitter<'k> {
         let mut regs = Regs::default();
         let tid = regs.new_reg(Class::B32);
         let mut code = Code::default();
+        // Room for the lines of most kernels (a few hundred): growing a vector of lines by
+        // doubling copied them again and again.
+        code.body.reserve(BODY_LINES);
         code.prologue.push(Line::Ins(Ins::new(
             Guard::Always,
             ["mov", "u32"],
