@@ -34,6 +34,8 @@ pub(super) struct Code {
 }
 
 /// One line of a kernel body.
+// Nearly every line is an instruction: boxing it would allocate once per instruction.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Line {
     Ins(Ins),
@@ -47,7 +49,7 @@ pub(super) enum Line {
 pub(super) struct Ins {
     pub guard: Guard,
     pub opcode: Opcode,
-    pub args: Vec<Arg>,
+    pub args: ArgList,
 }
 
 impl Ins {
@@ -290,30 +292,66 @@ impl From<Vec<Reg>> for Arg {
     }
 }
 
-/// The operands of an instruction, as a tuple of things that become [`Arg`]s.
-pub(super) trait Args {
-    fn into_args(self) -> Vec<Arg>;
+/// The most operands an instruction has.
+const MAX_ARGS: usize = 5;
+
+/// The operands of an instruction, held in place (no allocation per instruction: building,
+/// and later freeing, a `Vec` of operands for every instruction was a tenth of generating
+/// the code, and the heap churn slowed what came after).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct ArgList {
+    args: [Arg; MAX_ARGS],
+    len: u8,
 }
 
-impl Args for () {
-    fn into_args(self) -> Vec<Arg> {
-        Vec::new()
+impl ArgList {
+    /// The filler of unused places.
+    const NONE: Arg = Arg::Int(0);
+
+    pub fn as_slice(&self) -> &[Arg] {
+        &self.args[..self.len as usize]
+    }
+
+    /// The operands, by value.
+    pub fn into_vec(self) -> Vec<Arg> {
+        let len = self.len as usize;
+        let mut v = Vec::from(self.args);
+        v.truncate(len);
+        v
     }
 }
 
+/// The operands of an instruction, as a tuple of things that become [`Arg`]s.
+pub(super) trait Args {
+    fn into_args(self) -> ArgList;
+}
+
+impl Args for () {
+    fn into_args(self) -> ArgList {
+        ArgList {
+            args: [ArgList::NONE; MAX_ARGS],
+            len: 0,
+        }
+    }
+}
+
+/// `tuple_args!(n; names; fillers)`: tuples of `n` operands, the other places filled.
 macro_rules! tuple_args {
-    ($($name:ident),+) => {
+    ($n:literal; $($name:ident),+; $($fill:ident),*) => {
         impl<$($name: Into<Arg>),+> Args for ($($name,)+) {
             #[allow(non_snake_case)]
-            fn into_args(self) -> Vec<Arg> {
+            fn into_args(self) -> ArgList {
                 let ($($name,)+) = self;
-                vec![$($name.into()),+]
+                ArgList {
+                    args: [$($name.into(),)+ $(ArgList::$fill,)*],
+                    len: $n,
+                }
             }
         }
     };
 }
-tuple_args!(A);
-tuple_args!(A, B);
-tuple_args!(A, B, C);
-tuple_args!(A, B, C, D);
-tuple_args!(A, B, C, D, E);
+tuple_args!(1; A; NONE, NONE, NONE, NONE);
+tuple_args!(2; A, B; NONE, NONE, NONE);
+tuple_args!(3; A, B, C; NONE, NONE);
+tuple_args!(4; A, B, C, D; NONE);
+tuple_args!(5; A, B, C, D, E;);

@@ -98,7 +98,7 @@ pub fn generate(kernel: &Kernel) -> Result<PtxModule, CodegenError> {
     // least the first version that knows the target (8.6 for sm_100, ...).
     let version = g.min_version.max(crate::target::ptx_version_for(kernel));
     Ok(PtxModule {
-        text: print::module(kernel, version, g.shared_bytes, &g.regs, g.code),
+        text: print::module(kernel, version, g.shared_bytes, &g.regs, &g.code),
         shared_bytes: g.shared_bytes,
         scratch_span: g.scratch_span,
     })

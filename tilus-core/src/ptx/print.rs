@@ -36,7 +36,7 @@ pub(super) fn module(
     version: u32,
     shared_bytes: usize,
     regs: &Regs,
-    code: Code,
+    code: &Code,
 ) -> String {
     let p = Printer {
         entry: super::entry_name(&k.name),
@@ -65,10 +65,9 @@ pub(super) fn module(
     }
     t.push('\n');
     let mut out = Out::new(&mut t);
-    // Each line is dropped as soon as it is printed, while it is still in the cache.
-    for lines in [code.prologue, code.body] {
+    for lines in [&code.prologue, &code.body] {
         for line in lines {
-            p.line(&mut out, &line);
+            p.line(&mut out, line);
             out.byte(b'\n');
         }
     }
@@ -305,10 +304,11 @@ impl Printer {
             first = false;
             i += 1;
         }
+        let args = ins.args.as_slice();
         let mut i = 0;
-        while i < ins.args.len() {
+        while i < args.len() {
             t.str(if i == 0 { " \t" } else { ", " });
-            self.arg(t, &ins.args[i]);
+            self.arg(t, &args[i]);
             i += 1;
         }
         t.byte(b';');

@@ -194,7 +194,7 @@ impl<'k> Emitter<'k> {
             opcode,
             args,
         } = ins;
-        let [d, a, b]: [Arg; 3] = args.try_into().expect("min/max: three operands");
+        let [d, a, b]: [Arg; 3] = (args.into_vec().try_into()).expect("min/max: three operands");
         let (name, _) = opcode.name_and_type().expect("min/max: name and type");
         let flip = |e: &mut Self, x: Arg| -> Arg {
             let mask = (sign << 1) - 1;
@@ -368,10 +368,13 @@ type Bias = (Class, &'static str, &'static str, i128);
 /// The rewrite of `ins` if it is a signed 16- or 32-bit `min` or `max`.
 fn signed_min_max(ins: &Ins) -> Option<Bias> {
     let (name, ty) = ins.opcode.name_and_type()?;
-    let bias = match ty {
-        "s32" => (Class::B32, "u32", "b32", 0x8000_0000),
-        "s16" => (Class::B16, "u16", "b16", 0x8000),
-        _ => return None,
-    };
-    (name == "min" || name == "max").then_some(bias)
+    // Byte patterns, not string comparisons: asked of every instruction, unoptimised.
+    if !matches!(name.as_bytes(), b"min" | b"max") {
+        return None;
+    }
+    match ty {
+        "s32" => Some((Class::B32, "u32", "b32", 0x8000_0000)),
+        "s16" => Some((Class::B16, "u16", "b16", 0x8000)),
+        _ => None,
+    }
 }
