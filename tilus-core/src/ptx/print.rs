@@ -186,8 +186,29 @@ impl<'t> Out<'t> {
 
     /// Register `r` (`%r12`).
     fn reg(&mut self, r: Reg) {
-        self.str(syntax(r.class).0);
+        // The prefix (two or three ASCII bytes) stored directly: the commonest operand.
+        let p = syntax(r.class).0.as_bytes();
+        if self.len + 3 > OUT_BYTES {
+            self.flush();
+        }
+        let at = self.len;
+        self.buf[at] = p[0];
+        self.buf[at + 1] = p[1];
+        if p.len() == 3 {
+            self.buf[at + 2] = p[2];
+        }
+        self.len = at + p.len();
         self.uint(r.idx as u64);
+    }
+
+    /// Two ASCII characters.
+    fn pair(&mut self, a: u8, b: u8) {
+        if self.len + 2 > OUT_BYTES {
+            self.flush();
+        }
+        self.buf[self.len] = a;
+        self.buf[self.len + 1] = b;
+        self.len += 2;
     }
 }
 
@@ -307,7 +328,10 @@ impl Printer {
         let args = ins.args.as_slice();
         let mut i = 0;
         while i < args.len() {
-            t.str(if i == 0 { " \t" } else { ", " });
+            match i {
+                0 => t.pair(b' ', b'\t'),
+                _ => t.pair(b',', b' '),
+            }
             self.arg(t, &args[i]);
             i += 1;
         }
