@@ -8,28 +8,49 @@
 //! ```
 //!
 //! `COMPILE_TIME_ALL=1` lists every kernel's times, not only the five slowest, to compare two
-//! trees kernel by kernel.
+//! trees kernel by kernel. `COMPILE_TIME_ONLY=FILE` times only the kernels whose origin (as
+//! listed) is a line of FILE, and `COMPILE_TIME_RUNS=N` sets the runs per kernel (1 under
+//! callgrind, where instruction counts do not vary): the same set of kernels in two trees.
+//! `COMPILE_TIME_DUMP=DIR` writes each kernel's PTX (and its variants') to DIR, named by its
+//! origin and its place in the corpus, to check that a change of the compiler keeps them
+//! byte-identical (`diff -r`).
 
 use crate::expand::{self, Front};
 use crate::fuzz::corpus;
 use std::time::{Duration, Instant};
 
-/// Runs per kernel; the fastest counts.
+/// Runs per kernel (unless `COMPILE_TIME_RUNS` says); the fastest counts.
 const RUNS: usize = 5;
 
 #[test]
 #[ignore = "a benchmark: run with --ignored --nocapture"]
 fn compile_time() {
     let corpus = corpus::load();
+    let runs = std::env::var("COMPILE_TIME_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(RUNS);
+    let only: Option<std::collections::HashSet<String>> =
+        std::env::var("COMPILE_TIME_ONLY").ok().map(|f| {
+            let text = std::fs::read_to_string(&f).expect("COMPILE_TIME_ONLY: a file of origins");
+            text.lines().map(|l| l.trim().to_string()).collect()
+        });
     // Per kernel: (parse + front end, compile (lower, passes, PTX and variants), emit tokens).
     let mut rows: Vec<(Duration, Duration, Duration, String)> = Vec::new();
-    for seed in &corpus.seeds {
+    let dump = std::env::var_os("COMPILE_TIME_DUMP").map(std::path::PathBuf::from);
+    if let Some(dir) = &dump {
+        std::fs::create_dir_all(dir).expect("COMPILE_TIME_DUMP: a folder");
+    }
+    for (n, seed) in corpus.seeds.iter().enumerate() {
+        if only.as_ref().is_some_and(|o| !o.contains(&seed.origin)) {
+            continue;
+        }
         let (Ok(attr), Ok(item)) = (seed.kernel.attr_tokens(), seed.kernel.item_tokens()) else {
             continue;
         };
         let mut best = (Duration::MAX, Duration::MAX, Duration::MAX);
         let mut accepted = true;
-        for _ in 0..RUNS {
+        for _ in 0..runs {
             let t0 = Instant::now();
             let Ok(func) = syn::parse2::<syn::ItemFn>(item.clone()) else {
                 accepted = false;
@@ -48,6 +69,17 @@ fn compile_time() {
             let tokens = expand::emit(&func, Some(&c), Vec::new());
             std::hint::black_box(tokens);
             let t3 = Instant::now();
+            // Outside the timed stages.
+            if let Some(dir) = &dump {
+                let file: String = (seed.origin.chars())
+                    .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                    .collect();
+                let mut text = c.ptx.clone();
+                for (target, ptx) in &c.variants {
+                    text += &format!("\n// ---- variant sm_{target}\n{ptx}");
+                }
+                std::fs::write(dir.join(format!("{n:03}_{file}.ptx")), text).expect("dump");
+            }
             best.0 = best.0.min(t1 - t0);
             best.1 = best.1.min(t2 - t1);
             best.2 = best.2.min(t3 - t2);
@@ -64,7 +96,7 @@ fn compile_time() {
     };
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!(
-        "{} kernels (best of {RUNS} runs each); mean per kernel: front end {:.3} ms, compile {:.3} ms, emit {:.3} ms, total {:.3} ms",
+        "{} kernels (best of {runs} runs each); mean per kernel: front end {:.3} ms, compile {:.3} ms, emit {:.3} ms, total {:.3} ms",
         rows.len(),
         ms(sum(|r| r.0)),
         ms(sum(|r| r.1)),

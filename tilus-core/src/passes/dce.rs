@@ -10,7 +10,6 @@
 //! That is exact for tile kernels, whose variables are few and whose loops re-read their state.
 
 use crate::ir::{Block, Inst, Kernel, Stmt, VarId, VarUse};
-use std::collections::HashSet;
 
 pub fn run(kernel: &mut Kernel) {
     loop {
@@ -22,24 +21,39 @@ pub fn run(kernel: &mut Kernel) {
     }
 }
 
+/// The variables read as an operand (or loop bound / condition) anywhere in a block, by
+/// variable id (a vector, not a hash set: the pass runs in the macro, unoptimised in release
+/// builds, where hashing each read cost more than the rest of the pass).
+pub struct Used(Vec<bool>);
+
+impl Used {
+    pub fn contains(&self, v: VarId) -> bool {
+        self.0.get(v as usize).copied().unwrap_or(false)
+    }
+}
+
 /// Every variable read as an operand (or loop bound / condition) anywhere in `block`.
-pub fn used_vars(block: &Block) -> HashSet<VarId> {
-    let mut used = HashSet::new();
+pub fn used_vars(block: &Block) -> Used {
+    let mut used = Vec::new();
     crate::ir::for_each_var(block, &mut |u| {
         if let VarUse::Read(v) = u {
-            used.insert(v);
+            let v = v as usize;
+            if v >= used.len() {
+                used.resize(v + 1, false);
+            }
+            used[v] = true;
         }
     });
-    used
+    Used(used)
 }
 
 /// Remove dead pure instructions and drop unused RMW outputs; returns whether anything changed.
-fn sweep(block: &mut Block, used: &HashSet<VarId>) -> bool {
+fn sweep(block: &mut Block, used: &Used) -> bool {
     let mut changed = false;
     block.retain_mut(|s| match s {
         Stmt::Inst {
             dst: Some(d), inst, ..
-        } if !used.contains(d) => {
+        } if !used.contains(*d) => {
             if matches!(inst, Inst::AtomicRmw { .. }) {
                 *s = match std::mem::replace(
                     s,

@@ -34,6 +34,8 @@ pub(super) struct Code {
 }
 
 /// One line of a kernel body.
+// Nearly every line is an instruction: boxing it would allocate once per instruction.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Line {
     Ins(Ins),
@@ -47,7 +49,7 @@ pub(super) enum Line {
 pub(super) struct Ins {
     pub guard: Guard,
     pub opcode: Opcode,
-    pub args: Vec<Arg>,
+    pub args: ArgList,
 }
 
 impl Ins {
@@ -90,27 +92,44 @@ impl Opcode {
         self
     }
 
-    /// The table's name (if any), then the parts.
-    pub fn pieces(&self) -> impl Iterator<Item = &str> {
-        self.table
-            .as_deref()
-            .into_iter()
-            .chain(self.parts[..self.len as usize].iter().copied())
+    /// The name the legality table spells whole, if any (printed before [`Opcode::parts`]).
+    pub fn table_name(&self) -> Option<&str> {
+        self.table.as_deref()
+    }
+
+    /// The base name and qualifiers (after the table's name, if any).
+    pub fn parts(&self) -> &[&'static str] {
+        &self.parts[..self.len as usize]
+    }
+
+    /// The base name and the one qualifier of an opcode of exactly two parts and no table
+    /// name (`min.s32`).
+    pub fn name_and_type(&self) -> Option<(&'static str, &'static str)> {
+        match (&self.table, self.len) {
+            (None, 2) => Some((self.parts[0], self.parts[1])),
+            _ => None,
+        }
     }
 }
 
 /// `["add", "s32"]` is `add.s32`.
 impl<const N: usize> From<[&'static str; N]> for Opcode {
     fn from(parts: [&'static str; N]) -> Opcode {
-        let mut op = Opcode {
-            table: None,
-            parts: [""; MAX_PARTS],
-            len: 0,
-        };
-        for p in parts {
-            op = op.q(p);
+        // An indexed loop, not `q` per part: in release builds (and the compile_time benchmark)
+        // the macro runs this unoptimised (cargo builds a proc macro's dependencies at
+        // opt-level 0 there), where moving the opcode through `q` and the array's iterator
+        // cost more than the rest of building the instruction.
+        let mut all = [""; MAX_PARTS];
+        let mut i = 0;
+        while i < N {
+            all[i] = parts[i];
+            i += 1;
         }
-        op
+        Opcode {
+            table: None,
+            parts: all,
+            len: N as u8,
+        }
     }
 }
 
@@ -273,30 +292,66 @@ impl From<Vec<Reg>> for Arg {
     }
 }
 
-/// The operands of an instruction, as a tuple of things that become [`Arg`]s.
-pub(super) trait Args {
-    fn into_args(self) -> Vec<Arg>;
+/// The most operands an instruction has.
+const MAX_ARGS: usize = 5;
+
+/// The operands of an instruction, held in place (no allocation per instruction: building,
+/// and later freeing, a `Vec` of operands for every instruction was a tenth of generating
+/// the code, and the heap churn slowed what came after).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct ArgList {
+    args: [Arg; MAX_ARGS],
+    len: u8,
 }
 
-impl Args for () {
-    fn into_args(self) -> Vec<Arg> {
-        Vec::new()
+impl ArgList {
+    /// The filler of unused places.
+    const NONE: Arg = Arg::Int(0);
+
+    pub fn as_slice(&self) -> &[Arg] {
+        &self.args[..self.len as usize]
+    }
+
+    /// The operands, by value.
+    pub fn into_vec(self) -> Vec<Arg> {
+        let len = self.len as usize;
+        let mut v = Vec::from(self.args);
+        v.truncate(len);
+        v
     }
 }
 
+/// The operands of an instruction, as a tuple of things that become [`Arg`]s.
+pub(super) trait Args {
+    fn into_args(self) -> ArgList;
+}
+
+impl Args for () {
+    fn into_args(self) -> ArgList {
+        ArgList {
+            args: [ArgList::NONE; MAX_ARGS],
+            len: 0,
+        }
+    }
+}
+
+/// `tuple_args!(n; names; fillers)`: tuples of `n` operands, the other places filled.
 macro_rules! tuple_args {
-    ($($name:ident),+) => {
+    ($n:literal; $($name:ident),+; $($fill:ident),*) => {
         impl<$($name: Into<Arg>),+> Args for ($($name,)+) {
             #[allow(non_snake_case)]
-            fn into_args(self) -> Vec<Arg> {
+            fn into_args(self) -> ArgList {
                 let ($($name,)+) = self;
-                vec![$($name.into()),+]
+                ArgList {
+                    args: [$($name.into(),)+ $(ArgList::$fill,)*],
+                    len: $n,
+                }
             }
         }
     };
 }
-tuple_args!(A);
-tuple_args!(A, B);
-tuple_args!(A, B, C);
-tuple_args!(A, B, C, D);
-tuple_args!(A, B, C, D, E);
+tuple_args!(1; A; NONE, NONE, NONE, NONE);
+tuple_args!(2; A, B; NONE, NONE, NONE);
+tuple_args!(3; A, B, C; NONE, NONE);
+tuple_args!(4; A, B, C, D; NONE);
+tuple_args!(5; A, B, C, D, E;);

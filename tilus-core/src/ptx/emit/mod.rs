@@ -33,6 +33,9 @@ pub(super) fn internal<T>(msg: impl Into<String>) -> CodegenResult<T> {
     Err(CodegenError::new(msg))
 }
 
+/// Lines of body reserved up front (a kernel's body is a few hundred lines; more grow as usual).
+const BODY_LINES: usize = 512;
+
 /// Keys of values computed once in the prologue (they depend only on the thread index).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Cached {
@@ -91,6 +94,9 @@ impl<'k> Emitter<'k> {
         let mut regs = Regs::default();
         let tid = regs.new_reg(Class::B32);
         let mut code = Code::default();
+        // Room for the lines of most kernels (a few hundred): growing a vector of lines by
+        // doubling copied them again and again.
+        code.body.reserve(BODY_LINES);
         code.prologue.push(Line::Ins(Ins::new(
             Guard::Always,
             ["mov", "u32"],
@@ -188,9 +194,8 @@ impl<'k> Emitter<'k> {
             opcode,
             args,
         } = ins;
-        let [d, a, b]: [Arg; 3] = args.try_into().expect("min/max: three operands");
-        let name = opcode.pieces().next().expect("a name");
-        let name = if name == "min" { "min" } else { "max" };
+        let [d, a, b]: [Arg; 3] = (args.into_vec().try_into()).expect("min/max: three operands");
+        let (name, _) = opcode.name_and_type().expect("min/max: name and type");
         let flip = |e: &mut Self, x: Arg| -> Arg {
             let mask = (sign << 1) - 1;
             match x {
@@ -362,11 +367,9 @@ type Bias = (Class, &'static str, &'static str, i128);
 
 /// The rewrite of `ins` if it is a signed 16- or 32-bit `min` or `max`.
 fn signed_min_max(ins: &Ins) -> Option<Bias> {
-    let mut pieces = ins.opcode.pieces();
-    let (Some(name), Some(ty), None) = (pieces.next(), pieces.next(), pieces.next()) else {
-        return None;
-    };
-    if name != "min" && name != "max" {
+    let (name, ty) = ins.opcode.name_and_type()?;
+    // Byte patterns, not string comparisons: asked of every instruction, unoptimised.
+    if !matches!(name.as_bytes(), b"min" | b"max") {
         return None;
     }
     match ty {
