@@ -534,21 +534,7 @@ impl Lowerer {
                 self.emit_void(Inst::Sync, span);
                 Ok(None)
             }
-            Builtin::Nanosleep => {
-                let ns = self.req_arg(&bound, "ns", Some(DType::U32))?;
-                let ty = self.ty(ns);
-                if !ty.is_scalar() || !matches!(ty.dtype(), DType::U32 | DType::I32) {
-                    return self.err(
-                        bound.req("ns").span,
-                        format!(
-                            "`nanosleep` takes a scalar `u32` number of nanoseconds, not {}",
-                            ty_name(&ty)
-                        ),
-                    );
-                }
-                self.emit_void(Inst::Nanosleep { ns }, span);
-                Ok(None)
-            }
+            Builtin::Nanosleep => self.nanosleep(&bound, span).map(|()| None),
             Builtin::ClusterSync => {
                 self.need_cluster(&name, span)?;
                 self.emit_void(Inst::ClusterSync, span);
@@ -877,6 +863,23 @@ impl Lowerer {
             Ty::Tile { dtype, shape },
             span,
         ))
+    }
+
+    /// `nanosleep(ns)`: a scalar `u32` (or `i32`) number of nanoseconds.
+    fn nanosleep(&mut self, bound: &Bound<'_>, span: Span) -> LResult<()> {
+        let ns = self.req_arg(bound, "ns", Some(DType::U32))?;
+        let ty = self.ty(ns);
+        if !ty.is_scalar() || !matches!(ty.dtype(), DType::U32 | DType::I32) {
+            return self.err(
+                bound.req("ns").span,
+                format!(
+                    "`nanosleep` takes a scalar `u32` number of nanoseconds, not {}",
+                    ty_name(&ty)
+                ),
+            );
+        }
+        self.emit_void(Inst::Nanosleep { ns }, span);
+        Ok(())
     }
 
     /// `fma(a, b, c)`: the typed operand decides the type of context-typed ones.
