@@ -21,6 +21,13 @@ impl Rng {
         Rng(if z == 0 { 0x2545_f491_4f6c_dd1d } else { z })
     }
 
+    /// The generator whose state is `state` (which must not be zero): for generators that
+    /// mix their seeds their own way and must keep the streams they gave.
+    pub fn from_state(state: u64) -> Rng {
+        assert_ne!(state, 0, "xorshift's state must not be zero");
+        Rng(state)
+    }
+
     /// A generator seeded from `TILUS_SEED` if it is set, else from the clock; the seed is
     /// printed to standard error, so that a failure can be replayed with `TILUS_SEED=...`.
     pub fn from_env_or_clock() -> Rng {
