@@ -4,6 +4,8 @@
 //! * [`scan`]: inclusive and exclusive scans in one pass, with decoupled look-back.
 //! * [`select`]: order-preserving compaction and partition, in one pass.
 //! * [`segmented`]: integer sums of CSR rows (segments), as differences of one scan.
+//! * [`sort`]: stable LSD radix sorts of keys and of key-value pairs, Onesweep-style.
+//! * [`index_add`]: `out[idx[i]] += vals[i]` for floats, bit for bit the sequential loop.
 //!
 //! ```
 //! use tilus::prelude::*;
@@ -17,11 +19,15 @@
 //! # Ok::<(), tilus::Error>(())
 //! ```
 
+pub mod index_add;
 mod lookback;
 pub mod scan;
 pub mod segmented;
 pub mod select;
+pub mod sort;
 
+pub use index_add::{index_add, IndexAddElement, IndexAddStorage};
 pub use scan::{exclusive_scan, inclusive_scan, ScanElement, ScanOp, ScanStorage};
 pub use segmented::{segmented_sum, SegmentedElement, SegmentedStorage};
 pub use select::{select_if, Keep, SelectElement, SelectStorage};
+pub use sort::{radix_sort_keys, radix_sort_pairs, SortKey, SortOrder, SortStorage, SortValue};

@@ -228,6 +228,17 @@ pub enum Error {
         /// The element type of the view.
         to: DType,
     },
+    /// A bitcast view ([`AsTensor::bitcast`](crate::AsTensor::bitcast)) between element types
+    /// of different widths, or of `bool`.
+    #[error("a view of `{from}` elements as `{to}` elements: {reason}")]
+    Bitcast {
+        /// The memory's element type.
+        from: DType,
+        /// The element type of the view.
+        to: DType,
+        /// Why the view is refused.
+        reason: &'static str,
+    },
     /// Two objects of one operation (tensors, streams, events, buffers) belong to different
     /// devices.
     #[error("{op}: the operands belong to different devices ({a} and {b})")]

@@ -406,6 +406,36 @@ pub trait AsTensor<T: Element>: tensor_sealed::TensorSource<T> {
     fn tensor_len(&self) -> usize {
         self.tensor_ref().len
     }
+
+    /// The same memory as a view of `U` elements of `T`'s width: element `i` of the view is
+    /// element `i` reinterpreted, bit for bit (`f32::to_bits`'s view of an `f32` tensor is a
+    /// `u32` one). No copy. [`Error::Bitcast`] when the widths differ or either type is `bool`
+    /// (not every byte is a `bool`).
+    ///
+    /// ```
+    /// use tilus_runtime::{AsTensor, Device};
+    /// # fn main() -> tilus_runtime::Result<()> {
+    /// let dev = Device::emulator();
+    /// let t = dev.upload(&[1.0f32, -0.0])?;
+    /// assert_eq!(t.bitcast::<u32>()?.download()?, vec![0x3f80_0000, 0x8000_0000]);
+    /// assert!(t.bitcast::<u64>().is_err());
+    /// # Ok(()) }
+    /// ```
+    fn bitcast<U: Element>(&self) -> Result<TensorView<'_, U>> {
+        let r = self.tensor_ref();
+        let (from, to) = (T::DTYPE, U::DTYPE);
+        let reason = if from == DType::Bool || to == DType::Bool {
+            Some("`bool` takes part in no bitcast (a byte other than 0 and 1 is no `bool`)")
+        } else if from.size_bytes() != to.size_bytes() {
+            Some("a bitcast keeps the element width")
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            return Err(Error::Bitcast { from, to, reason });
+        }
+        Ok(TensorView::from_parts(r.device.clone(), r.len, r.mem))
+    }
 }
 
 impl<T: Element, X: tensor_sealed::TensorSource<T> + ?Sized> AsTensor<T> for X {}

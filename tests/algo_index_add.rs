@@ -1,0 +1,135 @@
+//! `tilus::algo::index_add` against the sequential CPU loop, bit for bit, on every backend: f32,
+//! f64, f16 and bf16; every index equal (one hot output), few and many outputs, indices out of
+//! range, NaN, infinities and signed zeros among the values, n = 0, 1 and sizes that are not
+//! multiples of the tile; repeated runs and reused storage give the same bits.
+
+mod common;
+
+use common::{backends, Rng};
+use tilus::algo::{index_add, IndexAddElement, IndexAddStorage};
+use tilus::{bf16, f16, Device};
+
+trait Float: IndexAddElement + std::ops::Add<Output = Self> + std::fmt::Debug {
+    fn from(x: f64) -> Self;
+    fn bits(self) -> u64;
+    fn is_nan(self) -> bool;
+}
+
+macro_rules! float {
+    ($($t:ty: $from:expr, $bits:expr;)*) => {$(
+        impl Float for $t {
+            fn from(x: f64) -> Self {
+                $from(x)
+            }
+            fn bits(self) -> u64 {
+                $bits(self) as u64
+            }
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+        }
+    )*};
+}
+
+float! {
+    f32: |x| x as f32, f32::to_bits;
+    f64: |x| x, f64::to_bits;
+    f16: f16::from_f64, f16::to_bits;
+    bf16: bf16::from_f64, bf16::to_bits;
+}
+
+/// The loop the result must equal.
+fn sequential<T: Float>(out: &mut [T], idx: &[i32], vals: &[T]) {
+    for (&i, &v) in idx.iter().zip(vals) {
+        if i >= 0 && (i as usize) < out.len() {
+            out[i as usize] = out[i as usize] + v;
+        }
+    }
+}
+
+/// Values of very different magnitudes (so that the order of the additions shows in the bits),
+/// with a few NaN, infinities and signed zeros when `special`.
+fn values<T: Float>(rng: &mut Rng, n: usize, special: bool) -> Vec<T> {
+    (0..n)
+        .map(|_| {
+            if special && rng.below(400) == 0 {
+                [0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN][rng.below(5) as usize]
+            } else {
+                let mag = 2f64.powi(rng.range(-12, 12));
+                (rng.range(-1000, 1000) as f64 + 0.123) * mag
+            }
+        })
+        .map(T::from)
+        .collect()
+}
+
+fn check<T: Float>(rng: &mut Rng, dev: &Device, n: usize, m: usize, hot: bool, special: bool) {
+    let idx: Vec<i32> = if hot {
+        vec![(m / 2) as i32; n]
+    } else {
+        // A few indices outside 0..m on both sides.
+        (0..n).map(|_| rng.range(-2, m as i32 + 2)).collect()
+    };
+    let vals: Vec<T> = values(rng, n, special);
+    let start: Vec<T> = values(rng, m, false);
+    let mut want = start.clone();
+    sequential(&mut want, &idx, &vals);
+    let (id, vd) = (dev.upload(&idx).unwrap(), dev.upload(&vals).unwrap());
+    let out = dev.upload(&start).unwrap();
+    let mut st = IndexAddStorage::<T>::new(dev, n, m).unwrap();
+    st.index_add(&dev.default_stream(), &out, &id, &vd).unwrap();
+    // Bits, except that every NaN is one: the GPU's arithmetic gives the canonical NaN where
+    // the CPU keeps an operand's payload (documented on `index_add`).
+    let bits = |v: Vec<T>| {
+        v.into_iter()
+            .map(|x| if x.is_nan() { u64::MAX } else { x.bits() })
+            .collect::<Vec<_>>()
+    };
+    let what = format!("{} values into {m} {}, hot {hot}", n, std::any::type_name::<T>());
+    assert_eq!(bits(out.download().unwrap()), bits(want.clone()), "{what}");
+    // Again from the same start, with the same storage: the same bits.
+    out.copy_from_host(&start).unwrap();
+    st.index_add(&dev.default_stream(), &out, &id, &vd).unwrap();
+    assert_eq!(bits(out.download().unwrap()), bits(want), "{what}, second run");
+}
+
+#[test]
+fn index_add_is_the_sequential_loop_bit_for_bit() {
+    let mut rng = Rng::from_env_or_clock();
+    for dev in backends() {
+        for (n, m, hot) in [
+            (0usize, 5usize, false),
+            (1, 1, false),
+            (10_007, 37, false),
+            (5_000, 3000, false),
+            (9_001, 11, true),
+            (70_000, 300, false),
+        ] {
+            check::<f32>(&mut rng, &dev, n, m, hot, true);
+            check::<bf16>(&mut rng, &dev, n, m, hot, true);
+        }
+        check::<f64>(&mut rng, &dev, 20_011, 100, false, true);
+        check::<f16>(&mut rng, &dev, 20_011, 100, false, false);
+        // More outputs than one byte of key: a three-pass sort (keys 0..=70000).
+        check::<f32>(&mut rng, &dev, 50_000, 70_000, false, false);
+    }
+}
+
+#[test]
+fn the_one_shot_function_and_its_errors() {
+    let dev = Device::emulator();
+    let out = dev.upload(&[1.0f32, 2.0]).unwrap();
+    let idx = dev.upload(&[1, 1, 0, 5, -1]).unwrap();
+    let vals = dev.upload(&[0.5f32, 0.25, 4.0, 100.0, 100.0]).unwrap();
+    index_add(&dev, &out, &idx, &vals).unwrap();
+    assert_eq!(out.download().unwrap(), vec![5.0, 2.75]);
+    let short = dev.upload(&[1.0f32]).unwrap();
+    assert!(matches!(
+        index_add(&dev, &out, &idx, &short),
+        Err(tilus::Error::LengthMismatch { .. })
+    ));
+    assert_eq!(out.download().unwrap(), vec![5.0, 2.75]);
+    let mut st = IndexAddStorage::<f32>::new(&dev, 5, 1).unwrap();
+    assert!(st.index_add(&dev.default_stream(), &out, &idx, &vals).is_err());
+    assert_eq!(out.download().unwrap(), vec![5.0, 2.75]);
+}

@@ -1,0 +1,192 @@
+//! `tilus::algo` radix sorts against Rust's stable sort on every backend: every key type, both
+//! directions, pairs (whose values show stability), few distinct keys (contention on one
+//! digit), floats with NaN, infinities and signed zeros, sizes that are not multiples of the
+//! tile, in-place sorts, storage reused across runs, poisoned outputs, and the length errors.
+
+mod common;
+
+use common::{backends, Rng};
+use std::cmp::Ordering;
+use tilus::algo::sort::TILE;
+use tilus::algo::{radix_sort_keys, radix_sort_pairs, SortKey, SortOrder, SortStorage};
+use tilus::{AsTensor, Device};
+
+/// The order the sorts promise: integers by value, floats by IEEE 754 `totalOrder`.
+trait Key: SortKey + std::fmt::Debug {
+    fn order(a: &Self, b: &Self) -> Ordering;
+    fn draw(rng: &mut Rng, distinct: u64) -> Self;
+}
+
+macro_rules! int_key {
+    ($($t:ty),*) => {$(
+        impl Key for $t {
+            fn order(a: &Self, b: &Self) -> Ordering {
+                a.cmp(b)
+            }
+            fn draw(rng: &mut Rng, distinct: u64) -> Self {
+                // Few distinct keys: small ones, and negatives for signed types; else any bits.
+                if distinct == 0 {
+                    rng.next_u64() as $t
+                } else {
+                    (rng.below(distinct) as $t).wrapping_sub((distinct / 2) as $t)
+                }
+            }
+        }
+    )*};
+}
+int_key!(u32, i32, u64, i64);
+
+macro_rules! float_key {
+    ($($t:ty, $bits:ty);*) => {$(
+        impl Key for $t {
+            fn order(a: &Self, b: &Self) -> Ordering {
+                a.total_cmp(b)
+            }
+            fn draw(rng: &mut Rng, distinct: u64) -> Self {
+                let special = [0.0, -0.0, <$t>::INFINITY, <$t>::NEG_INFINITY, <$t>::NAN, -<$t>::NAN, <$t>::MIN_POSITIVE / 4.0];
+                if rng.below(16) == 0 {
+                    special[rng.below(special.len() as u64) as usize]
+                } else if distinct == 0 {
+                    <$t>::from_bits(rng.next_u64() as $bits)
+                } else {
+                    rng.below(distinct) as $t * 0.5 - distinct as $t / 4.0
+                }
+            }
+        }
+    )*};
+}
+float_key!(f32, u32; f64, u64);
+
+fn reference<K: Key>(keys: &[K], order: SortOrder) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..keys.len()).collect();
+    // `sort_by` is stable in both directions.
+    idx.sort_by(|&a, &b| {
+        let o = K::order(&keys[a], &keys[b]);
+        if order == SortOrder::Descending {
+            o.reverse()
+        } else {
+            o
+        }
+    });
+    idx
+}
+
+fn bits<K: SortKey>(dev: &Device, v: &[K]) -> Vec<u64>
+where
+    K: Copy,
+{
+    // Compare bit patterns, so that NaNs and signed zeros are compared exactly.
+    let t = dev.upload(v).unwrap();
+    if std::mem::size_of::<K>() == 4 {
+        t.bitcast::<u32>().unwrap().download().unwrap().into_iter().map(u64::from).collect()
+    } else {
+        t.bitcast::<u64>().unwrap().download().unwrap()
+    }
+}
+
+/// Sorts pairs (keys, their input positions) of `n` keys and checks keys and values bit for bit,
+/// then the same keys alone, in place.
+fn check<K: Key>(rng: &mut Rng, dev: &Device, n: usize, distinct: u64, order: SortOrder) {
+    let keys: Vec<K> = (0..n).map(|_| K::draw(rng, distinct)).collect();
+    let idx = reference(&keys, order);
+    let want_keys: Vec<K> = idx.iter().map(|&i| keys[i]).collect();
+    let want_vals: Vec<u32> = idx.iter().map(|&i| i as u32).collect();
+    let stream = dev.default_stream();
+    let kd = dev.upload(&keys).unwrap();
+    let vd = dev.upload(&(0..n as u32).collect::<Vec<_>>()).unwrap();
+    let ko = dev.upload(&vec![K::default(); n]).unwrap();
+    let vo = dev.full::<u32>(n, 0xdead_beef).unwrap();
+    let mut st = SortStorage::<K, u32>::new(dev, n).unwrap();
+    st.sort_pairs(&stream, &kd, &vd, &ko, &vo, order).unwrap();
+    let what = format!("{} keys of {}, {distinct} distinct, {order:?}", n, std::any::type_name::<K>());
+    assert_eq!(bits(dev, &ko.download().unwrap()), bits(dev, &want_keys), "{what}: keys");
+    assert_eq!(vo.download().unwrap(), want_vals, "{what}: values (stability)");
+    // Keys alone, in place, with the same storage (a later epoch).
+    st.sort_keys(&stream, &kd, &kd, order).unwrap();
+    assert_eq!(bits(dev, &kd.download().unwrap()), bits(dev, &want_keys), "{what}: in place");
+}
+
+#[test]
+fn sorts_match_a_stable_cpu_sort() {
+    let mut rng = Rng::from_env_or_clock();
+    for dev in backends() {
+        for order in [SortOrder::Ascending, SortOrder::Descending] {
+            for (n, distinct) in [(0usize, 0u64), (1, 0), (1000, 0), (3 * TILE + 17, 5), (2 * TILE - 1, 0)] {
+                check::<u32>(&mut rng, &dev, n, distinct, order);
+                check::<i32>(&mut rng, &dev, n, distinct, order);
+                check::<f32>(&mut rng, &dev, n, distinct, order);
+            }
+            for (n, distinct) in [(777usize, 0u64), (TILE + 5, 3)] {
+                check::<u64>(&mut rng, &dev, n, distinct, order);
+                check::<i64>(&mut rng, &dev, n, distinct, order);
+                check::<f64>(&mut rng, &dev, n, distinct, order);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_key_equal_and_many_tiles() {
+    // All keys in one digit of every pass: every tile's lanes look back on one digit, and the
+    // values must come out in input order.
+    let mut rng = Rng::from_env_or_clock();
+    for dev in backends() {
+        check::<u32>(&mut rng, &dev, 40 * TILE + 333, 1, SortOrder::Ascending);
+        check::<i32>(&mut rng, &dev, 25 * TILE + 1, 0, SortOrder::Descending);
+    }
+}
+
+#[test]
+fn pairs_of_64_bit_values_and_one_shot_functions() {
+    let mut rng = Rng::from_env_or_clock();
+    for dev in backends() {
+        let n = 2 * TILE + 99;
+        let keys: Vec<i32> = rng.vec(n, -50, 50);
+        let vals: Vec<f64> = (0..n).map(|i| i as f64 * 0.25 - 3.0).collect();
+        let idx = reference(&keys, SortOrder::Ascending);
+        let (kd, vd) = (dev.upload(&keys).unwrap(), dev.upload(&vals).unwrap());
+        let (ko, vo) = (dev.zeros::<i32>(n).unwrap(), dev.zeros::<f64>(n).unwrap());
+        radix_sort_pairs(&dev, &kd, &vd, &ko, &vo).unwrap();
+        assert_eq!(ko.download().unwrap(), idx.iter().map(|&i| keys[i]).collect::<Vec<_>>());
+        assert_eq!(vo.download().unwrap(), idx.iter().map(|&i| vals[i]).collect::<Vec<_>>());
+        // A view in, a view out (16-byte aligned, as kernels' tensors are): only the range
+        // moves, the rest is untouched.
+        let out = dev.full::<i32>(n + 2, 7).unwrap();
+        radix_sort_keys(&dev, &kd.view(4..n).unwrap(), &out.view(4..n).unwrap()).unwrap();
+        let mut want: Vec<i32> = keys[4..].to_vec();
+        want.sort();
+        let got = out.download().unwrap();
+        assert_eq!((got[0], got[3], got[n], got[n + 1]), (7, 7, 7, 7));
+        assert_eq!(&got[4..n], &want[..]);
+        // A misaligned view is a launch error, not a wrong result.
+        assert!(matches!(
+            radix_sort_keys(&dev, &kd.view(1..n).unwrap(), &out.view(1..n).unwrap()),
+            Err(tilus::Error::Misaligned { .. })
+        ));
+    }
+}
+
+#[test]
+fn length_errors_leave_the_outputs_alone() {
+    let dev = Device::emulator();
+    let keys = dev.upload(&[3u32, 1, 2]).unwrap();
+    let short = dev.full::<u32>(2, 9).unwrap();
+    assert!(matches!(
+        radix_sort_keys(&dev, &keys, &short),
+        Err(tilus::Error::LengthMismatch { .. })
+    ));
+    assert_eq!(short.download().unwrap(), vec![9, 9]);
+    let vals = dev.upload(&[1.0f32, 2.0]).unwrap();
+    let out = dev.zeros::<u32>(3).unwrap();
+    let vout = dev.full::<f32>(2, 5.0).unwrap();
+    assert!(matches!(
+        radix_sort_pairs(&dev, &keys, &vals, &out, &vout),
+        Err(tilus::Error::LengthMismatch { .. })
+    ));
+    // Over capacity.
+    let mut st = SortStorage::<u32>::new(&dev, 2).unwrap();
+    assert!(st
+        .sort_keys(&dev.default_stream(), &keys, &out, SortOrder::Ascending)
+        .is_err());
+    assert_eq!(out.download().unwrap(), vec![0, 0, 0]);
+}
