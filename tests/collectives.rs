@@ -1566,6 +1566,41 @@ fn equal_ranks_and_histograms() {
     }
 }
 
+/// Ranks of 8-bit tiles, which are counted per warp (`match.any`) rather than compared: a
+/// 4096-element `u8` tile of radix digits on 256 threads, an `i8` tile of 37 x 5 (not a whole
+/// number of warps' rounds) and a `bool` tile of 3 x 7 x 11.
+#[tile_kernel(threads = 256)]
+fn byte_ranks(a: GlobalTensor<u8>, b: GlobalTensor<i8>, out: GlobalTensor<i32>) {
+    let x = load_global(a, offsets = [0], shape = [4096]);
+    store_global(out, x.equal_rank(), offsets = [0]);
+    let y = load_global(b.view(0, [37, 5]), offsets = [0, 0], shape = [37, 5]);
+    store_global(out.view(4096, [37, 5]), y.equal_rank(), offsets = [0, 0]);
+    let z = load_global(a, offsets = [0], shape = [231]).reshape([3, 7, 11]) > 128;
+    store_global(out, z.equal_rank().reshape([231]), offsets = [4281]);
+}
+
+#[test]
+fn equal_ranks_of_bytes_are_counted_per_warp() {
+    assemble_all("byte_ranks", byte_ranks::PTX, byte_ranks::TARGET);
+    let mut rng = Rng::from_env_or_clock();
+    for round in 0..6 {
+        // Few distinct values (long groups), then all 256.
+        let spread = [2, 17, 256][round % 3];
+        let a: Vec<u8> = (0..4096).map(|_| rng.range(0, spread) as u8).collect();
+        let b: Vec<i8> = (0..185).map(|_| rng.range(-3, 3) as i8).collect();
+        let mut want = ranks_ref(&a);
+        want.extend(ranks_ref(&b));
+        let z: Vec<bool> = a[..231].iter().map(|&v| v > 128).collect();
+        want.extend(ranks_ref(&z));
+        for dev in backends() {
+            let (ad, bd) = (dev.upload(&a).unwrap(), dev.upload(&b).unwrap());
+            let out = dev.full(want.len(), -1i32).unwrap();
+            byte_ranks::launch(&dev, 1, &ad, &bd, &out).unwrap();
+            same_i32(&out.download().unwrap(), &want, &format!("{dev:?}, spread {spread}"));
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Random floats: the order of combination `tilus::core::collective` defines.
 

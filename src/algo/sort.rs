@@ -108,16 +108,24 @@ macro_rules! pass_kernel {
             }
             let local = here.cumsum(0, exclusive = true);
             let base = load_global(counts, offsets = [pass * 256], shape = [256]).cumsum(0, exclusive = true);
-            // The tile sorted by digit, stably: the tile sort of 8-bit keys is two 4-bit radix
-            // passes.
-            let order = (d as u8).argsort();
-            let ds = d.take(order);
+            // The tile ordered by digit in shared memory, stably: a key's place is the count
+            // of smaller digits plus its rank among equal ones (counted per warp for bytes).
+            let slot = local.take(d) + (d as u8).equal_rank();
+            let sk = shared_tensor::<$k>([4096]);
+            store_shared_scatter(sk, dim = 0, indices = slot, values = k);
+            sync();
+            let ks = load_shared(sk);
+            let us = ks ^ ((((ks as $s) >> $top) as $k & fmask) | smask) ^ dmask;
+            let ds = ((us >> (pass * 8)) & 255) as i32;
             let keep = arange(4096) < n - start;
             let to = (base + before - local).take(ds) + arange(4096);
-            store_global_scatter(keys_out, dim = 0, indices = to, values = k.take(order), mask = keep);
+            store_global_scatter(keys_out, dim = 0, indices = to, values = ks, mask = keep);
             $(
+                let sv = shared_tensor::<$v>([4096]);
                 let v = load_global(vals, offsets = [start], shape = [4096], mask = inside);
-                store_global_scatter(vals_out, dim = 0, indices = to, values = v.take(order) as $v, mask = keep);
+                store_shared_scatter(sv, dim = 0, indices = slot, values = v);
+                sync();
+                store_global_scatter(vals_out, dim = 0, indices = to, values = load_shared(sv), mask = keep);
             )?
         }
     };

@@ -10,6 +10,7 @@
 
 mod order;
 mod radix;
+mod rank;
 mod reduce_axis;
 mod scan;
 mod staging;

@@ -398,6 +398,9 @@ impl Emitter<'_> {
         let Ty::Tile { shape, dtype: d } = self.ty(x)?.clone() else {
             return internal("equal_rank of a scalar");
         };
+        if super::rank::counted_rank_fits(d, self.threads()) {
+            return self.equal_rank_bytes(dst, x, &shape, d);
+        }
         let layout = self.layout_of(&shape);
         let src = parts(self, &[d.size_bytes() * layout.n])[0];
         self.stage(x, d, &layout, src)?;
