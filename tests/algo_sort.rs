@@ -167,6 +167,33 @@ fn pairs_of_64_bit_values_and_one_shot_functions() {
 }
 
 #[test]
+fn storage_reused_for_fewer_keys_than_its_capacity() {
+    // Each pass draws tickets for the tiles it launches; runs of different sizes on one storage
+    // must still number their tiles from 0 (a run of 3 tiles after one of 10 must not start
+    // at tile 10 - 3).
+    let mut rng = Rng::from_env_or_clock();
+    for dev in backends() {
+        let mut st = SortStorage::<u32, u32>::new(&dev, 10 * TILE).unwrap();
+        for n in [10 * TILE, 3 * TILE + 5, 7, 10 * TILE - 1, 2 * TILE] {
+            let keys: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
+            let idx = reference(&keys, SortOrder::Descending);
+            let kd = dev.upload(&keys).unwrap();
+            let vd = dev.upload(&(0..n as u32).collect::<Vec<_>>()).unwrap();
+            let (ko, vo) = (dev.zeros::<u32>(n).unwrap(), dev.zeros::<u32>(n).unwrap());
+            st.sort_pairs(&dev.default_stream(), &kd, &vd, &ko, &vo, SortOrder::Descending)
+                .unwrap();
+            let want: Vec<u32> = idx.iter().map(|&i| keys[i]).collect();
+            assert_eq!(ko.download().unwrap(), want, "{n} keys");
+            assert_eq!(
+                vo.download().unwrap(),
+                idx.iter().map(|&i| i as u32).collect::<Vec<_>>(),
+                "{n} keys: values"
+            );
+        }
+    }
+}
+
+#[test]
 fn length_errors_leave_the_outputs_alone() {
     let dev = Device::emulator();
     let keys = dev.upload(&[3u32, 1, 2]).unwrap();

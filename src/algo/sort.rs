@@ -32,7 +32,6 @@
 /// Elements per tile of the sort's passes.
 pub const TILE: usize = 4096;
 
-use super::lookback::next_epoch;
 use crate::prelude::*;
 use crate::AsTensor;
 
@@ -69,14 +68,15 @@ macro_rules! pass_kernel {
             status: GlobalTensor<u64>,
             ticket: GlobalTensor<i32>,
             epoch: i32,
+            first: i32,
             pass: i32,
             fmask: $k,
             smask: $k,
             dmask: $k,
         ) {
             let n = keys.len() as i32;
-            let tiles = (status.len() / 256) as i32;
-            let tile = atomic::global_add(ticket, ones([1])).item() - (epoch - 1) * tiles;
+            // Tickets count on across passes and runs: this pass's start at `first`.
+            let tile = atomic::global_add(ticket, ones([1])).item() - first;
             let start = tile * 4096;
             let inside = arange(4096) + start < n;
             let k = load_global(keys, offsets = [start], shape = [4096], mask = inside);
@@ -181,6 +181,7 @@ pub struct PassArgs<'a> {
     status: &'a GlobalTensor<u64>,
     ticket: &'a GlobalTensor<i32>,
     epoch: i32,
+    first: i32,
     pass: i32,
 }
 
@@ -225,7 +226,7 @@ macro_rules! key_bits {
                 m: [Self; 3],
             ) -> Result<(), crate::Error> {
                 match vals {
-                    None => $keys_only::launch_on(a.stream, a.tiles, keys[0], keys[1], a.counts, a.status, a.ticket, a.epoch, a.pass, m[0], m[1], m[2]),
+                    None => $keys_only::launch_on(a.stream, a.tiles, keys[0], keys[1], a.counts, a.status, a.ticket, a.epoch, a.first, a.pass, m[0], m[1], m[2]),
                     Some(vals) => V::$pairs(a, keys, vals, m),
                 }
             }
@@ -240,10 +241,10 @@ macro_rules! value_bits {
     ($b:ty, $k32:ident, $k64:ident) => {
         impl ValueBits for $b {
             fn pass_k32(a: &PassArgs<'_>, keys: [&TensorView<'_, u32>; 2], vals: [&TensorView<'_, Self>; 2], m: [u32; 3]) -> Result<(), crate::Error> {
-                $k32::launch_on(a.stream, a.tiles, keys[0], keys[1], vals[0], vals[1], a.counts, a.status, a.ticket, a.epoch, a.pass, m[0], m[1], m[2])
+                $k32::launch_on(a.stream, a.tiles, keys[0], keys[1], vals[0], vals[1], a.counts, a.status, a.ticket, a.epoch, a.first, a.pass, m[0], m[1], m[2])
             }
             fn pass_k64(a: &PassArgs<'_>, keys: [&TensorView<'_, u64>; 2], vals: [&TensorView<'_, Self>; 2], m: [u64; 3]) -> Result<(), crate::Error> {
-                $k64::launch_on(a.stream, a.tiles, keys[0], keys[1], vals[0], vals[1], a.counts, a.status, a.ticket, a.epoch, a.pass, m[0], m[1], m[2])
+                $k64::launch_on(a.stream, a.tiles, keys[0], keys[1], vals[0], vals[1], a.counts, a.status, a.ticket, a.epoch, a.first, a.pass, m[0], m[1], m[2])
             }
         }
     };
@@ -316,10 +317,36 @@ pub struct SortStorage<K: SortKey, V: SortValue = u32> {
     keys: GlobalTensor<K>,
     vals: Option<GlobalTensor<V>>,
     counts: GlobalTensor<i32>,
+    look: LookbackWords,
+}
+
+/// The passes' look-back words (256 a tile), their ticket counter and the epochs.
+struct LookbackWords {
     status: GlobalTensor<u64>,
     ticket: GlobalTensor<i32>,
     tiles: usize,
+    /// The current pass's epoch (0 before the first).
     epoch: i32,
+    /// Tickets drawn since the counter was last zeroed.
+    drawn: i64,
+}
+
+impl LookbackWords {
+    /// Starts a pass of `tiles` tiles: the next epoch, and the first of its tickets. When the
+    /// ticket counter would pass `i32::MAX` (or the flags' `epoch * 4 + state`), the words and
+    /// the counter are zeroed first.
+    fn next_pass(&mut self, stream: &Stream<'_>, tiles: u32) -> Result<i32, crate::Error> {
+        if self.drawn + tiles as i64 > i32::MAX as i64 || self.epoch >= i32::MAX / 4 - 1 {
+            let dev = stream.device();
+            self.status = dev.zeros(self.tiles * 256)?;
+            self.ticket = dev.zeros(1)?;
+            (self.drawn, self.epoch) = (0, 0);
+        }
+        self.epoch += 1;
+        let first = self.drawn as i32;
+        self.drawn += tiles as i64;
+        Ok(first)
+    }
 }
 
 impl<K: SortKey, V: SortValue> SortStorage<K, V> {
@@ -330,10 +357,13 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
             keys: dev.zeros(capacity.max(1))?,
             vals: None,
             counts: dev.zeros(2048)?,
-            status: dev.zeros(tiles * 256)?,
-            ticket: dev.zeros(1)?,
-            tiles,
-            epoch: 0,
+            look: LookbackWords {
+                status: dev.zeros(tiles * 256)?,
+                ticket: dev.zeros(1)?,
+                tiles,
+                epoch: 0,
+                drawn: 0,
+            },
         })
     }
 
@@ -415,11 +445,7 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
         // cannot write there).
         let tmp = tmp.view(0..n)?;
         for pass in 0..passes {
-            if next_epoch(&mut self.epoch, self.tiles) {
-                let dev = stream.device();
-                self.status = dev.zeros(self.tiles * 256)?;
-                self.ticket = dev.zeros(1)?;
-            }
+            let first = self.look.next_pass(stream, tiles)?;
             let (src, dst) = match pass {
                 0 => (keys[0], &tmp),
                 p if p % 2 == 1 => (&tmp, keys[1]),
@@ -429,9 +455,10 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
                 stream,
                 tiles,
                 counts: &self.counts,
-                status: &self.status,
-                ticket: &self.ticket,
-                epoch: self.epoch,
+                status: &self.look.status,
+                ticket: &self.look.ticket,
+                epoch: self.look.epoch,
+                first,
                 pass,
             };
             let v = vals.map(|v| {
