@@ -49,7 +49,11 @@ fn main() -> Result<(), tilus::Error> {
         let mut st = IndexAddStorage::<f32>::new(&dev, n, m)?;
         st.index_add(&stream, &out, &idx, &v)?;
         let got = out.download()?;
-        if got.iter().zip(&want).any(|(a, b)| a.to_bits() != b.to_bits()) {
+        if got
+            .iter()
+            .zip(&want)
+            .any(|(a, b)| a.to_bits() != b.to_bits())
+        {
             eprintln!("MISMATCH: M = {m}: the deterministic sums differ from the CPU loop");
             std::process::exit(1);
         }
@@ -66,7 +70,10 @@ fn main() -> Result<(), tilus::Error> {
         let (det, atomics) = (det - fill, atomics - fill);
         let differs = {
             let a = out.download()?;
-            a.iter().zip(&want).filter(|(x, y)| x.to_bits() != y.to_bits()).count()
+            a.iter()
+                .zip(&want)
+                .filter(|(x, y)| x.to_bits() != y.to_bits())
+                .count()
         };
         println!(
             "M = {m:>7}: deterministic {:>9.1} us, atomics {:>9.1} us (ratio {:.3}); \

@@ -25,7 +25,10 @@ fn check(input: &[u32], keys: &[u32], vals: &[u32]) -> Result<(), String> {
             return Err(format!("value {v} at {i} is out of range or repeated"));
         }
         if input[v] != keys[i] {
-            return Err(format!("key {} at {i} is not input key {v} ({})", keys[i], input[v]));
+            return Err(format!(
+                "key {} at {i} is not input key {v} ({})",
+                keys[i], input[v]
+            ));
         }
         if i > 0 && (keys[i - 1], vals[i - 1]) >= (keys[i], vals[i]) {
             return Err(format!("out of order (or unstable) at {i}"));
@@ -61,7 +64,10 @@ fn main() -> Result<(), tilus::Error> {
         eprintln!("MISMATCH: the keys alone sort differently from the pairs");
         std::process::exit(1);
     }
-    println!("{}: 2^{log2} u32 keys and pairs sorted, checked in full", dev.name());
+    println!(
+        "{}: 2^{log2} u32 keys and pairs sorted, checked in full",
+        dev.name()
+    );
     let reps = if dev.is_gpu() { 20 } else { 2 };
     let copy_to = dev.zeros::<u32>(n)?;
     let copy = median(dev.time_ms(reps, || dev.copy(&keys, &copy_to))?);

@@ -85,12 +85,20 @@ fn check<T: Float>(rng: &mut Rng, dev: &Device, n: usize, m: usize, hot: bool, s
             .map(|x| if x.is_nan() { u64::MAX } else { x.bits() })
             .collect::<Vec<_>>()
     };
-    let what = format!("{} values into {m} {}, hot {hot}", n, std::any::type_name::<T>());
+    let what = format!(
+        "{} values into {m} {}, hot {hot}",
+        n,
+        std::any::type_name::<T>()
+    );
     assert_eq!(bits(out.download().unwrap()), bits(want.clone()), "{what}");
     // Again from the same start, with the same storage: the same bits.
     out.copy_from_host(&start).unwrap();
     st.index_add(&dev.default_stream(), &out, &id, &vd).unwrap();
-    assert_eq!(bits(out.download().unwrap()), bits(want), "{what}, second run");
+    assert_eq!(
+        bits(out.download().unwrap()),
+        bits(want),
+        "{what}, second run"
+    );
 }
 
 #[test]
@@ -130,6 +138,8 @@ fn the_one_shot_function_and_its_errors() {
     ));
     assert_eq!(out.download().unwrap(), vec![5.0, 2.75]);
     let mut st = IndexAddStorage::<f32>::new(&dev, 5, 1).unwrap();
-    assert!(st.index_add(&dev.default_stream(), &out, &idx, &vals).is_err());
+    assert!(st
+        .index_add(&dev.default_stream(), &out, &idx, &vals)
+        .is_err());
     assert_eq!(out.download().unwrap(), vec![5.0, 2.75]);
 }

@@ -71,14 +71,17 @@ fn reference<K: Key>(keys: &[K], order: SortOrder) -> Vec<usize> {
     idx
 }
 
-fn bits<K: SortKey>(dev: &Device, v: &[K]) -> Vec<u64>
-where
-    K: Copy,
-{
+fn bits<K: SortKey>(dev: &Device, v: &[K]) -> Vec<u64> {
     // Compare bit patterns, so that NaNs and signed zeros are compared exactly.
     let t = dev.upload(v).unwrap();
     if std::mem::size_of::<K>() == 4 {
-        t.bitcast::<u32>().unwrap().download().unwrap().into_iter().map(u64::from).collect()
+        t.bitcast::<u32>()
+            .unwrap()
+            .download()
+            .unwrap()
+            .into_iter()
+            .map(u64::from)
+            .collect()
     } else {
         t.bitcast::<u64>().unwrap().download().unwrap()
     }
@@ -98,12 +101,28 @@ fn check<K: Key>(rng: &mut Rng, dev: &Device, n: usize, distinct: u64, order: So
     let vo = dev.full::<u32>(n, 0xdead_beef).unwrap();
     let mut st = SortStorage::<K, u32>::new(dev, n).unwrap();
     st.sort_pairs(&stream, &kd, &vd, &ko, &vo, order).unwrap();
-    let what = format!("{} keys of {}, {distinct} distinct, {order:?}", n, std::any::type_name::<K>());
-    assert_eq!(bits(dev, &ko.download().unwrap()), bits(dev, &want_keys), "{what}: keys");
-    assert_eq!(vo.download().unwrap(), want_vals, "{what}: values (stability)");
+    let what = format!(
+        "{} keys of {}, {distinct} distinct, {order:?}",
+        n,
+        std::any::type_name::<K>()
+    );
+    assert_eq!(
+        bits(dev, &ko.download().unwrap()),
+        bits(dev, &want_keys),
+        "{what}: keys"
+    );
+    assert_eq!(
+        vo.download().unwrap(),
+        want_vals,
+        "{what}: values (stability)"
+    );
     // Keys alone, in place, with the same storage (a later epoch).
     st.sort_keys(&stream, &kd, &kd, order).unwrap();
-    assert_eq!(bits(dev, &kd.download().unwrap()), bits(dev, &want_keys), "{what}: in place");
+    assert_eq!(
+        bits(dev, &kd.download().unwrap()),
+        bits(dev, &want_keys),
+        "{what}: in place"
+    );
 }
 
 #[test]
@@ -111,7 +130,13 @@ fn sorts_match_a_stable_cpu_sort() {
     let mut rng = Rng::from_env_or_clock();
     for dev in backends() {
         for order in [SortOrder::Ascending, SortOrder::Descending] {
-            for (n, distinct) in [(0usize, 0u64), (1, 0), (1000, 0), (3 * TILE + 17, 5), (2 * TILE - 1, 0)] {
+            for (n, distinct) in [
+                (0usize, 0u64),
+                (1, 0),
+                (1000, 0),
+                (3 * TILE + 17, 5),
+                (2 * TILE - 1, 0),
+            ] {
                 check::<u32>(&mut rng, &dev, n, distinct, order);
                 check::<i32>(&mut rng, &dev, n, distinct, order);
                 check::<f32>(&mut rng, &dev, n, distinct, order);
@@ -147,8 +172,14 @@ fn pairs_of_64_bit_values_and_one_shot_functions() {
         let (kd, vd) = (dev.upload(&keys).unwrap(), dev.upload(&vals).unwrap());
         let (ko, vo) = (dev.zeros::<i32>(n).unwrap(), dev.zeros::<f64>(n).unwrap());
         radix_sort_pairs(&dev, &kd, &vd, &ko, &vo).unwrap();
-        assert_eq!(ko.download().unwrap(), idx.iter().map(|&i| keys[i]).collect::<Vec<_>>());
-        assert_eq!(vo.download().unwrap(), idx.iter().map(|&i| vals[i]).collect::<Vec<_>>());
+        assert_eq!(
+            ko.download().unwrap(),
+            idx.iter().map(|&i| keys[i]).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            vo.download().unwrap(),
+            idx.iter().map(|&i| vals[i]).collect::<Vec<_>>()
+        );
         // A view in, a view out (16-byte aligned, as kernels' tensors are): only the range
         // moves, the rest is untouched.
         let out = dev.full::<i32>(n + 2, 7).unwrap();
@@ -180,8 +211,15 @@ fn storage_reused_for_fewer_keys_than_its_capacity() {
             let kd = dev.upload(&keys).unwrap();
             let vd = dev.upload(&(0..n as u32).collect::<Vec<_>>()).unwrap();
             let (ko, vo) = (dev.zeros::<u32>(n).unwrap(), dev.zeros::<u32>(n).unwrap());
-            st.sort_pairs(&dev.default_stream(), &kd, &vd, &ko, &vo, SortOrder::Descending)
-                .unwrap();
+            st.sort_pairs(
+                &dev.default_stream(),
+                &kd,
+                &vd,
+                &ko,
+                &vo,
+                SortOrder::Descending,
+            )
+            .unwrap();
             let want: Vec<u32> = idx.iter().map(|&i| keys[i]).collect();
             assert_eq!(ko.download().unwrap(), want, "{n} keys");
             assert_eq!(

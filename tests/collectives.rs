@@ -1596,7 +1596,11 @@ fn equal_ranks_of_bytes_are_counted_per_warp() {
             let (ad, bd) = (dev.upload(&a).unwrap(), dev.upload(&b).unwrap());
             let out = dev.full(want.len(), -1i32).unwrap();
             byte_ranks::launch(&dev, 1, &ad, &bd, &out).unwrap();
-            same_i32(&out.download().unwrap(), &want, &format!("{dev:?}, spread {spread}"));
+            same_i32(
+                &out.download().unwrap(),
+                &want,
+                &format!("{dev:?}, spread {spread}"),
+            );
         }
     }
 }

@@ -54,13 +54,43 @@ fn group_bounds(keys: GlobalTensor<u32>, starts: GlobalTensor<i32>, ends: Global
     for first in (block_idx() * 4096..n).step_by(grid_dim() * 4096) {
         let p = arange(4096) + first;
         let inside = p < n;
-        let k = load_global(keys, offsets = [first], shape = [4096], mask = inside, other = m);
+        let k = load_global(
+            keys,
+            offsets = [first],
+            shape = [4096],
+            mask = inside,
+            other = m,
+        );
         // Neighbours; past either end reads `m`, which differs from every group's key.
-        let before = load_global(keys, offsets = [first - 1], shape = [4096], mask = inside & (p > 0), other = m);
-        let after = load_global(keys, offsets = [first + 1], shape = [4096], mask = p + 1 < n, other = m);
+        let before = load_global(
+            keys,
+            offsets = [first - 1],
+            shape = [4096],
+            mask = inside & (p > 0),
+            other = m,
+        );
+        let after = load_global(
+            keys,
+            offsets = [first + 1],
+            shape = [4096],
+            mask = p + 1 < n,
+            other = m,
+        );
         let real = inside & (k < m);
-        store_global_scatter(starts, dim = 0, indices = k, values = p, mask = real & (before != k));
-        store_global_scatter(ends, dim = 0, indices = k, values = p + 1, mask = real & (after != k));
+        store_global_scatter(
+            starts,
+            dim = 0,
+            indices = k,
+            values = p,
+            mask = real & (before != k),
+        );
+        store_global_scatter(
+            ends,
+            dim = 0,
+            indices = k,
+            values = p + 1,
+            mask = real & (after != k),
+        );
     }
 }
 
@@ -171,7 +201,12 @@ impl<T: IndexAddElement> IndexAddStorage<T> {
         vals: &impl AsTensor<T>,
     ) -> Result<(), crate::Error> {
         let (n, m) = (idx.tensor_len(), out.tensor_len());
-        super::scan::check_lengths("index_add (values)", n, vals.tensor_len(), (self.keys.len(), 1))?;
+        super::scan::check_lengths(
+            "index_add (values)",
+            n,
+            vals.tensor_len(),
+            (self.keys.len(), 1),
+        )?;
         if m > self.starts.len() {
             return Err(crate::Error::LengthMismatch {
                 op: "tilus::algo::index_add (outputs for the storage)",

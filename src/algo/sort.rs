@@ -40,7 +40,14 @@ use crate::AsTensor;
 macro_rules! counts_kernel {
     ($name:ident, $k:ident, $s:ident, $top:literal) => {
         #[tile_kernel(threads = 256)]
-        fn $name(keys: GlobalTensor<$k>, counts: GlobalTensor<i32>, passes: i32, fmask: $k, smask: $k, dmask: $k) {
+        fn $name(
+            keys: GlobalTensor<$k>,
+            counts: GlobalTensor<i32>,
+            passes: i32,
+            fmask: $k,
+            smask: $k,
+            dmask: $k,
+        ) {
             let n = keys.len() as i32;
             let start = block_idx() * 4096;
             let inside = arange(4096) + start < n;
@@ -89,8 +96,8 @@ macro_rules! pass_kernel {
             let mine = here - select(lanes == 255, max(start + 4096 - n, 0), 0);
             let ready = epoch * 4;
             // Tile 0's counts are already its inclusive prefix (state 2), the others' aggregates.
-            let first = ready + 1 + (tile == 0) as i32;
-            atomic_store(status, tile * 256 + lanes, ((first as u64) << 32) | (mine as u64), sem = relaxed);
+            let state = ready + 1 + (tile == 0) as i32;
+            atomic_store(status, tile * 256 + lanes, ((state as u64) << 32) | (mine as u64), sem = relaxed);
             // Each lane walks back over the tiles before for its digit, on its own.
             let mut before = mine * 0;
             let mut back = lanes * 0 + (tile - 1);
@@ -193,7 +200,14 @@ pub trait KeyBits: crate::Element + Copy + Default {
     const ZERO: Self;
     /// Digit passes: the width in bytes.
     const PASSES: i32;
-    fn counts(stream: &Stream<'_>, tiles: u32, keys: &TensorView<'_, Self>, counts: &GlobalTensor<i32>, passes: i32, m: [Self; 3]) -> Result<(), crate::Error>;
+    fn counts(
+        stream: &Stream<'_>,
+        tiles: u32,
+        keys: &TensorView<'_, Self>,
+        counts: &GlobalTensor<i32>,
+        passes: i32,
+        m: [Self; 3],
+    ) -> Result<(), crate::Error>;
     fn pass<V: ValueBits>(
         a: &PassArgs<'_>,
         keys: [&TensorView<'_, Self>; 2],
@@ -205,8 +219,18 @@ pub trait KeyBits: crate::Element + Copy + Default {
 /// The bits values move as (`u32`, `u64`), with the pair kernels of each key width.
 #[doc(hidden)]
 pub trait ValueBits: crate::Element + Copy + Default {
-    fn pass_k32(a: &PassArgs<'_>, keys: [&TensorView<'_, u32>; 2], vals: [&TensorView<'_, Self>; 2], m: [u32; 3]) -> Result<(), crate::Error>;
-    fn pass_k64(a: &PassArgs<'_>, keys: [&TensorView<'_, u64>; 2], vals: [&TensorView<'_, Self>; 2], m: [u64; 3]) -> Result<(), crate::Error>;
+    fn pass_k32(
+        a: &PassArgs<'_>,
+        keys: [&TensorView<'_, u32>; 2],
+        vals: [&TensorView<'_, Self>; 2],
+        m: [u32; 3],
+    ) -> Result<(), crate::Error>;
+    fn pass_k64(
+        a: &PassArgs<'_>,
+        keys: [&TensorView<'_, u64>; 2],
+        vals: [&TensorView<'_, Self>; 2],
+        m: [u64; 3],
+    ) -> Result<(), crate::Error>;
 }
 
 macro_rules! key_bits {
@@ -216,7 +240,14 @@ macro_rules! key_bits {
             const SIGN: Self = 1 << ($passes * 8 - 1);
             const ZERO: Self = 0;
             const PASSES: i32 = $passes;
-            fn counts(stream: &Stream<'_>, tiles: u32, keys: &TensorView<'_, Self>, counts: &GlobalTensor<i32>, passes: i32, m: [Self; 3]) -> Result<(), crate::Error> {
+            fn counts(
+                stream: &Stream<'_>,
+                tiles: u32,
+                keys: &TensorView<'_, Self>,
+                counts: &GlobalTensor<i32>,
+                passes: i32,
+                m: [Self; 3],
+            ) -> Result<(), crate::Error> {
                 $counts::launch_on(stream, tiles, keys, counts, passes, m[0], m[1], m[2])
             }
             fn pass<V: ValueBits>(
@@ -226,7 +257,10 @@ macro_rules! key_bits {
                 m: [Self; 3],
             ) -> Result<(), crate::Error> {
                 match vals {
-                    None => $keys_only::launch_on(a.stream, a.tiles, keys[0], keys[1], a.counts, a.status, a.ticket, a.epoch, a.first, a.pass, m[0], m[1], m[2]),
+                    None => $keys_only::launch_on(
+                        a.stream, a.tiles, keys[0], keys[1], a.counts, a.status, a.ticket, a.epoch,
+                        a.first, a.pass, m[0], m[1], m[2],
+                    ),
                     Some(vals) => V::$pairs(a, keys, vals, m),
                 }
             }
@@ -240,11 +274,27 @@ key_bits!(u64, 8, counts_k64, pass_k64, pass_k64);
 macro_rules! value_bits {
     ($b:ty, $k32:ident, $k64:ident) => {
         impl ValueBits for $b {
-            fn pass_k32(a: &PassArgs<'_>, keys: [&TensorView<'_, u32>; 2], vals: [&TensorView<'_, Self>; 2], m: [u32; 3]) -> Result<(), crate::Error> {
-                $k32::launch_on(a.stream, a.tiles, keys[0], keys[1], vals[0], vals[1], a.counts, a.status, a.ticket, a.epoch, a.first, a.pass, m[0], m[1], m[2])
+            fn pass_k32(
+                a: &PassArgs<'_>,
+                keys: [&TensorView<'_, u32>; 2],
+                vals: [&TensorView<'_, Self>; 2],
+                m: [u32; 3],
+            ) -> Result<(), crate::Error> {
+                $k32::launch_on(
+                    a.stream, a.tiles, keys[0], keys[1], vals[0], vals[1], a.counts, a.status,
+                    a.ticket, a.epoch, a.first, a.pass, m[0], m[1], m[2],
+                )
             }
-            fn pass_k64(a: &PassArgs<'_>, keys: [&TensorView<'_, u64>; 2], vals: [&TensorView<'_, Self>; 2], m: [u64; 3]) -> Result<(), crate::Error> {
-                $k64::launch_on(a.stream, a.tiles, keys[0], keys[1], vals[0], vals[1], a.counts, a.status, a.ticket, a.epoch, a.first, a.pass, m[0], m[1], m[2])
+            fn pass_k64(
+                a: &PassArgs<'_>,
+                keys: [&TensorView<'_, u64>; 2],
+                vals: [&TensorView<'_, Self>; 2],
+                m: [u64; 3],
+            ) -> Result<(), crate::Error> {
+                $k64::launch_on(
+                    a.stream, a.tiles, keys[0], keys[1], vals[0], vals[1], a.counts, a.status,
+                    a.ticket, a.epoch, a.first, a.pass, m[0], m[1], m[2],
+                )
             }
         }
     };
@@ -376,7 +426,13 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
         out: &impl AsTensor<K>,
         order: SortOrder,
     ) -> Result<(), crate::Error> {
-        self.run::<V::Bits>(stream, [&keys.bitcast()?, &out.bitcast()?], None, order, K::Bits::PASSES)
+        self.run::<V::Bits>(
+            stream,
+            [&keys.bitcast()?, &out.bitcast()?],
+            None,
+            order,
+            K::Bits::PASSES,
+        )
     }
 
     /// Sorts `keys` into `keys_out` and moves `vals` along into `vals_out`, stably, on
@@ -391,7 +447,13 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
         vals_out: &impl AsTensor<V>,
         order: SortOrder,
     ) -> Result<(), crate::Error> {
-        self.sort_pairs_by_low_bytes(stream, (keys, keys_out), (vals, vals_out), order, K::Bits::PASSES)
+        self.sort_pairs_by_low_bytes(
+            stream,
+            (keys, keys_out),
+            (vals, vals_out),
+            order,
+            K::Bits::PASSES,
+        )
     }
 
     /// [`SortStorage::sort_pairs`] by the low `bytes` bytes of the keys' ordered bits only (all
@@ -405,8 +467,18 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
         bytes: i32,
     ) -> Result<(), crate::Error> {
         let n = keys.tensor_len();
-        super::scan::check_lengths("radix_sort_pairs (values)", n, vals.tensor_len(), (usize::MAX, 1))?;
-        super::scan::check_lengths("radix_sort_pairs (values out)", n, vals_out.tensor_len(), (usize::MAX, 1))?;
+        super::scan::check_lengths(
+            "radix_sort_pairs (values)",
+            n,
+            vals.tensor_len(),
+            (usize::MAX, 1),
+        )?;
+        super::scan::check_lengths(
+            "radix_sort_pairs (values out)",
+            n,
+            vals_out.tensor_len(),
+            (usize::MAX, 1),
+        )?;
         let tmp_vals = match self.vals.take() {
             Some(t) => t,
             None => stream.device().zeros(self.keys.len())?,
@@ -414,7 +486,13 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
         let mut sort = || {
             let tmp = tmp_vals.bitcast::<V::Bits>()?;
             let vals = [&vals.bitcast()?, &tmp, &vals_out.bitcast()?];
-            self.run(stream, [&keys.bitcast()?, &keys_out.bitcast()?], Some(vals), order, bytes)
+            self.run(
+                stream,
+                [&keys.bitcast()?, &keys_out.bitcast()?],
+                Some(vals),
+                order,
+                bytes,
+            )
         };
         let done = sort();
         self.vals = Some(tmp_vals);
@@ -502,5 +580,12 @@ pub fn radix_sort_pairs<K: SortKey, V: SortValue>(
     vals_out: &impl AsTensor<V>,
 ) -> Result<(), crate::Error> {
     let mut st = SortStorage::<K, V>::new(dev, keys.tensor_len())?;
-    st.sort_pairs(&dev.default_stream(), keys, vals, keys_out, vals_out, SortOrder::Ascending)
+    st.sort_pairs(
+        &dev.default_stream(),
+        keys,
+        vals,
+        keys_out,
+        vals_out,
+        SortOrder::Ascending,
+    )
 }

@@ -27,7 +27,7 @@ const BYTES: usize = 256;
 
 /// Whether [`Emitter::equal_rank_bytes`] lowers an `equal_rank` of `d` on `threads` threads.
 pub(super) fn counted_rank_fits(d: DType, threads: usize) -> bool {
-    d.size_bytes() == 1 && threads % 32 == 0 && threads > 0
+    d.size_bytes() == 1 && threads.is_multiple_of(32) && threads > 0
 }
 
 /// The registers of a round: the element's index and whether it is inside the tile.
@@ -97,7 +97,11 @@ impl Emitter<'_> {
             e.ins(["mad", "lo", "s32"], (slot, v, 4, row));
             let seen = e.r32();
             e.ins(["mov", "u32"], (seen, 0));
-            e.ins_if(Guard::If(inside), ["ld", "shared", "u32"], (seen, scratch_at(slot, table)));
+            e.ins_if(
+                Guard::If(inside),
+                ["ld", "shared", "u32"],
+                (seen, scratch_at(slot, table)),
+            );
             // Every lane has read the count before the group's lowest lane moves it on.
             e.ins(["bar", "warp", "sync"], (-1,));
             let leader = e.new_pred();
@@ -105,7 +109,11 @@ impl Emitter<'_> {
             e.ins(["and", "pred"], (leader, leader, inside));
             let next = e.r32();
             e.ins(["add", "s32"], (next, seen, count));
-            e.ins_if(Guard::If(leader), ["st", "shared", "u32"], (scratch_at(slot, table), next));
+            e.ins_if(
+                Guard::If(leader),
+                ["st", "shared", "u32"],
+                (scratch_at(slot, table), next),
+            );
             e.ins(["bar", "warp", "sync"], (-1,));
             let rank = e.r32();
             e.ins(["add", "s32"], (rank, seen, lower));
@@ -115,21 +123,26 @@ impl Emitter<'_> {
         })?;
         self.barrier();
         // 2. Each byte's counts over the warps, as exclusive prefixes.
-        self.counted_loop(tid.into(), (BYTES as i32).into(), self.threads() as u32, |e, b| {
-            let col = e.r32();
-            let smem = e.smem_base();
-            e.ins(["mad", "lo", "s32"], (col, b, 4, smem));
-            let running = e.r32();
-            e.ins(["mov", "u32"], (running, 0));
-            for w in 0..warps {
-                let at = scratch_at(col, table + 4 * BYTES * w);
-                let c = e.r32();
-                e.ins(["ld", "shared", "u32"], (c, at.clone()));
-                e.ins(["st", "shared", "u32"], (at, running));
-                e.ins(["add", "s32"], (running, running, c));
-            }
-            Ok(())
-        })?;
+        self.counted_loop(
+            tid.into(),
+            (BYTES as i32).into(),
+            self.threads() as u32,
+            |e, b| {
+                let col = e.r32();
+                let smem = e.smem_base();
+                e.ins(["mad", "lo", "s32"], (col, b, 4, smem));
+                let running = e.r32();
+                e.ins(["mov", "u32"], (running, 0));
+                for w in 0..warps {
+                    let at = scratch_at(col, table + 4 * BYTES * w);
+                    let c = e.r32();
+                    e.ins(["ld", "shared", "u32"], (c, at.clone()));
+                    e.ins(["st", "shared", "u32"], (at, running));
+                    e.ins(["add", "s32"], (running, running, c));
+                }
+                Ok(())
+            },
+        )?;
         self.barrier();
         // 3. Plus the warp's prefix of the element's byte.
         self.counted_loop(0.into(), (seg as i32).into(), 32, |e, r| {
@@ -141,7 +154,11 @@ impl Emitter<'_> {
             let slot = e.r32();
             e.ins(["mad", "lo", "s32"], (slot, v, 4, row));
             let (before, rank) = (e.r32(), e.r32());
-            e.ins_if(g, ["ld", "shared", "u32"], (before, scratch_at(slot, table)));
+            e.ins_if(
+                g,
+                ["ld", "shared", "u32"],
+                (before, scratch_at(slot, table)),
+            );
             let out = e.elem_at(ranks, 4, i.into());
             e.ins_if(g, ["ld", "shared", "u32"], (rank, out.clone()));
             e.ins(["add", "s32"], (rank, rank, before));
