@@ -6,7 +6,7 @@
 mod common;
 
 use common::{backends, Rng};
-use tilus::algo::{index_add, IndexAddElement, IndexAddStorage};
+use tilus::algo::{index_add, index_add_rows, IndexAddElement, IndexAddRowsStorage, IndexAddStorage};
 use tilus::{bf16, f16, Device};
 
 trait Float: IndexAddElement + std::ops::Add<Output = Self> + std::fmt::Debug {
@@ -63,6 +63,14 @@ fn values<T: Float>(rng: &mut Rng, n: usize, special: bool) -> Vec<T> {
         .collect()
 }
 
+/// Bits, except that every NaN is one: the GPU's arithmetic gives the canonical NaN where the
+/// CPU keeps an operand's payload (documented on `index_add`).
+fn bits_of<T: Float>(v: Vec<T>) -> Vec<u64> {
+    v.into_iter()
+        .map(|x| if x.is_nan() { u64::MAX } else { x.bits() })
+        .collect()
+}
+
 fn check<T: Float>(rng: &mut Rng, dev: &Device, n: usize, m: usize, hot: bool, special: bool) {
     let idx: Vec<i32> = if hot {
         vec![(m / 2) as i32; n]
@@ -78,13 +86,7 @@ fn check<T: Float>(rng: &mut Rng, dev: &Device, n: usize, m: usize, hot: bool, s
     let out = dev.upload(&start).unwrap();
     let mut st = IndexAddStorage::<T>::new(dev, n, m).unwrap();
     st.index_add(&dev.default_stream(), &out, &id, &vd).unwrap();
-    // Bits, except that every NaN is one: the GPU's arithmetic gives the canonical NaN where
-    // the CPU keeps an operand's payload (documented on `index_add`).
-    let bits = |v: Vec<T>| {
-        v.into_iter()
-            .map(|x| if x.is_nan() { u64::MAX } else { x.bits() })
-            .collect::<Vec<_>>()
-    };
+    let bits = bits_of::<T>;
     let what = format!(
         "{} values into {m} {}, hot {hot}",
         n,
@@ -120,6 +122,50 @@ fn index_add_is_the_sequential_loop_bit_for_bit() {
         check::<f16>(&mut rng, &dev, 20_011, 100, false, false);
         // More outputs than one byte of key: a three-pass sort (keys 0..=70000).
         check::<f32>(&mut rng, &dev, 50_000, 70_000, false, false);
+    }
+}
+
+/// Rows `[n, d]` into `[m, d]` against the loop over rows.
+fn check_rows<T: Float>(rng: &mut Rng, dev: &Device, n: usize, m: usize, d: usize, hot: bool) {
+    let idx: Vec<i32> = if hot {
+        vec![(m / 3) as i32; n]
+    } else {
+        (0..n).map(|_| rng.range(-1, m as i32 + 1)).collect()
+    };
+    let src: Vec<T> = values(rng, n * d, true);
+    let start: Vec<T> = values(rng, m * d, false);
+    let mut want = start.clone();
+    for (i, &r) in idx.iter().enumerate() {
+        if r >= 0 && (r as usize) < m {
+            for c in 0..d {
+                let o = r as usize * d + c;
+                want[o] = want[o] + src[i * d + c];
+            }
+        }
+    }
+    let (id, sd) = (dev.upload(&idx).unwrap(), dev.upload(&src).unwrap());
+    let out = dev.upload(&start).unwrap();
+    let mut st = IndexAddRowsStorage::<T>::new(dev, n, m).unwrap();
+    st.index_add_rows(&dev.default_stream(), &out, &id, &sd, d).unwrap();
+    let what = format!("{n} rows of {d} into {m} {}, hot {hot}", std::any::type_name::<T>());
+    assert_eq!(bits_of(out.download().unwrap()), bits_of(want), "{what}");
+}
+
+#[test]
+fn row_index_add_is_the_sequential_loop_bit_for_bit() {
+    let mut rng = Rng::from_env_or_clock();
+    for dev in backends() {
+        for (n, m, d, hot) in [
+            (0usize, 3usize, 8usize, false),
+            (1, 1, 128, false),
+            (3000, 40, 128, false),
+            (1000, 300, 37, false),
+            (500, 9, 200, true),
+        ] {
+            check_rows::<f32>(&mut rng, &dev, n, m, d, hot);
+            check_rows::<bf16>(&mut rng, &dev, n, m, d, hot);
+        }
+        check_rows::<f64>(&mut rng, &dev, 700, 50, 130, false);
     }
 }
 

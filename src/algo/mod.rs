@@ -26,7 +26,7 @@ pub mod segmented;
 pub mod select;
 pub mod sort;
 
-pub use index_add::{index_add, IndexAddElement, IndexAddStorage};
+pub use index_add::{index_add, index_add_rows, IndexAddElement, IndexAddRowsStorage, IndexAddStorage};
 pub use scan::{exclusive_scan, inclusive_scan, ScanElement, ScanOp, ScanStorage};
 pub use segmented::{segmented_sum, SegmentedElement, SegmentedStorage};
 pub use select::{select_if, Keep, SelectElement, SelectStorage};
