@@ -108,8 +108,15 @@ fn main() -> Result<(), tilus::Error> {
             atomics / det
         );
     }
-    rows::<f32>(&dev, log2, |x| x, |o, i, s| atomic_rows_f32::launch(&dev, 4096, o, i, s, 128))?;
-    rows::<bf16>(&dev, log2, bf16::from_f32, |o, i, s| atomic_rows_bf16::launch(&dev, 4096, o, i, s, 128))?;
+    rows::<f32>(
+        &dev,
+        log2,
+        |x| x,
+        |o, i, s| atomic_rows_f32::launch(&dev, 4096, o, i, s, 128),
+    )?;
+    rows::<bf16>(&dev, log2, bf16::from_f32, |o, i, s| {
+        atomic_rows_bf16::launch(&dev, 4096, o, i, s, 128)
+    })?;
     Ok(())
 }
 
@@ -127,7 +134,9 @@ fn rows<T: IndexAddElement + std::ops::Add<Output = T>>(
 ) -> Result<(), tilus::Error> {
     let (n, m, d) = (1usize << (log2 - 8), 1usize << (log2 - 12), 128);
     let mut rng = rand::thread_rng();
-    let src: Vec<T> = (0..n * d).map(|_| from(rng.gen_range(-1.0f32..1.0))).collect();
+    let src: Vec<T> = (0..n * d)
+        .map(|_| from(rng.gen_range(-1.0f32..1.0)))
+        .collect();
     let index: Vec<i32> = (0..n).map(|_| rng.gen_range(0..m as i32)).collect();
     let mut want = vec![T::default(); m * d];
     for (i, &r) in index.iter().enumerate() {

@@ -6,7 +6,9 @@
 mod common;
 
 use common::{backends, Rng};
-use tilus::algo::{index_add, index_add_rows, IndexAddElement, IndexAddRowsStorage, IndexAddStorage};
+use tilus::algo::{
+    index_add, index_add_rows, IndexAddElement, IndexAddRowsStorage, IndexAddStorage,
+};
 use tilus::{bf16, f16, Device};
 
 trait Float: IndexAddElement + std::ops::Add<Output = Self> + std::fmt::Debug {
@@ -146,8 +148,12 @@ fn check_rows<T: Float>(rng: &mut Rng, dev: &Device, n: usize, m: usize, d: usiz
     let (id, sd) = (dev.upload(&idx).unwrap(), dev.upload(&src).unwrap());
     let out = dev.upload(&start).unwrap();
     let mut st = IndexAddRowsStorage::<T>::new(dev, n, m).unwrap();
-    st.index_add_rows(&dev.default_stream(), &out, &id, &sd, d).unwrap();
-    let what = format!("{n} rows of {d} into {m} {}, hot {hot}", std::any::type_name::<T>());
+    st.index_add_rows(&dev.default_stream(), &out, &id, &sd, d)
+        .unwrap();
+    let what = format!(
+        "{n} rows of {d} into {m} {}, hot {hot}",
+        std::any::type_name::<T>()
+    );
     assert_eq!(bits_of(out.download().unwrap()), bits_of(want), "{what}");
 }
 

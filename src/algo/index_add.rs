@@ -19,7 +19,18 @@
 //!
 //! The cost is a sort, whatever the indices; a group of `g` values takes `g` dependent
 //! additions, so many outputs fold in parallel and a single hot output folds at one lane's
-//! pace (the price of the promise).
+//! pace (the price of the promise). Rows ([`index_add_rows`]) sort the rows' positions instead
+//! of values, and fold 8 output rows by 128 columns a tile, gathering each group's rows in
+//! order.
+//!
+//! **NaN.** A NaN result is the canonical NaN the GPU's arithmetic produces (`0x7fffffff` for
+//! `f32`), on the emulator too; the CPU loop keeps an operand's NaN payload instead. Every other
+//! result, infinities and signed zeros included, is the loop's bits.
+//!
+//! **Speed** (H200, 2^28 f32 scalars, BENCHMARKS.md): 37.0 ms into 1024 outputs and 23.4 ms
+//! into 2^22, against torch's deterministic `index_add_` at 88.4 and 61.0 ms, and our float
+//! atomics at 22.9 and 2.8 ms; rows `[2^20, 128]` into `[2^16, 128]` in 0.54 ms (torch
+//! deterministic 0.70 ms, atomics 0.42 ms).
 
 use super::sort::{SortOrder, SortStorage, SortValue};
 use crate::prelude::*;
@@ -257,7 +268,11 @@ impl<V: SortValue> Groups<V> {
         for (what, got, most) in [("values", n, cap), ("outputs", m, outs)] {
             if got > most {
                 return Err(crate::Error::LengthMismatch {
-                    op: if what == "values" { op } else { "tilus::algo::index_add (outputs for the storage)" },
+                    op: if what == "values" {
+                        op
+                    } else {
+                        "tilus::algo::index_add (outputs for the storage)"
+                    },
                     expected: most,
                     got,
                 });
@@ -322,13 +337,21 @@ impl<T: IndexAddElement> IndexAddStorage<T> {
     ) -> Result<(), crate::Error> {
         let (n, m) = (idx.tensor_len(), out.tensor_len());
         super::scan::check_lengths("index_add (values)", n, vals.tensor_len(), (usize::MAX, 1))?;
-        self.groups.check("tilus::algo::index_add (values for the storage)", n, m)?;
+        self.groups
+            .check("tilus::algo::index_add (values for the storage)", n, m)?;
         if n == 0 || m == 0 {
             return Ok(());
         }
         let g = &mut self.groups;
         g.group(stream, idx, vals, m)?;
-        T::launch_fold(stream, grid_for(m, 256), &g.sorted_vals, &g.starts, &g.ends, out)
+        T::launch_fold(
+            stream,
+            grid_for(m, 256),
+            &g.sorted_vals,
+            &g.starts,
+            &g.ends,
+            out,
+        )
     }
 }
 
@@ -372,9 +395,15 @@ impl<T: IndexAddElement> IndexAddRowsStorage<T> {
         if row_len == 0 || out.tensor_len() % row_len != 0 {
             return Err(row_len_error(out.tensor_len()));
         }
-        super::scan::check_lengths("index_add_rows (source rows)", n * row_len, src.tensor_len(), (usize::MAX, 1))?;
+        super::scan::check_lengths(
+            "index_add_rows (source rows)",
+            n * row_len,
+            src.tensor_len(),
+            (usize::MAX, 1),
+        )?;
         let m = out.tensor_len() / row_len;
-        self.groups.check("tilus::algo::index_add_rows (rows for the storage)", n, m)?;
+        self.groups
+            .check("tilus::algo::index_add_rows (rows for the storage)", n, m)?;
         if n == 0 || m == 0 {
             return Ok(());
         }
@@ -382,7 +411,15 @@ impl<T: IndexAddElement> IndexAddRowsStorage<T> {
         g.group(stream, idx, &self.positions.view(0..n)?, m)?;
         let (starts, ends) = (g.starts.view(0..m)?, g.ends.view(0..m)?);
         let pos = g.sorted_vals.view(0..n)?;
-        T::launch_fold_rows(stream, grid_for(m, 8), src, &pos, (&starts, &ends), out, row_len as i32)
+        T::launch_fold_rows(
+            stream,
+            grid_for(m, 8),
+            src,
+            &pos,
+            (&starts, &ends),
+            out,
+            row_len as i32,
+        )
     }
 }
 

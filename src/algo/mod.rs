@@ -5,7 +5,8 @@
 //! * [`select`]: order-preserving compaction and partition, in one pass.
 //! * [`segmented`]: integer sums of CSR rows (segments), as differences of one scan.
 //! * [`sort`]: stable LSD radix sorts of keys and of key-value pairs, Onesweep-style.
-//! * [`index_add`]: `out[idx[i]] += vals[i]` for floats, bit for bit the sequential loop.
+//! * [`index_add`](mod@index_add): `out[idx[i]] += vals[i]` for floats (scalars and rows), bit
+//!   for bit the sequential loop.
 //!
 //! ```
 //! use tilus::prelude::*;
@@ -26,7 +27,9 @@ pub mod segmented;
 pub mod select;
 pub mod sort;
 
-pub use index_add::{index_add, index_add_rows, IndexAddElement, IndexAddRowsStorage, IndexAddStorage};
+pub use index_add::{
+    index_add, index_add_rows, IndexAddElement, IndexAddRowsStorage, IndexAddStorage,
+};
 pub use scan::{exclusive_scan, inclusive_scan, ScanElement, ScanOp, ScanStorage};
 pub use segmented::{segmented_sum, SegmentedElement, SegmentedStorage};
 pub use select::{select_if, Keep, SelectElement, SelectStorage};
