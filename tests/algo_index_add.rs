@@ -194,4 +194,24 @@ fn the_one_shot_function_and_its_errors() {
         .index_add(&dev.default_stream(), &out, &idx, &vals)
         .is_err());
     assert_eq!(out.download().unwrap(), vec![5.0, 2.75]);
+    // Rows of 2: out is one row, src five (indices 5 and -1 outside, 1 outside too).
+    let src = dev
+        .upload(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0])
+        .unwrap();
+    index_add_rows(&dev, &out, &idx, &src, 2).unwrap();
+    assert_eq!(out.download().unwrap(), vec![5.0 + 5.0, 2.75 + 6.0]);
+    // Source rows that are not whole, an output that is not whole rows: errors, nothing moves.
+    assert!(matches!(
+        index_add_rows(&dev, &out, &idx, &src.view(0..9).unwrap(), 2),
+        Err(tilus::Error::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        index_add_rows(&dev, &out, &idx, &src, 3),
+        Err(tilus::Error::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        index_add_rows(&dev, &out, &idx, &src, 0),
+        Err(tilus::Error::LengthMismatch { .. })
+    ));
+    assert_eq!(out.download().unwrap(), vec![10.0, 8.75]);
 }
