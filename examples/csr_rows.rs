@@ -8,7 +8,7 @@
 //! cargo run --release --example csr_rows [--features cuda] [-- LOG2_N]
 
 use rand::Rng;
-use tilus::algo::SegmentedStorage;
+use tilus::algo::{segmented_reduce, ScanOp, SegmentedStorage};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -64,5 +64,31 @@ fn main() -> Result<(), tilus::Error> {
         gbs(sums),
         copy / sums
     );
+    // The in-order fold (`segmented_reduce`): f32 sums equal to the sequential loop's bits.
+    let xf: Vec<f32> = values.iter().map(|&v| v as f32 * 0.37).collect();
+    let (xfd, outf) = (dev.upload(&xf)?, dev.zeros::<f32>(rows)?);
+    segmented_reduce(&dev, &xfd, &o, &outf, ScanOp::Sum)?;
+    let gotf = outf.download()?;
+    for (r, w) in offsets.windows(2).enumerate() {
+        let want = xf[w[0] as usize..w[1] as usize]
+            .iter()
+            .fold(0.0f32, |a, &b| a + b);
+        if gotf[r].to_bits() != want.to_bits() {
+            eprintln!("MISMATCH in f32 row {r}: got {}, want {want}", gotf[r]);
+            std::process::exit(1);
+        }
+    }
+    let fold_f32 = median(dev.time_ms(reps, || {
+        segmented_reduce(&dev, &xfd, &o, &outf, ScanOp::Sum)
+    })?);
+    let fold_i32 = median(dev.time_ms(reps, || segmented_reduce(&dev, &x, &o, &out, ScanOp::Sum))?);
+    for (what, ms) in [("f32 (in order)", fold_f32), ("i32 (in order)", fold_i32)] {
+        println!(
+            "tilus segmented_reduce {what:<14}{:>10.1} us {:>8.1} GB/s(in)  ratio to copy {:.3}",
+            ms * 1e3,
+            gbs(ms),
+            copy / ms
+        );
+    }
     Ok(())
 }

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{backends, Rng};
-use tilus::algo::{segmented_sum, SegmentedStorage};
+use tilus::algo::{segmented_reduce, segmented_sum, ScanOp, SegmentedStorage};
 
 /// CSR offsets of `n` values: row lengths drawn from `lens` (0 allowed), the last row takes the
 /// rest.
@@ -119,5 +119,104 @@ fn wrong_lengths_are_errors() {
         // Offsets out of order or out of range: unspecified sums, but no fault.
         let bad = dev.upload(&[50, -3, 1000, 7, i32::MAX]).unwrap();
         segmented_sum(&dev, &x, &bad, &out).unwrap();
+    }
+}
+
+/// `segmented_reduce` of `x` over rows `o` against the CPU's left-to-right fold from `id`,
+/// compared as bit patterns (NaN as one value: the GPU's canonical NaN).
+fn check_fold<T>(
+    dev: &tilus::Device,
+    x: &[T],
+    o: &[i32],
+    op: ScanOp,
+    id: T,
+    f: impl Fn(T, T) -> T,
+    bits: impl Fn(T) -> u64,
+) where
+    T: tilus::algo::SegmentedReduceElement + std::fmt::Debug,
+{
+    let rows = o.len() - 1;
+    let out = dev.zeros::<T>(rows + 1).unwrap(); // one past the rows stays 0
+    let (xd, od) = (dev.upload(x).unwrap(), dev.upload(o).unwrap());
+    segmented_reduce(dev, &xd, &od, &out.view(0..rows).unwrap(), op).unwrap();
+    let mut want: Vec<T> = o
+        .windows(2)
+        .map(|w| {
+            x[w[0] as usize..w[1] as usize]
+                .iter()
+                .fold(id, |a, &b| f(a, b))
+        })
+        .collect();
+    want.push(T::default());
+    let got: Vec<u64> = out.download().unwrap().into_iter().map(&bits).collect();
+    let want: Vec<u64> = want.into_iter().map(&bits).collect();
+    let what = format!("{} {op:?} on {}", std::any::type_name::<T>(), dev.name());
+    assert_eq!(got, want, "{what}");
+}
+
+#[test]
+fn in_order_reductions_match_the_cpu_fold() {
+    let mut rng = Rng::from_env_or_clock();
+    let f32_bits = |v: f32| {
+        if v.is_nan() {
+            u64::MAX
+        } else {
+            v.to_bits() as u64
+        }
+    };
+    let f64_bits = |v: f64| if v.is_nan() { u64::MAX } else { v.to_bits() };
+    for dev in backends() {
+        // Many empty and one-value rows, rows over several steps, and rows of thousands.
+        for (n, lens) in [
+            (0usize, (0, 3)),
+            (1, (1, 2)),
+            (20_011, (0, 40)),
+            (30_000, (0, 3000)),
+        ] {
+            let o = if n == 0 {
+                vec![0, 0, 0]
+            } else {
+                offsets(&mut rng, n, lens)
+            };
+            // Magnitudes far apart, so that the order of the additions shows; a few NaN and
+            // infinities in the sums (no signed zeros: `min(-0.0, 0.0)` may give either).
+            let x: Vec<f32> = (0..n)
+                .map(|_| match rng.below(300) {
+                    0 => f32::NAN,
+                    1 => f32::INFINITY,
+                    _ => (rng.range(-1000, 1000) as f32 + 0.37) * 2f32.powi(rng.range(-20, 20)),
+                })
+                .collect();
+            check_fold(&dev, &x, &o, ScanOp::Sum, 0.0, |a, b| a + b, f32_bits);
+            check_fold(&dev, &x, &o, ScanOp::Min, f32::INFINITY, f32::min, f32_bits);
+            check_fold(
+                &dev,
+                &x,
+                &o,
+                ScanOp::Max,
+                f32::NEG_INFINITY,
+                f32::max,
+                f32_bits,
+            );
+            let xd: Vec<f64> = x.iter().map(|&v| v as f64 * 1.000001).collect();
+            check_fold(&dev, &xd, &o, ScanOp::Sum, 0.0, |a, b| a + b, f64_bits);
+            let xi: Vec<i32> = (0..n).map(|_| rng.next_u64() as i32).collect();
+            check_fold(&dev, &xi, &o, ScanOp::Sum, 0, i32::wrapping_add, |v| {
+                v as u32 as u64
+            });
+            check_fold(&dev, &xi, &o, ScanOp::Min, i32::MAX, i32::min, |v| {
+                v as u32 as u64
+            });
+            let xu: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
+            check_fold(&dev, &xu, &o, ScanOp::Max, 0, u64::max, |v| v);
+        }
+        let short = dev.upload(&[0, 10]).unwrap();
+        let out = dev.full::<f32>(2, 9.0).unwrap();
+        let x = dev.zeros::<f32>(10).unwrap();
+        assert!(matches!(
+            segmented_reduce(&dev, &x, &short, &out, ScanOp::Sum),
+            Err(tilus::Error::LengthMismatch { .. })
+        ));
+        assert_eq!(out.download().unwrap(), vec![9.0, 9.0]);
     }
 }

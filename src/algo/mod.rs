@@ -3,7 +3,9 @@
 //!
 //! * [`scan`]: inclusive and exclusive scans in one pass, with decoupled look-back.
 //! * [`select`]: order-preserving compaction and partition, in one pass.
-//! * [`segmented`]: integer sums of CSR rows (segments), as differences of one scan.
+//! * [`segmented`]: integer sums of CSR rows (segments), as differences of one scan, and
+//!   in-order reductions of rows (`segmented_reduce`: float sums as the sequential loop,
+//!   min/max).
 //! * [`sort`]: stable LSD radix sorts of keys and of key-value pairs, Onesweep-style.
 //! * [`index_add`](mod@index_add): `out[idx[i]] += vals[i]` for floats (scalars and rows), bit
 //!   for bit the sequential loop.
@@ -31,6 +33,9 @@ pub use index_add::{
     index_add, index_add_rows, IndexAddElement, IndexAddRowsStorage, IndexAddStorage,
 };
 pub use scan::{exclusive_scan, inclusive_scan, ScanElement, ScanOp, ScanStorage};
-pub use segmented::{segmented_sum, SegmentedElement, SegmentedStorage};
+pub use segmented::{
+    segmented_reduce, segmented_reduce_on, segmented_sum, SegmentedElement, SegmentedReduceElement,
+    SegmentedStorage,
+};
 pub use select::{select_if, Keep, SelectElement, SelectStorage};
 pub use sort::{radix_sort_keys, radix_sort_pairs, SortKey, SortOrder, SortStorage, SortValue};

@@ -162,3 +162,137 @@ pub fn segmented_sum<T: SegmentedElement>(
     let mut st = SegmentedStorage::new(dev, x.tensor_len())?;
     st.sum(&dev.default_stream(), x, offsets, out)
 }
+
+/// A segmented reduction in order: one lane per row folds the row's values from the operator's
+/// identity, left to right, 8 values a step (their loads issued before the 8 combinations).
+macro_rules! row_fold {
+    ($name:ident, $t:ident, $id:expr, sum, [$(($u:literal, $x:ident))*]) => {
+        row_fold!(@kernel $name, $t, $id, [$((j + $u < len, acc + $x, $u, $x))*]);
+    };
+    ($name:ident, $t:ident, $id:expr, $f:ident, [$(($u:literal, $x:ident))*]) => {
+        row_fold!(@kernel $name, $t, $id, [$((j + $u < len, $f(acc, $x), $u, $x))*]);
+    };
+    (@kernel $name:ident, $t:ident, $id:expr, [$(($here:expr, $step:expr, $u:literal, $x:ident))*]) => {
+        #[tile_kernel(threads = 256)]
+        fn $name(x: GlobalTensor<$t>, offsets: GlobalTensor<i32>, out: GlobalTensor<$t>) {
+            let rows = out.len() as i32;
+            for first in (block_idx() * 256..rows).step_by(grid_dim() * 256) {
+                let inside = arange(256) + first < rows;
+                let s = load_global(offsets, offsets = [first], shape = [256], mask = inside);
+                let len = load_global(offsets, offsets = [first + 1], shape = [256], mask = inside) - s;
+                let mut acc = full([256], $id);
+                let longest = len.max();
+                for j in (0..longest).step_by(8) {
+                    $(let $x = load_global(x, offsets = [s + (j + $u)], shape = [256], mask = j + $u < len);)*
+                    $(acc = select($here, $step, acc);)*
+                }
+                store_global(out, acc, offsets = [first]);
+            }
+        }
+    };
+}
+
+/// The three folds (sum, min, max) of one element type, and its [`SegmentedReduceElement`].
+macro_rules! row_folds {
+    ($t:ident: $sum:ident $zero:expr, $min:ident $top:expr, $max:ident $bottom:expr) => {
+        row_fold!(
+            $sum,
+            $t,
+            $zero,
+            sum,
+            [(0, x0)(1, x1)(2, x2)(3, x3)(4, x4)(5, x5)(6, x6)(7, x7)]
+        );
+        row_fold!(
+            $min,
+            $t,
+            $top,
+            min,
+            [(0, x0)(1, x1)(2, x2)(3, x3)(4, x4)(5, x5)(6, x6)(7, x7)]
+        );
+        row_fold!(
+            $max,
+            $t,
+            $bottom,
+            max,
+            [(0, x0)(1, x1)(2, x2)(3, x3)(4, x4)(5, x5)(6, x6)(7, x7)]
+        );
+        impl SegmentedReduceElement for $t {
+            fn launch_fold(
+                op: ScanOp,
+                stream: &Stream<'_>,
+                grid: u32,
+                x: &impl crate::AsTensor<Self>,
+                offsets: &impl crate::AsTensor<i32>,
+                out: &impl crate::AsTensor<Self>,
+            ) -> Result<(), crate::Error> {
+                match op {
+                    ScanOp::Sum => $sum::launch_on(stream, grid, x, offsets, out),
+                    ScanOp::Min => $min::launch_on(stream, grid, x, offsets, out),
+                    ScanOp::Max => $max::launch_on(stream, grid, x, offsets, out),
+                }
+            }
+        }
+    };
+}
+
+/// Element types of [`segmented_reduce`]: `f32`, `f64`, `i32`, `u32`, `i64`, `u64`.
+pub trait SegmentedReduceElement: crate::Element + Copy + Default {
+    #[doc(hidden)]
+    fn launch_fold(
+        op: ScanOp,
+        stream: &Stream<'_>,
+        grid: u32,
+        x: &impl crate::AsTensor<Self>,
+        offsets: &impl crate::AsTensor<i32>,
+        out: &impl crate::AsTensor<Self>,
+    ) -> Result<(), crate::Error>;
+}
+
+row_folds!(f32: fold_sum_f32 0.0f32, fold_min_f32 f32::from_bits(2139095040u32), fold_max_f32 f32::from_bits(4286578688u32));
+row_folds!(f64: fold_sum_f64 0.0f64, fold_min_f64 f64::from_bits(9218868437227405312u64), fold_max_f64 f64::from_bits(18442240474082181120u64));
+row_folds!(i32: fold_sum_i32 0i32, fold_min_i32 2147483647i32, fold_max_i32 -2147483648i32);
+row_folds!(u32: fold_sum_u32 0u32, fold_min_u32 4294967295u32, fold_max_u32 0u32);
+row_folds!(i64: fold_sum_i64 0i64, fold_min_i64 9223372036854775807i64, fold_max_i64 -9223372036854775808i64);
+row_folds!(u64: fold_sum_u64 0u64, fold_min_u64 18446744073709551615u64, fold_max_u64 0u64);
+
+/// `out[r]` = the values `x[offsets[r]..offsets[r + 1]]` combined with `op` **in order, left to
+/// right**, from the operator's identity (0, the type's largest or smallest value, `inf`/`-inf`
+/// for floats), on `stream`. Float sums are therefore the sequential loop's bits, on every
+/// backend and run (a NaN result is the canonical NaN); float `min`/`max` skip NaN, as
+/// `f32::min` does. Rows of any length: one lane folds each row, so many short rows run in
+/// parallel and a long row takes one addition a value. `offsets` has one element more than
+/// `out`; offsets must not decrease and must lie in `0..=x.len()` (others give unspecified
+/// results, never a fault). No temporary storage. Integer sums can also use
+/// [`segmented_sum`], which is faster on long rows.
+pub fn segmented_reduce_on<T: SegmentedReduceElement>(
+    stream: &Stream<'_>,
+    x: &impl crate::AsTensor<T>,
+    offsets: &impl crate::AsTensor<i32>,
+    out: &impl crate::AsTensor<T>,
+    op: ScanOp,
+) -> Result<(), crate::Error> {
+    let rows = out.tensor_len();
+    if offsets.tensor_len() != rows + 1 {
+        return Err(crate::Error::LengthMismatch {
+            op: "tilus::algo::segmented_reduce (offsets: one more than the rows)",
+            expected: rows + 1,
+            got: offsets.tensor_len(),
+        });
+    }
+    if rows == 0 {
+        return Ok(());
+    }
+    let grid = rows.div_ceil(256).min(65_536) as u32;
+    T::launch_fold(op, stream, grid, x, offsets, out)
+}
+
+/// [`segmented_reduce_on`] on `dev`'s default stream.
+pub fn segmented_reduce<T: SegmentedReduceElement>(
+    dev: &Device,
+    x: &impl crate::AsTensor<T>,
+    offsets: &impl crate::AsTensor<i32>,
+    out: &impl crate::AsTensor<T>,
+    op: ScanOp,
+) -> Result<(), crate::Error> {
+    segmented_reduce_on(&dev.default_stream(), x, offsets, out, op)
+}
