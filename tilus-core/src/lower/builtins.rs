@@ -522,6 +522,7 @@ impl Lowerer {
             signature(b)
         };
         self.reject_compare(b, &name, args)?;
+        self.reject_deterministic(b, &name, args)?;
         let bound = self.bind_args(&name, sig, args, span)?;
         let explicit = self.explicit_dtype(&bound, &generic_dtype, shared_tensor)?;
         match b {
@@ -660,6 +661,32 @@ impl Lowerer {
             }
         }
         Ok(())
+    }
+
+    /// A `deterministic` argument on an atomic: an error saying why a launch cannot promise it
+    /// and where the promise is kept (`tilus::algo`), before binding would call it an unknown
+    /// argument.
+    fn reject_deterministic(&mut self, b: Builtin, name: &str, args: &[Arg]) -> LResult<()> {
+        if !matches!(
+            b,
+            Builtin::Elementwise(..) | Builtin::Scatter(..) | Builtin::Indexed(..)
+        ) {
+            return Ok(());
+        }
+        let Some((_, at)) = args
+            .iter()
+            .filter_map(|a| a.name.as_ref())
+            .find(|(n, _)| n == "deterministic")
+        else {
+            return Ok(());
+        };
+        Err(self.error(
+            Diagnostic::new(
+                *at,
+                format!("`{name}` cannot promise deterministic results: atomics combine in the order the blocks happen to run, which nothing in one launch fixes"),
+            )
+            .help("for the bits of the sequential loop `out[idx[i]] += vals[i]` on every run, call `tilus::algo::index_add` (or `index_add_rows`, `segmented_reduce`) from the host"),
+        ))
     }
 
     /// An explicit element type: `zeros([4], f32)` or the generic form (a shared tensor's
