@@ -215,3 +215,47 @@ fn the_one_shot_function_and_its_errors() {
     ));
     assert_eq!(out.download().unwrap(), vec![10.0, 8.75]);
 }
+
+/// The acceptance run: 100 runs in each of four schedules give the same bits, those of
+/// the loop. The library picks its grids from the sizes, so the schedules vary what can vary:
+/// the emulator's worker count (1, 2 and 4 threads running blocks) and, where there is one,
+/// the GPU. All values but two are added to one output (the others: an infinity, and a -0.0
+/// onto a -0.0), and `n` is no multiple of a tile.
+#[test]
+fn a_hundred_runs_in_four_schedules_give_the_loops_bits() {
+    let mut rng = Rng::from_env_or_clock();
+    let n = 3 * 4096 + 77;
+    let mut idx = vec![2i32; n];
+    let mut vals: Vec<f32> = values(&mut rng, n, false);
+    // Output 1 gets -0.0 onto -0.0 (stays -0.0), output 3 an infinity, output 2 the rest.
+    (idx[5], vals[5]) = (1, -0.0);
+    (idx[900], vals[900]) = (3, f32::INFINITY);
+    let mut want = vec![0.5f32, -0.0, -0.0, 7.0];
+    sequential(&mut want, &idx, &vals);
+    let mut devices: Vec<Device> = [1usize, 2, 4]
+        .iter()
+        .map(|&workers| {
+            Device::emulator_with(tilus::EmuOptions {
+                workers,
+                ..Default::default()
+            })
+        })
+        .collect();
+    devices.extend(backends().into_iter().filter(|d| d.is_gpu()));
+    for dev in devices {
+        let (id, vd) = (dev.upload(&idx).unwrap(), dev.upload(&vals).unwrap());
+        let start = dev.upload(&[0.5f32, -0.0, -0.0, 7.0]).unwrap();
+        let out = dev.zeros::<f32>(4).unwrap();
+        let mut st = IndexAddStorage::<f32>::new(&dev, n, 4).unwrap();
+        for run in 0..100 {
+            dev.copy(&start, &out).unwrap();
+            st.index_add(&dev.default_stream(), &out, &id, &vd).unwrap();
+            assert_eq!(
+                bits_of(out.download().unwrap()),
+                bits_of(want.clone()),
+                "run {run} on {}",
+                dev.name()
+            );
+        }
+    }
+}
