@@ -6,6 +6,7 @@
 //! * [`segmented`]: integer sums of CSR rows (segments), as differences of one scan, and
 //!   in-order reductions of rows (`segmented_reduce`: float sums as the sequential loop,
 //!   min/max).
+//! * [`runs`]: `unique` and `run_length_encode` of consecutive equal elements.
 //! * [`sort`]: stable LSD radix sorts of keys and of key-value pairs, Onesweep-style.
 //! * [`index_add`](mod@index_add): `out[idx[i]] += vals[i]` for floats (scalars and rows), bit
 //!   for bit the sequential loop.
@@ -24,6 +25,7 @@
 
 pub mod index_add;
 mod lookback;
+pub mod runs;
 pub mod scan;
 pub mod segmented;
 pub mod select;
@@ -32,6 +34,7 @@ pub mod sort;
 pub use index_add::{
     index_add, index_add_rows, IndexAddElement, IndexAddRowsStorage, IndexAddStorage,
 };
+pub use runs::{run_length_encode, unique, RunElement, RunStorage};
 pub use scan::{exclusive_scan, inclusive_scan, ScanElement, ScanOp, ScanStorage};
 pub use segmented::{
     segmented_reduce, segmented_reduce_on, segmented_sum, SegmentedElement, SegmentedReduceElement,
