@@ -101,21 +101,14 @@ impl<V: Element + Copy + Default> Lookback<V> {
     /// Starts a run: the next epoch. Every run draws `tiles` tickets; when the counter would
     /// pass `i32::MAX`, the flags and the counter start again from zero.
     pub fn next_run(&mut self, stream: &Stream<'_>) -> Result<(), crate::Error> {
-        if next_epoch(&mut self.epoch, self.tiles) {
+        let next = (self.epoch as i64 + 2) * self.tiles as i64;
+        if next >= i32::MAX as i64 || self.epoch >= i32::MAX / 4 - 1 {
             let dev = stream.device();
             self.flags = dev.zeros(self.tiles)?;
             self.ticket = dev.zeros(1)?;
+            self.epoch = 0;
         }
+        self.epoch += 1;
         Ok(())
     }
-}
-
-/// Moves `epoch` to the next run's, of `tiles` tickets. When the ticket counter would pass
-/// `i32::MAX` (or the flags' `epoch * 4 + state`), the epoch starts again at 1 and the result is
-/// `true`: the caller must then zero its flags and its ticket counter.
-pub(crate) fn next_epoch(epoch: &mut i32, tiles: usize) -> bool {
-    let next = (*epoch as i64 + 2) * tiles as i64;
-    let restart = next >= i32::MAX as i64 || *epoch >= i32::MAX / 4 - 1;
-    *epoch = if restart { 1 } else { *epoch + 1 };
-    restart
 }

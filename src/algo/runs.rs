@@ -119,7 +119,7 @@ impl RunStorage {
         out: &impl AsTensor<T>,
     ) -> Result<(), crate::Error> {
         let n = x.tensor_len();
-        super::scan::check_lengths("unique", n, n, (self.flags.len(), 1))?;
+        super::scan::within_capacity(n, self.flags.len())?;
         let flags = self.flags.view(0..n)?;
         if n > 0 {
             let grid = n.div_ceil(4096).min(65_536) as u32;
@@ -139,12 +139,7 @@ impl RunStorage {
         lengths: &impl AsTensor<i32>,
     ) -> Result<(), crate::Error> {
         let n = x.tensor_len();
-        super::scan::check_lengths(
-            "run_length_encode (lengths)",
-            n,
-            lengths.tensor_len(),
-            (usize::MAX, 1),
-        )?;
+        super::scan::same_length("run_length_encode (lengths)", n, lengths.tensor_len())?;
         self.unique(stream, x, values)?;
         if n == 0 {
             return Ok(());

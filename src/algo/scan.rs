@@ -184,17 +184,28 @@ pub(crate) fn check_lengths(
     out: usize,
     (tiles, tile): (usize, usize),
 ) -> Result<(), crate::Error> {
-    if out != n {
-        return Err(crate::Error::LengthMismatch {
-            op,
-            expected: n,
-            got: out,
-        });
+    same_length(op, n, out)?;
+    within_capacity(n, tiles * tile)
+}
+
+/// `got` elements where `expected` are needed.
+pub(crate) fn same_length(
+    op: &'static str,
+    expected: usize,
+    got: usize,
+) -> Result<(), crate::Error> {
+    if got != expected {
+        return Err(crate::Error::LengthMismatch { op, expected, got });
     }
-    if n.div_ceil(tile) > tiles {
+    Ok(())
+}
+
+/// `n` elements in a storage made for at most `capacity`.
+pub(crate) fn within_capacity(n: usize, capacity: usize) -> Result<(), crate::Error> {
+    if n > capacity {
         return Err(crate::Error::LengthMismatch {
             op: "tilus::algo (elements for the storage's capacity)",
-            expected: tiles * tile,
+            expected: capacity,
             got: n,
         });
     }

@@ -262,8 +262,8 @@ row_folds!(u64: fold_sum_u64 0u64, fold_min_u64 18446744073709551615u64, fold_ma
 /// `f32::min` does. Rows of any length: one lane folds each row, so many short rows run in
 /// parallel and a long row takes one addition a value. `offsets` has one element more than
 /// `out`; offsets must not decrease and must lie in `0..=x.len()` (others give unspecified
-/// results, never a fault). No temporary storage. Integer sums can also use
-/// [`segmented_sum`], which is faster on long rows.
+/// results, never a fault). No temporary storage. A row chains one operation a value, so its
+/// time grows with its length; [`segmented_sum`]'s (integers) does not.
 pub fn segmented_reduce_on<T: SegmentedReduceElement>(
     stream: &Stream<'_>,
     x: &impl crate::AsTensor<T>,

@@ -197,7 +197,6 @@ pub struct PassArgs<'a> {
 pub trait KeyBits: crate::Element + Copy + Default {
     const ALL: Self;
     const SIGN: Self;
-    const ZERO: Self;
     /// Digit passes: the width in bytes.
     const PASSES: i32;
     fn counts(
@@ -238,7 +237,6 @@ macro_rules! key_bits {
         impl KeyBits for $b {
             const ALL: Self = <$b>::MAX;
             const SIGN: Self = 1 << ($passes * 8 - 1);
-            const ZERO: Self = 0;
             const PASSES: i32 = $passes;
             fn counts(
                 stream: &Stream<'_>,
@@ -341,7 +339,7 @@ sort_types! {
 
 /// The masks of the map from keys of class `class` to ordered bits: `k ^ ((sra(k) & f) | s) ^ d`.
 fn order_masks<B: KeyBits>(class: KeyClass, descending: bool) -> [B; 3] {
-    let pick = |on: bool, m: B| if on { m } else { B::ZERO };
+    let pick = |on: bool, m: B| if on { m } else { B::default() };
     [
         pick(class == KeyClass::Float, B::ALL),
         pick(class != KeyClass::Unsigned, B::SIGN),
@@ -467,18 +465,8 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
         bytes: i32,
     ) -> Result<(), crate::Error> {
         let n = keys.tensor_len();
-        super::scan::check_lengths(
-            "radix_sort_pairs (values)",
-            n,
-            vals.tensor_len(),
-            (usize::MAX, 1),
-        )?;
-        super::scan::check_lengths(
-            "radix_sort_pairs (values out)",
-            n,
-            vals_out.tensor_len(),
-            (usize::MAX, 1),
-        )?;
+        super::scan::same_length("radix_sort_pairs (values)", n, vals.tensor_len())?;
+        super::scan::same_length("radix_sort_pairs (values out)", n, vals_out.tensor_len())?;
         let tmp_vals = match self.vals.take() {
             Some(t) => t,
             None => stream.device().zeros(self.keys.len())?,
@@ -509,7 +497,8 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
     ) -> Result<(), crate::Error> {
         let n = keys[0].len();
         // The capacity is the second key buffer's length (the tiles cover it).
-        super::scan::check_lengths("radix_sort", n, keys[1].len(), (self.keys.len(), 1))?;
+        super::scan::same_length("radix_sort", n, keys[1].len())?;
+        super::scan::within_capacity(n, self.keys.len())?;
         if n == 0 {
             return Ok(());
         }
@@ -518,17 +507,11 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
         let tiles = n.div_ceil(TILE) as u32;
         clear_counts::launch_on(stream, 1, &self.counts)?;
         K::Bits::counts(stream, tiles, keys[0], &self.counts, passes, m)?;
-        // in -> tmp -> out -> tmp -> .. -> out: an even number of passes ends in `out`, an odd
-        // one in `tmp`, copied to `out` after (the input may be the output, so the first pass
-        // cannot write there).
+        // An even number of passes ends in `out`, an odd one in `tmp`, copied to `out` after
+        // ([`route`]).
         let tmp = tmp.view(0..n)?;
         for pass in 0..passes {
             let first = self.look.next_pass(stream, tiles)?;
-            let (src, dst) = match pass {
-                0 => (keys[0], &tmp),
-                p if p % 2 == 1 => (&tmp, keys[1]),
-                _ => (keys[1], &tmp),
-            };
             let args = PassArgs {
                 stream,
                 tiles,
@@ -539,15 +522,8 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
                 first,
                 pass,
             };
-            let v = vals.map(|v| {
-                let tmp = v[1];
-                match pass {
-                    0 => [v[0], tmp],
-                    p if p % 2 == 1 => [tmp, v[2]],
-                    _ => [v[2], tmp],
-                }
-            });
-            K::Bits::pass::<VB>(&args, [src, dst], v, m)?;
+            let v = vals.map(|v| route(pass, v));
+            K::Bits::pass::<VB>(&args, route(pass, [keys[0], &tmp, keys[1]]), v, m)?;
         }
         if passes % 2 == 1 {
             stream.copy(&tmp, keys[1])?;
@@ -556,6 +532,17 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
             }
         }
         Ok(())
+    }
+}
+
+/// The source and destination of digit pass `pass` among the input, the temporary buffer and
+/// the output: in -> tmp -> out -> tmp -> .. (the input may be the output, so the first pass
+/// cannot write there).
+fn route<T: Copy>(pass: i32, [input, tmp, out]: [T; 3]) -> [T; 2] {
+    match pass {
+        0 => [input, tmp],
+        p if p % 2 == 1 => [tmp, out],
+        _ => [out, tmp],
     }
 }
 
