@@ -15,16 +15,17 @@
 //! state in one 64-bit word, so a relaxed atomic suffices: the count and its state are read
 //! together), and each of its 256 lanes looks back over the tiles before it for its own digit,
 //! adding aggregates until it meets an inclusive prefix, as CUB's Onesweep does. The tile is
-//! then ordered by digit, stably, with the tile sort's `argsort` of the 8-bit digits (two 4-bit
-//! radix passes in shared memory), and each key goes to the global start of its digit, plus
-//! the count of that digit in earlier tiles, plus its place among the tile's keys of that
-//! digit: consecutive lanes write consecutive addresses.
+//! then ordered by digit in shared memory, stably: a key's place is the count of smaller digits
+//! in the tile plus its rank among equal ones (`(digit as u8).equal_rank()`, counted per warp
+//! with `match.any`). Each key then goes to the global start of its digit, plus the count of
+//! that digit in earlier tiles, plus its place among the tile's keys of that digit:
+//! consecutive lanes write consecutive addresses.
 //!
-//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 24.97 ms, pairs 30.52 ms, against
-//! CUB's 5.52 and 9.41 ms and torch's `sort` 13.67 ms. A pass is bound by the tile's digit
-//! sort (about 600 instructions a thread per 4-bit pass, at a quarter occupancy), not by
-//! memory. The first version ranked equal digits with `equal_rank`, whose lowering compares
-//! each element with every earlier one: 658 ms.
+//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 22.90 ms, pairs 28.26 ms, against
+//! CUB's 5.52 and 9.40 ms and torch's `sort` 13.67 ms. A pass is bound by its collectives'
+//! shared-memory staging and barriers, not by memory: 5.5 ms a pass, of which the load,
+//! histogram, scans and gathers alone take 0.76 ms. Ranking the digits with `equal_rank` of
+//! `i32` (compared pairwise) took 658 ms in all; with an `argsort` of the `u8` digits, 24.96 ms.
 //!
 //! Flags carry the pass's epoch (`epoch * 4 + state` in the high word), so the storage is
 //! reused without clearing, as in the scan.

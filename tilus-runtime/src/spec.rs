@@ -419,6 +419,7 @@ pub trait AsTensor<T: Element>: tensor_sealed::TensorSource<T> {
     /// let t = dev.upload(&[1.0f32, -0.0])?;
     /// assert_eq!(t.bitcast::<u32>()?.download()?, vec![0x3f80_0000, 0x8000_0000]);
     /// assert!(t.bitcast::<u64>().is_err());
+    /// assert!(dev.upload(&[2u8])?.bitcast::<bool>().is_err());
     /// # Ok(()) }
     /// ```
     fn bitcast<U: Element>(&self) -> Result<TensorView<'_, U>> {
