@@ -8,6 +8,8 @@
 //!   min/max).
 //! * [`runs`]: `unique` and `run_length_encode` of consecutive equal elements.
 //! * [`sort`]: stable LSD radix sorts of keys and of key-value pairs, Onesweep-style.
+//! * [`histogram`]: `histogram_even`, counts in equal-width bins, with the kernel chosen by
+//!   the number of bins (shared memory, a cluster's distributed shared memory, or global).
 //! * [`index_add`](mod@index_add): `out[idx[i]] += vals[i]` for floats (scalars and rows), bit
 //!   for bit the sequential loop.
 //!
@@ -23,6 +25,7 @@
 //! # Ok::<(), tilus::Error>(())
 //! ```
 
+pub mod histogram;
 pub mod index_add;
 mod lookback;
 pub mod runs;
@@ -31,6 +34,7 @@ pub mod segmented;
 pub mod select;
 pub mod sort;
 
+pub use histogram::{histogram_even, histogram_even_on, HistogramCount, HistogramSample};
 pub use index_add::{
     index_add, index_add_rows, IndexAddElement, IndexAddRowsStorage, IndexAddStorage,
 };

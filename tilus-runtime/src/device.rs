@@ -228,6 +228,20 @@ impl Device {
         }
     }
 
+    /// How many blocks run at once, as a unit for sizing grid-stride loops: the GPU's
+    /// streaming multiprocessors (132 on an H100 SXM), or the emulator's workers (its host
+    /// threads running blocks: [`EmuOptions::workers`], or the host's cores when that is 0).
+    pub fn multiprocessors(&self) -> u32 {
+        match &self.inner.backend {
+            Backend::Emu(o) => match o.workers {
+                0 => emu::default_workers() as u32,
+                w => w as u32,
+            },
+            #[cfg(feature = "cuda")]
+            Backend::Cuda(c) => c.multiprocessors,
+        }
+    }
+
     /// The GPU's compute capability (major, minor); `None` on the emulator, which runs kernels
     /// of every target.
     pub fn compute_capability(&self) -> Option<(u32, u32)> {

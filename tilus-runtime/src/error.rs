@@ -239,6 +239,14 @@ pub enum Error {
         /// Why the view is refused.
         reason: &'static str,
     },
+    /// An argument outside what an operation accepts, e.g. a histogram whose range is empty.
+    #[error("{op}: {reason}")]
+    InvalidArgument {
+        /// The operation, e.g. `"tilus::algo::histogram_even"`.
+        op: &'static str,
+        /// What is wrong with the argument.
+        reason: String,
+    },
     /// Two objects of one operation (tensors, streams, events, buffers) belong to different
     /// devices.
     #[error("{op}: the operands belong to different devices ({a} and {b})")]

@@ -308,7 +308,7 @@ pub fn launch(
 }
 
 /// The host's cores: the default number of workers.
-fn default_workers() -> usize {
+pub fn default_workers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 

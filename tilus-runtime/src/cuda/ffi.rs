@@ -36,6 +36,7 @@ pub(crate) const NOT_READY: c_int = 600;
 // Attribute and option values from cuda.h (identical in CUDA 11.8 through 13.x).
 pub(crate) const DEV_ATTR_MAX_THREADS_PER_BLOCK: c_int = 1;
 pub(crate) const DEV_ATTR_MAX_GRID_DIM_X: c_int = 5;
+pub(crate) const DEV_ATTR_MULTIPROCESSOR_COUNT: c_int = 16;
 pub(crate) const DEV_ATTR_MAX_GRID_DIM_Y: c_int = 6;
 pub(crate) const DEV_ATTR_MAX_GRID_DIM_Z: c_int = 7;
 pub(crate) const DEV_ATTR_CC_MAJOR: c_int = 75;

@@ -74,6 +74,8 @@ pub(crate) struct CudaDevice {
     /// The opt-in limit of dynamic shared memory per block.
     pub(crate) max_shared: usize,
     pub(crate) max_grid: Grid,
+    /// Streaming multiprocessors.
+    pub(crate) multiprocessors: u32,
     /// Whether the device can launch thread-block clusters (attribute 120).
     pub(crate) cluster_launch: bool,
     /// `cuDriverGetVersion`: 1000 × major + 10 × minor.
@@ -131,6 +133,7 @@ impl CudaDevice {
             max_threads: attr(ffi::DEV_ATTR_MAX_THREADS_PER_BLOCK)?,
             max_shared: attr(ffi::DEV_ATTR_MAX_SHARED_PER_BLOCK_OPTIN)? as usize,
             max_grid,
+            multiprocessors: attr(ffi::DEV_ATTR_MULTIPROCESSOR_COUNT)?.max(1),
             cluster_launch,
             driver_version,
             modules: Mutex::new(HashMap::new()),
