@@ -24,7 +24,11 @@ use tilus_core::emu::GlobalMem;
 /// On a GPU it is `cuMemHostAlloc(DEVICEMAP)` memory (kernels reach it over the bus, slower
 /// than device memory: use it for what the host must see, not for bulk data);
 /// [`Error::MappedMemoryUnsupported`] where the device cannot map host memory. On the emulator
-/// it is host memory like any tensor's, shared by the emulated blocks and host threads; since
+/// it is host memory like any tensor's, shared by the emulated blocks and host threads, and the
+/// race checker ([`EmuOptions::check_races`](crate::EmuOptions::check_races)) counts the host
+/// as one more agent: a host write that a kernel reads, or the reverse, with no release and
+/// acquire at `sys` scope between them fails the launch with a race (a `gpu`-scope flag does
+/// not reach the host; `tests/host_races.rs`). Since
 /// an emulator launch returns when the kernel has finished, a host thread that watches a
 /// running kernel launches it from another thread (as the examples do, on both backends).
 ///
@@ -72,7 +76,12 @@ impl Device {
         let oom = || Error::host_out_of_memory(format!("mapping {len} elements of {width} bytes"));
         let bytes = len.checked_mul(width).ok_or_else(oom)?;
         let mem = match &self.inner.backend {
-            Backend::Emu(_) => Mapped::Emu(EmuBuf::filled(width, len, 0).ok_or_else(oom)?),
+            Backend::Emu(_) => {
+                let buf = EmuBuf::filled(width, len, 0).ok_or_else(oom)?;
+                // The race checker counts the host's accesses to it (`emu::host`).
+                tilus_core::emu::host::map(buf.mem().cell_addr(0), bytes);
+                Mapped::Emu(buf)
+            }
             #[cfg(feature = "cuda")]
             Backend::Cuda(c) => {
                 let (host, device) = c.map_host(bytes, &self.describe())?;
@@ -132,7 +141,25 @@ impl<T: Element> MappedTensor<T> {
             "index {i} out of range for {} elements",
             self.len
         );
-        T::from_bits(self.cells().load(i, order))
+        let cells = self.cells();
+        T::from_bits(self.checked(&cells, i, false, order, || cells.load(i, order)))
+    }
+
+    /// `op`, the host's access to element `i`, seen by the emulator's race checker (on a GPU
+    /// there is none: `op` alone).
+    fn checked<R>(
+        &self,
+        cells: &GlobalMem<'_>,
+        i: usize,
+        store: bool,
+        order: Ordering,
+        op: impl FnOnce() -> R,
+    ) -> R {
+        match &self.mem {
+            Mapped::Emu(_) => tilus_core::emu::host::access(cells, i, store, order, op),
+            #[cfg(feature = "cuda")]
+            Mapped::Cuda { .. } => op(),
+        }
     }
 
     /// Write element `i` atomically with `order` (`Release` to publish to a kernel that
@@ -143,14 +170,16 @@ impl<T: Element> MappedTensor<T> {
             "index {i} out of range for {} elements",
             self.len
         );
-        self.cells().store(i, v.to_bits(), order);
+        let cells = self.cells();
+        self.checked(&cells, i, true, order, || {
+            cells.store(i, v.to_bits(), order)
+        });
     }
 
     /// All elements, each read with a relaxed atomic load.
     pub fn to_vec(&self) -> Vec<T> {
-        let c = self.cells();
         (0..self.len)
-            .map(|i| T::from_bits(c.load(i, Ordering::Relaxed)))
+            .map(|i| self.load(i, Ordering::Relaxed))
             .collect()
     }
 
@@ -180,6 +209,10 @@ impl<T: Element> TensorSource<T> for MappedTensor<T> {
 
 impl<T: Element> Drop for MappedTensor<T> {
     fn drop(&mut self) {
+        #[allow(irrefutable_let_patterns)] // without `cuda`, the only kind
+        if let Mapped::Emu(b) = &self.mem {
+            tilus_core::emu::host::unmap(b.mem().cell_addr(0));
+        }
         #[cfg(feature = "cuda")]
         if let (Mapped::Cuda { host, .. }, Ok(c)) = (&self.mem, self.dev.cuda_backend()) {
             // No kernel may still use the memory: wait for every stream first.

@@ -14,6 +14,7 @@ use super::sched::Sched;
 use super::value::{operand, scalar, Elems, GlobalView, Tile, Value};
 use super::{EmuArg, EmuError, EmuOptions};
 use crate::elem;
+use crate::ir::Scope;
 use crate::ir::{DType, Inst, Kernel, Operand, ParamKind, Ty, VarId};
 use crate::layout::Layout;
 use std::sync::atomic::AtomicBool;
@@ -36,9 +37,9 @@ pub(crate) struct Ctx<'k, 'a> {
     /// The kernel has 128-bit atomics: 64-bit global writes take their chunk's lock
     /// ([`super::GlobalMem::chunk_lock`]).
     pub chunk_locks: bool,
-    /// Race checking of global memory between blocks (under `check_races`, grids of more than
-    /// one block).
-    pub global_race: Option<super::race_global::GlobalShadow>,
+    /// Race checking of global memory between blocks and the host (under `check_races`, grids
+    /// of more than one block or arguments in mapped memory).
+    pub global_race: Option<std::sync::Arc<super::race_global::GlobalShadow>>,
 }
 
 /// Why a block stopped early.
@@ -91,6 +92,9 @@ pub(crate) struct Interp<'c, 'k, 'a> {
     pub clock: BlockClock,
     /// This block's vector clock over the grid (race checking of global memory).
     pub gclock: GridClock,
+    /// Whether the atomic instruction being run is at `sys` scope (its release or acquire then
+    /// reaches the host: `host.rs`).
+    pub sys_scope: bool,
     /// The global shadow's pages this worker has looked up (not the block's: kept by the worker).
     pub gpages: PageCache,
     /// Where the block is in its program (`flow.rs`).
@@ -129,6 +133,7 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
             cluster_phase: 0,
             clock: BlockClock::default(),
             gclock: GridClock::default(),
+            sys_scope: false,
             gpages: PageCache::default(),
             frames: Vec::new(),
             spins: 0,
@@ -228,11 +233,11 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
         // The barrier orders the cluster's blocks in global memory too.
         let key = [SyncKey::Barrier(self.cluster_key())];
         if let Some(g) = &self.ctx.global_race {
-            g.publish(&key, crate::ir::Sem::Release, &self.gclock);
+            g.publish(&key, crate::ir::Sem::Release, &self.gclock, false);
         }
         let passed = c.barrier.wait(self.ctx.abort);
         if let Some(g) = &self.ctx.global_race {
-            g.observe(&key, crate::ir::Sem::Acquire, &mut self.gclock);
+            g.observe(&key, crate::ir::Sem::Acquire, &mut self.gclock, false);
             self.gclock.tick();
         }
         passed.map_err(|e| match e {
@@ -366,10 +371,19 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 None => Ok(()),
             },
             Inst::Store { access, value } => self.store(access, *value),
-            Inst::AtomicLoad { access, sem, .. } => self.atomic_load(dst, access, *sem),
+            Inst::AtomicLoad { access, sem, scope } => {
+                self.sys_scope = *scope == Scope::Sys;
+                self.atomic_load(dst, access, *sem)
+            }
             Inst::AtomicStore {
-                access, value, sem, ..
-            } => self.atomic_store(access, *value, *sem),
+                access,
+                value,
+                sem,
+                scope,
+            } => {
+                self.sys_scope = *scope == Scope::Sys;
+                self.atomic_store(access, *value, *sem)
+            }
             Inst::AtomicRmw {
                 op,
                 access,
@@ -378,10 +392,13 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 sem,
                 inactive,
                 pairs,
-                ..
-            } => self.rmw(dst, *op, access, *values, *compare, *sem, *inactive, *pairs),
-            Inst::Fence { sem, .. } => {
-                self.fence(*sem);
+                scope,
+            } => {
+                self.sys_scope = *scope == Scope::Sys;
+                self.rmw(dst, *op, access, *values, *compare, *sem, *inactive, *pairs)
+            }
+            Inst::Fence { sem, scope } => {
+                self.fence(*sem, *scope == Scope::Sys);
                 Ok(())
             }
             Inst::Sync => {
@@ -394,11 +411,11 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
     }
 
     /// `Fence`: the PTX brackets the fence with barriers.
-    fn fence(&mut self, sem: crate::ir::Sem) {
+    fn fence(&mut self, sem: crate::ir::Sem, sys: bool) {
         self.barrier();
         super::mem::fence(sem);
         self.clock.fence(sem);
-        self.gclock.fence(sem);
+        self.gclock.fence(sem, sys);
     }
 
     /// The declared type of a variable (for diagnostics and scalar/tile decisions).

@@ -241,7 +241,7 @@ impl<'c> Interp<'c, '_, '_> {
             shadow.publish(&keys, sem, &self.clock);
         }
         if let Some((shadow, keys)) = self.grid_sync_keys(r, sem, size) {
-            shadow.publish(&keys, sem, &self.gclock);
+            shadow.publish(&keys, sem, &self.gclock, self.sys_scope);
         }
     }
 
@@ -256,7 +256,7 @@ impl<'c> Interp<'c, '_, '_> {
     ) {
         if let Some((shadow, keys)) = self.grid_sync_keys(r, sem, size) {
             if reads {
-                shadow.observe(&keys, sem, &mut self.gclock);
+                shadow.observe(&keys, sem, &mut self.gclock, self.sys_scope);
             }
             if sem.has_release() {
                 self.gclock.tick();

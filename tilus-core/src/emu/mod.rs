@@ -30,6 +30,7 @@ mod compute;
 mod elementwise;
 mod flow;
 mod global;
+pub mod host;
 mod indexed;
 mod interp;
 mod mem;
@@ -107,8 +108,10 @@ pub struct EmuOptions {
     /// `cluster_sync()`; reported as [`EmuError::GlobalRace`] whichever order the host threads
     /// ran them in (the later access sees the earlier one). Atomics of many blocks on one
     /// element are no race; accesses of one block are ordered (different threads of one block
-    /// are not checked in global memory), and the host's accesses to mapped memory are no
-    /// block's. Costs a shadow word of 8 bytes per global element the launch touches (pages
+    /// are not checked in global memory). In memory mapped for the host (the runtime's
+    /// `MappedTensor`) the host is one more agent, checked even in a grid of one block: a host
+    /// write that a block reads, or a block's write that the host reads, races unless a release
+    /// and an acquire **at `sys` scope** order them ([`host`]). Costs a shadow word of 8 bytes per global element the launch touches (pages
     /// recycled between launches) and a check per element of every global access. On in tests.
     pub check_races: bool,
 }
@@ -275,6 +278,12 @@ pub fn launch(
         return Ok(());
     }
     let abort = AtomicBool::new(false);
+    // The host shares mapped memory with the kernel: it is one more agent to race with.
+    let shared_with_host = opts.check_races
+        && args.iter().any(|a| match a {
+            EmuArg::Tensor(m) => host::touches_mapped(m.cell_addr(0), m.cell_addr(m.len())),
+            EmuArg::Scalar(_) => false,
+        });
     let ctx = Ctx {
         kernel,
         args,
@@ -289,19 +298,50 @@ pub fn launch(
         opts,
         abort: &abort,
         chunk_locks: has_pair_atomics(kernel),
-        // One block has nobody to race with in global memory.
-        global_race: (opts.check_races && blocks > 1)
-            .then(|| race_global::GlobalShadow::new(kernel)),
+        // One block alone has nobody to race with in global memory.
+        global_race: (opts.check_races && (blocks > 1 || shared_with_host))
+            .then(|| std::sync::Arc::new(race_global::GlobalShadow::new(kernel))),
     };
-    if kernel.cluster.blocks() > 1 {
-        return launch_clusters(&ctx);
+    let active = ctx
+        .global_race
+        .as_ref()
+        .filter(|_| shared_with_host)
+        .map(host::Active::enter);
+    let result = run_launch(&ctx, blocks);
+    drop(active);
+    let host_race = ctx.global_race.as_ref().and_then(|g| {
+        let mut h = g.host.lock().unwrap_or_else(|p| p.into_inner());
+        h.race.take()
+    });
+    match (result, host_race) {
+        (Ok(()), Some((base, kind, c))) => {
+            // The tensor as the kernel names it: the parameter whose memory the host accessed.
+            let name = args.iter().zip(&kernel.params).find_map(|(a, p)| match a {
+                EmuArg::Tensor(m) if m.cell_addr(0) == base => Some(p.name.as_str()),
+                _ => None,
+            });
+            Err(EmuError::GlobalRace {
+                kernel: kernel.name.clone(),
+                block: c.block,
+                detail: c.describe(kind, host::HOST, name.unwrap_or("(mapped memory)")),
+            })
+        }
+        (result, _) => result,
+    }
+}
+
+/// Runs the blocks of a launch (in clusters, or on the worker pool).
+fn run_launch(ctx: &Ctx<'_, '_>, blocks: u64) -> Result<(), EmuError> {
+    let opts = ctx.opts;
+    if ctx.kernel.cluster.blocks() > 1 {
+        return launch_clusters(ctx);
     }
     let workers = match opts.workers {
         0 => default_workers(),
         w => w,
     }
     .min(blocks.min(usize::MAX as u64) as usize);
-    match sched::run_grid(&ctx, workers) {
+    match sched::run_grid(ctx, workers) {
         Some(e) => Err(e),
         None => Ok(()),
     }

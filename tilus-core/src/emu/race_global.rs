@@ -27,10 +27,13 @@
 //!
 //! Accesses of one block are ordered by its program order and barriers (the shared-memory
 //! checker's business; global accesses of two threads of one block with no barrier in between
-//! are not checked). The host's accesses to mapped memory are no block's and are not seen.
+//! are not checked). In mapped memory the host is one more agent (`host.rs`): its loads and
+//! stores are recorded as atomic accesses of the agent `HOST`, and release/acquire between the
+//! host and a block synchronises only at `sys` scope.
 //! Known misses (never false reports): an element's epoch set drops its oldest entry beyond
 //! [`SET_CAP`]; views of one memory with different element widths have separate shadows.
 
+use super::host::{HostAgent, HOST};
 use super::race::{Kind, SyncKey};
 use crate::ir::Sem;
 use std::collections::HashMap;
@@ -144,10 +147,15 @@ pub(crate) struct GridClock {
     known: VClock,
     /// The whole clock at the latest release fence (what a relaxed atomic write releases).
     fenced: VClock,
+    /// Whether that fence was at `sys` scope (so what it covers reaches the host).
+    fenced_sys: bool,
     /// The clocks relaxed atomic reads saw since: what an acquire fence acquires.
     pending: VClock,
-    /// Per location, the version of its released clock already joined into `known`.
-    seen: HashMap<SyncKey, u64>,
+    /// The same, of releases by the host: what only an acquire fence at `sys` scope acquires.
+    pending_host: VClock,
+    /// Per location and reach (`sys` scope or narrower), the version of its released clock
+    /// already joined into `known`.
+    seen: HashMap<(SyncKey, bool), u64>,
 }
 
 impl GridClock {
@@ -182,23 +190,34 @@ impl GridClock {
         self.own = self.own.saturating_add(1);
     }
 
-    /// A fence of `sem` (see [`super::race::BlockClock::fence`]).
-    pub fn fence(&mut self, sem: Sem) {
+    /// A fence of `sem` (see [`super::race::BlockClock::fence`]), at `sys` scope or a
+    /// narrower one (which does not reach the host's history).
+    pub fn fence(&mut self, sem: Sem, sys: bool) {
         if sem.has_acquire() {
             let pending = std::mem::take(&mut self.pending);
+            let pending_host = std::mem::take(&mut self.pending_host);
             self.known.join(&pending);
+            if sys {
+                self.known.join(&pending_host);
+            }
         }
         if sem.has_release() {
             self.fenced = self.now();
+            self.fenced_sys = sys;
             self.tick();
         }
     }
 }
 
-/// A released clock at one location, and how many times it has grown.
+/// The clocks released at one location, and how many times they have grown: by blocks (`clock`;
+/// the history they carry may include the host's, acquired properly), by blocks at `sys` scope
+/// (`sys`: what the host's acquire takes), and by the host itself (`host`: what only a block's
+/// acquire at `sys` scope takes).
 #[derive(Debug, Default)]
 struct Released {
     clock: VClock,
+    sys: VClock,
+    host: VClock,
     version: u64,
 }
 
@@ -292,6 +311,8 @@ pub(crate) struct GlobalShadow {
     released: Box<[Mutex<HashMap<SyncKey, Released>>]>,
     /// The kernel has fences: relaxed atomics may then release or acquire (through them).
     pub fences: bool,
+    /// The host's side, when the launch touches mapped memory (`host.rs`).
+    pub host: Mutex<HostAgent>,
 }
 
 /// A conflict found by [`GlobalShadow::access`]: the element (index in its tensor), the earlier
@@ -318,9 +339,21 @@ impl GlobalConflict {
             Kind::Write => "writes",
             Kind::AtomicWrite => "atomically writes",
         };
+        let agent = |b: u32| match b {
+            HOST => "the host".to_string(),
+            b => format!("block {b}"),
+        };
+        let hint = if me == HOST || self.block == HOST {
+            "publish with a release at `scope = sys` and read after an acquire at `scope = sys` of the value it wrote (on the host: `Ordering::Release`, `Ordering::Acquire`); `gpu`, `cluster` and `cta` scopes do not include the host"
+        } else {
+            "publish with a release atomic, or a relaxed one after a release fence, and read after an acquire of the value it wrote"
+        };
         format!(
-            "{name} race on global tensor `{tensor}` at element {}: block {me} {verb} it after block {} {} it, and nothing orders the two accesses (publish with a release atomic, or a relaxed one after a release fence, and read after an acquire of the value it wrote)",
-            self.element, self.block, WHAT[self.earlier],
+            "{name} race on global tensor `{tensor}` at element {}: {} {verb} it after {} {} it, and nothing orders the two accesses ({hint})",
+            self.element,
+            agent(me),
+            agent(self.block),
+            WHAT[self.earlier],
         )
     }
 }
@@ -346,6 +379,7 @@ impl GlobalShadow {
             pages: (0..SHARDS).map(|_| RwLock::default()).collect(),
             released: (0..SHARDS).map(|_| Mutex::default()).collect(),
             fences,
+            host: Mutex::default(),
         }
     }
 
@@ -482,16 +516,16 @@ impl GlobalShadow {
         Ok(())
     }
 
-    /// An atomic write of `sem` by `clock`'s block to `keys`, before it is performed: the
-    /// locations release the block's clock (`sem` has a release) or what its latest release
-    /// fence covered.
-    pub fn publish(&self, keys: &[SyncKey], sem: Sem, clock: &GridClock) {
+    /// An atomic write of `sem` by `clock`'s agent to `keys`, before it is performed: the
+    /// locations release the agent's clock (`sem` has a release) or what its latest release
+    /// fence covered; to the host too when the write (and that fence) is at `sys` scope.
+    pub fn publish(&self, keys: &[SyncKey], sem: Sem, clock: &GridClock, sys: bool) {
         let now;
-        let from = if sem.has_release() {
+        let (from, sys) = if sem.has_release() {
             now = clock.now();
-            &now
+            (&now, sys)
         } else {
-            &clock.fenced
+            (&clock.fenced, sys && clock.fenced_sys)
         };
         if from.is_empty() {
             return;
@@ -501,7 +535,13 @@ impl GlobalShadow {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner());
             let at = map.entry(k).or_default();
-            if at.clock.join(from) {
+            let grew = if clock.block == HOST {
+                at.host.join(from)
+            } else {
+                let grew = at.clock.join(from);
+                (sys && at.sys.join(from)) || grew
+            };
+            if grew {
                 at.version += 1;
             }
         }
@@ -509,20 +549,32 @@ impl GlobalShadow {
 
     /// An atomic read of `sem` from `keys`, after it is performed: an acquire takes the clocks
     /// released there, a relaxed read keeps them for a later acquire fence.
-    pub fn observe(&self, keys: &[SyncKey], sem: Sem, clock: &mut GridClock) {
+    /// At `sys` scope (`sys`) a block takes everything released there; at a narrower scope,
+    /// not what the host released (the host is outside it). The host takes what blocks
+    /// released at `sys` scope.
+    pub fn observe(&self, keys: &[SyncKey], sem: Sem, clock: &mut GridClock, sys: bool) {
+        let host = clock.block == HOST;
         for &k in keys {
             let map = self.released[shard_of(key_hash(k))]
                 .lock()
                 .unwrap_or_else(|p| p.into_inner());
             let Some(at) = map.get(&k) else { continue };
             if sem.has_acquire() {
-                let seen = clock.seen.entry(k).or_insert(0);
+                let seen = clock.seen.entry((k, sys)).or_insert(0);
                 if *seen != at.version {
                     *seen = at.version;
-                    clock.known.join(&at.clock);
+                    if host {
+                        clock.known.join(&at.sys);
+                    } else {
+                        clock.known.join(&at.clock);
+                        if sys {
+                            clock.known.join(&at.host);
+                        }
+                    }
                 }
-            } else {
+            } else if !host {
                 clock.pending.join(&at.clock);
+                clock.pending_host.join(&at.host);
             }
         }
     }
