@@ -1,6 +1,9 @@
 //! Decoupled look-back (Merrill & Garland 2016), the protocol every single-pass algorithm of
 //! [`super`] shares, as kernel-body tokens: the scan and the compaction kernels splice it in
-//! through [`with_lookback!`], so it is written once.
+//! through [`with_lookback!`] (folds of 64-bit values: flags with release/acquire, described
+//! below) or [`with_packed_lookback!`] (32-bit values: state and value in one word, relaxed;
+//! on an H100 it took a 2^28 `i32` scan from 0.46 to 0.67 of CUB's speed), so each is written
+//! once.
 //!
 //! Each block draws a ticket (`atomic::global_add`) which is its tile: tiles are handed out in
 //! the order blocks start, so a block only waits for tiles whose blocks are already running,
@@ -69,15 +72,62 @@ macro_rules! with_lookback {
 }
 pub(crate) use with_lookback;
 
+/// The look-back for folds of 32-bit values (`i32`, `u32`, `f32`), as CUB writes it: a tile's
+/// state and value share one 64-bit word of `status` (`(epoch * 4 + state) << 32 | bits`), so
+/// one relaxed atomic store publishes both and one relaxed load reads both; no fence and no
+/// second load of the values are needed (nothing is communicated outside the word). The same
+/// windows of 256 predecessors as [`with_lookback!`]. Extra arguments: how a value becomes the
+/// word's low bits (`[$to]`, an expression of `value`: `[(value as u32) as u64]`) and back
+/// (`[$from]`, of `word`: `[(word as u32) as i32]`). The tokens expect `status` (`u64`) in
+/// place of `agg`, `inc` and `flags`.
+macro_rules! with_packed_lookback {
+    ($cb:ident, [$($args:tt)*], $id:expr, $fold:ident, [$($f:tt)*] [$sep:tt], [$($to:tt)*] [$($from:tt)*]) => {
+        $cb! { $($args)* [
+            let ready = epoch * 4;
+            let value = total;
+            // Tile 0's fold is already its inclusive prefix (state 2), the others' aggregates.
+            let published = ready + 1 + (tile == 0) as i32;
+            atomic_store(status, tile, ((published as u64) << 32) | ($($to)*), sem = relaxed);
+            let mut prefix = $id;
+            let mut end = tile;
+            let lanes = arange(256);
+            while end > 0 {
+                let at = lanes + (end - 256);
+                let inside = at >= 0;
+                let word = atomic_load(status, select(inside, at, 0), sem = relaxed);
+                // Places before tile 0 act as published prefixes of the identity.
+                let state = select(inside, ((word >> 32) as i32) - ready, 2);
+                let seen = select((state < 1) | (state > 2), 512, select(state == 2, lanes, -1)).max();
+                if seen < 512 {
+                    let window = select(inside & (lanes >= seen), $($from)*, $id).$fold();
+                    prefix = $($f)* (window $sep prefix);
+                    if seen >= 0 {
+                        end = 0;
+                    } else {
+                        end = end - 256;
+                    }
+                }
+            }
+            if tile > 0 {
+                let value = $($f)* (prefix $sep total);
+                atomic_store(status, tile, (((ready + 2) as u64) << 32) | ($($to)*), sem = relaxed);
+            }
+        ] }
+    };
+}
+pub(crate) use with_packed_lookback;
+
 use crate::{Device, Element, GlobalTensor, Stream};
 
 /// The look-back's storage for tiles whose folds are `V`s: each tile's aggregate and inclusive
-/// prefix, its flag, and the ticket counter.
+/// prefix and its flag (folds of 64-bit values), its packed status word (32-bit values), and
+/// the ticket counter.
 #[doc(hidden)]
 pub struct Lookback<V: Element> {
     pub(crate) agg: GlobalTensor<V>,
     pub(crate) inc: GlobalTensor<V>,
     pub(crate) flags: GlobalTensor<i32>,
+    pub(crate) status: GlobalTensor<u64>,
     pub(crate) ticket: GlobalTensor<i32>,
     /// Tiles (the kernels launch one block per tile, all of them every run).
     pub(crate) tiles: usize,
@@ -92,6 +142,7 @@ impl<V: Element + Copy + Default> Lookback<V> {
             agg: dev.zeros(tiles)?,
             inc: dev.zeros(tiles)?,
             flags: dev.zeros(tiles)?,
+            status: dev.zeros(tiles)?,
             ticket: dev.zeros(1)?,
             tiles,
             epoch: 0,
@@ -105,6 +156,7 @@ impl<V: Element + Copy + Default> Lookback<V> {
         if next >= i32::MAX as i64 || self.epoch >= i32::MAX / 4 - 1 {
             let dev = stream.device();
             self.flags = dev.zeros(self.tiles)?;
+            self.status = dev.zeros(self.tiles)?;
             self.ticket = dev.zeros(1)?;
             self.epoch = 0;
         }

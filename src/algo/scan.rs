@@ -3,9 +3,10 @@
 //! 2016), written as a tilus kernel.
 //!
 //! Each block draws a ticket (an atomic counter) that is its tile, publishes its tile's fold,
-//! looks back over its predecessors' published folds (release/acquire, device scope) until it
-//! meets an inclusive prefix, publishes its own, and writes its tile's scan offset by that
-//! prefix. No co-residency of blocks is assumed, and the storage is reused without clearing
+//! looks back over its predecessors' published folds until it meets an inclusive prefix,
+//! publishes its own, and writes its tile's scan offset by that prefix. 64-bit folds are
+//! published with a release store of a flag and read after acquire loads (device scope);
+//! 32-bit folds travel in one 64-bit word with their state, relaxed. No co-residency of blocks is assumed, and the storage is reused without clearing
 //! (flags carry the run's epoch). The protocol is written once, in `src/algo/lookback.rs`.
 //!
 //! Float sums depend on which predecessors had published their prefix when a block looked
@@ -24,6 +25,7 @@ macro_rules! scan_kernel {
             agg: GlobalTensor<$t>,
             inc: GlobalTensor<$t>,
             flags: GlobalTensor<i32>,
+            status: GlobalTensor<u64>,
             ticket: GlobalTensor<i32>,
             epoch: i32,
             exclusive: i32,
@@ -46,7 +48,8 @@ macro_rules! scan_kernel {
 }
 
 /// One scan kernel per (element type, operator): the operator as its whole-tile fold, its
-/// tile scan, its identity and how two values combine (see [`with_lookback!`]).
+/// tile scan, its identity and how two values combine (see [`with_lookback!`]). 32-bit types
+/// give the word conversions of the packed look-back ([`with_packed_lookback!`]).
 macro_rules! lookback_scan {
     ($name:ident, $t:ident, $fold:ident, $cum:ident, $id:expr, [$($f:tt)*] [$sep:tt]) => {
         with_lookback!(
@@ -57,23 +60,33 @@ macro_rules! lookback_scan {
             [$($f)*] [$sep]
         );
     };
+    ($name:ident, $t:ident, $fold:ident, $cum:ident, $id:expr, [$($f:tt)*] [$sep:tt], $to:tt $from:tt) => {
+        with_packed_lookback!(
+            scan_kernel,
+            [$name, $t, $fold, $cum, $id, [$($f)*] [$sep]],
+            $id,
+            $fold,
+            [$($f)*] [$sep],
+            $to $from
+        );
+    };
 }
 
-use super::lookback::{with_lookback, Lookback};
+use super::lookback::{with_lookback, with_packed_lookback, Lookback};
 use crate::prelude::*;
 
-lookback_scan!(sum_i32, i32, sum, cumsum, 0, [] [+]);
-lookback_scan!(sum_u32, u32, sum, cumsum, 0, [] [+]);
+lookback_scan!(sum_i32, i32, sum, cumsum, 0, [] [+], [(value as u32) as u64] [(word as u32) as i32]);
+lookback_scan!(sum_u32, u32, sum, cumsum, 0, [] [+], [value as u64] [word as u32]);
 lookback_scan!(sum_i64, i64, sum, cumsum, 0, [] [+]);
 lookback_scan!(sum_u64, u64, sum, cumsum, 0, [] [+]);
-lookback_scan!(sum_f32, f32, sum, cumsum, 0.0, [] [+]);
+lookback_scan!(sum_f32, f32, sum, cumsum, 0.0, [] [+], [value.to_bits() as u64] [f32::from_bits(word as u32)]);
 lookback_scan!(sum_f64, f64, sum, cumsum, 0.0, [] [+]);
-lookback_scan!(min_i32, i32, min, cummin, 2147483647, [min] [,]);
-lookback_scan!(min_u32, u32, min, cummin, 4294967295u32, [min] [,]);
+lookback_scan!(min_i32, i32, min, cummin, 2147483647, [min] [,], [(value as u32) as u64] [(word as u32) as i32]);
+lookback_scan!(min_u32, u32, min, cummin, 4294967295u32, [min] [,], [value as u64] [word as u32]);
 lookback_scan!(min_i64, i64, min, cummin, 9223372036854775807i64, [min] [,]);
 lookback_scan!(min_u64, u64, min, cummin, 18446744073709551615u64, [min] [,]);
-lookback_scan!(max_i32, i32, max, cummax, -2147483648, [max] [,]);
-lookback_scan!(max_u32, u32, max, cummax, 0, [max] [,]);
+lookback_scan!(max_i32, i32, max, cummax, -2147483648, [max] [,], [(value as u32) as u64] [(word as u32) as i32]);
+lookback_scan!(max_u32, u32, max, cummax, 0, [max] [,], [value as u64] [word as u32]);
 lookback_scan!(max_i64, i64, max, cummax, -9223372036854775808i64, [max] [,]);
 lookback_scan!(max_u64, u64, max, cummax, 0, [max] [,]);
 
@@ -120,9 +133,9 @@ macro_rules! scan_element {
                 let args = (st.epoch, exclusive as i32);
                 let tiles = st.tiles as u32;
                 match op {
-                    ScanOp::Sum => $sum::launch_on(stream, tiles, x, out, &st.agg, &st.inc, &st.flags, &st.ticket, args.0, args.1),
-                    $(ScanOp::Min => $min::launch_on(stream, tiles, x, out, &st.agg, &st.inc, &st.flags, &st.ticket, args.0, args.1),
-                    ScanOp::Max => $max::launch_on(stream, tiles, x, out, &st.agg, &st.inc, &st.flags, &st.ticket, args.0, args.1),)?
+                    ScanOp::Sum => $sum::launch_on(stream, tiles, x, out, &st.agg, &st.inc, &st.flags, &st.status, &st.ticket, args.0, args.1),
+                    $(ScanOp::Min => $min::launch_on(stream, tiles, x, out, &st.agg, &st.inc, &st.flags, &st.status, &st.ticket, args.0, args.1),
+                    ScanOp::Max => $max::launch_on(stream, tiles, x, out, &st.agg, &st.inc, &st.flags, &st.status, &st.ticket, args.0, args.1),)?
                     #[allow(unreachable_patterns)]
                     _ => Err(crate::Error::InvalidSpec {
                         kernel: "tilus::algo::scan".into(),

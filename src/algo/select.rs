@@ -5,7 +5,7 @@
 //! `partition` also places the rejected ones, from the end backwards (as CUB does). The last
 //! tile writes the number kept.
 
-use super::lookback::{with_lookback, Lookback};
+use super::lookback::{with_packed_lookback, Lookback};
 use super::scan::check_lengths;
 
 /// Elements per tile of the compaction kernels.
@@ -26,6 +26,7 @@ macro_rules! select_kernel {
             agg: GlobalTensor<i32>,
             inc: GlobalTensor<i32>,
             flags: GlobalTensor<i32>,
+            status: GlobalTensor<u64>,
             ticket: GlobalTensor<i32>,
             epoch: i32,
             cmp: i32,
@@ -67,7 +68,14 @@ macro_rules! select_kernel {
 
 macro_rules! lookback_select {
     ($name:ident, $t:ident) => {
-        with_lookback!(select_kernel, [$name, $t], 0, sum, [] [+]);
+        with_packed_lookback!(
+            select_kernel,
+            [$name, $t],
+            0,
+            sum,
+            [] [+],
+            [(value as u32) as u64] [(word as u32) as i32]
+        );
     };
 }
 
@@ -141,6 +149,7 @@ macro_rules! select_element {
                     &st.agg,
                     &st.inc,
                     &st.flags,
+                    &st.status,
                     &st.ticket,
                     st.epoch,
                     cmp.0,
