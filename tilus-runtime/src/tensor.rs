@@ -51,38 +51,58 @@ impl<T: sealed::Sealed + tilus_core::elem::Elem> Element for T {
 }
 
 /// Emulator memory: one host atomic per element, of the element's width (kernels of many
-/// blocks access it concurrently).
-pub(crate) enum EmuBuf {
+/// blocks access it concurrently), starting on a 4 KiB boundary as a GPU allocation starts on
+/// a 256-byte one: the race checker's shadow pages (`emu/race_global.rs`) are 4 KiB of memory,
+/// so a block's tiles of whole pages share no page with another block's, and each page keeps
+/// its cheap one-block summary.
+pub(crate) struct EmuBuf {
+    cells: Cells,
+    /// The first element on the boundary, and the length.
+    first: usize,
+    len: usize,
+}
+
+enum Cells {
     W8(Box<[AtomicU8]>),
     W16(Box<[AtomicU16]>),
     W32(Box<[AtomicU32]>),
     W64(Box<[AtomicU64]>),
 }
 
-/// `len` cells from `make`, or `None` if the host cannot allocate them.
-fn cells<A>(len: usize, make: impl Fn() -> A) -> Option<Box<[A]>> {
+/// Bytes of the boundary emulator memory starts on.
+const ALIGN: usize = 4096;
+
+/// `len` cells from `make` and the first on a 4 KiB boundary (up to `ALIGN` bytes more are
+/// allocated to find it), or `None` if the host cannot allocate them.
+fn cells<A>(len: usize, make: impl Fn() -> A) -> Option<(Box<[A]>, usize)> {
+    let size = std::mem::size_of::<A>();
     let mut v = Vec::new();
-    v.try_reserve_exact(len).ok()?;
-    v.extend((0..len).map(|_| make()));
-    Some(v.into_boxed_slice())
+    v.try_reserve_exact(len.checked_add(ALIGN / size)?).ok()?;
+    // The whole capacity, so that boxing does not reallocate; the boundary is found after.
+    v.extend((0..v.capacity()).map(|_| make()));
+    let b = v.into_boxed_slice();
+    let first = (ALIGN - b.as_ptr() as usize % ALIGN) % ALIGN / size;
+    Some((b, first))
 }
 
 impl EmuBuf {
     /// `len` cells of `width` bytes holding `bits`, or `None` if the host is out of memory.
     pub(crate) fn filled(width: usize, len: usize, bits: u64) -> Option<EmuBuf> {
-        Some(match width {
-            1 => EmuBuf::W8(cells(len, || AtomicU8::new(bits as u8))?),
-            2 => EmuBuf::W16(cells(len, || AtomicU16::new(bits as u16))?),
-            4 => EmuBuf::W32(cells(len, || AtomicU32::new(bits as u32))?),
-            _ => EmuBuf::W64(cells(len, || AtomicU64::new(bits))?),
-        })
+        let (cells, first) = match width {
+            1 => cells(len, || AtomicU8::new(bits as u8)).map(|(c, f)| (Cells::W8(c), f))?,
+            2 => cells(len, || AtomicU16::new(bits as u16)).map(|(c, f)| (Cells::W16(c), f))?,
+            4 => cells(len, || AtomicU32::new(bits as u32)).map(|(c, f)| (Cells::W32(c), f))?,
+            _ => cells(len, || AtomicU64::new(bits)).map(|(c, f)| (Cells::W64(c), f))?,
+        };
+        Some(EmuBuf { cells, first, len })
     }
     pub(crate) fn mem(&self) -> GlobalMem<'_> {
-        match self {
-            EmuBuf::W8(c) => GlobalMem::W8(c),
-            EmuBuf::W16(c) => GlobalMem::W16(c),
-            EmuBuf::W32(c) => GlobalMem::W32(c),
-            EmuBuf::W64(c) => GlobalMem::W64(c),
+        let r = self.first..self.first + self.len;
+        match &self.cells {
+            Cells::W8(c) => GlobalMem::W8(&c[r]),
+            Cells::W16(c) => GlobalMem::W16(&c[r]),
+            Cells::W32(c) => GlobalMem::W32(&c[r]),
+            Cells::W64(c) => GlobalMem::W64(&c[r]),
         }
     }
 }

@@ -11,8 +11,11 @@
 //! only grow at a location, release sequences are never cut, which can miss a race but never
 //! reports a correctly synchronised kernel).
 //!
-//! Each global element touched has a shadow word ([`GlobalShadow`]; pages of 4 KiB of memory
-//! keyed by host address and element width, so that aliasing arguments share them). While one
+//! Global memory is shadowed by pages of 4 KiB ([`GlobalShadow`]; keyed by host address and
+//! element width, so that aliasing arguments share them). While one block alone accesses a
+//! page at one clock per kind, the page keeps a summary of which elements it accessed (a run or
+//! bits per kind: a block's own tiles cost next to nothing); after that each element touched
+//! has a shadow word. While one
 //! block alone has accessed the element, the word holds that block and its clock at its latest
 //! access of each kind (plain write, atomic write, plain read, atomic read): the common case,
 //! checked and updated in place. Once a second block comes, the word points to a full record:
@@ -225,11 +228,141 @@ struct Released {
 /// accessed), *exclusive* (every access so far was by one block: the block + 1 in the top 24
 /// bits, then the block's clock at its latest access of each kind in 10 bits each, 0: none), or
 /// [`FULL`] in the top 24 bits (the accesses are in `full`, at the index in the low bits).
+///
+/// A page starts as a [`Summary`] instead, without words, and keeps it while one block alone
+/// accesses it at one clock per kind (the common case: a block's own tiles between releases);
+/// the words are made from it when that ends. The summary lives in the page itself (no memory
+/// of its own until accesses scatter), since a launch creates a page for every 4 KiB it touches
+/// and the cost of a page is the memory it touches.
 struct Page {
+    /// `None` once the words hold the accesses.
+    summary: Option<Summary>,
     words: Box<[u64]>,
     full: Vec<Full>,
     /// Entries of `full` no word uses.
     free: Vec<u32>,
+    /// Elements of the page.
+    elements: usize,
+}
+
+/// The accesses of one page while one block alone has made them, each kind at one clock: per
+/// kind, one run of elements `lo..hi` while its accesses cover one (contiguous tiles), else a
+/// bit per element (64 elements a word, every kind, once one kind needs them).
+struct Summary {
+    /// The exclusive word's tag of the block (`(block + 1) << 40`); 0 before any access.
+    tag: u64,
+    /// Per kind, the clock of all its accesses (0: none yet).
+    clocks: [u32; 4],
+    /// Per kind, the run covered (`lo == hi`: none), while `bits` is empty.
+    runs: [(u32, u32); 4],
+    /// Per kind, `elements / 64` words of bits; empty while the runs suffice.
+    bits: Box<[u64]>,
+}
+
+impl Page {
+    fn new(elements: usize) -> Page {
+        Page {
+            summary: Some(Summary {
+                tag: 0,
+                clocks: [0; 4],
+                runs: [(0, 0); 4],
+                bits: Box::default(),
+            }),
+            words: Box::default(),
+            full: Vec::new(),
+            free: Vec::new(),
+            elements,
+        }
+    }
+
+    /// Records an access of kind `f` to `slots` (runs `(first, len)`) in the summary if it can
+    /// take it (the page's block, the kind's clock): `tag`/`clock` as an exclusive word would
+    /// hold them.
+    fn summarise(
+        &mut self,
+        f: usize,
+        (tag, clock): (u64, u32),
+        slots: impl Iterator<Item = (usize, usize)>,
+    ) -> bool {
+        let elements = self.elements;
+        let Some(s) = &mut self.summary else {
+            return false;
+        };
+        if (s.tag != 0 && s.tag != tag) || (s.clocks[f] != 0 && s.clocks[f] != clock) {
+            return false;
+        }
+        s.tag = tag;
+        s.clocks[f] = clock;
+        for (first, n) in slots {
+            let (lo, hi) = (first as u32, (first + n) as u32);
+            if s.bits.is_empty() {
+                let (a, b) = s.runs[f];
+                if a == b {
+                    s.runs[f] = (lo, hi);
+                    continue;
+                }
+                if lo <= b && a <= hi {
+                    s.runs[f] = (a.min(lo), b.max(hi));
+                    continue;
+                }
+                // A second, separate run: bits from now on.
+                let per_kind = elements.div_ceil(64);
+                s.bits = vec![0; 4 * per_kind].into_boxed_slice();
+                for (k, &(a, b)) in s.runs.iter().enumerate() {
+                    set_bits(&mut s.bits[k * per_kind..], a as usize, b as usize);
+                }
+            }
+            let per_kind = s.bits.len() / 4;
+            set_bits(&mut s.bits[f * per_kind..], lo as usize, hi as usize);
+        }
+        true
+    }
+
+    /// The words, from the summary if the page still has one.
+    fn materialise(&mut self) {
+        let Some(s) = self.summary.take() else {
+            return;
+        };
+        let mut words = vec![0u64; self.elements].into_boxed_slice();
+        let per_kind = s.bits.len() / 4;
+        for (f, &clock) in s.clocks.iter().enumerate() {
+            if clock == 0 {
+                continue;
+            }
+            let set = s.tag | (clock as u64) << shift(f);
+            if s.bits.is_empty() {
+                let (a, b) = s.runs[f];
+                words[a as usize..b as usize]
+                    .iter_mut()
+                    .for_each(|w| *w |= set);
+                continue;
+            }
+            for (k, &b) in s.bits[f * per_kind..(f + 1) * per_kind].iter().enumerate() {
+                let mut b = b;
+                while b != 0 {
+                    words[k * 64 + b.trailing_zeros() as usize] |= set;
+                    b &= b - 1;
+                }
+            }
+        }
+        self.words = words;
+    }
+}
+
+/// Sets bits `from..to` of `bits`.
+fn set_bits(bits: &mut [u64], from: usize, to: usize) {
+    let mut i = from;
+    while i < to {
+        let (w, b) = (i / 64, i % 64);
+        let n = (64 - b).min(to - i);
+        let mask = if n == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << n) - 1) << b
+        };
+        bits[w] |= mask;
+        i += n;
+    }
 }
 
 /// The accesses to one element of several blocks: per kind, the epochs not known to be ordered
@@ -249,58 +382,40 @@ fn shift(f: usize) -> u32 {
     30 - 10 * f as u32
 }
 
-/// Pages given back by finished launches, cleared when taken again (zeroing fresh memory costs
-/// page faults; clearing memory that is already mapped is a `memset`), by length.
-static POOL: Mutex<Vec<Box<[u64]>>> = Mutex::new(Vec::new());
-/// Most words the pool keeps (256 MiB).
-const POOL_WORDS: usize = 1 << 25;
-
-fn take_words(len: usize) -> Box<[u64]> {
-    let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
-    match pool.iter().rposition(|w| w.len() == len) {
-        Some(i) => {
-            let mut w = pool.swap_remove(i);
-            drop(pool);
-            w.fill(0);
-            w
-        }
-        None => vec![0u64; len].into_boxed_slice(),
-    }
-}
-
-impl Drop for GlobalShadow {
-    fn drop(&mut self) {
-        let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
-        let mut kept: usize = pool.iter().map(|w| w.len()).sum();
-        for shard in self.pages.iter_mut() {
-            let map = std::mem::take(shard.get_mut().unwrap_or_else(|p| p.into_inner()));
-            for (_, page) in map {
-                let Ok(page) = Arc::try_unwrap(page) else {
-                    continue;
-                };
-                let words = page.into_inner().unwrap_or_else(|p| p.into_inner()).words;
-                if kept + words.len() > POOL_WORDS {
-                    return;
-                }
-                kept += words.len();
-                pool.push(words);
-            }
-        }
-    }
-}
-
 const SHARDS: usize = 64;
 
 /// A page's key: its first host address and the element width.
 type PageKey = (usize, usize);
 /// One shard of a launch's pages.
-type PageMap = HashMap<PageKey, Arc<Mutex<Page>>>;
+type PageMap = HashMap<PageKey, Arc<Mutex<Page>>, BuildPageHasher>;
+
+/// A hash of page keys (page addresses and widths) by one multiplication: they are looked up
+/// several times per tile access, where SipHash's cost showed (and no input is adversarial).
+#[derive(Default)]
+struct PageHasher(u64);
+
+impl std::hash::Hasher for PageHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        bytes.iter().for_each(|&b| self.write_u64(b as u64));
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type BuildPageHasher = std::hash::BuildHasherDefault<PageHasher>;
 
 /// The pages a worker has looked up in this launch (so that a scatter over many pages does not
 /// take a shard's lock per element; a worker's interpreter lives for one launch).
 #[derive(Default)]
 pub(crate) struct PageCache {
-    pages: HashMap<PageKey, Arc<Mutex<Page>>>,
+    pages: PageMap,
     /// Scratch: the element indices of an access, sorted.
     order: Vec<usize>,
 }
@@ -375,6 +490,10 @@ impl GlobalShadow {
         crate::ir::for_each_inst(&kernel.body, &mut |_, inst, _| {
             fences |= matches!(inst, crate::ir::Inst::Fence { .. });
         });
+        GlobalShadow::with_fences(fences)
+    }
+
+    fn with_fences(fences: bool) -> GlobalShadow {
         GlobalShadow {
             pages: (0..SHARDS).map(|_| RwLock::default()).collect(),
             released: (0..SHARDS).map(|_| Mutex::default()).collect(),
@@ -394,13 +513,7 @@ impl GlobalShadow {
             found.unwrap_or_else(|| {
                 let mut map = shard.write().unwrap_or_else(|p| p.into_inner());
                 map.entry(key)
-                    .or_insert_with(|| {
-                        Arc::new(Mutex::new(Page {
-                            words: take_words(PAGE / key.1),
-                            full: Vec::new(),
-                            free: Vec::new(),
-                        }))
-                    })
+                    .or_insert_with(|| Arc::new(Mutex::new(Page::new(PAGE / key.1))))
                     .clone()
             })
         })
@@ -460,6 +573,14 @@ impl GlobalShadow {
                             .unwrap_or_else(|p| p.into_inner());
                         let slot0 = (base + i * width - key.0) / width;
                         let n = (PAGE / width - slot0).min(end - i);
+                        if let Some((tag, bits, _)) = compact {
+                            let clock = (bits >> shift(f)) as u32;
+                            if g.summarise(f, (tag, clock), std::iter::once((slot0, n))) {
+                                i += n;
+                                continue;
+                            }
+                        }
+                        g.materialise();
                         let words = &mut g.words[slot0..slot0 + n];
                         match compact {
                             // Every word untouched or this block's alone (the common case):
@@ -500,6 +621,21 @@ impl GlobalShadow {
                         .page(key, cache)
                         .lock()
                         .unwrap_or_else(|p| p.into_inner());
+                    let group = order[at..]
+                        .iter()
+                        .take_while(|&&i| page_of(i) == key.0)
+                        .count();
+                    if let Some((tag, bits, _)) = compact {
+                        let clock = (bits >> shift(f)) as u32;
+                        let slots = order[at..at + group]
+                            .iter()
+                            .map(|&i| ((base + i * width - key.0) / width, 1));
+                        if g.summarise(f, (tag, clock), slots) {
+                            at += group;
+                            continue;
+                        }
+                    }
+                    g.materialise();
                     while at < order.len() && page_of(order[at]) == key.0 {
                         let i = order[at];
                         at += 1;
@@ -661,4 +797,63 @@ fn slow(
     }
     set.push(mine);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Block `b`'s access of `kind` to the runs `runs` of a tensor of 4-byte elements at `base`.
+    fn access(
+        g: &GlobalShadow,
+        (b, base): (u32, usize),
+        kind: Kind,
+        runs: &[(usize, usize)],
+    ) -> Result<(), GlobalConflict> {
+        let mut it = runs.iter().copied();
+        let who = GridClock::new(b);
+        g.access(
+            kind,
+            (base, 4),
+            Elements::Runs(&mut it),
+            &who,
+            &mut PageCache::default(),
+        )
+    }
+
+    /// A page summarised as one run, then as bits (a second, separate run), then made into
+    /// words when another block comes: the other block conflicts exactly with the elements the
+    /// first one accessed, whichever form the summary had.
+    #[test]
+    fn summaries_keep_exactly_the_elements_accessed() {
+        let base = 1 << 20; // a page boundary: element i of the tensor is slot i of a page
+        for spill in [false, true] {
+            let g = GlobalShadow::with_fences(false);
+            access(&g, (3, base), Kind::Write, &[(10, 20)]).unwrap();
+            access(&g, (3, base), Kind::Write, &[(30, 5)]).unwrap(); // adjacent: one run
+            if spill {
+                access(&g, (3, base), Kind::Write, &[(100, 2)]).unwrap(); // separate: bits
+            }
+            access(&g, (3, base), Kind::Read, &[(500, 24)]).unwrap();
+            // Block 4 reads around them: only the written elements conflict.
+            for (i, written) in [
+                (9, false),
+                (10, true),
+                (34, true),
+                (35, false),
+                (101, spill),
+            ] {
+                let r = access(&g, (4, base), Kind::Read, &[(i, 1)]);
+                assert_eq!(r.is_err(), written, "spill {spill}, element {i}: {r:?}");
+                if let Err(c) = r {
+                    assert_eq!((c.element, c.earlier, c.block), (i, PW, 3));
+                }
+            }
+            // Reads of both blocks do not conflict; block 4's write after block 3's read does.
+            access(&g, (4, base), Kind::Read, &[(510, 1)]).unwrap();
+            let c = access(&g, (4, base), Kind::Write, &[(523, 1)]).unwrap_err();
+            assert_eq!((c.element, c.earlier, c.block), (523, PR, 3));
+            access(&g, (4, base), Kind::Write, &[(524, 1)]).unwrap();
+        }
+    }
 }
