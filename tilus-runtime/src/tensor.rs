@@ -51,10 +51,9 @@ impl<T: sealed::Sealed + tilus_core::elem::Elem> Element for T {
 }
 
 /// Emulator memory: one host atomic per element, of the element's width (kernels of many
-/// blocks access it concurrently), starting on a 4 KiB boundary as a GPU allocation starts on
-/// a 256-byte one: the race checker's shadow pages (`emu/race_global.rs`) are 4 KiB of memory,
-/// so a block's tiles of whole pages share no page with another block's, and each page keeps
-/// its cheap one-block summary.
+/// blocks access it concurrently), starting on a 16 KiB boundary as a GPU allocation starts on
+/// a 256-byte one: the race checker's shadow pages (`emu/race_global.rs`) are 16 KiB of
+/// memory, so tiles line up with them.
 pub(crate) struct EmuBuf {
     cells: Cells,
     /// The first element on the boundary, and the length.
@@ -70,9 +69,9 @@ enum Cells {
 }
 
 /// Bytes of the boundary emulator memory starts on.
-const ALIGN: usize = 4096;
+const ALIGN: usize = 16384;
 
-/// `len` cells from `make` and the first on a 4 KiB boundary (up to `ALIGN` bytes more are
+/// `len` cells from `make` and the first on an `ALIGN` boundary (up to `ALIGN` bytes more are
 /// allocated to find it), or `None` if the host cannot allocate them.
 fn cells<A>(len: usize, make: impl Fn() -> A) -> Option<(Box<[A]>, usize)> {
     let size = std::mem::size_of::<A>();

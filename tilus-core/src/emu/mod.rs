@@ -111,11 +111,11 @@ pub struct EmuOptions {
     /// are not checked in global memory). In memory mapped for the host (the runtime's
     /// `MappedTensor`) the host is one more agent, checked even in a grid of one block: a host
     /// write that a block reads, or a block's write that the host reads, races unless a release
-    /// and an acquire **at `sys` scope** order them ([`host`]). Costs, per 4 KiB page of global
-    /// memory the launch touches, a summary while one block alone accesses the page at one
-    /// clock (a run or a bit per element and kind), and a shadow word of 8 bytes per element
-    /// once blocks share the page; emulator tensors start on 4 KiB boundaries so that tiles of
-    /// whole pages do not share them. On in tests; BENCHMARKS.md has the measured cost.
+    /// and an acquire **at `sys` scope** order them ([`host`]). Costs, per 16 KiB page of
+    /// global memory the launch touches, a summary of the runs of elements blocks accessed while
+    /// they are disjoint (each block its own tiles), and a shadow word of 8 bytes per element
+    /// once two blocks' accesses meet in the page (or scatter); emulator tensors start on
+    /// 16 KiB boundaries so that tiles line up with pages. On in tests; BENCHMARKS.md has the measured cost.
     pub check_races: bool,
 }
 

@@ -11,11 +11,11 @@
 //! only grow at a location, release sequences are never cut, which can miss a race but never
 //! reports a correctly synchronised kernel).
 //!
-//! Global memory is shadowed by pages of 4 KiB ([`GlobalShadow`]; keyed by host address and
-//! element width, so that aliasing arguments share them). While one block alone accesses a
-//! page at one clock per kind, the page keeps a summary of which elements it accessed (a run or
-//! bits per kind: a block's own tiles cost next to nothing); after that each element touched
-//! has a shadow word. While one
+//! Global memory is shadowed by pages of 16 KiB ([`GlobalShadow`]; keyed by host address and
+//! element width, so that aliasing arguments share them). While the blocks accessing a page
+//! touch disjoint runs of it, the page keeps a summary of those runs (per block, kind and
+//! clock: a block's own tiles cost next to nothing); after that each element has a shadow
+//! word. While one
 //! block alone has accessed the element, the word holds that block and its clock at its latest
 //! access of each kind (plain write, atomic write, plain read, atomic read): the common case,
 //! checked and updated in place. Once a second block comes, the word points to a full record:
@@ -42,8 +42,8 @@ use crate::ir::Sem;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
-/// Bytes of memory per shadow page.
-const PAGE: usize = 4096;
+/// Bytes of memory per shadow page (emulator tensors start on such a boundary).
+const PAGE: usize = 16384;
 /// Most epochs one field of a shadow word keeps (the oldest is dropped beyond it).
 pub(crate) const SET_CAP: usize = 4;
 
@@ -229,11 +229,12 @@ struct Released {
 /// bits, then the block's clock at its latest access of each kind in 10 bits each, 0: none), or
 /// [`FULL`] in the top 24 bits (the accesses are in `full`, at the index in the low bits).
 ///
-/// A page starts as a [`Summary`] instead, without words, and keeps it while one block alone
-/// accesses it at one clock per kind (the common case: a block's own tiles between releases);
-/// the words are made from it when that ends. The summary lives in the page itself (no memory
-/// of its own until accesses scatter), since a launch creates a page for every 4 KiB it touches
-/// and the cost of a page is the memory it touches.
+/// A page starts as a [`Summary`] instead, without words, and keeps it while the blocks that
+/// access it touch disjoint runs of elements (each block its own tiles, the common case):
+/// per block, kind and clock, the runs accessed. The words are made from it when two blocks'
+/// runs meet or the runs get too many (scattered accesses). The summary lives in the page
+/// itself: a launch creates a page for every 16 KiB it touches, and the cost of a page is the
+/// memory it touches.
 struct Page {
     /// `None` once the words hold the accesses.
     summary: Option<Summary>,
@@ -245,29 +246,31 @@ struct Page {
     elements: usize,
 }
 
-/// The accesses of one page while one block alone has made them, each kind at one clock: per
-/// kind, one run of elements `lo..hi` while its accesses cover one (contiguous tiles), else a
-/// bit per element (64 elements a word, every kind, once one kind needs them).
+/// Most runs a summary keeps.
+const RUNS: usize = 8;
+
+/// The accesses of one page while its blocks' runs are disjoint: runs of elements `lo..hi`
+/// accessed by one block (`block + 1`, as in an exclusive word), one kind, at one clock, in the
+/// order they were first made.
+#[derive(Clone, Copy, Default)]
+struct Run {
+    block1: u32,
+    kind: u8,
+    clock: u32,
+    lo: u32,
+    hi: u32,
+}
+
+#[derive(Default)]
 struct Summary {
-    /// The exclusive word's tag of the block (`(block + 1) << 40`); 0 before any access.
-    tag: u64,
-    /// Per kind, the clock of all its accesses (0: none yet).
-    clocks: [u32; 4],
-    /// Per kind, the run covered (`lo == hi`: none), while `bits` is empty.
-    runs: [(u32, u32); 4],
-    /// Per kind, `elements / 64` words of bits; empty while the runs suffice.
-    bits: Box<[u64]>,
+    runs: [Run; RUNS],
+    len: usize,
 }
 
 impl Page {
     fn new(elements: usize) -> Page {
         Page {
-            summary: Some(Summary {
-                tag: 0,
-                clocks: [0; 4],
-                runs: [(0, 0); 4],
-                bits: Box::default(),
-            }),
+            summary: Some(Summary::default()),
             words: Box::default(),
             full: Vec::new(),
             free: Vec::new(),
@@ -275,93 +278,62 @@ impl Page {
         }
     }
 
-    /// Records an access of kind `f` to `slots` (runs `(first, len)`) in the summary if it can
-    /// take it (the page's block, the kind's clock): `tag`/`clock` as an exclusive word would
-    /// hold them.
+    /// Records an access of kind `f` by block `block1 - 1` at `clock` to `slots` (runs
+    /// `(first, len)`) in the summary if it can take it: no other block's run meets them, and
+    /// there is room. `false` leaves the runs recorded so far in the summary (recording them
+    /// again in words is harmless: the same block, kind and clock).
     fn summarise(
         &mut self,
         f: usize,
-        (tag, clock): (u64, u32),
+        (block1, clock): (u32, u32),
         slots: impl Iterator<Item = (usize, usize)>,
     ) -> bool {
-        let elements = self.elements;
         let Some(s) = &mut self.summary else {
             return false;
         };
-        if (s.tag != 0 && s.tag != tag) || (s.clocks[f] != 0 && s.clocks[f] != clock) {
-            return false;
-        }
-        s.tag = tag;
-        s.clocks[f] = clock;
-        for (first, n) in slots {
+        'slots: for (first, n) in slots {
             let (lo, hi) = (first as u32, (first + n) as u32);
-            if s.bits.is_empty() {
-                let (a, b) = s.runs[f];
-                if a == b {
-                    s.runs[f] = (lo, hi);
-                    continue;
-                }
-                if lo <= b && a <= hi {
-                    s.runs[f] = (a.min(lo), b.max(hi));
-                    continue;
-                }
-                // A second, separate run: bits from now on.
-                let per_kind = elements.div_ceil(64);
-                s.bits = vec![0; 4 * per_kind].into_boxed_slice();
-                for (k, &(a, b)) in s.runs.iter().enumerate() {
-                    set_bits(&mut s.bits[k * per_kind..], a as usize, b as usize);
+            for r in &mut s.runs[..s.len] {
+                if r.block1 != block1 {
+                    if lo < r.hi && r.lo < hi {
+                        return false;
+                    }
+                } else if r.kind as usize == f && r.clock == clock && lo <= r.hi && r.lo <= hi {
+                    (r.lo, r.hi) = (r.lo.min(lo), r.hi.max(hi));
+                    continue 'slots;
                 }
             }
-            let per_kind = s.bits.len() / 4;
-            set_bits(&mut s.bits[f * per_kind..], lo as usize, hi as usize);
+            if s.len == RUNS {
+                return false;
+            }
+            s.runs[s.len] = Run {
+                block1,
+                kind: f as u8,
+                clock,
+                lo,
+                hi,
+            };
+            s.len += 1;
         }
         true
     }
 
-    /// The words, from the summary if the page still has one.
+    /// The words, from the summary if the page still has one (runs in the order made, so a
+    /// kind's field ends with its latest clock).
     fn materialise(&mut self) {
         let Some(s) = self.summary.take() else {
             return;
         };
         let mut words = vec![0u64; self.elements].into_boxed_slice();
-        let per_kind = s.bits.len() / 4;
-        for (f, &clock) in s.clocks.iter().enumerate() {
-            if clock == 0 {
-                continue;
-            }
-            let set = s.tag | (clock as u64) << shift(f);
-            if s.bits.is_empty() {
-                let (a, b) = s.runs[f];
-                words[a as usize..b as usize]
-                    .iter_mut()
-                    .for_each(|w| *w |= set);
-                continue;
-            }
-            for (k, &b) in s.bits[f * per_kind..(f + 1) * per_kind].iter().enumerate() {
-                let mut b = b;
-                while b != 0 {
-                    words[k * 64 + b.trailing_zeros() as usize] |= set;
-                    b &= b - 1;
-                }
+        for r in &s.runs[..s.len] {
+            let f = r.kind as usize;
+            let keep = !((CLOCK_MAX as u64) << shift(f));
+            let set = (r.block1 as u64) << 40 | (r.clock as u64) << shift(f);
+            for w in &mut words[r.lo as usize..r.hi as usize] {
+                *w = (*w & keep) | set;
             }
         }
         self.words = words;
-    }
-}
-
-/// Sets bits `from..to` of `bits`.
-fn set_bits(bits: &mut [u64], from: usize, to: usize) {
-    let mut i = from;
-    while i < to {
-        let (w, b) = (i / 64, i % 64);
-        let n = (64 - b).min(to - i);
-        let mask = if n == 64 {
-            u64::MAX
-        } else {
-            ((1u64 << n) - 1) << b
-        };
-        bits[w] |= mask;
-        i += n;
     }
 }
 
@@ -573,9 +545,9 @@ impl GlobalShadow {
                             .unwrap_or_else(|p| p.into_inner());
                         let slot0 = (base + i * width - key.0) / width;
                         let n = (PAGE / width - slot0).min(end - i);
-                        if let Some((tag, bits, _)) = compact {
-                            let clock = (bits >> shift(f)) as u32;
-                            if g.summarise(f, (tag, clock), std::iter::once((slot0, n))) {
+                        if compact.is_some() {
+                            let once = std::iter::once((slot0, n));
+                            if g.summarise(f, (me1 as u32, who.own), once) {
                                 i += n;
                                 continue;
                             }
@@ -625,12 +597,11 @@ impl GlobalShadow {
                         .iter()
                         .take_while(|&&i| page_of(i) == key.0)
                         .count();
-                    if let Some((tag, bits, _)) = compact {
-                        let clock = (bits >> shift(f)) as u32;
+                    if compact.is_some() {
                         let slots = order[at..at + group]
                             .iter()
                             .map(|&i| ((base + i * width - key.0) / width, 1));
-                        if g.summarise(f, (tag, clock), slots) {
+                        if g.summarise(f, (me1 as u32, who.own), slots) {
                             at += group;
                             continue;
                         }
@@ -854,6 +825,21 @@ mod tests {
             let c = access(&g, (4, base), Kind::Write, &[(523, 1)]).unwrap_err();
             assert_eq!((c.element, c.earlier, c.block), (523, PR, 3));
             access(&g, (4, base), Kind::Write, &[(524, 1)]).unwrap();
+        }
+    }
+
+    /// More separate runs than a summary keeps: the words take over, and still hold exactly
+    /// the elements accessed (the first runs and the last).
+    #[test]
+    fn scattered_runs_become_words() {
+        let base = 1 << 20;
+        let g = GlobalShadow::with_fences(false);
+        let runs: Vec<(usize, usize)> = (0..3 * RUNS).map(|k| (1000 + 3 * k, 1)).collect();
+        access(&g, (5, base), Kind::Write, &runs).unwrap();
+        for k in [0, RUNS - 1, RUNS, 3 * RUNS - 1] {
+            let c = access(&g, (6, base), Kind::Read, &[(1000 + 3 * k, 1)]).unwrap_err();
+            assert_eq!((c.element, c.block), (1000 + 3 * k, 5));
+            access(&g, (6, base), Kind::Read, &[(1001 + 3 * k, 2)]).unwrap();
         }
     }
 }
