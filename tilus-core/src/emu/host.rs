@@ -5,7 +5,7 @@
 //! races whose arguments touch such memory is *active* while it runs: its shadow is listed
 //! here, even for a grid of one block (the host is the other party). Every host load and store
 //! of mapped memory ([`access`]) is then checked and recorded in each active launch's shadow as
-//! an atomic access by the agent [`HOST`], with a vector clock of its own:
+//! an atomic access by the agent `HOST`, with a vector clock of its own:
 //! * a host store with `Release` (or `SeqCst`) publishes the host's clock at the element, a host
 //!   load with `Acquire` takes what kernels released there **at `sys` scope** only;
 //! * a kernel's acquire at a narrower scope (`gpu`, `cta`, `cluster`, or a relaxed read then a
