@@ -70,6 +70,10 @@ fn round_trip(dev: &Device, rounds: usize) -> Result<f64, tilus::Error> {
         for k in 1..=rounds as i32 {
             ping.store(0, k, Ordering::Release);
             while pong.load(0, Ordering::Acquire) != k {
+                if run.is_finished() {
+                    // The kernel ended early: it failed; `join` below says why.
+                    return run.join().expect("the launching thread").map(|()| f64::NAN);
+                }
                 std::hint::spin_loop();
             }
         }

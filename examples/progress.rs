@@ -59,7 +59,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             dev.synchronize()
         });
         let mut seen = 0;
-        while seen == 0 {
+        // (Or stop waiting when the launch has ended: it failed, and `join` says why.)
+        while seen == 0 && !run.is_finished() {
             seen = progress.load(0, Ordering::Acquire);
             std::hint::spin_loop();
         }

@@ -62,7 +62,7 @@ fn host_to_kernel(launch: Launch4, flag_order: Ordering) -> Result<Vec<i32>, til
     let out = dev.zeros::<i32>(16)?;
     std::thread::scope(|s| {
         let run = s.spawn(|| launch(&dev, 1, &hello, &flag, &data, &out));
-        while hello.load(0, Ordering::Acquire) == 0 {
+        while hello.load(0, Ordering::Acquire) == 0 && !run.is_finished() {
             std::thread::yield_now();
         }
         for i in 0..16 {
@@ -152,7 +152,9 @@ fn kernel_to_host(launch: Produce) -> (Result<(), tilus::Error>, Vec<i32>) {
     let data = dev.mapped::<i32>(16).unwrap();
     std::thread::scope(|s| {
         let run = s.spawn(|| launch(&dev, 1, &hello, &flag, &data, &ack));
-        while hello.load(0, Ordering::Acquire) == 0 || flag.load(0, Ordering::Acquire) == 0 {
+        while (hello.load(0, Ordering::Acquire) == 0 || flag.load(0, Ordering::Acquire) == 0)
+            && !run.is_finished()
+        {
             std::thread::yield_now();
         }
         let seen = data.to_vec();
@@ -218,7 +220,7 @@ fn what_a_block_acquired_from_the_host_passes_on_at_gpu_scope() {
     let (r, out) = (dev.zeros::<i32>(1).unwrap(), dev.zeros::<i32>(16).unwrap());
     std::thread::scope(|s| {
         let run = s.spawn(|| relay::launch(&dev, 2, &hello, &flag, &data, &r, &out));
-        while hello.load(0, Ordering::Acquire) == 0 {
+        while hello.load(0, Ordering::Acquire) == 0 && !run.is_finished() {
             std::thread::yield_now();
         }
         for i in 0..16 {
