@@ -76,6 +76,7 @@ fn integer_histograms_match_the_cpu() {
             (60_001, 16_385),
             (200_000, 65_536),
             (70_000, 65_537),
+            (1_000_000, 1_000),
         ] {
             int_case!(d, rng, i32, n, bins, -1000, bins as i32 - 1000);
         }

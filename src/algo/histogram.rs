@@ -29,7 +29,8 @@ const TILE: usize = 8192;
 
 /// Expands `histogram_kernels!($args.., [code])` with the code that puts the bin of each sample
 /// of the tile `x` into `bin` (an `i32` tile, -1 where the sample does not count). `int` form:
-/// `d = x - lower`; the bin is `d` when the width is 1 (`unit != 0`), otherwise the exact
+/// `d = x - lower` in the unsigned type of the sample's width (`$wide`: `u32` up to 32 bits);
+/// the bin is `d` when the width is 1 (`unit != 0`), otherwise the exact
 /// quotient `d * bins / range` from an `f64` estimate, corrected once each way with exact
 /// 64-bit products (the estimate is off by less than one: `d * bins < 2^63` and `f64` keeps 53
 /// bits). `float` form: as the module documents.
@@ -37,15 +38,18 @@ macro_rules! with_bin_of {
     (int $t:ident $wide:ident, $($args:tt)*) => {
         histogram_kernels!($($args)*, [
             let valid = (x >= lower) & (x < upper);
-            let d = (x as $wide - lower as $wide) as u64;
-            let mut q = d;
+            // The offset in the unsigned type of the sample's width (wrapping: exact where
+            // the sample counts), and the bin in 32 bits when the width is 1.
+            let d = x as $wide - lower as $wide;
+            let mut q = d as i32;
             if unit == 0 {
+                let d = d as u64;
                 let p = d * (bins as u64);
                 let e = ((d as f64) * scale) as u64;
                 let e = if e * range > p { e - 1 } else { e };
-                q = if (e + 1) * range <= p { e + 1 } else { e };
+                q = (if (e + 1) * range <= p { e + 1 } else { e }) as i32;
             }
-            let bin = if valid { q as i32 } else { -1 };
+            let bin = if valid { q } else { -1 };
         ]);
     };
     (float $t:ident $wide:ident, $($args:tt)*) => {
@@ -308,14 +312,14 @@ macro_rules! histogram_sample {
     };
 }
 
-histogram_sample!(u8 i64, int, [hist_small_u8, hist_large_u8, hist_pair_u8, hist_global_u8]);
-histogram_sample!(i8 i64, int, [hist_small_i8, hist_large_i8, hist_pair_i8, hist_global_i8]);
-histogram_sample!(u16 i64, int, [hist_small_u16, hist_large_u16, hist_pair_u16, hist_global_u16]);
-histogram_sample!(i16 i64, int, [hist_small_i16, hist_large_i16, hist_pair_i16, hist_global_i16]);
-histogram_sample!(u32 i64, int, [hist_small_u32, hist_large_u32, hist_pair_u32, hist_global_u32]);
-histogram_sample!(i32 i64, int, [hist_small_i32, hist_large_i32, hist_pair_i32, hist_global_i32]);
+histogram_sample!(u8 u32, int, [hist_small_u8, hist_large_u8, hist_pair_u8, hist_global_u8]);
+histogram_sample!(i8 u32, int, [hist_small_i8, hist_large_i8, hist_pair_i8, hist_global_i8]);
+histogram_sample!(u16 u32, int, [hist_small_u16, hist_large_u16, hist_pair_u16, hist_global_u16]);
+histogram_sample!(i16 u32, int, [hist_small_i16, hist_large_i16, hist_pair_i16, hist_global_i16]);
+histogram_sample!(u32 u32, int, [hist_small_u32, hist_large_u32, hist_pair_u32, hist_global_u32]);
+histogram_sample!(i32 u32, int, [hist_small_i32, hist_large_i32, hist_pair_i32, hist_global_i32]);
 histogram_sample!(u64 u64, int, [hist_small_u64, hist_large_u64, hist_pair_u64, hist_global_u64]);
-histogram_sample!(i64 i64, int, [hist_small_i64, hist_large_i64, hist_pair_i64, hist_global_i64]);
+histogram_sample!(i64 u64, int, [hist_small_i64, hist_large_i64, hist_pair_i64, hist_global_i64]);
 histogram_sample!(f32 f32, float, [hist_small_f32, hist_large_f32, hist_pair_f32, hist_global_f32]);
 histogram_sample!(f64 f64, float, [hist_small_f64, hist_large_f64, hist_pair_f64, hist_global_f64]);
 
