@@ -7,7 +7,7 @@
 mod common;
 
 use common::{backends, Rng};
-use tilus::algo::scan::TILE as TILE_FOR_TESTS;
+use tilus::algo::scan::{TILE as TILE_FOR_TESTS, TILE_32};
 use tilus::algo::{exclusive_scan, inclusive_scan, ScanOp, ScanStorage};
 use tilus::prelude::*;
 
@@ -29,9 +29,23 @@ fn prefix<T: Copy>(x: &[T], id: T, op: impl Fn(T, T) -> T, exclusive: bool) -> V
 #[test]
 fn sums_of_every_length_around_the_tile() {
     let mut rng = Rng::from_env_or_clock();
-    let t = TILE_FOR_TESTS;
+    // The tiles of 32-bit scans, and of 64-bit ones.
+    let (s, t) = (TILE_32, TILE_FOR_TESTS);
     for dev in backends() {
-        for n in [0, 1, 2, t - 1, t, t + 1, 3 * t + 17, 10_000, 1_000_000] {
+        for n in [
+            0,
+            1,
+            2,
+            s - 1,
+            s,
+            s + 1,
+            t - 1,
+            t,
+            t + 1,
+            3 * t + 17,
+            10_000,
+            1_000_000,
+        ] {
             let x: Vec<i32> = (0..n).map(|_| rng.range(-1000, 1001)).collect();
             let input = dev.upload(&x).unwrap();
             let out = dev.full(n, i32::MIN).unwrap();

@@ -78,10 +78,14 @@ pub(crate) use with_lookback;
 /// second load of the values are needed (nothing is communicated outside the word). The same
 /// windows of 256 predecessors as [`with_lookback!`]. Extra arguments: how a value becomes the
 /// word's low bits (`[$to]`, an expression of `value`: `[(value as u32) as u64]`) and back
-/// (`[$from]`, of `word`: `[(word as u32) as i32]`). The tokens expect `status` (`u64`) in
-/// place of `agg`, `inc` and `flags`.
+/// (`[$from]`, of `word`: `[(word as u32) as i32]`), and optionally `window = N`, the
+/// predecessors read at a time (256 by default; a block of fewer threads reads fewer). The
+/// tokens expect `status` (`u64`) in place of `agg`, `inc` and `flags`.
 macro_rules! with_packed_lookback {
     ($cb:ident, [$($args:tt)*], $id:expr, $fold:ident, [$($f:tt)*] [$sep:tt], [$($to:tt)*] [$($from:tt)*]) => {
+        with_packed_lookback!($cb, [$($args)*], $id, $fold, [$($f)*] [$sep], [$($to)*] [$($from)*], window = 256);
+    };
+    ($cb:ident, [$($args:tt)*], $id:expr, $fold:ident, [$($f:tt)*] [$sep:tt], [$($to:tt)*] [$($from:tt)*], window = $win:literal) => {
         $cb! { $($args)* [
             let ready = epoch * 4;
             let value = total;
@@ -90,21 +94,21 @@ macro_rules! with_packed_lookback {
             atomic_store(status, tile, ((published as u64) << 32) | ($($to)*), sem = relaxed);
             let mut prefix = $id;
             let mut end = tile;
-            let lanes = arange(256);
+            let lanes = arange($win);
             while end > 0 {
-                let at = lanes + (end - 256);
+                let at = lanes + (end - $win);
                 let inside = at >= 0;
                 let word = atomic_load(status, select(inside, at, 0), sem = relaxed);
                 // Places before tile 0 act as published prefixes of the identity.
                 let state = select(inside, ((word >> 32) as i32) - ready, 2);
-                let seen = select((state < 1) | (state > 2), 512, select(state == 2, lanes, -1)).max();
-                if seen < 512 {
+                let seen = select((state < 1) | (state > 2), 2 * $win, select(state == 2, lanes, -1)).max();
+                if seen < 2 * $win {
                     let window = select(inside & (lanes >= seen), $($from)*, $id).$fold();
                     prefix = $($f)* (window $sep prefix);
                     if seen >= 0 {
                         end = 0;
                     } else {
-                        end = end - 256;
+                        end = end - $win;
                     }
                 }
             }

@@ -12,13 +12,14 @@
 //! Float sums depend on which predecessors had published their prefix when a block looked
 //! back (as with CUB), so they are not reproducible bit for bit; integer scans are exact.
 
-/// A scan kernel, given its look-back tokens: tiles of 8192 on 256 threads (32 elements a
-/// thread), each scanned with the tile scan `$cum` and offset by the fold of the tiles before it.
-/// Measured on an H200 (2^28 i32): 8192 on 256 threads took 1495 us, 4096 on 512 1987 us (the
-/// old shape), and every other shape of 2048-16384 on 128-1024 threads lay between.
+/// A scan kernel, given its look-back tokens: tiles of `$tile` on `$threads` threads, each
+/// scanned with the tile scan `$cum` and offset by the fold of the tiles before it. The shapes
+/// were measured on an H100 (2^28 `i32`): with the packed look-back, 2048 on 128 threads took
+/// 1266 us, 8192 on 256 1319 us, and 1024-16384 on 64-1024 threads up to 2022 us; with flags
+/// (64-bit folds, measured with `i32` on an H200) 8192 on 256 threads was the best.
 macro_rules! scan_kernel {
-    ($name:ident, $t:ident, $fold:ident, $cum:ident, $id:expr, [$($f:tt)*] [$sep:tt] [$($lookback:tt)*]) => {
-        #[tile_kernel(threads = 256)]
+    ($name:ident, $t:ident, $fold:ident, $cum:ident, $id:expr, [$($f:tt)*] [$sep:tt], $threads:literal, $tile:literal, [$($lookback:tt)*]) => {
+        #[tile_kernel(threads = $threads)]
         fn $name(
             x: GlobalTensor<$t>,
             out: GlobalTensor<$t>,
@@ -32,8 +33,8 @@ macro_rules! scan_kernel {
         ) {
             let tiles = flags.len() as i32;
             let tile = atomic::global_add(ticket, ones([1])).item() - (epoch - 1) * tiles;
-            let start = tile * 8192;
-            let t = load_global(x, offsets = [start], shape = [8192], other = $id);
+            let start = tile * $tile;
+            let t = load_global(x, offsets = [start], shape = [$tile], other = $id);
             let total = t.$fold();
             $($lookback)*
             if exclusive != 0 {
@@ -49,12 +50,13 @@ macro_rules! scan_kernel {
 
 /// One scan kernel per (element type, operator): the operator as its whole-tile fold, its
 /// tile scan, its identity and how two values combine (see [`with_lookback!`]). 32-bit types
-/// give the word conversions of the packed look-back ([`with_packed_lookback!`]).
+/// give the word conversions of the packed look-back ([`with_packed_lookback!`]) and take
+/// its shape ([`TILE_32`] on 128 threads, windows of 128).
 macro_rules! lookback_scan {
     ($name:ident, $t:ident, $fold:ident, $cum:ident, $id:expr, [$($f:tt)*] [$sep:tt]) => {
         with_lookback!(
             scan_kernel,
-            [$name, $t, $fold, $cum, $id, [$($f)*] [$sep]],
+            [$name, $t, $fold, $cum, $id, [$($f)*] [$sep], 256, 8192,],
             $id,
             $fold,
             [$($f)*] [$sep]
@@ -63,11 +65,12 @@ macro_rules! lookback_scan {
     ($name:ident, $t:ident, $fold:ident, $cum:ident, $id:expr, [$($f:tt)*] [$sep:tt], $to:tt $from:tt) => {
         with_packed_lookback!(
             scan_kernel,
-            [$name, $t, $fold, $cum, $id, [$($f)*] [$sep]],
+            [$name, $t, $fold, $cum, $id, [$($f)*] [$sep], 128, 2048,],
             $id,
             $fold,
             [$($f)*] [$sep],
-            $to $from
+            $to $from,
+            window = 128
         );
     };
 }
@@ -90,8 +93,10 @@ lookback_scan!(max_u32, u32, max, cummax, 0, [max] [,], [value as u64] [word as 
 lookback_scan!(max_i64, i64, max, cummax, -9223372036854775808i64, [max] [,]);
 lookback_scan!(max_u64, u64, max, cummax, 0, [max] [,]);
 
-/// Elements per tile of the scan kernels.
+/// Elements per tile of the scan kernels of 64-bit types.
 pub const TILE: usize = 8192;
+/// Elements per tile of the scan kernels of 32-bit types.
+pub const TILE_32: usize = 2048;
 
 /// The operator of a device-wide scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,6 +112,8 @@ pub enum ScanOp {
 /// Element types a device-wide scan takes: `i32`, `u32`, `i64`, `u64` with every
 /// [`ScanOp`], `f32` and `f64` with [`ScanOp::Sum`].
 pub trait ScanElement: crate::Element + Copy + Default {
+    /// Elements per tile of this type's scan kernels ([`TILE`] or [`TILE_32`]).
+    const TILE: usize;
     #[doc(hidden)]
     #[allow(clippy::too_many_arguments)]
     fn launch_scan(
@@ -120,8 +127,9 @@ pub trait ScanElement: crate::Element + Copy + Default {
 }
 
 macro_rules! scan_element {
-    ($t:ty, $sum:ident $(, $min:ident, $max:ident)?) => {
+    ($t:ty, $tile:expr, $sum:ident $(, $min:ident, $max:ident)?) => {
         impl ScanElement for $t {
+            const TILE: usize = $tile;
             fn launch_scan(
                 op: ScanOp,
                 stream: &Stream<'_>,
@@ -147,12 +155,12 @@ macro_rules! scan_element {
     };
 }
 
-scan_element!(i32, sum_i32, min_i32, max_i32);
-scan_element!(u32, sum_u32, min_u32, max_u32);
-scan_element!(i64, sum_i64, min_i64, max_i64);
-scan_element!(u64, sum_u64, min_u64, max_u64);
-scan_element!(f32, sum_f32);
-scan_element!(f64, sum_f64);
+scan_element!(i32, TILE_32, sum_i32, min_i32, max_i32);
+scan_element!(u32, TILE_32, sum_u32, min_u32, max_u32);
+scan_element!(i64, TILE, sum_i64, min_i64, max_i64);
+scan_element!(u64, TILE, sum_u64, min_u64, max_u64);
+scan_element!(f32, TILE_32, sum_f32);
+scan_element!(f64, TILE, sum_f64);
 
 /// The temporary storage of device-wide scans of up to `capacity` elements: each tile's
 /// aggregate and inclusive prefix, its flag and the ticket counter. Reusable without clearing:
@@ -165,7 +173,7 @@ impl<T: ScanElement> ScanStorage<T> {
     /// Storage for scans of up to `capacity` elements on `dev`.
     pub fn new(dev: &Device, capacity: usize) -> Result<Self, crate::Error> {
         Ok(ScanStorage {
-            lb: Lookback::new(dev, capacity.div_ceil(TILE))?,
+            lb: Lookback::new(dev, capacity.div_ceil(T::TILE))?,
         })
     }
 
@@ -181,7 +189,7 @@ impl<T: ScanElement> ScanStorage<T> {
         exclusive: bool,
     ) -> Result<(), crate::Error> {
         let n = x.tensor_len();
-        check_lengths("scan", n, out.tensor_len(), (self.lb.tiles, TILE))?;
+        check_lengths("scan", n, out.tensor_len(), (self.lb.tiles, T::TILE))?;
         if n == 0 {
             return Ok(());
         }
