@@ -55,10 +55,20 @@ macro_rules! select_kernel {
             let ones_kept = sel as i32;
             let total = ones_kept.sum();
             $($lookback)*
-            let pos = ones_kept.cumsum(0, exclusive = true) + prefix;
-            // Rejected elements go to the end, backwards: the j-th rejected one to n - 1 - j.
-            let place = select(sel, pos, n - 1 - (at - pos));
-            store_global_scatter(out, dim = 0, indices = place, values = v, mask = inside & (sel | (partition != 0)));
+            let local = ones_kept.cumsum(0, exclusive = true);
+            if partition == 0 {
+                // The kept elements compacted in shared memory, then stored as one run: a
+                // coalesced store, where scattering them from the tile's layout is not.
+                let stage = shared_tensor::<$t>([4096]);
+                store_shared_scatter(stage, dim = 0, indices = local, values = v, mask = sel);
+                sync();
+                store_global(out, load_shared(stage), offsets = [prefix], mask = arange(4096) < total);
+            } else {
+                // Rejected elements go to the end, backwards: the j-th rejected one to n - 1 - j.
+                let pos = local + prefix;
+                let place = select(sel, pos, n - 1 - (at - pos));
+                store_global_scatter(out, dim = 0, indices = place, values = v, mask = inside);
+            }
             if tile == (n - 1) / 4096 {
                 store_global(num, full([1], prefix + total), offsets = [0]);
             }
