@@ -16,7 +16,7 @@ use crate::prelude::*;
 /// tiles' counts). `cmp` picks the predicate: 0 keeps where `keep[i] != 0`, 1..=6 where
 /// `x[i]` is `>`, `>=`, `<`, `<=`, `==`, `!=` than `threshold`.
 macro_rules! select_kernel {
-    ($name:ident, $t:ident [$($lookback:tt)*]) => {
+    ($name:ident, $t:ident, [$($compare:tt)*] [$($lookback:tt)*]) => {
         #[tile_kernel(threads = 512)]
         fn $name(
             x: GlobalTensor<$t>,
@@ -41,16 +41,7 @@ macro_rules! select_kernel {
             let inside = at < n;
             let v = load_global(x, offsets = [start], shape = [4096]);
             let k = load_global(keep, offsets = [start], shape = [4096], mask = inside & (cmp == 0));
-            let th = threshold;
-            let by_value = select(
-                cmp == 1,
-                v > th,
-                select(
-                    cmp == 2,
-                    v >= th,
-                    select(cmp == 3, v < th, select(cmp == 4, v <= th, select(cmp == 5, v == th, v != th))),
-                ),
-            );
+            $($compare)*
             let sel = inside & select(cmp == 0, k != 0, by_value);
             let ones_kept = sel as i32;
             let total = ones_kept.sum();
@@ -81,7 +72,7 @@ macro_rules! select_kernel {
 /// call: this form took 1505 us on 256 threads and 2030 us on 512; the general kernel 2251 us
 /// on 512 threads and 2954 us on 256).
 macro_rules! select_cmp_kernel {
-    ($name:ident, $t:ident [$($lookback:tt)*]) => {
+    ($name:ident, $t:ident, [$($compare:tt)*] [$($lookback:tt)*]) => {
         #[tile_kernel(threads = 256)]
         fn $name(
             x: GlobalTensor<$t>,
@@ -99,16 +90,7 @@ macro_rules! select_cmp_kernel {
             let start = tile * 4096;
             let inside = arange(4096) + start < n;
             let v = load_global(x, offsets = [start], shape = [4096]);
-            let th = threshold;
-            let by_value = select(
-                cmp == 1,
-                v > th,
-                select(
-                    cmp == 2,
-                    v >= th,
-                    select(cmp == 3, v < th, select(cmp == 4, v <= th, select(cmp == 5, v == th, v != th))),
-                ),
-            );
+            $($compare)*
             let sel = inside & by_value;
             let ones_kept = sel as i32;
             let total = ones_kept.sum();
@@ -125,11 +107,27 @@ macro_rules! select_cmp_kernel {
     };
 }
 
+/// Both compaction kernels of one element type, with the comparison they share (`by_value`,
+/// the elements of the tile `v` that pass `cmp` against `threshold`).
 macro_rules! lookback_select {
     ($name:ident, $cmp_name:ident, $t:ident) => {
+        lookback_select!(@kernels $name, $cmp_name, $t, [
+            let th = threshold;
+            let by_value = select(
+                cmp == 1,
+                v > th,
+                select(
+                    cmp == 2,
+                    v >= th,
+                    select(cmp == 3, v < th, select(cmp == 4, v <= th, select(cmp == 5, v == th, v != th))),
+                ),
+            );
+        ]);
+    };
+    (@kernels $name:ident, $cmp_name:ident, $t:ident, $compare:tt) => {
         with_packed_lookback!(
             select_kernel,
-            [$name, $t],
+            [$name, $t, $compare],
             0,
             sum,
             [] [+],
@@ -137,7 +135,7 @@ macro_rules! lookback_select {
         );
         with_packed_lookback!(
             select_cmp_kernel,
-            [$cmp_name, $t],
+            [$cmp_name, $t, $compare],
             0,
             sum,
             [] [+],
