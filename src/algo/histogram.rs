@@ -19,8 +19,8 @@
 //!   `upper - lower` is at most 2^32.
 //! * Float samples: bin `floor((x - lower) * scale)`, computed in the sample's type with
 //!   `scale = bins / (upper - lower)` (computed in `f64`, rounded to the sample's type), and at
-//!   most `bins - 1`. Near a bin edge that can differ by one from the exact quotient (as CUB's
-//!   does); the emulator computes the same bits as the GPU.
+//!   most `bins - 1`. Near a bin edge that can differ by one from the exact quotient
+//!   `(x - lower) * bins / (upper - lower)`; the emulator computes the same bits as the GPU.
 
 use crate::prelude::*;
 

@@ -25,8 +25,9 @@ use crate::ir::Sem;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
 
-/// The host's agent number in the shadow (no block of a grid has it: grids have fewer than
-/// 2^32 - 2 blocks in x·y·z on every device the emulator mirrors).
+/// The host's agent number in the shadow. The scheduler numbers blocks as `u32` (`sched.rs`),
+/// so only a grid of more than 2^32 - 2 blocks could give a block this number, a grid far
+/// beyond what the emulator can run; such a grid's block numbers wrap already.
 pub(crate) const HOST: u32 = u32::MAX - 1;
 
 /// Host address ranges `[start, end)` of the live mapped buffers.
