@@ -21,11 +21,12 @@
 //! that digit in earlier tiles, plus its place among the tile's keys of that digit:
 //! consecutive lanes write consecutive addresses.
 //!
-//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 22.90 ms, pairs 28.26 ms, against
-//! CUB's 5.52 and 9.40 ms and torch's `sort` 13.67 ms. A pass is bound by its collectives'
-//! shared-memory staging and barriers, not by memory: 5.5 ms a pass, of which the load,
-//! histogram, scans and gathers alone take 0.76 ms. Ranking the digits with `equal_rank` of
-//! `i32` (compared pairwise) took 658 ms in all; with an `argsort` of the `u8` digits, 24.96 ms.
+//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 16.41 ms, pairs 20.14 ms, against
+//! CUB's 5.53 and 9.44 ms (22.85 and 27.85 ms before the pass ranked before it looked back,
+//! held runs of one key a thread and kept its registers within four blocks an SM). A pass is
+//! bound by its instructions (about 190 a key, against 40 or so for CUB's) and their
+//! shared-memory latency, not by memory. Ranking the digits with `equal_rank` of `i32`
+//! (compared pairwise) took 658 ms in all; with an `argsort` of the `u8` digits, 24.96 ms.
 //!
 //! Flags carry the pass's epoch (`epoch * 4 + state` in the high word), so the storage is
 //! reused without clearing, as in the scan.
@@ -66,8 +67,8 @@ macro_rules! counts_kernel {
 
 /// One digit pass from `keys` (and `vals`) to `keys_out` (and `vals_out`); see the module docs.
 macro_rules! pass_kernel {
-    ($name:ident, $k:ident, $s:ident, $top:literal $(, $v:ident)?) => {
-        #[tile_kernel(threads = 256)]
+    ($name:ident, $blocks:literal, $k:ident, $s:ident, $top:literal $(, $v:ident)?) => {
+        #[tile_kernel(threads = 256, min_blocks_per_sm = $blocks, vector_width = 1)]
         fn $name(
             keys: GlobalTensor<$k>,
             keys_out: GlobalTensor<$k>,
@@ -99,6 +100,20 @@ macro_rules! pass_kernel {
             // Tile 0's counts are already its inclusive prefix (state 2), the others' aggregates.
             let state = ready + 1 + (tile == 0) as i32;
             atomic_store(status, tile * 256 + lanes, ((state as u64) << 32) | (mine as u64), sem = relaxed);
+            // The tile ordered by digit in shared memory, stably, before the look-back, so
+            // that its predecessors have mostly published their inclusive prefixes by then
+            // (CUB's Onesweep ranks before it looks back for the same reason): a key's place
+            // is the count of smaller digits plus its rank among equal ones (counted per warp
+            // for bytes).
+            let local = here.cumsum(0, exclusive = true);
+            let slot = local.take(d) + (d as u8).equal_rank();
+            let sk = shared_tensor::<$k>([4096]);
+            store_shared_scatter(sk, dim = 0, indices = slot, values = k);
+            $(
+                let sv = shared_tensor::<$v>([4096]);
+                let v = load_global(vals, offsets = [start], shape = [4096], mask = inside);
+                store_shared_scatter(sv, dim = 0, indices = slot, values = v);
+            )?
             // Each lane walks back over the tiles before for its digit, on its own.
             let mut before = mine * 0;
             let mut back = lanes * 0 + (tile - 1);
@@ -114,13 +129,7 @@ macro_rules! pass_kernel {
             if tile > 0 {
                 atomic_store(status, tile * 256 + lanes, (((ready + 2) as u64) << 32) | ((before + mine) as u64), sem = relaxed);
             }
-            let local = here.cumsum(0, exclusive = true);
             let base = load_global(counts, offsets = [pass * 256], shape = [256]).cumsum(0, exclusive = true);
-            // The tile ordered by digit in shared memory, stably: a key's place is the count
-            // of smaller digits plus its rank among equal ones (counted per warp for bytes).
-            let slot = local.take(d) + (d as u8).equal_rank();
-            let sk = shared_tensor::<$k>([4096]);
-            store_shared_scatter(sk, dim = 0, indices = slot, values = k);
             sync();
             let ks = load_shared(sk);
             let us = ks ^ ((((ks as $s) >> $top) as $k & fmask) | smask) ^ dmask;
@@ -129,11 +138,8 @@ macro_rules! pass_kernel {
             let to = (base + before - local).take(ds) + arange(4096);
             store_global_scatter(keys_out, dim = 0, indices = to, values = ks, mask = keep);
             $(
-                let sv = shared_tensor::<$v>([4096]);
-                let v = load_global(vals, offsets = [start], shape = [4096], mask = inside);
-                store_shared_scatter(sv, dim = 0, indices = slot, values = v);
-                sync();
-                store_global_scatter(vals_out, dim = 0, indices = to, values = load_shared(sv), mask = keep);
+                let vs = load_shared(sv) as $v;
+                store_global_scatter(vals_out, dim = 0, indices = to, values = vs, mask = keep);
             )?
         }
     };
@@ -147,14 +153,14 @@ fn clear_counts(counts: GlobalTensor<i32>) {
 
 counts_kernel!(counts_k32, u32, i32, 31);
 counts_kernel!(counts_k64, u64, i64, 63);
-pass_kernel!(pass_k32, u32, i32, 31);
-pass_kernel!(pass_k32_v32, u32, i32, 31, u32);
-pass_kernel!(pass_k32_v64, u32, i32, 31, u64);
-pass_kernel!(pass_k64, u64, i64, 63);
-pass_kernel!(pass_k64_v32, u64, i64, 63, u32);
-pass_kernel!(pass_k64_v64, u64, i64, 63, u64);
-pass_kernel!(pass_k32_v16, u32, i32, 31, u16);
-pass_kernel!(pass_k64_v16, u64, i64, 63, u16);
+pass_kernel!(pass_k32, 4, u32, i32, 31);
+pass_kernel!(pass_k32_v32, 3, u32, i32, 31, u32);
+pass_kernel!(pass_k32_v64, 2, u32, i32, 31, u64);
+pass_kernel!(pass_k64, 3, u64, i64, 63);
+pass_kernel!(pass_k64_v32, 2, u64, i64, 63, u32);
+pass_kernel!(pass_k64_v64, 2, u64, i64, 63, u64);
+pass_kernel!(pass_k32_v16, 3, u32, i32, 31, u16);
+pass_kernel!(pass_k64_v16, 2, u64, i64, 63, u16);
 
 /// How the bits of a key type map to the sort order.
 #[doc(hidden)]

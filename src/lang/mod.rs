@@ -39,6 +39,13 @@
 //!   per thread within `65536 / (threads * n)`. Useful where shared memory lets several blocks
 //!   share an SM and registers would otherwise become the limit; a compile error when the
 //!   block's threads or shared memory cannot allow `n`.
+//! * `vector_width`: the longest run of consecutive elements a thread holds of a tile (1, 2,
+//!   4, 8 or 16). By default a thread holds runs of 16 bytes of the kernel's narrowest element
+//!   type (4 elements in an all-`i32` kernel), so that loads and stores move 16 bytes a
+//!   thread. `vector_width = 1` deals elements out one a thread, round-robin: every access is
+//!   scalar, but a scatter of a tile whose neighbours go to neighbouring addresses (a sorted
+//!   tile) writes whole sectors, and tile collectives staged through shared memory touch
+//!   each bank once. Results are the same either way; only the speed changes.
 //! * Parameters are `GlobalTensor<T>` (a device buffer: pointer and length) or a scalar `T`
 //!   (block-uniform), for any element type `T` (see [`types`]). There is no return value;
 //!   results are written to tensors.

@@ -143,6 +143,7 @@ mod tests {
             threads: 32,
             cluster: crate::ir::Grid::new(1, 1, 1),
             min_blocks_per_sm: None,
+            vector_width: None,
             target: Target::DEFAULT,
             params: vec![Param {
                 name: "n".into(),

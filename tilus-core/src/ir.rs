@@ -199,6 +199,10 @@ pub struct Kernel {
     /// registers per thread within `65536 / (threads * n)`. `None`: no hint.
     #[serde(default)]
     pub min_blocks_per_sm: Option<u32>,
+    /// The longest run of consecutive elements a thread holds of a tile (a power of two up to
+    /// 16; see `layout`). `None`: 16 bytes of the kernel's narrowest element type in memory.
+    #[serde(default)]
+    pub vector_width: Option<u32>,
     /// The PTX target: the user's request raised to what the kernel needs (e.g. `.cluster` scope
     /// needs sm_90).
     pub target: Target,

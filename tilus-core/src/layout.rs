@@ -27,8 +27,18 @@ pub struct Layout {
 }
 
 /// Elements per thread run in kernel `k`: 16 bytes of its narrowest element type in memory
-/// (parameters and shared allocations), 4 when it has no memory of its own.
+/// (parameters and shared allocations), 4 when it has no memory of its own, at most the
+/// kernel's `vector_width` option.
 pub fn vector_width(k: &Kernel) -> usize {
+    let natural = natural_vector_width(k);
+    match k.vector_width {
+        Some(v) => natural.min(v as usize),
+        None => natural,
+    }
+}
+
+/// [`vector_width`] without the kernel's option.
+fn natural_vector_width(k: &Kernel) -> usize {
     let mut min = usize::MAX;
     for p in &k.params {
         if let ParamKind::Tensor(d) = p.kind {

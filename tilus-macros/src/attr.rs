@@ -18,6 +18,9 @@ pub struct KernelAttr {
     /// register budget for the PTX assembler.
     #[darling(default)]
     pub min_blocks_per_sm: Option<darling::util::SpannedValue<u32>>,
+    /// The longest run of consecutive elements a thread holds of a tile (1, 2, 4, 8 or 16).
+    #[darling(default)]
+    pub vector_width: Option<darling::util::SpannedValue<u32>>,
 }
 
 /// A cluster shape: a block count along x, or `[x, y, z]`.
@@ -88,7 +91,13 @@ impl FromMeta for TargetArg {
 }
 
 /// The options `#[tile_kernel(..)]` takes, as written.
-const OPTIONS: &[&str] = &["threads", "target", "cluster", "min_blocks_per_sm"];
+const OPTIONS: &[&str] = &[
+    "threads",
+    "target",
+    "cluster",
+    "min_blocks_per_sm",
+    "vector_width",
+];
 
 pub fn parse(attr: TokenStream) -> darling::Result<(KernelAttr, Span)> {
     let span = Span::call_site();

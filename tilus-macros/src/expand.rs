@@ -91,6 +91,10 @@ pub(crate) fn front(attr_tokens: TokenStream, func: &syn::ItemFn) -> Front {
             kopts.min_blocks_per_sm = Some(**m);
             kopts.min_blocks_span = p.sp(m.span());
         }
+        if let Some(v) = &a.vector_width {
+            kopts.vector_width = Some(**v);
+            kopts.vector_width_span = p.sp(v.span());
+        }
     }
 
     // The PTX entry point: `r#loop` is entry `loop`; PTX identifiers are ASCII.

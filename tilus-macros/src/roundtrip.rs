@@ -194,7 +194,7 @@ fn unspanned(def: &KernelDef) -> KernelDef {
     d.name_span = NONE;
     let o = &mut d.options;
     (o.threads_span, o.target_span, o.cluster_span) = (NONE, NONE, NONE);
-    o.min_blocks_span = NONE;
+    (o.min_blocks_span, o.vector_width_span) = (NONE, NONE);
     for p in &mut d.params {
         (p.span, p.ty_span) = (NONE, NONE);
     }

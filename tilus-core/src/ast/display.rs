@@ -439,6 +439,9 @@ impl Display for KernelOptions {
         if let Some(m) = self.min_blocks_per_sm {
             write!(f, ", min_blocks_per_sm = {m}")?;
         }
+        if let Some(v) = self.vector_width {
+            write!(f, ", vector_width = {v}")?;
+        }
         f.write_str(")]")
     }
 }

@@ -32,6 +32,10 @@ pub struct KernelOptions {
     /// Blocks that should fit on one SM at once (`min_blocks_per_sm = 3`); `None` = no hint.
     pub min_blocks_per_sm: Option<u32>,
     pub min_blocks_span: Span,
+    /// The longest run of consecutive elements a thread holds of a tile (`vector_width = 1`);
+    /// `None` = 16 bytes of the kernel's narrowest element type.
+    pub vector_width: Option<u32>,
+    pub vector_width_span: Span,
     /// Declared `unsafe fn`: the body is an unsafe context and the launchers are `unsafe`
     /// (their callers promise what the body's unchecked operations need).
     pub unsafe_fn: bool,
@@ -48,6 +52,8 @@ impl Default for KernelOptions {
             cluster_span: Span::NONE,
             min_blocks_per_sm: None,
             min_blocks_span: Span::NONE,
+            vector_width: None,
+            vector_width_span: Span::NONE,
             unsafe_fn: false,
         }
     }

@@ -98,6 +98,7 @@ impl Kb {
             target: Target::DEFAULT,
             cluster: Grid::new(1, 1, 1),
             min_blocks_per_sm: None,
+            vector_width: None,
             params: self.params,
             vars: self.vars,
             shared_bytes: self.shared_bytes,

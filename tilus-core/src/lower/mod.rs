@@ -81,6 +81,7 @@ pub fn lower(def: &ast::KernelDef) -> Result<Kernel, Vec<Diagnostic>> {
         threads: def.options.threads,
         cluster,
         min_blocks_per_sm: def.options.min_blocks_per_sm,
+        vector_width: def.options.vector_width,
         target,
         params: cx.params,
         vars: cx.vars,
@@ -208,6 +209,14 @@ impl Lowerer {
                     )
                     .note(format!("an SM runs at most {MAX_THREADS_PER_SM} threads and {MAX_BLOCKS_PER_SM} blocks at once")),
                 );
+            }
+        }
+        if let Some(v) = def.options.vector_width {
+            if !(v.is_power_of_two() && v <= 16) {
+                cx.error(Diagnostic::new(
+                    def.options.vector_width_span,
+                    format!("`vector_width = {v}` is not a run length: it must be 1, 2, 4, 8 or 16 elements"),
+                ));
             }
         }
         if let Some(c) = def.options.cluster {

@@ -110,6 +110,7 @@ mod tests {
             target: Target::DEFAULT,
             cluster: Grid::new(1, 1, 1),
             min_blocks_per_sm: None,
+            vector_width: None,
             params: vec![Param {
                 name: "x".into(),
                 kind: ParamKind::Tensor(DType::I32),

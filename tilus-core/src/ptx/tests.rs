@@ -78,6 +78,7 @@ impl B {
             target: Target::DEFAULT,
             cluster: Grid::new(1, 1, 1),
             min_blocks_per_sm: None,
+            vector_width: None,
             params,
             vars,
             shared_bytes: 0,

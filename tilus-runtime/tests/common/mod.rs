@@ -57,6 +57,7 @@ pub fn empty_kernel(name: &str, threads: u32, params: &[(&str, ParamKind)]) -> K
         target: Target::DEFAULT,
         cluster: Grid::new(1, 1, 1),
         min_blocks_per_sm: None,
+        vector_width: None,
         vars: params.iter().map(param_var).collect(),
         params,
         shared_bytes: 0,

@@ -3,13 +3,16 @@
 //! with every earlier one). This is the rank a stable radix scatter needs, for its digits
 //! (`(digit as u8).equal_rank()`), as CUB's `BlockRadixRankMatch` computes it:
 //! 1. each warp takes a contiguous segment of the tile, 32 elements a round in order, and in
-//!    each round `match.any` groups the lanes holding the same byte: an element's rank in its
-//!    warp is the warp's count of its byte so far (a `[warps][256]` table in shared memory)
-//!    plus its group's lanes below it; the group's lowest lane then adds the group to the
-//!    count;
+//!    each round `match.any` groups the lanes holding the same byte. The group's lowest lane
+//!    adds the group's size to the warp's count of its byte (a `[warps][256]` table in shared
+//!    memory) with one shared atomic, whose old value it hands to the group by a shuffle: an
+//!    element's rank in its warp is that count plus its group's lanes below it. The rounds
+//!    share nothing but the atomics, so they are written out one after another (not as a
+//!    loop) and overlap: a round does not wait for the one before to finish;
 //! 2. each byte's counts are turned into exclusive prefixes over the warps (thread `b` walks
 //!    the table's column `b`);
-//! 3. every element adds its warp's prefix of its byte.
+//! 3. every thread reads back the ranks of the elements it holds and adds the prefix of the
+//!    element's warp for its byte.
 //!
 //! Elements are taken in row-major order, segment after segment, so ranks count the earlier
 //! elements in row-major order, as the general lowering does.
@@ -17,23 +20,42 @@
 use super::super::code::Guard;
 use super::super::emit::{CodegenResult, Emitter};
 use super::super::regs::Reg;
+use super::super::value::{Predicate, RegOrImm};
 use super::scratch_at;
-use super::staging::parts;
+use super::staging::{parts, vector_name};
 use crate::dtype::DType;
 use crate::ir::VarId;
 
 /// Distinct values of an 8-bit element.
 const BYTES: usize = 256;
 
+/// Rounds a warp writes out one after another; longer segments run as a loop.
+const UNROLLED_ROUNDS: usize = 32;
+
 /// Whether [`Emitter::equal_rank_bytes`] lowers an `equal_rank` of `d` on `threads` threads.
 pub(super) fn counted_rank_fits(d: DType, threads: usize) -> bool {
     d.size_bytes() == 1 && threads.is_multiple_of(32) && threads > 0
 }
 
-/// The registers of a round: the element's index and whether it is inside the tile.
-struct Round {
-    i: Reg,
-    inside: Reg,
+/// What every round of a warp shares: the scratch arrays, this lane's first element and the
+/// addresses derived from it.
+struct Warp {
+    /// Scratch offsets of the staged bytes, the ranks and the count table.
+    src: usize,
+    ranks: usize,
+    table: usize,
+    /// The warp's row of the count table (a shared address).
+    row: Reg,
+    /// `smem + first` and `smem + 4 * first`: the round's byte and rank sit at fixed offsets.
+    src_at: Reg,
+    rank_at: Reg,
+    first: Reg,
+    /// Lanes below this one.
+    below_me: Reg,
+    /// Elements in the tile.
+    n: usize,
+    /// Whether every round of every warp lies inside the tile.
+    full: bool,
 }
 
 impl Emitter<'_> {
@@ -79,48 +101,32 @@ impl Emitter<'_> {
         self.ins(["mad", "lo", "s32"], (row, warp, (4 * BYTES) as i32, smem));
         let first = self.r32();
         self.ins(["mad", "lo", "s32"], (first, warp, seg as i32, lane));
+        let (src_at, rank_at) = (self.r32(), self.r32());
+        self.ins(["add", "s32"], (src_at, first, smem));
+        self.ins(["mad", "lo", "s32"], (rank_at, first, 4, smem));
+        let w = Warp {
+            src,
+            ranks,
+            table,
+            row,
+            src_at,
+            rank_at,
+            first,
+            below_me,
+            n,
+            full: seg * warps == n,
+        };
         // 1. Ranks within the warp, round by round (every lane of a warp runs every round).
-        self.counted_loop(0.into(), (seg as i32).into(), 32, |e, r| {
-            let Round { i, inside } = e.round(first, r, n);
-            // Lanes past the tile hold 256, a value no element has; they update nothing.
-            let v = e.r32();
-            e.ins(["mov", "u32"], (v, BYTES as i32));
-            let at = e.elem_at(src, 1, i.into());
-            e.ins_if(Guard::If(inside), ["ld", "shared", "u8"], (v, at));
-            let peers = e.r32();
-            e.ins(["match", "any", "sync", "b32"], (peers, v, -1));
-            let (below, lower, count) = (e.r32(), e.r32(), e.r32());
-            e.ins(["and", "b32"], (below, peers, below_me));
-            e.ins(["popc", "b32"], (lower, below));
-            e.ins(["popc", "b32"], (count, peers));
-            let slot = e.r32();
-            e.ins(["mad", "lo", "s32"], (slot, v, 4, row));
-            let seen = e.r32();
-            e.ins(["mov", "u32"], (seen, 0));
-            e.ins_if(
-                Guard::If(inside),
-                ["ld", "shared", "u32"],
-                (seen, scratch_at(slot, table)),
-            );
-            // Every lane has read the count before the group's lowest lane moves it on.
-            e.ins(["bar", "warp", "sync"], (-1,));
-            let leader = e.new_pred();
-            e.ins(["setp", "eq", "u32"], (leader, below, 0));
-            e.ins(["and", "pred"], (leader, leader, inside));
-            let next = e.r32();
-            e.ins(["add", "s32"], (next, seen, count));
-            e.ins_if(
-                Guard::If(leader),
-                ["st", "shared", "u32"],
-                (scratch_at(slot, table), next),
-            );
-            e.ins(["bar", "warp", "sync"], (-1,));
-            let rank = e.r32();
-            e.ins(["add", "s32"], (rank, seen, lower));
-            let out = e.elem_at(ranks, 4, i.into());
-            e.ins_if(Guard::If(inside), ["st", "shared", "u32"], (out, rank));
-            Ok(())
-        })?;
+        let rounds = seg / 32;
+        if rounds <= UNROLLED_ROUNDS {
+            for r in 0..rounds {
+                self.rank_round(&w, RegOrImm::Imm(32 * r as i32))?;
+            }
+        } else {
+            self.counted_loop(0.into(), (seg as i32).into(), 32, |e, r| {
+                e.rank_round(&w, RegOrImm::Reg(r))
+            })?;
+        }
         self.barrier();
         // 2. Each byte's counts over the warps, as exclusive prefixes.
         self.counted_loop(
@@ -144,40 +150,129 @@ impl Emitter<'_> {
             },
         )?;
         self.barrier();
-        // 3. Plus the warp's prefix of the element's byte.
-        self.counted_loop(0.into(), (seg as i32).into(), 32, |e, r| {
-            let Round { i, inside } = e.round(first, r, n);
-            let g = Guard::If(inside);
-            let v = e.r32();
-            let at = e.elem_at(src, 1, i.into());
-            e.ins_if(g, ["ld", "shared", "u8"], (v, at));
-            let slot = e.r32();
-            e.ins(["mad", "lo", "s32"], (slot, v, 4, row));
-            let (before, rank) = (e.r32(), e.r32());
-            e.ins_if(
-                g,
-                ["ld", "shared", "u32"],
-                (before, scratch_at(slot, table)),
-            );
-            let out = e.elem_at(ranks, 4, i.into());
-            e.ins_if(g, ["ld", "shared", "u32"], (rank, out.clone()));
-            e.ins(["add", "s32"], (rank, rank, before));
-            e.ins_if(g, ["st", "shared", "u32"], (out, rank));
-            Ok(())
-        })?;
-        self.barrier();
-        self.unstage(dst, DType::I32, ranks)?;
+        // 3. Each thread's own elements: the rank in the warp plus the warp's prefix of the
+        // element's byte.
+        let rs = self.dst_regs(dst)?;
+        let base = self.tid_times(layout.v);
+        // A run of `g` elements at a time: its ranks in one vector load, its bytes in one load.
+        let g = [4usize, 2, 1]
+            .into_iter()
+            .find(|&g| layout.v % g == 0)
+            .unwrap_or(1);
+        for (s, run) in rs.chunks(g).enumerate().map(|(k, r)| (k * g, r)) {
+            let guard = match self.chunk_exists(&layout, s / layout.v) {
+                Predicate::False => continue,
+                p => p.guard(),
+            };
+            let i = self.r32();
+            self.ins(["add", "s32"], (i, base, layout.slot_const(s) as i32));
+            let owner = self.r32();
+            if seg.is_power_of_two() {
+                self.ins(["shr", "u32"], (owner, i, seg.trailing_zeros()));
+            } else {
+                self.ins(["div", "u32"], (owner, i, seg as i32));
+            }
+            let bytes = self.r32();
+            let at = self.elem_at(src, 1, i.into());
+            let width = ["u8", "u16", "", "u32"][g - 1];
+            self.ins_if(guard.clone(), ["ld", "shared", width], (bytes, at));
+            let at = self.elem_at(ranks, 4, i.into());
+            if g == 1 {
+                self.ins_if(guard.clone(), ["ld", "shared", "u32"], (run[0], at));
+            } else {
+                self.ins_if(
+                    guard.clone(),
+                    ["ld", "shared", vector_name(g), "u32"],
+                    (run.to_vec(), at),
+                );
+            }
+            // Element `k`'s warp holds it (a run never straddles two warps' segments, whose
+            // lengths are multiples of 32).
+            for (k, out) in run.iter().enumerate() {
+                let v = self.r32();
+                self.ins(["bfe", "u32"], (v, bytes, 8 * k as i32, 8));
+                let slot = self.r32();
+                self.ins(["mad", "lo", "s32"], (slot, owner, BYTES as i32, v));
+                let before = self.r32();
+                let at = self.elem_at(table, 4, slot.into());
+                self.ins_if(guard.clone(), ["ld", "shared", "u32"], (before, at));
+                self.ins_if(guard.clone(), ["add", "s32"], (*out, *out, before));
+            }
+        }
         self.barrier();
         Ok(())
     }
 
-    /// Round `r` of a warp whose first element is `first`: element `first + r`, and whether it
-    /// is inside the tile of `n`.
-    fn round(&mut self, first: Reg, r: Reg, n: usize) -> Round {
-        let i = self.r32();
-        self.ins(["add", "s32"], (i, first, r));
-        let inside = self.new_pred();
-        self.ins(["setp", "lt", "s32"], (inside, i, n as i32));
-        Round { i, inside }
+    /// One round of step 1: the 32 elements of the warp from `first + r` on (see the module
+    /// docs). Every lane runs it: the shuffle needs the whole warp.
+    fn rank_round(&mut self, w: &Warp, r: RegOrImm) -> CodegenResult<()> {
+        // Where the lane's byte and rank are, and whether its element is inside the tile.
+        let (byte_at, rank_at, inside) = match r {
+            RegOrImm::Imm(k) => {
+                let inside = self.round_inside(w, w.first, k);
+                (
+                    scratch_at(w.src_at, w.src + k as usize),
+                    scratch_at(w.rank_at, w.ranks + 4 * k as usize),
+                    inside,
+                )
+            }
+            RegOrImm::Reg(k) => {
+                let i = self.r32();
+                self.ins(["add", "s32"], (i, w.first, k));
+                let inside = self.round_inside(w, i, 0);
+                (
+                    self.elem_at(w.src, 1, i.into()),
+                    self.elem_at(w.ranks, 4, i.into()),
+                    inside,
+                )
+            }
+        };
+        // Lanes past the tile hold 256, a value no element has; they update nothing.
+        let v = self.r32();
+        self.ins(["mov", "u32"], (v, BYTES as i32));
+        self.ins_if(inside.guard(), ["ld", "shared", "u8"], (v, byte_at));
+        let peers = self.r32();
+        self.ins(["match", "any", "sync", "b32"], (peers, v, -1));
+        let (below, lower, count) = (self.r32(), self.r32(), self.r32());
+        self.ins(["and", "b32"], (below, peers, w.below_me));
+        self.ins(["popc", "b32"], (lower, below));
+        self.ins(["popc", "b32"], (count, peers));
+        let slot = self.r32();
+        self.ins(["mad", "lo", "s32"], (slot, v, 4, w.row));
+        // The group's lowest lane moves the count on and hands the old count to the group.
+        let leader = self.new_pred();
+        self.ins(["setp", "eq", "u32"], (leader, below, 0));
+        if let Predicate::Reg(p) = inside {
+            self.ins(["and", "pred"], (leader, leader, p));
+        }
+        let seen = self.r32();
+        self.ins(["mov", "u32"], (seen, 0));
+        self.ins_if(
+            Guard::If(leader),
+            ["atom", "shared", "add", "u32"],
+            (seen, scratch_at(slot, w.table), count),
+        );
+        let lowest = self.r32();
+        self.ins(["neg", "s32"], (lowest, peers));
+        self.ins(["and", "b32"], (lowest, lowest, peers));
+        let from = self.r32();
+        self.ins(["bfind", "u32"], (from, lowest));
+        let got = self.shfl("idx", seen, from.into(), 31);
+        let rank = self.r32();
+        self.ins(["add", "s32"], (rank, got, lower));
+        self.ins_if(inside.guard(), ["st", "shared", "u32"], (rank_at, rank));
+        // The next round's atomics come after this round's in every lane's view.
+        self.ins(["bar", "warp", "sync"], (-1,));
+        Ok(())
+    }
+
+    /// Whether element `i + k` of a round is inside the tile (known when every round is).
+    fn round_inside(&mut self, w: &Warp, i: Reg, k: i32) -> Predicate {
+        if w.full {
+            return Predicate::True;
+        }
+        let p = self.new_pred();
+        self.ins(["setp", "lt", "s32"], (p, i, w.n as i32 - k));
+        Predicate::Reg(p)
     }
 }

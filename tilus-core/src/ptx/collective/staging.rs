@@ -36,6 +36,30 @@ pub(super) fn acc_opcode(op: BinOp, acc: DType) -> CodegenResult<Opcode> {
     }
 }
 
+/// How many slots of a thread's run of `layout` move in one vector access to the scratch array
+/// at offset `off`: 4 or 2 elements of 4 bytes, 2 of 8 (at most 16 bytes, aligned to their
+/// size: `parts` aligns arrays to 16 bytes, and a run starts at a multiple of `v` elements),
+/// else 1. Narrower types stay scalar: their elements do not fill a register each.
+pub(super) fn vector_group(layout: &Layout, d: DType, off: usize) -> usize {
+    let size = d.size_bytes();
+    if d == DType::Bool || !(size == 4 || size == 8) {
+        return 1;
+    }
+    [4usize, 2]
+        .into_iter()
+        .find(|&g| g * size <= 16 && layout.v % g == 0 && off % (g * size) == 0)
+        .unwrap_or(1)
+}
+
+/// The PTX vector suffix of `g` elements.
+pub(super) fn vector_name(g: usize) -> &'static str {
+    if g == 4 {
+        "v4"
+    } else {
+        "v2"
+    }
+}
+
 /// The scratch split into arrays of the given byte sizes, each 16-byte aligned: their offsets.
 pub(super) fn parts(e: &mut Emitter<'_>, sizes: &[usize]) -> Vec<usize> {
     let mut offs = Vec::with_capacity(sizes.len());
@@ -73,7 +97,9 @@ impl Emitter<'_> {
     }
 
     /// Stores the elements this thread holds of tile `x` (type `d`, laid out as `layout`) at
-    /// their row-major index of the array at scratch offset `off` (memory form).
+    /// their row-major index of the array at scratch offset `off` (memory form). A thread's
+    /// run goes out in vector stores where it can ([`vector_group`]): scalar stores of runs
+    /// would hit each bank `v` times a warp.
     pub(super) fn stage(
         &mut self,
         x: VarId,
@@ -86,19 +112,35 @@ impl Emitter<'_> {
         let smem = self.smem_base();
         let a = self.r32();
         self.ins(["mad", "lo", "s32"], (a, base, size, smem));
-        for s in 0..layout.slots() {
+        let g = vector_group(layout, d, off);
+        for s in (0..layout.slots()).step_by(g) {
             let ex = self.chunk_exists(layout, s / layout.v);
             if ex == Predicate::False {
                 continue;
             }
-            let val = self.reg_or_const(Operand::Var(x), s)?;
-            self.st_scratch(ex.guard(), d, a, off + size * layout.slot_const(s), val);
+            let at = off + size * layout.slot_const(s);
+            if g == 1 {
+                let val = self.reg_or_const(Operand::Var(x), s)?;
+                self.st_scratch(ex.guard(), d, a, at, val);
+                continue;
+            }
+            let mut regs = Vec::with_capacity(g);
+            for k in 0..g {
+                let val = self.reg_or_const(Operand::Var(x), s + k)?;
+                regs.push(self.in_reg(val));
+            }
+            self.ins_if(
+                ex.guard(),
+                ["st", "shared", vector_name(g), d.info().mem],
+                (scratch_at(a, at), regs),
+            );
         }
         Ok(())
     }
 
     /// Loads the elements this thread owns of `dst` (type `d`) from their row-major index of
-    /// the array at scratch offset `off`; a scalar `dst` is element 0, in every thread.
+    /// the array at scratch offset `off`, in vector loads where it can (as [`Emitter::stage`]);
+    /// a scalar `dst` is element 0, in every thread.
     pub(super) fn unstage(&mut self, dst: VarId, d: DType, off: usize) -> CodegenResult<()> {
         let size = d.size_bytes();
         let rs = self.dst_regs(dst)?;
@@ -111,12 +153,22 @@ impl Emitter<'_> {
         let base = self.tid_times(layout.v);
         let a = self.r32();
         self.ins(["mad", "lo", "s32"], (a, base, size, smem));
-        for (s, r) in rs.iter().enumerate() {
+        let g = vector_group(&layout, d, off);
+        for (s, run) in rs.chunks(g).enumerate().map(|(k, r)| (k * g, r)) {
             let ex = self.chunk_exists(&layout, s / layout.v);
             if ex == Predicate::False {
                 continue;
             }
-            self.ld_scratch(ex.guard(), d, *r, a, off + size * layout.slot_const(s));
+            let at = off + size * layout.slot_const(s);
+            if g == 1 {
+                self.ld_scratch(ex.guard(), d, run[0], a, at);
+            } else {
+                self.ins_if(
+                    ex.guard(),
+                    ["ld", "shared", vector_name(g), d.info().mem],
+                    (run.to_vec(), scratch_at(a, at)),
+                );
+            }
         }
         Ok(())
     }
