@@ -24,8 +24,8 @@
 //! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 16.41 ms, pairs 20.14 ms, against
 //! CUB's 5.53 and 9.44 ms (22.85 and 27.85 ms before the pass ranked before it looked back,
 //! held runs of one key a thread and kept its registers within four blocks an SM). A pass is
-//! bound by its instructions (about 190 a key, against 40 or so for CUB's) and their
-//! shared-memory latency, not by memory. Ranking the digits with `equal_rank` of `i32`
+//! bound by its instructions (about 190 a key, `ncu` on 2^24 keys) and their shared-memory
+//! latency, not by memory. Ranking the digits with `equal_rank` of `i32`
 //! (compared pairwise) took 658 ms in all; with an `argsort` of the `u8` digits, 24.96 ms.
 //!
 //! Flags carry the pass's epoch (`epoch * 4 + state` in the high word), so the storage is
@@ -114,22 +114,41 @@ macro_rules! pass_kernel {
                 let v = load_global(vals, offsets = [start], shape = [4096], mask = inside);
                 store_shared_scatter(sv, dim = 0, indices = slot, values = v);
             )?
-            // Each lane walks back over the tiles before for its digit, on its own.
+            // Each lane walks back over the tiles before for its digit, on its own, four
+            // tiles a step: the four loads are in flight together, and the words are used in
+            // order up to the first that is not ready or is an inclusive prefix. (Tile 0's
+            // words are inclusive, so a walk stops there; loads past it read tile 0 again.)
             let mut before = mine * 0;
             let mut back = lanes * 0 + (tile - 1);
             let mut live = back >= 0;
             while live.any() {
-                let w = atomic_load(status, select(live, back, 0) * 256 + lanes, sem = relaxed);
-                let state = ((w >> 32) as i32) - ready;
-                let got = live & ((state == 1) | (state == 2));
-                before = before + select(got, (w & 4294967295u64) as i32, 0);
-                back = back - got as i32;
-                live = live & !(got & (state == 2)) & (back >= 0);
+                let w0 = atomic_load(status, max(back, 0) * 256 + lanes, sem = relaxed);
+                let w1 = atomic_load(status, max(back - 1, 0) * 256 + lanes, sem = relaxed);
+                let w2 = atomic_load(status, max(back - 2, 0) * 256 + lanes, sem = relaxed);
+                let w3 = atomic_load(status, max(back - 3, 0) * 256 + lanes, sem = relaxed);
+                let s0 = ((w0 >> 32) as i32) - ready;
+                let s1 = ((w1 >> 32) as i32) - ready;
+                let s2 = ((w2 >> 32) as i32) - ready;
+                let s3 = ((w3 >> 32) as i32) - ready;
+                // `gK`: word K is used; words after an inclusive prefix are not.
+                let g0 = live & ((s0 == 1) | (s0 == 2));
+                let g1 = g0 & (s0 == 1) & ((s1 == 1) | (s1 == 2));
+                let g2 = g1 & (s1 == 1) & ((s2 == 1) | (s2 == 2));
+                let g3 = g2 & (s2 == 1) & ((s3 == 1) | (s3 == 2));
+                let low = 4294967295u64;
+                before = before
+                    + select(g0, (w0 & low) as i32, 0)
+                    + select(g1, (w1 & low) as i32, 0)
+                    + select(g2, (w2 & low) as i32, 0)
+                    + select(g3, (w3 & low) as i32, 0);
+                back = back - (g0 as i32 + g1 as i32 + g2 as i32 + g3 as i32);
+                let inclusive = (g0 & (s0 == 2)) | (g1 & (s1 == 2)) | (g2 & (s2 == 2)) | (g3 & (s3 == 2));
+                live = live & !inclusive & (back >= 0);
             }
             if tile > 0 {
                 atomic_store(status, tile * 256 + lanes, (((ready + 2) as u64) << 32) | ((before + mine) as u64), sem = relaxed);
             }
-            let base = load_global(counts, offsets = [pass * 256], shape = [256]).cumsum(0, exclusive = true);
+            let base = load_global(counts, offsets = [pass * 256], shape = [256]);
             sync();
             let ks = load_shared(sk);
             let us = ks ^ ((((ks as $s) >> $top) as $k & fmask) | smask) ^ dmask;
@@ -143,6 +162,16 @@ macro_rules! pass_kernel {
             )?
         }
     };
+}
+
+/// Turns each pass's digit counts into where each digit's keys start (exclusive prefixes), in
+/// place, once for the whole sort: the passes read them as they are.
+#[tile_kernel(threads = 256)]
+fn digit_starts(counts: GlobalTensor<i32>, passes: i32) {
+    for p in 0..passes {
+        let c = load_global(counts, offsets = [p * 256], shape = [256]);
+        store_global(counts, c.cumsum(0, exclusive = true), offsets = [p * 256]);
+    }
 }
 
 /// Zeroes the digit counts before a sort.
@@ -514,6 +543,7 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
         let tiles = n.div_ceil(TILE) as u32;
         clear_counts::launch_on(stream, 1, &self.counts)?;
         K::Bits::counts(stream, tiles, keys[0], &self.counts, passes, m)?;
+        digit_starts::launch_on(stream, 1, &self.counts, passes)?;
         // An even number of passes ends in `out`, an odd one in `tmp`, copied to `out` after
         // ([`route`]).
         let tmp = tmp.view(0..n)?;
