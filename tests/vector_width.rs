@@ -83,7 +83,10 @@ fn every_vector_width_gives_the_same_results() {
             let want = reference(&x, &b, n);
             let (xd, bd) = (dev.upload(&x).unwrap(), dev.upload(&b).unwrap());
             for (which, launch) in [
-                ("default", runs_default::launch as fn(&_, _, &_, &_, &_, _) -> _),
+                (
+                    "default",
+                    runs_default::launch as fn(&_, _, &_, &_, &_, _) -> _,
+                ),
                 ("2", runs_of_two::launch),
                 ("1", runs_of_one::launch),
             ] {
