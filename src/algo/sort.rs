@@ -11,22 +11,26 @@
 //! keys repeat).
 //!
 //! **One pass** (one block per tile of [`TILE`] keys, tiles taken from a ticket): the block
-//! counts its tile's digits, publishes the counts (256 words, one per digit, each a count and a
-//! state in one 64-bit word, so a relaxed atomic suffices: the count and its state are read
-//! together), and each of its 256 lanes looks back over the tiles before it for its own digit,
-//! adding aggregates until it meets an inclusive prefix, as CUB's Onesweep does. The tile is
-//! then ordered by digit in shared memory, stably: a key's place is the count of smaller digits
-//! in the tile plus its rank among equal ones (`(digit as u8).equal_rank()`, counted per warp
-//! with `match.any`). Each key then goes to the global start of its digit, plus the count of
-//! that digit in earlier tiles, plus its place among the tile's keys of that digit:
-//! consecutive lanes write consecutive addresses.
+//! counts its tile's digits and publishes the counts (256 words, one per digit, each a count
+//! and a state in one 64-bit word, so a relaxed atomic suffices: the count and its state are
+//! read together). It then orders the tile by digit in shared memory, stably: a key's place is
+//! the count of smaller digits in the tile plus its rank among equal ones
+//! (`(digit as u8).equal_rank()`, counted per warp with `match.any`). Only then does each of
+//! its 256 lanes look back over the tiles before it for its own digit, four tiles a step,
+//! adding aggregates until it meets an inclusive prefix: ranking first, as CUB's Onesweep does,
+//! gives the predecessors time to publish their prefixes, so the walks are short. Each key then
+//! goes to the start of its digit (the global counts, scanned once per sort by
+//! `digit_starts`), plus the count of that digit in earlier tiles, plus its place among the
+//! tile's keys of that digit. The passes hold runs of one key a thread (`vector_width = 1`), so
+//! consecutive lanes write consecutive addresses and the scatter writes whole sectors.
 //!
-//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 16.41 ms, pairs 20.14 ms, against
-//! CUB's 5.53 and 9.44 ms (22.85 and 27.85 ms before the pass ranked before it looked back,
-//! held runs of one key a thread and kept its registers within four blocks an SM). A pass is
-//! bound by its instructions (about 190 a key, `ncu` on 2^24 keys) and their shared-memory
-//! latency, not by memory. Ranking the digits with `equal_rank` of `i32`
-//! (compared pairwise) took 658 ms in all; with an `argsort` of the `u8` digits, 24.96 ms.
+//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 15.42 ms, pairs 18.79 ms, against
+//! CUB's 5.52 and 9.42 ms and torch's `sort` 13.68 ms (22.85 and 27.85 ms before the pass
+//! ranked before it looked back, read four tiles a look-back step, held runs of one key a
+//! thread and kept its registers within 2-4 blocks an SM). A pass is bound by its
+//! instructions (about 175 a key, `ncu` on 2^24 keys) and their shared-memory latency, not by
+//! memory. Ranking the digits with `equal_rank` of `i32` (compared pairwise) took 658 ms in
+//! all; with an `argsort` of the `u8` digits, 24.96 ms.
 //!
 //! Flags carry the pass's epoch (`epoch * 4 + state` in the high word), so the storage is
 //! reused without clearing, as in the scan.

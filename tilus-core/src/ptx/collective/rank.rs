@@ -157,7 +157,7 @@ impl Emitter<'_> {
         // A run of `g` elements at a time: its ranks in one vector load, its bytes in one load.
         let g = [4usize, 2, 1]
             .into_iter()
-            .find(|&g| layout.v % g == 0)
+            .find(|&g| layout.v.is_multiple_of(g))
             .unwrap_or(1);
         for (s, run) in rs.chunks(g).enumerate().map(|(k, r)| (k * g, r)) {
             let guard = match self.chunk_exists(&layout, s / layout.v) {
@@ -175,13 +175,13 @@ impl Emitter<'_> {
             let bytes = self.r32();
             let at = self.elem_at(src, 1, i.into());
             let width = ["u8", "u16", "", "u32"][g - 1];
-            self.ins_if(guard.clone(), ["ld", "shared", width], (bytes, at));
+            self.ins_if(guard, ["ld", "shared", width], (bytes, at));
             let at = self.elem_at(ranks, 4, i.into());
             if g == 1 {
-                self.ins_if(guard.clone(), ["ld", "shared", "u32"], (run[0], at));
+                self.ins_if(guard, ["ld", "shared", "u32"], (run[0], at));
             } else {
                 self.ins_if(
-                    guard.clone(),
+                    guard,
                     ["ld", "shared", vector_name(g), "u32"],
                     (run.to_vec(), at),
                 );
@@ -195,8 +195,8 @@ impl Emitter<'_> {
                 self.ins(["mad", "lo", "s32"], (slot, owner, BYTES as i32, v));
                 let before = self.r32();
                 let at = self.elem_at(table, 4, slot.into());
-                self.ins_if(guard.clone(), ["ld", "shared", "u32"], (before, at));
-                self.ins_if(guard.clone(), ["add", "s32"], (*out, *out, before));
+                self.ins_if(guard, ["ld", "shared", "u32"], (before, at));
+                self.ins_if(guard, ["add", "s32"], (*out, *out, before));
             }
         }
         self.barrier();

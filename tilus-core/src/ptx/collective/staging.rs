@@ -47,7 +47,7 @@ pub(super) fn vector_group(layout: &Layout, d: DType, off: usize) -> usize {
     }
     [4usize, 2]
         .into_iter()
-        .find(|&g| g * size <= 16 && layout.v % g == 0 && off % (g * size) == 0)
+        .find(|&g| g * size <= 16 && layout.v.is_multiple_of(g) && off.is_multiple_of(g * size))
         .unwrap_or(1)
 }
 
