@@ -13,6 +13,7 @@ mod radix;
 mod rank;
 mod reduce_axis;
 mod scan;
+mod scan_regs;
 mod staging;
 
 pub(super) use order::Placed;

@@ -15,11 +15,14 @@
 //! scans its segment again from `P_b op e` and writes the results, each rounded once. A reverse
 //! scan is the forward scan of the mirrored line: lane `g` plays lane `lanes - 1 - g`'s segment
 //! read backwards. An exclusive scan writes each inclusive value one place further.
+//!
+//! Forward `Whole` scans of 32- and 64-bit integers run in registers instead (`scan_regs.rs`).
 
 use super::super::code::Guard;
 use super::super::emit::{internal, CodegenResult, Emitter};
 use super::super::regs::Reg;
 use super::super::value::{RegOrConst, RegOrImm};
+use super::scan_regs::registers_fit;
 use super::staging::{acc_opcode, acc_type, parts};
 use crate::collective::scan::{exclusive_first, identity};
 use crate::collective::{AxisView, ScanPlan};
@@ -79,7 +82,14 @@ impl Emitter<'_> {
         };
         let layout = self.layout_of(&shape);
         let view = AxisView::new(&shape, axis);
-        let split = match ScanPlan::choose(&shape, axis, layout) {
+        let plan = ScanPlan::choose(&shape, axis, layout);
+        if matches!(plan, ScanPlan::Whole { .. })
+            && !reverse
+            && registers_fit(d, &layout, self.threads())
+        {
+            return self.scan_in_registers(dst, x, (d, layout), op, exclusive);
+        }
+        let split = match plan {
             ScanPlan::Rows { lanes, v } => Split {
                 w: v,
                 lt: lanes,

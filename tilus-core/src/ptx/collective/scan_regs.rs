@@ -1,0 +1,142 @@
+//! The [`ScanPlan::Whole`](crate::collective::ScanPlan) plan of a forward scan of 32- or 64-bit
+//! integers, in registers: no staging of the tile. The segments and blocks are the plan's (a
+//! thread's run of `v` elements in each chunk; the warps of each chunk, in order), but only
+//! the blocks' totals go through shared memory:
+//!
+//! 1. each thread folds each of its runs; the warp scans the run totals with shuffles
+//!    (Kogge-Stone) into exclusive lane prefixes, and lane 31 writes the warp's total of the
+//!    chunk;
+//! 2. after one barrier, every thread folds the totals it needs: the chunks before its own and
+//!    the warps before its own in the chunk (at most [`MOST_BLOCKS`] totals a thread);
+//! 3. each thread scans its runs again from those prefixes, in registers.
+//!
+//! Integer operators are associative and commutative (wrapping), so this order gives the same
+//! values as the staged lowering and the emulator; floats keep the staged lowering, whose
+//! order the emulator reproduces.
+
+use super::super::code::Guard;
+use super::super::emit::{CodegenResult, Emitter};
+use super::super::value::Predicate;
+use super::scratch_at;
+use super::staging::{acc_opcode, parts};
+use crate::collective::scan::identity;
+use crate::dtype::DType;
+use crate::ir::{Operand, ScanOp, VarId};
+use crate::layout::Layout;
+
+/// Block totals a thread folds in step 2; more blocks take the staged lowering.
+const MOST_BLOCKS: usize = 64;
+
+/// Whether [`Emitter::scan_in_registers`] lowers a forward scan of `d` laid out as `layout`
+/// (whose plan is `Whole`) on `threads` threads.
+pub(super) fn registers_fit(d: DType, layout: &Layout, threads: usize) -> bool {
+    let int = matches!(d, DType::I32 | DType::U32 | DType::I64 | DType::U64);
+    int && threads.is_multiple_of(32) && layout.outer * (threads / 32) <= MOST_BLOCKS
+}
+
+impl Emitter<'_> {
+    /// A forward scan (`op`, inclusive or `exclusive`) of the integer tile `x` of type `d`
+    /// laid out as `layout`, into `dst` (see the module docs). Ends with a barrier.
+    pub(super) fn scan_in_registers(
+        &mut self,
+        dst: VarId,
+        x: VarId,
+        (d, layout): (DType, Layout),
+        op: ScanOp,
+        exclusive: bool,
+    ) -> CodegenResult<()> {
+        let ins = acc_opcode(op.binop(), d)?;
+        let size = d.size_bytes();
+        let warps = self.threads() / 32;
+        let blocks = layout.outer * warps;
+        let totals = parts(self, &[size * blocks])[0];
+        let id_bits = identity(op, d);
+        let tid = self.tid();
+        let (lane, warp) = (self.r32(), self.r32());
+        self.ins(["and", "b32"], (lane, tid, 31));
+        self.ins(["shr", "u32"], (warp, tid, 5));
+        let smem = self.smem_base();
+        // 1. Each run's total and its exclusive prefix in the warp; lane 31 writes the warp's
+        // total of the chunk. Slots that do not exist count as the identity.
+        let mut runs = Vec::with_capacity(layout.outer);
+        for o in 0..layout.outer {
+            let exists = self.chunk_exists(&layout, o);
+            let t = self.acc_const(d, id_bits)?;
+            if exists != Predicate::False {
+                for i in 0..layout.v {
+                    let v = self.reg_or_const(Operand::Var(x), o * layout.v + i)?;
+                    let v = self.in_reg(v);
+                    self.ins_if(exists.guard(), ins.clone(), (t, t, v));
+                }
+            }
+            let mut dist = 1;
+            while dist < 32 {
+                let u = self.shfl("up", t, (dist as i32).into(), 0);
+                let p = self.pred_u32("ge", lane, (dist as i32).into());
+                self.ins_if(Guard::If(p), ins.clone(), (t, u, t));
+                dist *= 2;
+            }
+            let e = self.shfl("up", t, 1.into(), 0);
+            let first = self.pred_u32("eq", lane, 0.into());
+            let id = self.acc_const(d, id_bits)?;
+            self.ins_if(Guard::If(first), ["mov", d.info().bit_reg()], (e, id));
+            let last = self.pred_u32("eq", lane, 31.into());
+            let at = self.r32();
+            self.ins(["mad", "lo", "s32"], (at, warp, size, smem));
+            let off = totals + size * o * warps;
+            self.ins_if(
+                Guard::If(last),
+                ["st", "shared", d.info().mem],
+                (scratch_at(at, off), t),
+            );
+            runs.push((exists, e));
+        }
+        self.barrier();
+        // 2. The prefix of each of this thread's blocks: every chunk before, and the warps
+        // before this one in the chunk.
+        let mut before = self.acc_const(d, id_bits)?;
+        let mut prefixes = Vec::with_capacity(layout.outer);
+        for o in 0..layout.outer {
+            let mine = self.acc_const(d, id_bits)?;
+            self.ins(["mov", d.info().bit_reg()], (mine, before));
+            let chunk = self.acc_const(d, id_bits)?;
+            for w in 0..warps {
+                let total = self.reg_of(d);
+                let at = scratch_at(smem, totals + size * (o * warps + w));
+                self.ins(["ld", "shared", d.info().mem], (total, at));
+                let earlier = self.pred_u32("gt", warp, (w as i32).into());
+                self.ins_if(Guard::If(earlier), ins.clone(), (mine, mine, total));
+                self.ins(ins.clone(), (chunk, chunk, total));
+            }
+            prefixes.push(mine);
+            let next = self.reg_of(d);
+            self.ins(ins.clone(), (next, before, chunk));
+            before = next;
+        }
+        // 3. The runs again, from their prefixes.
+        let rs = self.dst_regs(dst)?;
+        for (o, (exists, e)) in runs.into_iter().enumerate() {
+            if exists == Predicate::False {
+                continue;
+            }
+            let g = exists.guard();
+            let running = self.reg_of(d);
+            self.ins(ins.clone(), (running, prefixes[o], e));
+            for i in 0..layout.v {
+                let out = rs[o * layout.v + i];
+                let v = self.reg_or_const(Operand::Var(x), o * layout.v + i)?;
+                let v = self.in_reg(v);
+                if exclusive {
+                    self.ins_if(g, ["mov", d.info().bit_reg()], (out, running));
+                    self.ins_if(g, ins.clone(), (running, running, v));
+                } else {
+                    self.ins_if(g, ins.clone(), (running, running, v));
+                    self.ins_if(g, ["mov", d.info().bit_reg()], (out, running));
+                }
+            }
+        }
+        // The next collective may reuse the totals' scratch.
+        self.barrier();
+        Ok(())
+    }
+}
