@@ -71,8 +71,8 @@ impl Emitter<'_> {
             }
             let mut dist = 1;
             while dist < 32 {
-                let u = self.shfl("up", t, (dist as i32).into(), 0);
-                let p = self.pred_u32("ge", lane, (dist as i32).into());
+                let u = self.shfl("up", t, dist.into(), 0);
+                let p = self.pred_u32("ge", lane, dist.into());
                 self.ins_if(Guard::If(p), ins.clone(), (t, u, t));
                 dist *= 2;
             }
