@@ -16,7 +16,8 @@
 //! scan is the forward scan of the mirrored line: lane `g` plays lane `lanes - 1 - g`'s segment
 //! read backwards. An exclusive scan writes each inclusive value one place further.
 //!
-//! Forward `Whole` scans of 32- and 64-bit integers run in registers instead (`scan_regs.rs`).
+//! Forward `Whole` scans of 32- and 64-bit integers, and inclusive ones of `f32`/`f64`, run in
+//! registers instead (`scan_regs.rs`), in the same order.
 
 use super::super::code::Guard;
 use super::super::emit::{internal, CodegenResult, Emitter};
@@ -85,7 +86,7 @@ impl Emitter<'_> {
         let plan = ScanPlan::choose(&shape, axis, layout);
         if matches!(plan, ScanPlan::Whole { .. })
             && !reverse
-            && registers_fit(d, &layout, self.threads())
+            && registers_fit(d, &layout, self.threads(), exclusive)
         {
             return self.scan_in_registers(dst, x, (d, layout), op, exclusive);
         }

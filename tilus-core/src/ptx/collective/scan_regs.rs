@@ -1,18 +1,19 @@
 //! The [`ScanPlan::Whole`](crate::collective::ScanPlan) plan of a forward scan of 32- or 64-bit
-//! integers, in registers: no staging of the tile. The segments and blocks are the plan's (a
+//! integers (or an inclusive one of `f32`/`f64`), in registers: no staging of the tile. The segments and blocks are the plan's (a
 //! thread's run of `v` elements in each chunk; the warps of each chunk, in order), but only
 //! the blocks' totals go through shared memory:
 //!
 //! 1. each thread folds each of its runs; the warp scans the run totals with shuffles
 //!    (Kogge-Stone) into exclusive lane prefixes, and lane 31 writes the warp's total of the
 //!    chunk;
-//! 2. after one barrier, every thread folds the totals it needs: the chunks before its own and
-//!    the warps before its own in the chunk (at most [`MOST_BLOCKS`] totals a thread);
+//! 2. after one barrier, every thread folds the blocks' totals in block order, as the staged
+//!    lowering's thread 0 does, keeping the prefixes of its own blocks (at most
+//!    [`MOST_BLOCKS`] totals);
 //! 3. each thread scans its runs again from those prefixes, in registers.
 //!
-//! Integer operators are associative and commutative (wrapping), so this order gives the same
-//! values as the staged lowering and the emulator; floats keep the staged lowering, whose
-//! order the emulator reproduces.
+//! Every combination is the staged lowering's, in its order and association, so float results
+//! are its bits and the emulator's (`crate::collective::scan`); integers, equal in any order,
+//! also take a cheaper running fold in step 3.
 
 use super::super::code::Guard;
 use super::super::emit::{CodegenResult, Emitter};
@@ -28,10 +29,13 @@ use crate::layout::Layout;
 const MOST_BLOCKS: usize = 64;
 
 /// Whether [`Emitter::scan_in_registers`] lowers a forward scan of `d` laid out as `layout`
-/// (whose plan is `Whole`) on `threads` threads.
-pub(super) fn registers_fit(d: DType, layout: &Layout, threads: usize) -> bool {
+/// (whose plan is `Whole`) on `threads` threads: 32- and 64-bit integers, and inclusive scans
+/// of `f32` and `f64` (an exclusive float scan's first element of each run is the previous
+/// run's last result, which lives in another thread: those stay staged).
+pub(super) fn registers_fit(d: DType, layout: &Layout, threads: usize, exclusive: bool) -> bool {
     let int = matches!(d, DType::I32 | DType::U32 | DType::I64 | DType::U64);
-    int && threads.is_multiple_of(32) && layout.outer * (threads / 32) <= MOST_BLOCKS
+    let float = matches!(d, DType::F32 | DType::F64) && !exclusive;
+    (int || float) && threads.is_multiple_of(32) && layout.outer * (threads / 32) <= MOST_BLOCKS
 }
 
 impl Emitter<'_> {
@@ -92,41 +96,51 @@ impl Emitter<'_> {
             runs.push((exists, e));
         }
         self.barrier();
-        // 2. The prefix of each of this thread's blocks: every chunk before, and the warps
-        // before this one in the chunk.
-        let mut before = self.acc_const(d, id_bits)?;
-        let mut prefixes = Vec::with_capacity(layout.outer);
-        for o in 0..layout.outer {
-            let mine = self.acc_const(d, id_bits)?;
-            self.ins(["mov", d.info().bit_reg()], (mine, before));
-            let chunk = self.acc_const(d, id_bits)?;
-            for w in 0..warps {
+        // 2. The prefix of each of this thread's blocks, folded in block order from the
+        // identity as the staged lowering's thread 0 folds them: block `o * warps + w` (this
+        // thread's warp `w`) takes the fold of the blocks before it.
+        let prefixes: Vec<_> = (0..layout.outer)
+            .map(|_| self.acc_const(d, id_bits))
+            .collect::<CodegenResult<_>>()?;
+        let mine: Vec<_> = (0..warps)
+            .map(|w| self.pred_u32("eq", warp, (w as i32).into()))
+            .collect();
+        let p = self.acc_const(d, id_bits)?;
+        for b in 0..blocks {
+            let (o, w) = (b / warps, b % warps);
+            self.ins_if(
+                Guard::If(mine[w]),
+                ["mov", d.info().bit_reg()],
+                (prefixes[o], p),
+            );
+            if b + 1 < blocks {
                 let total = self.reg_of(d);
-                let at = scratch_at(smem, totals + size * (o * warps + w));
+                let at = scratch_at(smem, totals + size * b);
                 self.ins(["ld", "shared", d.info().mem], (total, at));
-                let earlier = self.pred_u32("gt", warp, (w as i32).into());
-                self.ins_if(Guard::If(earlier), ins.clone(), (mine, mine, total));
-                self.ins(ins.clone(), (chunk, chunk, total));
+                self.ins(ins.clone(), (p, p, total));
             }
-            prefixes.push(mine);
-            let next = self.reg_of(d);
-            self.ins(ins.clone(), (next, before, chunk));
-            before = next;
         }
-        // 3. The runs again, from their prefixes.
+        // 3. The runs again, from their prefixes: `base = P op e`, then each element's
+        // `base op (id op x0 op .. op xi)` (floats: this association is the emulator's; integers
+        // take the cheaper running fold, equal in any order).
         let rs = self.dst_regs(dst)?;
         for (o, (exists, e)) in runs.into_iter().enumerate() {
             if exists == Predicate::False {
                 continue;
             }
             let g = exists.guard();
-            let running = self.reg_of(d);
-            self.ins(ins.clone(), (running, prefixes[o], e));
+            let base = self.reg_of(d);
+            self.ins(ins.clone(), (base, prefixes[o], e));
+            let local = self.acc_const(d, id_bits)?;
+            let running = base;
             for i in 0..layout.v {
                 let out = rs[o * layout.v + i];
                 let v = self.reg_or_const(Operand::Var(x), o * layout.v + i)?;
                 let v = self.in_reg(v);
-                if exclusive {
+                if d.is_float() {
+                    self.ins_if(g, ins.clone(), (local, local, v));
+                    self.ins_if(g, ins.clone(), (out, base, local));
+                } else if exclusive {
                     self.ins_if(g, ["mov", d.info().bit_reg()], (out, running));
                     self.ins_if(g, ins.clone(), (running, running, v));
                 } else {
