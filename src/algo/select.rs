@@ -125,17 +125,14 @@ macro_rules! lookback_select {
         ]);
     };
     (@kernels $name:ident, $cmp_name:ident, $t:ident, $compare:tt) => {
+        lookback_select!(@kernel select_kernel, $name, $t, $compare);
+        lookback_select!(@kernel select_cmp_kernel, $cmp_name, $t, $compare);
+    };
+    // One kernel with the look-back over the tiles' kept counts (an `i32` sum, packed).
+    (@kernel $kernel:ident, $name:ident, $t:ident, $compare:tt) => {
         with_packed_lookback!(
-            select_kernel,
+            $kernel,
             [$name, $t, $compare],
-            0,
-            sum,
-            [] [+],
-            [(value as u32) as u64] [(word as u32) as i32]
-        );
-        with_packed_lookback!(
-            select_cmp_kernel,
-            [$cmp_name, $t, $compare],
             0,
             sum,
             [] [+],

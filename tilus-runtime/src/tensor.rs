@@ -236,7 +236,11 @@ impl<'a> TensorRef<'a> {
     /// Copy the elements to the host, after the work issued before on the default stream.
     pub(crate) fn download<T: Element>(&self) -> Result<Vec<T>> {
         match self.mem {
-            MemRef::Emu(m, _) => Ok(m.collect_values(T::from_bits)),
+            MemRef::Emu(m, _) => {
+                let mut out = vec![T::default(); self.len];
+                m.load_values(&mut out, T::from_bits);
+                Ok(out)
+            }
             #[cfg(feature = "cuda")]
             MemRef::Cuda(ptr) => {
                 let size = std::mem::size_of::<T>();

@@ -174,23 +174,6 @@ impl GlobalMem<'_> {
         }
     }
 
-    /// All elements, each through `value(bits)`, in a new vector (one pass: the vector is not
-    /// filled first).
-    pub fn collect_values<T>(&self, value: impl Fn(u64) -> T) -> Vec<T> {
-        fn go<W: CellWord, T>(cells: &[W::C], value: impl Fn(u64) -> T) -> Vec<T> {
-            cells
-                .iter()
-                .map(|c| value(c.get(Ordering::Relaxed).bits()))
-                .collect()
-        }
-        match self {
-            GlobalMem::W8(c) => go::<u8, T>(c, value),
-            GlobalMem::W16(c) => go::<u16, T>(c, value),
-            GlobalMem::W32(c) => go::<u32, T>(c, value),
-            GlobalMem::W64(c) => go::<u64, T>(c, value),
-        }
-    }
-
     /// Copy `src` into this memory (the first `min(len)` elements; of one width), as `memmove`
     /// does when the two overlap: from the front when this memory starts first, else from the
     /// back, so that every element is read before it is overwritten.

@@ -6,9 +6,11 @@
 //!    each round `match.any` groups the lanes holding the same byte. The group's lowest lane
 //!    adds the group's size to the warp's count of its byte (a `[warps][256]` table in shared
 //!    memory) with one shared atomic, whose old value it hands to the group by a shuffle: an
-//!    element's rank in its warp is that count plus its group's lanes below it. The rounds
-//!    share nothing but the atomics, so they are written out one after another (not as a
-//!    loop) and overlap: a round does not wait for the one before to finish;
+//!    element's rank in its warp is that count plus its group's lanes below it. A warp barrier
+//!    after each round orders the next round's atomics after this one's in every lane's view.
+//!    Up to 32 rounds are written out one after another rather than as a loop. (Against the
+//!    earlier form, in which every lane read the count and the leader stored it between two
+//!    warp barriers, this measured no faster in the radix sort on an H200: 17.57 -> 17.59 ms.);
 //! 2. each byte's counts are turned into exclusive prefixes over the warps (thread `b` walks
 //!    the table's column `b`);
 //! 3. every thread reads back the ranks of the elements it holds and adds the prefix of the
@@ -22,7 +24,7 @@ use super::super::emit::{CodegenResult, Emitter};
 use super::super::regs::Reg;
 use super::super::value::{Predicate, RegOrImm};
 use super::scratch_at;
-use super::staging::{parts, vector_name};
+use super::staging::{parts, vector_of};
 use crate::dtype::DType;
 use crate::ir::VarId;
 
@@ -180,11 +182,8 @@ impl Emitter<'_> {
             if g == 1 {
                 self.ins_if(guard, ["ld", "shared", "u32"], (run[0], at));
             } else {
-                self.ins_if(
-                    guard,
-                    ["ld", "shared", vector_name(g), "u32"],
-                    (run.to_vec(), at),
-                );
+                let vec = vector_of(g)?;
+                self.ins_if(guard, ["ld", "shared", vec, "u32"], (run.to_vec(), at));
             }
             // Element `k`'s warp holds it (a run never straddles two warps' segments, whose
             // lengths are multiples of 32).

@@ -19,7 +19,7 @@
 //! Forward `Whole` scans of 32- and 64-bit integers, and inclusive ones of `f32`/`f64`, run in
 //! registers instead (`scan_regs.rs`), in the same order.
 
-use super::super::code::Guard;
+use super::super::code::{Guard, Opcode};
 use super::super::emit::{internal, CodegenResult, Emitter};
 use super::super::regs::Reg;
 use super::super::value::{RegOrConst, RegOrImm};
@@ -231,20 +231,10 @@ impl Emitter<'_> {
             e.ins(ins2, (t, t, v));
             Ok(())
         })?;
-        // Kogge-Stone over the block's lanes: t_j = t_(j-dist) op t_j for j >= dist.
         let lb = job.split.lb;
         let j = self.r32();
         self.ins(["and", "b32"], (j, lane.g, lb as u32 - 1));
-        let mut dist = 1;
-        while dist < lb {
-            let u = self.shfl("up", t, (dist as i32).into(), 0);
-            let p = self.pred_u32("ge", j, (dist as i32).into());
-            self.ins_if(Guard::If(p), ins.clone(), (t, u, t));
-            dist *= 2;
-        }
-        let e = self.shfl("up", t, 1.into(), 0);
-        let first = self.pred_u32("eq", j, 0.into());
-        self.ins_if(Guard::If(first), ["mov", acc_t.info().bit_reg()], (e, id));
+        let e = self.group_scan(&ins, (t, acc_t), (j, lb), |_| Ok(id))?;
         let pre_at = self.elem_at(job.pre, acc_t.size_bytes(), s.into());
         self.st_acc(Guard::Always, acc_t, pre_at, e);
         if job.split.lt > lb {
@@ -258,6 +248,31 @@ impl Emitter<'_> {
             self.st_acc(Guard::If(ok), acc_t, at, t);
         }
         Ok(())
+    }
+
+    /// Kogge-Stone over groups of `lb` lanes (a power of two up to 32; `j` is the lane's index
+    /// in its group): `t` (of type `d`) becomes the group's inclusive scan with `ins`
+    /// (`t_j = t_(j-dist) op t_j` for `j >= dist`); returns the exclusive one, whose lane 0
+    /// holds the identity (`id`, made after the shuffles).
+    pub(super) fn group_scan(
+        &mut self,
+        ins: &Opcode,
+        (t, d): (Reg, DType),
+        (j, lb): (Reg, usize),
+        id: impl FnOnce(&mut Self) -> CodegenResult<Reg>,
+    ) -> CodegenResult<Reg> {
+        let mut dist = 1;
+        while dist < lb {
+            let u = self.shfl("up", t, (dist as i32).into(), 0);
+            let p = self.pred_u32("ge", j, (dist as i32).into());
+            self.ins_if(Guard::If(p), ins.clone(), (t, u, t));
+            dist *= 2;
+        }
+        let e = self.shfl("up", t, 1.into(), 0);
+        let first = self.pred_u32("eq", j, 0.into());
+        let id = id(self)?;
+        self.ins_if(Guard::If(first), ["mov", d.info().bit_reg()], (e, id));
+        Ok(e)
     }
 
     /// Phase 2: thread 0 folds the `n` block totals in order into block prefixes.

@@ -73,17 +73,7 @@ impl Emitter<'_> {
                     self.ins_if(exists.guard(), ins.clone(), (t, t, v));
                 }
             }
-            let mut dist = 1;
-            while dist < 32 {
-                let u = self.shfl("up", t, dist.into(), 0);
-                let p = self.pred_u32("ge", lane, dist.into());
-                self.ins_if(Guard::If(p), ins.clone(), (t, u, t));
-                dist *= 2;
-            }
-            let e = self.shfl("up", t, 1.into(), 0);
-            let first = self.pred_u32("eq", lane, 0.into());
-            let id = self.acc_const(d, id_bits)?;
-            self.ins_if(Guard::If(first), ["mov", d.info().bit_reg()], (e, id));
+            let e = self.group_scan(&ins, (t, d), (lane, 32), |em| em.acc_const(d, id_bits))?;
             let last = self.pred_u32("eq", lane, 31.into());
             let at = self.r32();
             self.ins(["mad", "lo", "s32"], (at, warp, size, smem));

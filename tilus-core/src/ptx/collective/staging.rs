@@ -51,12 +51,11 @@ pub(super) fn vector_group(layout: &Layout, d: DType, off: usize) -> usize {
         .unwrap_or(1)
 }
 
-/// The PTX vector suffix of `g` elements.
-pub(super) fn vector_name(g: usize) -> &'static str {
-    if g == 4 {
-        "v4"
-    } else {
-        "v2"
+/// The qualifier of a vector access of `g` (2 or 4) elements (`print::vector_qualifier`).
+pub(super) fn vector_of(g: usize) -> CodegenResult<&'static str> {
+    match super::super::print::vector_qualifier(g) {
+        Some(q) => Ok(q),
+        None => internal(format!("no vector qualifier for {g} element(s)")),
     }
 }
 
@@ -129,9 +128,10 @@ impl Emitter<'_> {
                 let val = self.reg_or_const(Operand::Var(x), s + k)?;
                 regs.push(self.in_reg(val));
             }
+            let vec = vector_of(g)?;
             self.ins_if(
                 ex.guard(),
-                ["st", "shared", vector_name(g), d.info().mem],
+                ["st", "shared", vec, d.info().mem],
                 (scratch_at(a, at), regs),
             );
         }
@@ -163,9 +163,10 @@ impl Emitter<'_> {
             if g == 1 {
                 self.ld_scratch(ex.guard(), d, run[0], a, at);
             } else {
+                let vec = vector_of(g)?;
                 self.ins_if(
                     ex.guard(),
-                    ["ld", "shared", vector_name(g), d.info().mem],
+                    ["ld", "shared", vec, d.info().mem],
                     (run.to_vec(), scratch_at(a, at)),
                 );
             }
