@@ -14,9 +14,11 @@
 
 /// A scan kernel, given its look-back tokens: tiles of `$tile` on `$threads` threads, each
 /// scanned with the tile scan `$cum` and offset by the fold of the tiles before it. The shapes
-/// were measured on an H100 (2^28 `i32`): with the packed look-back, 2048 on 128 threads took
-/// 1266 us, 8192 on 256 1319 us, and 1024-16384 on 64-1024 threads up to 2022 us; with flags
-/// (64-bit folds, measured with `i32` on an H200) 8192 on 256 threads was the best.
+/// were measured on an H100 (2^28 `i32`): with the packed look-back on one warp, 8192 on 128
+/// threads took 903-910 us, 4096 on 128 about 920 and 2048 on 128 about 1045 (a block waits
+/// for its predecessors to publish for about as long whatever its tile, so larger tiles wait
+/// less per element); with flags (64-bit folds, measured with `i32` on an H200) 8192 on 256
+/// threads was the best.
 macro_rules! scan_kernel {
     ($name:ident, $t:ident, $fold:ident, $cum:ident, $id:expr, [$($f:tt)*] [$sep:tt], $threads:literal, $tile:literal, [$($lookback:tt)*]) => {
         #[tile_kernel(threads = $threads)]
@@ -51,7 +53,7 @@ macro_rules! scan_kernel {
 /// One scan kernel per (element type, operator): the operator as its whole-tile fold, its
 /// tile scan, its identity and how two values combine (see [`with_lookback!`]). 32-bit types
 /// give the word conversions of the packed look-back ([`with_packed_lookback!`]) and take
-/// its shape ([`TILE_32`] on 128 threads, windows of 128).
+/// its shape ([`TILE_32`] on 128 threads, windows of 32 on one warp).
 macro_rules! lookback_scan {
     ($name:ident, $t:ident, $fold:ident, $cum:ident, $id:expr, [$($f:tt)*] [$sep:tt]) => {
         with_lookback!(
@@ -65,12 +67,11 @@ macro_rules! lookback_scan {
     ($name:ident, $t:ident, $fold:ident, $cum:ident, $id:expr, [$($f:tt)*] [$sep:tt], $to:tt $from:tt) => {
         with_packed_lookback!(
             scan_kernel,
-            [$name, $t, $fold, $cum, $id, [$($f)*] [$sep], 128, 2048,],
+            [$name, $t, $fold, $cum, $id, [$($f)*] [$sep], 128, 8192,],
             $id,
             $fold,
             [$($f)*] [$sep],
-            $to $from,
-            window = 128
+            $to $from
         );
     };
 }
@@ -96,7 +97,7 @@ lookback_scan!(max_u64, u64, max, cummax, 0, [max] [,]);
 /// Elements per tile of the scan kernels of 64-bit types.
 pub const TILE: usize = 8192;
 /// Elements per tile of the scan kernels of 32-bit types.
-pub const TILE_32: usize = 2048;
+pub const TILE_32: usize = 8192;
 
 /// The operator of a device-wide scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

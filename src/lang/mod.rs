@@ -123,6 +123,14 @@
 //! them. To branch on data held in a tile, reduce it first (`(t > 0).any()`, `t.sum()`,
 //! `t.item()`) or select element-wise with `select(cond, a, b)`.
 //!
+//! A reduction to a scalar costs the block two barriers when it has more than one warp (the
+//! warps' partials meet in shared memory). A loop whose tiles all have at most 32 elements,
+//! and whose statements are element-wise arithmetic, reductions and relaxed or weak accesses to
+//! global memory, runs on the first warp alone instead: its reductions stay within the warp,
+//! and the other warps wait once, after the loop, for the scalars it assigned. Spin loops over
+//! a window of 32 flags (a decoupled look-back: `tilus::algo`'s scans and compactions) are
+//! written this way; the results are the same either way.
+//!
 //! # Statements
 //!
 //! * `let x = expr;`, `let mut x = expr;`, `x = expr;` (same type as before), and the compound

@@ -28,7 +28,14 @@ use crate::ir::{numel, BinOp, Operand, ReduceOp, Ty, VarId};
 
 impl Emitter<'_> {
     /// `st.shared` of element `v` (of type `d`) at `[base+off]`, guarded by `g`.
-    fn st_scratch(&mut self, g: Guard, d: DType, base: Reg, off: usize, v: RegOrConst) {
+    pub(in crate::ptx) fn st_scratch(
+        &mut self,
+        g: Guard,
+        d: DType,
+        base: Reg,
+        off: usize,
+        v: RegOrConst,
+    ) {
         let v = if d == DType::Bool {
             let p = self.in_reg(v);
             let t = self.r32();
@@ -45,7 +52,7 @@ impl Emitter<'_> {
     }
 
     /// `ld.shared` of an element of type `d` from `[base+off]` into `r`, guarded by `g`.
-    fn ld_scratch(&mut self, g: Guard, d: DType, r: Reg, base: Reg, off: usize) {
+    pub(in crate::ptx) fn ld_scratch(&mut self, g: Guard, d: DType, r: Reg, base: Reg, off: usize) {
         if d == DType::Bool {
             let t = self.r32();
             self.ins_if(g, ["ld", "shared", "u8"], (t, scratch_at(base, off)));
@@ -175,7 +182,13 @@ impl Emitter<'_> {
             self.ins(ins.clone(), (acc, acc, t));
         }
         let warps = self.threads() / 32;
-        if warps > 1 {
+        if self.solo_fold_as_block(acc_t) {
+            let id = self.reg_or_const(Operand::Imm(identity, acc_t), 0)?;
+            let id = self.in_reg(id);
+            self.ins(ins.clone(), (acc, acc, id));
+        }
+        // In a loop that warp 0 runs alone the butterfly has given every lane the result.
+        if warps > 1 && !self.in_solo_loop() {
             let size = acc_t.size_bytes();
             let scratch = self.scratch(size * warps);
             let smem = self.smem_base();

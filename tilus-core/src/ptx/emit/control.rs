@@ -74,6 +74,16 @@ impl Emitter<'_> {
     }
 
     fn stmt_inner(&mut self, s: &Stmt) -> CodegenResult<()> {
+        if matches!(s, Stmt::While { .. } | Stmt::For(_)) {
+            if let Some(outs) = self.solo_plan(s) {
+                return self.solo_loop(s, &outs);
+            }
+        }
+        self.stmt_generic(s)
+    }
+
+    /// A statement generated for the whole block.
+    pub(super) fn stmt_generic(&mut self, s: &Stmt) -> CodegenResult<()> {
         match s {
             Stmt::Inst { dst, inst, .. } => self.inst(*dst, inst),
             Stmt::For(l) => self.for_loop(l),

@@ -12,6 +12,7 @@
 
 mod control;
 mod fold;
+mod solo;
 mod storage;
 
 use std::collections::BTreeMap;
@@ -75,6 +76,12 @@ pub(super) struct Emitter<'k> {
     scratch_span: Span,
     /// The statement being generated (for errors and scratch accounting).
     span: Span,
+    /// Generating a loop that warp 0 runs alone (`solo.rs`).
+    solo: bool,
+    /// Block barriers emitted inside the current solo loop (there must be none).
+    solo_barriers: u32,
+    /// References of each variable in the whole kernel, once a solo loop needed them.
+    references: std::cell::RefCell<Option<Vec<u32>>>,
 }
 
 /// What generating a kernel leaves for its module.
@@ -117,6 +124,9 @@ impl<'k> Emitter<'k> {
             scratch_bytes: 0,
             scratch_span: Span::NONE,
             span: Span::NONE,
+            solo: false,
+            solo_barriers: 0,
+            references: std::cell::RefCell::new(None),
         }
     }
 
@@ -247,6 +257,9 @@ impl<'k> Emitter<'k> {
     }
     /// A barrier of the whole block (`bar.sync 0`).
     pub fn barrier(&mut self) {
+        if self.solo {
+            self.solo_barriers += 1;
+        }
         self.ins(["bar", "sync"], (0,));
     }
 
