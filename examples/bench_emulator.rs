@@ -1,13 +1,14 @@
 //! Benchmark (not a test): throughput of the CPU emulator against a plain Rust loop doing the
 //! same work on the host, for a histogram (the README's kernel), an element-wise kernel, a
-//! scatter-add and device copies. Every kernel result is checked against the host loop's.
+//! scatter-add, `tilus::algo`'s scan and radix sort, and device copies. Every kernel result is
+//! checked against the host loop's.
 //!
 //! cargo run --release --example bench_emulator -- 22     # 2^22 elements (BENCHMARKS.md)
 //! TILUS_BENCH_LOG2=22 cargo run --release --example bench_emulator
 //!
 //! Without a size it runs 2^14 elements once per configuration (CI runs it in a debug build as
 //! a correctness check). `TILUS_BENCH_ONLY=histogram` (any part of a row's name and
-//! configuration, or `copies`) runs only the matching rows, e.g. under a profiler. Times are the median of the runs; ratios are emulator throughput over
+//! configuration, `scan`, `sort` or `copies`) runs only the matching rows, e.g. under a profiler. Times are the median of the runs; ratios are emulator throughput over
 //! host-loop throughput measured in the same process, so machine noise mostly cancels. The
 //! host loops run on one thread; the emulator uses as many workers as there are cores unless
 //! a row says otherwise.
@@ -218,6 +219,74 @@ fn wanted(what: &str) -> bool {
     std::env::var("TILUS_BENCH_ONLY").map_or(true, |only| what.contains(&only))
 }
 
+/// `tilus::algo`'s inclusive scan of `n` i32 against a host prefix-sum loop, and its radix sort
+/// of `n` u32 keys against `sort_unstable` (one thread each; the emulator on every core).
+fn algos(dev: &Device, inp: &Inputs, reps: usize) -> Result<(), tilus::Error> {
+    use tilus::algo::{ScanOp, ScanStorage, SortOrder, SortStorage};
+    let n = inp.n;
+    let stream = dev.default_stream();
+    let line = |what: &str, host: &str, s: f64, base_s: f64| {
+        let rate = |s: f64| n as f64 / s / 1e6;
+        println!(
+            "{what:<12} {:<26} emulator {:>9.1} M/s   {host:<10} {:>9.1} M/s   ratio {:.3}",
+            "",
+            rate(s),
+            rate(base_s),
+            base_s / s
+        );
+    };
+    if wanted("scan") {
+        let x = dev.upload(&inp.values)?;
+        let out = dev.zeros::<i32>(n)?;
+        let mut st = ScanStorage::<i32>::new(dev, n)?;
+        let mut host = vec![0i32; n];
+        let prefix = |h: &mut [i32]| {
+            let mut acc = 0i32;
+            for (o, &v) in h.iter_mut().zip(black_box(&inp.values)) {
+                acc = acc.wrapping_add(v);
+                *o = acc;
+            }
+        };
+        let (host_s, emu_s) = time2(
+            reps,
+            || prefix(&mut host),
+            || st.scan(&stream, ScanOp::Sum, &x, &out, false).unwrap(),
+        );
+        if out.download()? != host {
+            fail("scan");
+        }
+        line("scan i32", "host loop", emu_s, host_s);
+    }
+    if wanted("sort") {
+        let keys: Vec<u32> = inp
+            .index
+            .iter()
+            .zip(&inp.values)
+            .map(|(&i, &v)| (i as u32) << 10 ^ v as u32)
+            .collect();
+        let k = dev.upload(&keys)?;
+        let out = dev.zeros::<u32>(n)?;
+        let mut st = SortStorage::<u32>::new(dev, n)?;
+        let mut host = Vec::new();
+        let (host_s, emu_s) = time2(
+            reps,
+            || {
+                host = black_box(&keys).clone();
+                host.sort_unstable();
+            },
+            || {
+                st.sort_keys(&stream, &k, &out, SortOrder::Ascending)
+                    .unwrap()
+            },
+        );
+        if out.download()? != host {
+            fail("sort");
+        }
+        line("sort u32", "sort_unstable", emu_s, host_s);
+    }
+    Ok(())
+}
+
 /// Device copy, upload and download of `n` i32 against `memcpy` (`copy_from_slice`).
 fn copies(dev: &Device, inp: &Inputs, reps: usize) -> Result<(), tilus::Error> {
     let n = inp.n;
@@ -298,6 +367,7 @@ fn main() -> Result<(), tilus::Error> {
             }
         }
     }
+    algos(&Device::emulator(), &inp, reps)?;
     if wanted("copies") {
         copies(&Device::emulator(), &inp, reps)?;
     }

@@ -238,7 +238,19 @@ impl<'a> TensorRef<'a> {
         match self.mem {
             MemRef::Emu(m, _) => {
                 let mut out = vec![T::default(); self.len];
-                m.load_values(&mut out, T::from_bits);
+                // Bytes straight into `out` where every bit pattern is a `T` (not `bool`).
+                let raw = T::DTYPE != DType::Bool && {
+                    let n = std::mem::size_of_val(&out[..]);
+                    // SAFETY: `out` holds `n` initialised bytes, and `T` is an integer or float
+                    // type (no padding, every bit pattern valid), so any bytes written leave
+                    // valid `T`s.
+                    let bytes =
+                        unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), n) };
+                    m.try_read_bytes(bytes)
+                };
+                if !raw {
+                    m.load_values(&mut out, T::from_bits);
+                }
                 Ok(out)
             }
             #[cfg(feature = "cuda")]
@@ -262,7 +274,17 @@ impl<'a> TensorRef<'a> {
         }
         match self.mem {
             MemRef::Emu(m, _) => {
-                m.store_values(data, T::to_bits);
+                // SAFETY: `data`'s elements are integers, floats or `bool`s: initialised bytes
+                // without padding, each element's bytes its bit pattern (`T::to_bits`).
+                let bytes = unsafe {
+                    std::slice::from_raw_parts(
+                        data.as_ptr().cast::<u8>(),
+                        std::mem::size_of_val(data),
+                    )
+                };
+                if !m.try_write_bytes(bytes) {
+                    m.store_values(data, T::to_bits);
+                }
                 Ok(())
             }
             #[cfg(feature = "cuda")]

@@ -49,6 +49,11 @@ impl<'a> GlobalMem<'a> {
     pub fn cell_addr(&self, i: usize) -> usize {
         on_cells!(self, c => c.as_ptr() as usize) + i * self.width()
     }
+    /// The first byte of the cells, writable through the atomics' interior mutability (for
+    /// a copy that has the memory to itself; see [`GlobalMem::copy_from`]).
+    fn first_byte(&self) -> *mut u8 {
+        on_cells!(self, c => c.as_ptr() as *mut u8)
+    }
     /// Whether two arguments are the same memory.
     pub fn same(&self, other: &GlobalMem<'_>) -> bool {
         let addr = |m: &GlobalMem<'_>| on_cells!(m, c => (c.as_ptr() as usize, c.len()));
@@ -137,14 +142,42 @@ impl<'a> GlobalMem<'a> {
     }
 }
 
+/// Who may be touching device memory: every launch, upload and download holds it shared for
+/// as long as it runs; a device copy that finds nobody holding it takes it exclusively and
+/// copies bytes (`memcpy`) instead of one relaxed atomic per element, which the compiler can
+/// neither vectorise nor batch (0.55-0.76 of `memcpy` on the project's 2-core VM). Nothing is
+/// ever made to wait for the exclusive side (it is only tried), so a kernel that waits on a
+/// copy from another host thread still sees it: that copy takes the shared side. Host-mapped
+/// memory is outside this rule (the host reaches it through [`GlobalMem::store`] at any time)
+/// and is never copied as bytes.
+static MEMORY: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Shared access to device memory (see [`MEMORY`]); held by a launch for its whole run.
+pub(crate) fn shared_access() -> std::sync::RwLockReadGuard<'static, ()> {
+    // A poisoned lock only means a panic elsewhere; the lock protects no data.
+    MEMORY
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Exclusive access to device memory, if nobody is using it now (never waits).
+fn exclusive_access() -> Option<std::sync::RwLockWriteGuard<'static, ()>> {
+    match MEMORY.try_write() {
+        Ok(g) => Some(g),
+        Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    }
+}
+
 /// Bulk copies between host values and emulator memory (uploads, downloads, device copies):
-/// one loop of relaxed loads or stores over cells of one width, chosen once, which runs at
-/// about the speed of `memcpy` (the cells are atomics because kernels may run on other host
-/// threads at the same time; a relaxed access compiles to a plain one).
+/// one loop of relaxed loads or stores over cells of one width, chosen once (the cells are
+/// atomics because kernels may run on other host threads at the same time; a relaxed access
+/// compiles to a plain one), or a `memcpy` for a device copy with exclusive access.
 impl GlobalMem<'_> {
     /// Store the bit patterns (`bits(v)`) of `values` into elements `0..values.len()` (at most
     /// `len()`).
     pub fn store_values<T: Copy>(&self, values: &[T], bits: impl Fn(T) -> u64) {
+        let _shared = shared_access();
         fn go<W: CellWord, T: Copy>(cells: &[W::C], values: &[T], bits: impl Fn(T) -> u64) {
             cells
                 .iter()
@@ -161,6 +194,7 @@ impl GlobalMem<'_> {
 
     /// Load elements `0..out.len()` (at most `len()`) into `out`, each through `value(bits)`.
     pub fn load_values<T>(&self, out: &mut [T], value: impl Fn(u64) -> T) {
+        let _shared = shared_access();
         fn go<W: CellWord, T>(cells: &[W::C], out: &mut [T], value: impl Fn(u64) -> T) {
             out.iter_mut()
                 .zip(cells)
@@ -174,10 +208,66 @@ impl GlobalMem<'_> {
         }
     }
 
+    /// Copy the cells' bytes into `out` (exactly `len() * width()` bytes) without atomics, if
+    /// device memory is free now and the cells are not host-mapped (see `MEMORY` in this module); whether
+    /// it did. The bytes are each element's bit pattern, as [`GlobalMem::load_values`] reads.
+    pub fn try_read_bytes(&self, out: &mut [u8]) -> bool {
+        let bytes = self.len() * self.width();
+        if out.len() != bytes
+            || super::host::touches_mapped(self.cell_addr(0), self.cell_addr(0) + bytes)
+        {
+            return false;
+        }
+        let Some(_exclusive) = exclusive_access() else {
+            return false;
+        };
+        // SAFETY: `bytes` bytes of live cells; with `MEMORY` held exclusively and the cells not
+        // host-mapped, nothing writes them meanwhile. `out` is a distinct, exclusive borrow.
+        unsafe { std::ptr::copy_nonoverlapping(self.first_byte(), out.as_mut_ptr(), bytes) };
+        true
+    }
+
+    /// Overwrite the cells with `data` (exactly `len() * width()` bytes: each element's bit
+    /// pattern) without atomics, under the same conditions as [`GlobalMem::try_read_bytes`];
+    /// whether it did.
+    pub fn try_write_bytes(&self, data: &[u8]) -> bool {
+        let bytes = self.len() * self.width();
+        if data.len() != bytes
+            || super::host::touches_mapped(self.cell_addr(0), self.cell_addr(0) + bytes)
+        {
+            return false;
+        }
+        let Some(_exclusive) = exclusive_access() else {
+            return false;
+        };
+        // SAFETY: as in `try_read_bytes`: nothing else accesses the cells meanwhile, and `data`
+        // is host memory, not cells (a shared borrow of it coexists with no cell access).
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.first_byte(), bytes) };
+        true
+    }
+
     /// Copy `src` into this memory (the first `min(len)` elements; of one width), as `memmove`
     /// does when the two overlap: from the front when this memory starts first, else from the
     /// back, so that every element is read before it is overwritten.
     pub fn copy_from(&self, src: &GlobalMem<'_>) {
+        let n = self.len().min(src.len());
+        let bytes = n * self.width();
+        let mapped =
+            |m: &GlobalMem<'_>| super::host::touches_mapped(m.cell_addr(0), m.cell_addr(0) + bytes);
+        if self.width() == src.width() && !mapped(self) && !mapped(src) {
+            if let Some(_exclusive) = exclusive_access() {
+                // SAFETY: both ranges are `bytes` long inside live cell slices of one width;
+                // with `MEMORY` held exclusively no launch, upload, download or other copy
+                // touches device memory, and neither range is host-mapped, so nothing else
+                // accesses these cells while they are copied without atomics. `copy` is
+                // `memmove`: an overlap is copied as the element loop below would.
+                unsafe {
+                    std::ptr::copy(src.first_byte(), self.first_byte(), bytes);
+                }
+                return;
+            }
+        }
+        let _shared = shared_access();
         fn go<W: CellWord>(dst: &[W::C], src: &[W::C]) {
             let o = Ordering::Relaxed;
             let pairs = dst.iter().zip(src);

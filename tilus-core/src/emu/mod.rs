@@ -280,6 +280,8 @@ pub fn launch(
     if blocks == 0 {
         return Ok(());
     }
+    // No device copy runs without atomics while the kernel runs (`global::MEMORY`).
+    let _memory = global::shared_access();
     let abort = AtomicBool::new(false);
     // The host shares mapped memory with the kernel: it is one more agent to race with.
     let shared_with_host = opts.check_races
