@@ -237,20 +237,29 @@ impl<'a> TensorRef<'a> {
     pub(crate) fn download<T: Element>(&self) -> Result<Vec<T>> {
         match self.mem {
             MemRef::Emu(m, _) => {
-                let mut out = vec![T::default(); self.len];
-                // Bytes straight into `out` where every bit pattern is a `T` (not `bool`).
-                let raw = T::DTYPE != DType::Bool && {
-                    let n = std::mem::size_of_val(&out[..]);
-                    // SAFETY: `out` holds `n` initialised bytes, and `T` is an integer or float
-                    // type (no padding, every bit pattern valid), so any bytes written leave
-                    // valid `T`s.
-                    let bytes =
-                        unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), n) };
-                    m.try_read_bytes(bytes)
-                };
-                if !raw {
-                    m.load_values(&mut out, T::from_bits);
+                let mut out: Vec<T> = Vec::with_capacity(self.len);
+                // Bytes straight into `out`'s spare room where every bit pattern is a `T`
+                // (not `bool`), without filling it first.
+                if T::DTYPE != DType::Bool {
+                    let spare = out.spare_capacity_mut();
+                    let n = std::mem::size_of_val(spare);
+                    // SAFETY: `spare` is `n` bytes of `out`'s allocation, viewed as bytes that
+                    // may be uninitialised (`MaybeUninit<u8>` has no invalid values).
+                    let bytes = unsafe {
+                        std::slice::from_raw_parts_mut(
+                            spare.as_mut_ptr().cast::<std::mem::MaybeUninit<u8>>(),
+                            n,
+                        )
+                    };
+                    if m.try_read_bytes(bytes) {
+                        // SAFETY: all `self.len` elements were written, and `T` is an integer
+                        // or float type (no padding, every bit pattern a value).
+                        unsafe { out.set_len(self.len) };
+                        return Ok(out);
+                    }
                 }
+                out.resize(self.len, T::default());
+                m.load_values(&mut out, T::from_bits);
                 Ok(out)
             }
             #[cfg(feature = "cuda")]

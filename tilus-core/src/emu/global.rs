@@ -208,10 +208,11 @@ impl GlobalMem<'_> {
         }
     }
 
-    /// Copy the cells' bytes into `out` (exactly `len() * width()` bytes) without atomics, if
+    /// Copy the cells' bytes into `out` (exactly `len() * width()` bytes, initialised or not)
+    /// without atomics, if
     /// device memory is free now and the cells are not host-mapped (see `MEMORY` in this module); whether
     /// it did. The bytes are each element's bit pattern, as [`GlobalMem::load_values`] reads.
-    pub fn try_read_bytes(&self, out: &mut [u8]) -> bool {
+    pub fn try_read_bytes(&self, out: &mut [std::mem::MaybeUninit<u8>]) -> bool {
         let bytes = self.len() * self.width();
         if out.len() != bytes
             || super::host::touches_mapped(self.cell_addr(0), self.cell_addr(0) + bytes)
@@ -223,7 +224,9 @@ impl GlobalMem<'_> {
         };
         // SAFETY: `bytes` bytes of live cells; with `MEMORY` held exclusively and the cells not
         // host-mapped, nothing writes them meanwhile. `out` is a distinct, exclusive borrow.
-        unsafe { std::ptr::copy_nonoverlapping(self.first_byte(), out.as_mut_ptr(), bytes) };
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.first_byte(), out.as_mut_ptr().cast::<u8>(), bytes)
+        };
         true
     }
 
