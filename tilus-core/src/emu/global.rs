@@ -208,44 +208,42 @@ impl GlobalMem<'_> {
         }
     }
 
-    /// Copy the cells' bytes into `out` (exactly `len() * width()` bytes, initialised or not)
-    /// without atomics, if
-    /// device memory is free now and the cells are not host-mapped (see `MEMORY` in this module); whether
-    /// it did. The bytes are each element's bit pattern, as [`GlobalMem::load_values`] reads.
-    pub fn try_read_bytes(&self, out: &mut [std::mem::MaybeUninit<u8>]) -> bool {
-        let bytes = self.len() * self.width();
-        if out.len() != bytes
-            || super::host::touches_mapped(self.cell_addr(0), self.cell_addr(0) + bytes)
-        {
-            return false;
+    /// Exclusive access to device memory for a byte copy of all `bytes` of these cells, when
+    /// nobody else uses device memory now and the cells are not host-mapped (see `MEMORY`).
+    fn for_bytes(&self, bytes: usize) -> Option<std::sync::RwLockWriteGuard<'static, ()>> {
+        let start = self.cell_addr(0);
+        if bytes != self.len() * self.width() || super::host::touches_mapped(start, start + bytes) {
+            return None;
         }
-        let Some(_exclusive) = exclusive_access() else {
+        exclusive_access()
+    }
+
+    /// Copy the cells' bytes (each element's bit pattern, as [`GlobalMem::load_values`] reads
+    /// it) into `out`, initialised or not, without atomics, if `out` has exactly
+    /// `len() * width()` bytes, device memory is free now and the cells are not host-mapped;
+    /// whether it did.
+    pub fn try_read_bytes(&self, out: &mut [std::mem::MaybeUninit<u8>]) -> bool {
+        let Some(_exclusive) = self.for_bytes(out.len()) else {
             return false;
         };
-        // SAFETY: `bytes` bytes of live cells; with `MEMORY` held exclusively and the cells not
-        // host-mapped, nothing writes them meanwhile. `out` is a distinct, exclusive borrow.
+        // SAFETY: `out.len()` bytes of live cells; with `MEMORY` held exclusively and the
+        // cells not host-mapped, nothing writes them meanwhile. `out` is a distinct, exclusive
+        // borrow.
         unsafe {
-            std::ptr::copy_nonoverlapping(self.first_byte(), out.as_mut_ptr().cast::<u8>(), bytes)
+            std::ptr::copy_nonoverlapping(self.first_byte(), out.as_mut_ptr().cast(), out.len())
         };
         true
     }
 
-    /// Overwrite the cells with `data` (exactly `len() * width()` bytes: each element's bit
-    /// pattern) without atomics, under the same conditions as [`GlobalMem::try_read_bytes`];
-    /// whether it did.
+    /// Overwrite the cells with `data` (each element's bit pattern) without atomics, under the
+    /// same conditions as [`GlobalMem::try_read_bytes`]; whether it did.
     pub fn try_write_bytes(&self, data: &[u8]) -> bool {
-        let bytes = self.len() * self.width();
-        if data.len() != bytes
-            || super::host::touches_mapped(self.cell_addr(0), self.cell_addr(0) + bytes)
-        {
-            return false;
-        }
-        let Some(_exclusive) = exclusive_access() else {
+        let Some(_exclusive) = self.for_bytes(data.len()) else {
             return false;
         };
         // SAFETY: as in `try_read_bytes`: nothing else accesses the cells meanwhile, and `data`
-        // is host memory, not cells (a shared borrow of it coexists with no cell access).
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.first_byte(), bytes) };
+        // is host memory, not cells.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.first_byte(), data.len()) };
         true
     }
 

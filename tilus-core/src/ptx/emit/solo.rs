@@ -4,9 +4,9 @@
 //! more than one warp (`collective::reduce`): the warps' partials go through shared scratch and
 //! every thread reads them. In a loop whose tiles all fit in one warp (at most 32 elements: the
 //! layout puts element `i` on thread `i`, see `crate::layout`), only warp 0 holds data, and the
-//! other warps just wait at those barriers, iteration after iteration. The look-back of every
-//! single-pass algorithm is such a loop: a spin over a window of predecessors' status words,
-//! whose latency is on the critical path of the whole scan.
+//! other warps just wait at those barriers, iteration after iteration. The packed look-back of
+//! `tilus::algo`'s scans and compactions is such a loop: a spin over a window of 32
+//! predecessors' status words, whose latency is on the critical path of the whole scan.
 //!
 //! Such a loop is generated for warp 0 only: the other warps branch past it, its reductions end
 //! with the warp's butterfly (every lane of warp 0 holds the result), and after it warp 0
