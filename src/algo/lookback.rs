@@ -8,7 +8,7 @@
 //! Each block draws a ticket (`atomic::global_add`) which is its tile: tiles are handed out in
 //! the order blocks start, so a block only waits for tiles whose blocks are already running,
 //! and no co-residency is assumed. The block publishes its tile's fold `total` as an
-//! *aggregate* (flag 1) with a release store, then looks back over windows of 256 predecessors
+//! *aggregate* (flag 1) with a release store, then looks back over windows of 32 predecessors
 //! with acquire loads of their flags: while one of them has published nothing it reads the
 //! window again; otherwise it folds the window's values from the last *inclusive prefix*
 //! (flag 2) on and stops there, or moves one window back. It then publishes its own inclusive
@@ -37,29 +37,29 @@ macro_rules! with_lookback {
             }
             let mut prefix = $id;
             let mut end = tile;
-            // Windows of 256 predecessors: the whole block looks back, so a wide window costs
-            // about what a narrow one does, and the walk to an inclusive prefix is 8 times shorter.
-            let lanes = arange(256);
+            // Windows of 32 predecessors: every tile of the loop fits one warp, so warp 0 runs
+            // it alone (the acquire's barrier is the warp's) and a spin has no block barrier.
+            let lanes = arange(32);
             while end > 0 {
-                let at = lanes + (end - 256);
+                let at = lanes + (end - 32);
                 let inside = at >= 0;
                 let place = select(inside, at, 0);
                 let f = atomic_load(flags, place, order = acquire, scope = gpu);
                 // Places before tile 0 act as published prefixes of the identity.
                 let state = select(inside, f - ready, 2);
-                // One reduction: 512 while a place has published nothing yet, else the last
+                // One reduction: 64 while a place has published nothing yet, else the last
                 // place holding an inclusive prefix (-1: none in this window).
-                let seen = select((state < 1) | (state > 2), 512, select(state == 2, lanes, -1)).max();
-                if seen < 512 {
+                let seen = select((state < 1) | (state > 2), 64, select(state == 2, lanes, -1)).max();
+                if seen < 64 {
                     let used = inside & (lanes >= seen);
-                    let a = load_global(agg, offsets = [place], shape = [256], mask = used & (state == 1), other = $id);
-                    let p = load_global(inc, offsets = [place], shape = [256], mask = used & (state == 2), other = $id);
+                    let a = load_global(agg, offsets = [place], shape = [32], mask = used & (state == 1), other = $id);
+                    let p = load_global(inc, offsets = [place], shape = [32], mask = used & (state == 2), other = $id);
                     let window = select(state == 2, p, a).$fold();
                     prefix = $($f)* (window $sep prefix);
                     if seen >= 0 {
                         end = 0;
                     } else {
-                        end = end - 256;
+                        end = end - 32;
                     }
                 }
             }

@@ -404,7 +404,7 @@ impl Emitter<'_> {
 
     fn after(&mut self, sem: Sem) {
         if sem.has_acquire() {
-            self.barrier();
+            self.barrier_after_acquire();
         }
     }
 

@@ -18,8 +18,9 @@
 //!
 //! A loop qualifies when it has at least one such reduction and nothing that needs the whole
 //! block: every tile it touches has at most 32 elements, and its instructions are element-wise
-//! arithmetic, reductions, and weak or relaxed accesses to global memory (no shared memory, no
-//! barrier, no release or acquire, which are block-wide at tile level, no other collective).
+//! arithmetic, reductions, weak or relaxed accesses to global memory and acquire loads (no
+//! shared memory, no barrier, no release, which is block-wide at tile level, no other
+//! collective). An acquire's barrier becomes the warp's.
 //! The emulator's race checker counts no barrier for a reduction within one warp, so it never
 //! assumed the barriers this removes.
 
@@ -124,9 +125,14 @@ impl Emitter<'_> {
             Inst::Load { access, .. } | Inst::Store { access, .. } => {
                 matches!(k.ty(access.mem), Ty::Global { .. })
             }
-            Inst::AtomicLoad { access, sem, .. }
-            | Inst::AtomicStore { access, sem, .. }
-            | Inst::AtomicRmw { access, sem, .. } => {
+            // An acquire load orders the block's later accesses after it with a barrier; in a
+            // loop only warp 0 runs, so a warp barrier does it ([`Emitter::barrier_after_acquire`]),
+            // and the barrier after the loop carries the order to the other warps. A release
+            // would need the other warps' earlier writes ordered before it: not here.
+            Inst::AtomicLoad { access, sem, .. } => {
+                matches!(k.ty(access.mem), Ty::Global { .. }) && !sem.has_release()
+            }
+            Inst::AtomicStore { access, sem, .. } | Inst::AtomicRmw { access, sem, .. } => {
                 matches!(k.ty(access.mem), Ty::Global { .. })
                     && !sem.has_release()
                     && !sem.has_acquire()
@@ -205,6 +211,16 @@ impl Emitter<'_> {
     /// In a solo loop, a float fold of a tile of one warp is combined once with the identity,
     /// as the block-wide fold combines it with the other (empty) warps' partials: `max(NaN,
     /// -inf)` is `-inf` in PTX, and the emulator follows the block-wide order.
+    /// The barrier after a tile-level acquire: the block's (`bar.sync`), or in a loop that warp
+    /// 0 runs alone the warp's (`bar.warp.sync`, which orders memory among its threads too).
+    pub(in crate::ptx) fn barrier_after_acquire(&mut self) {
+        if self.solo {
+            self.ins(["bar", "warp", "sync"], (-1,));
+        } else {
+            self.barrier();
+        }
+    }
+
     /// Whether a loop that warp 0 runs alone is being generated.
     pub(in crate::ptx) fn in_solo_loop(&self) -> bool {
         self.solo
