@@ -126,10 +126,10 @@
 //! A reduction to a scalar costs the block two barriers when it has more than one warp (the
 //! warps' partials meet in shared memory). A loop whose tiles all have at most 32 elements,
 //! and whose statements are element-wise arithmetic, reductions, relaxed or weak accesses to
-//! global memory and acquire loads, runs on the first warp alone instead: its reductions stay within the warp,
-//! and the other warps wait once, after the loop, for the scalars it assigned. Spin loops over
-//! a window of 32 flags (a decoupled look-back: `tilus::algo`'s scans and compactions) are
-//! written this way; the results are the same either way.
+//! global memory and acquire loads, runs on the first warp alone instead: its reductions stay
+//! within the warp, and the other warps wait once, after the loop, for the scalars it
+//! assigned. Spin loops over a window of 32 flags (a decoupled look-back: `tilus::algo`'s scans
+//! and compactions) are written this way; the results are the same either way.
 //!
 //! # Statements
 //!
