@@ -2,7 +2,8 @@
 //! reduction; `tilus-core/src/ptx/emit/solo.rs`), and the scalars they assign reach every
 //! thread after them. The same kernels on every backend against CPU references: live-out
 //! scalars of several types (`i32`, `i64`, `f32`, `bool`), a `break`, a nested loop, a `for`
-//! loop, a float fold over a window of NaNs, and loops that must stay block-wide.
+//! loop, a float fold over a window of NaNs, acquire loads after the whole block's writes, and
+//! loops that must stay block-wide.
 
 mod common;
 
@@ -88,6 +89,28 @@ fn rounds(x: GlobalTensor<i32>, out: GlobalTensor<i32>, r: i32) {
     }
     store_global(out, full([96], acc) + arange(96), offsets = [0]);
     store_global(out, full([96], hi - wide), offsets = [96]);
+}
+
+/// Every warp writes `data`; a one-warp loop reads it back after acquire loads. A tile-level
+/// acquire orders the whole block's earlier accesses before what follows it, so the loop
+/// starts with a block barrier (the warps that do not run it wrote `data` too).
+#[tile_kernel(threads = 128)]
+fn acquire_after_block_writes(
+    data: GlobalTensor<i32>,
+    flags: GlobalTensor<i32>,
+    out: GlobalTensor<i32>,
+) {
+    store_global(data, arange(128) * 3, offsets = [0]);
+    let lanes = arange(32);
+    let mut k = 0;
+    let mut total = 0;
+    while k < 128 {
+        let f = atomic_load(flags, lanes, sem = acquire, scope = gpu);
+        let d = load_global(data, offsets = [k], shape = [32]);
+        total += (d + f).sum();
+        k += 32;
+    }
+    store_global(out, full([1], total), offsets = [0]);
 }
 
 fn reference_walk(x: &[i32], f: &[f32], n: i32) -> (Vec<i32>, Vec<f32>) {
@@ -218,4 +241,39 @@ fn ptx_runs_small_loops_on_one_warp() {
         after.contains("bar.sync"),
         "the block-wide loop keeps its barriers"
     );
+}
+
+#[test]
+fn acquire_loops_start_with_a_block_barrier() {
+    assemble_all(
+        "acquire_after_block_writes",
+        acquire_after_block_writes::PTX,
+        70,
+    );
+    let ptx = acquire_after_block_writes::PTX;
+    let start = ptx.find("one warp runs this loop").expect("a solo loop");
+    let branch = start + ptx[start..].find("bra.uni").unwrap();
+    assert!(
+        ptx[start..branch].contains("bar.sync"),
+        "a block barrier before warp 0 goes alone"
+    );
+    // The loop: from the branch to the label it jumps to (at the start of a line).
+    let end = branch + ptx[branch..].find("\n$L_solo_end").unwrap();
+    let body = &ptx[branch..end];
+    assert!(
+        !body.contains("bar.sync"),
+        "no block barrier in the loop:\n{body}"
+    );
+    assert!(
+        body.contains("bar.warp.sync"),
+        "the acquire's barrier is the warp's:\n{body}"
+    );
+    for dev in backends() {
+        let data = dev.zeros::<i32>(128).unwrap();
+        let flags = dev.full(32, 1i32).unwrap();
+        let out = dev.full(1, -99i32).unwrap();
+        acquire_after_block_writes::launch(&dev, 1, &data, &flags, &out).unwrap();
+        let want = (0..128).map(|i| 3 * i).sum::<i32>() + 4 * 32;
+        assert_eq!(out.download().unwrap(), vec![want], "{dev:?}");
+    }
 }

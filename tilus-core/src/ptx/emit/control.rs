@@ -75,8 +75,8 @@ impl Emitter<'_> {
 
     fn stmt_inner(&mut self, s: &Stmt) -> CodegenResult<()> {
         if matches!(s, Stmt::While { .. } | Stmt::For(_)) {
-            if let Some(outs) = self.solo_plan(s) {
-                return self.solo_loop(s, &outs);
+            if let Some(plan) = self.solo_plan(s) {
+                return self.solo_loop(s, &plan);
             }
         }
         self.stmt_generic(s)

@@ -20,7 +20,8 @@
 //! block: every tile it touches has at most 32 elements, and its instructions are element-wise
 //! arithmetic, reductions, weak or relaxed accesses to global memory and acquire loads (no
 //! shared memory, no barrier, no release, which is block-wide at tile level, no other
-//! collective). An acquire's barrier becomes the warp's.
+//! collective). An acquire's barrier becomes the warp's, and such a loop starts with one block
+//! barrier, so that the other warps' accesses before it stay ordered before the acquire.
 //! The emulator's race checker counts no barrier for a reduction within one warp, so it never
 //! assumed the barriers this removes.
 
@@ -33,46 +34,44 @@ use crate::ptx::value::RegOrConst;
 /// Elements a tile may have for a loop to run on one warp.
 const WARP: usize = 32;
 
+/// How a loop runs on warp 0 alone.
+pub(super) struct SoloPlan {
+    /// The scalars the loop assigns that are referenced outside it: handed to the block after.
+    outs: Vec<VarId>,
+    /// Whether the loop has an acquire load (the block synchronises before it).
+    acquires: bool,
+}
+
 impl Emitter<'_> {
-    /// The scalars loop `s` assigns that are referenced outside it, when `s` can run on warp 0
-    /// alone (see the module's documentation); `None` when it cannot or there is nothing to
-    /// gain.
-    pub(super) fn solo_plan(&self, s: &Stmt) -> Option<Vec<VarId>> {
+    /// How loop `s` runs on warp 0 alone (see the module's documentation); `None` when it
+    /// cannot or there is nothing to gain.
+    pub(super) fn solo_plan(&self, s: &Stmt) -> Option<SoloPlan> {
         if self.solo || self.threads() <= WARP {
             return None;
         }
         let k = self.kernel();
-        let small_tile = |v: VarId| match k.ty(v) {
-            Ty::Tile { shape, .. } => numel(shape) <= WARP,
-            _ => true,
-        };
-        let mut fits = true;
-        let mut gains = false;
+        let one = std::slice::from_ref(s);
+        let (mut fits, mut gains, mut acquires) = (true, false, false);
+        crate::ir::for_each_inst(one, &mut |_, inst, _| {
+            fits &= self.solo_inst(inst);
+            gains |= matches!(inst, Inst::Reduce { x, .. } if matches!(k.ty(*x), Ty::Tile { .. }));
+            acquires |= matches!(inst, Inst::AtomicLoad { sem, .. } if sem.has_acquire());
+        });
         let mut inside = vec![0u32; k.vars.len()];
         let mut assigned = Vec::new();
-        let one = std::slice::from_ref(s);
         for_each_var(one, &mut |u| {
             let v = match u {
                 VarUse::Read(v) => v,
-                VarUse::Def(v, inst) => {
-                    fits &= self.solo_inst(inst);
-                    gains |= matches!(inst, Inst::Reduce { x, .. } if matches!(k.ty(*x), Ty::Tile { .. }));
-                    assigned.push(v);
-                    v
-                }
-                VarUse::LoopVar(v) => {
+                VarUse::Def(v, _) | VarUse::LoopVar(v) => {
                     assigned.push(v);
                     v
                 }
             };
-            fits &= small_tile(v);
+            fits &= match k.ty(v) {
+                Ty::Tile { shape, .. } => numel(shape) <= WARP,
+                _ => true,
+            };
             inside[v as usize] += 1;
-        });
-        // Instructions without a result (stores, atomics whose result is unused).
-        crate::ir::for_each_inst(one, &mut |dst, inst, _| {
-            if dst.is_none() {
-                fits &= self.solo_inst(inst);
-            }
         });
         if !fits || !gains {
             return None;
@@ -89,7 +88,7 @@ impl Emitter<'_> {
             return None;
         }
         outs.retain(|&v| k.ty(v).is_scalar());
-        Some(outs)
+        Some(SoloPlan { outs, acquires })
     }
 
     /// Whether `inst` does the same on warp 0 alone as on the whole block (its tiles' sizes
@@ -158,9 +157,16 @@ impl Emitter<'_> {
         })
     }
 
-    /// Loop `s` on warp 0 alone, then its scalars `outs` handed to the whole block.
-    pub(super) fn solo_loop(&mut self, s: &Stmt, outs: &[VarId]) -> CodegenResult<()> {
+    /// Loop `s` on warp 0 alone, then the scalars it assigned handed to the whole block.
+    pub(super) fn solo_loop(&mut self, s: &Stmt, plan: &SoloPlan) -> CodegenResult<()> {
+        let outs = &plan.outs[..];
         self.comment("one warp runs this loop: every tile in it fits in warp 0");
+        if plan.acquires {
+            // A tile-level acquire orders the whole block's earlier accesses before what
+            // follows it (its barrier): the other warps' accesses before the loop are ordered
+            // here, once, since in the loop the acquire's barrier is only the warp's.
+            self.barrier();
+        }
         let skip = self.new_label("solo_end");
         let warp = self.warp();
         let others = self.new_pred();
