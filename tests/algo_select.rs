@@ -43,6 +43,39 @@ fn select_if_keeps_the_order_for_every_predicate_and_length() {
     }
 }
 
+/// Every predicate on floats with NaN, -0.0 and infinities among the values and as the
+/// threshold: NaN compares false except under `!=`, and -0.0 equals 0.0.
+#[test]
+fn float_predicates_with_nan_and_signed_zeros() {
+    let mut rng = Rng::from_env_or_clock();
+    let special = [f32::NAN, -0.0, 0.0, f32::INFINITY, f32::NEG_INFINITY, 1.5];
+    let n = 2 * TILE + 77;
+    let x: Vec<f32> = (0..n)
+        .map(|_| match rng.range(0, 4) {
+            0 => special[rng.range(0, special.len() as i32) as usize],
+            _ => rng.range(-8, 8) as f32 * 0.5,
+        })
+        .collect();
+    for dev in backends() {
+        let input = dev.upload(&x).unwrap();
+        for t in [0.0f32, -0.0, 1.5, f32::NAN, f32::INFINITY] {
+            for keep in [
+                Keep::Greater(t),
+                Keep::GreaterEq(t),
+                Keep::Less(t),
+                Keep::LessEq(t),
+                Keep::Equal(t),
+                Keep::NotEqual(t),
+            ] {
+                let got = select_if(&dev, &input, keep).unwrap().download().unwrap();
+                let want = kept(&x, keep);
+                let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got), bits(&want), "{dev:?} {keep:?}");
+            }
+        }
+    }
+}
+
 #[test]
 fn flags_partition_floats_and_reused_storage() {
     let mut rng = Rng::from_env_or_clock();

@@ -133,6 +133,139 @@ fn two_d_accesses_are_vectors_with_a_scalar_fallback() {
     }
 }
 
+/// A masked 2-D copy whose masks differ inside a thread's run: `dst[r, c] = keep[r, c] ?
+/// src[r, c] : -1` where `put[r, c]`, through views of `cols` columns at column `c0`. A run goes
+/// as one vector only when all of its elements are active, so every mask pattern must reach
+/// the per-element fallback with the right elements.
+#[tile_kernel(threads = 64)]
+fn masked_copy(
+    src: GlobalTensor<f32>,
+    keep: GlobalTensor<u8>,
+    put: GlobalTensor<u8>,
+    dst: GlobalTensor<f32>,
+    cols: i32,
+    c0: i32,
+) {
+    let rows = src.len() as i32 / cols;
+    let r0 = block_idx() * 8;
+    let k = load_global(
+        keep.view(0, [rows, cols]),
+        offsets = [r0, c0],
+        shape = [8, 64],
+    ) != 0;
+    let p = load_global(
+        put.view(0, [rows, cols]),
+        offsets = [r0, c0],
+        shape = [8, 64],
+    ) != 0;
+    let tile = load_global(
+        src.view(0, [rows, cols]),
+        offsets = [r0, c0],
+        shape = [8, 64],
+        mask = k,
+        other = -1.0,
+    );
+    store_global(
+        dst.view(0, [rows, cols]),
+        tile,
+        offsets = [r0, c0],
+        mask = p,
+    );
+}
+
+/// Rows gathered by an index tile (`x[idx[i], :]`, runs along the row) and stored in order:
+/// index rows out of bounds read 0.
+#[tile_kernel(threads = 64)]
+fn gather_rows(x: GlobalTensor<f32>, idx: GlobalTensor<i32>, out: GlobalTensor<f32>, cols: i32) {
+    let rows = x.len() as i32 / cols;
+    let i = load_global(idx, offsets = [block_idx() * 16], shape = [16]);
+    let r = load_global(x.view(0, [rows, cols]), offsets = [i, 0], shape = [16, 32]);
+    store_global(
+        out.view(0, [idx.len() as i32, 32]),
+        r,
+        offsets = [block_idx() * 16, 0],
+    );
+}
+
+#[test]
+fn masked_two_d_runs_fall_back_element_by_element() {
+    let mut r = Rng::from_env_or_clock();
+    let rows = 8 * 3 + 5;
+    for dev in backends() {
+        // Mask densities: all set (every run a vector), mostly set, half.
+        for (cols, c0, keep_pct, put_pct) in [
+            (64, 0, 100, 100),
+            (80, 16, 90, 100),
+            (70, 3, 100, 85),
+            (67, 8, 50, 50),
+        ] {
+            let n = rows * cols;
+            let src: Vec<f32> = (0..n).map(|_| r.range(-1000, 1000) as f32 * 0.25).collect();
+            let keep: Vec<u8> = (0..n).map(|_| (r.range(0, 100) < keep_pct) as u8).collect();
+            let put: Vec<u8> = (0..n).map(|_| (r.range(0, 100) < put_pct) as u8).collect();
+            let (s, k, p) = (
+                dev.upload(&src).unwrap(),
+                dev.upload(&keep).unwrap(),
+                dev.upload(&put).unwrap(),
+            );
+            let d = dev.full(n, f32::MAX).unwrap();
+            masked_copy::launch(
+                &dev,
+                rows.div_ceil(8) as u32,
+                &s,
+                &k,
+                &p,
+                &d,
+                cols as i32,
+                c0 as i32,
+            )
+            .unwrap();
+            let mut want = vec![f32::MAX; n];
+            for row in 0..rows {
+                for c in c0..(c0 + 64).min(cols) {
+                    let e = row * cols + c;
+                    if put[e] != 0 {
+                        want[e] = if keep[e] != 0 { src[e] } else { -1.0 };
+                    }
+                }
+            }
+            assert_eq!(
+                d.download().unwrap(),
+                want,
+                "{dev:?} cols {cols} c0 {c0} keep {keep_pct}% put {put_pct}%"
+            );
+        }
+        for cols in [32, 35, 96] {
+            let (nx, ni) = (40, 16 * 3);
+            let x: Vec<f32> = (0..nx * cols)
+                .map(|_| r.range(-1000, 1000) as f32)
+                .collect();
+            let idx: Vec<i32> = (0..ni).map(|_| r.range(-3, nx as i32 + 3)).collect();
+            let (xs, is) = (dev.upload(&x).unwrap(), dev.upload(&idx).unwrap());
+            let out = dev.full(ni * 32, f32::MAX).unwrap();
+            gather_rows::launch(&dev, 3, &xs, &is, &out, cols as i32).unwrap();
+            let want: Vec<f32> = idx
+                .iter()
+                .flat_map(|&i| {
+                    let x = &x;
+                    (0..32).map(move |c| match usize::try_from(i) {
+                        Ok(i) if i < nx && c < cols => x[i * cols + c],
+                        _ => 0.0,
+                    })
+                })
+                .collect();
+            assert_eq!(out.download().unwrap(), want, "{dev:?} gather, cols {cols}");
+        }
+    }
+    for (name, ptx) in [
+        ("masked_copy", masked_copy::PTX),
+        ("gather_rows", gather_rows::PTX),
+    ] {
+        assert!(ptx.contains("ld.global.v4.f32"), "{name}: no vector load");
+        assemble_all(name, ptx, 70);
+    }
+}
+
 /// A byte histogram: a `u8` index into 256 bins is in bounds by its type, so the scatter has no
 /// bounds test (registers hold narrow integers zero-extended and wrapped, so this holds for
 /// computed bytes too).

@@ -281,7 +281,7 @@ impl Emitter<'_> {
 
     /// One vector load or store of the slots `chunk` (consecutive elements) at `addr` in state
     /// space `sp`, under guard `g`.
-    fn vector_piece(
+    pub(super) fn vector_piece(
         &mut self,
         plan: &Plan,
         op: &Op,

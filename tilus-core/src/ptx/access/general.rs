@@ -417,6 +417,72 @@ impl Emitter<'_> {
         others.iter().all(independent).then_some(v)
     }
 
+    /// The vector path of a derivable-run access (weak global loads and stores of 2-D and
+    /// 3-D views, see [`derivable_runs`](Self::derivable_runs)): only each run's first element
+    /// is planned in full; the run is wholly active when its first element is, its last one
+    /// is in bounds (bounds are monotone along the run), and every element's mask holds; it is
+    /// aligned when its first address is. A thread whose runs all qualify issues only vector
+    /// instructions and branches past the per-element code, which the others run (with every
+    /// element's checks, as without this path). Returns that code's end label, or `None` when
+    /// the access has no such path.
+    pub(super) fn run_vector_part(
+        &mut self,
+        plan: &Plan,
+        op: &super::Op,
+    ) -> CodegenResult<Option<crate::ptx::code::Label>> {
+        let Some(v) = self.derivable_runs(plan) else {
+            return Ok(None);
+        };
+        let size = plan.size;
+        let lanes = crate::ptx::memops::vector_lanes(size, v);
+        if lanes < 2 || lanes * size < 4 || v != plan.layout.v {
+            return Ok(None);
+        }
+        let slots = plan.layout.slots();
+        let mut all = Predicate::True;
+        let mut heads = Vec::with_capacity(slots / v);
+        for s in (0..slots).step_by(v) {
+            let p = self.element(plan, s, true)?;
+            let Some(h) = p.head else {
+                return internal("a derivable run without its head");
+            };
+            // The last element's activity: its mask and bounds (the rows are the head's).
+            let last = self.run_member(plan, s + v - 1, v - 1, h)?;
+            let mut ok = self.and_pred(p.act, last.act);
+            for i in 1..v - 1 {
+                let m = self.mask(plan, s + i)?;
+                ok = self.and_pred(ok, m);
+            }
+            if ok == Predicate::False {
+                // Never wholly active (a constant mask): the per-element code does it all.
+                return Ok(None);
+            }
+            let base = self.addr_reg(p.addr);
+            let (t, aligned) = (self.r64(), self.new_pred());
+            self.ins(["and", "b64"], (t, base, (lanes * size - 1) as i64));
+            self.ins(["setp", "eq", "s64"], (aligned, t, 0));
+            ok = self.and_pred(ok, Predicate::Reg(aligned));
+            all = self.and_pred(all, ok);
+            heads.push(p.addr);
+        }
+        let (rest, end) = (self.new_label("runs_partial"), self.new_label("runs_done"));
+        if let Predicate::Reg(p) = all {
+            // Per-thread: only threads with a partial or misaligned run fall back.
+            self.branch(crate::ptx::code::Guard::Unless(p), rest);
+        }
+        let sp = self.state_space(plan);
+        for (o, head) in heads.into_iter().enumerate() {
+            let run: Vec<usize> = (o * v..(o + 1) * v).collect();
+            for (i, chunk) in run.chunks(lanes).enumerate() {
+                let addr = head.plus((i * lanes * size) as i64);
+                self.vector_piece(plan, op, chunk, addr, crate::ptx::code::Guard::Always, sp)?;
+            }
+        }
+        self.branch(crate::ptx::code::Guard::Always, end);
+        self.label(rest);
+        Ok(Some(end))
+    }
+
     /// Element `i` (`1..v`) of the run that starts at slot `s - i`, from its head.
     pub(super) fn run_member(
         &mut self,

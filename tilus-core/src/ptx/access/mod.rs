@@ -20,7 +20,10 @@
 //! `v` elements is active and aligned (proved from known trailing zero bits, or tested once at
 //! run time), 16-byte (or smaller) vector accesses with no per-element work; elements narrower
 //! than 4 bytes travel in 32-bit words. The per-element code remains as the fallback for the
-//! partial tail.
+//! partial tail. Weak global loads and stores of 2-D and 3-D views whose runs lie along the
+//! tensor's last axis (rows of a matrix, gathered rows) get the same shape of vector path
+//! (`general.rs`, `run_vector_part`): only each run's first element is planned in full, and a
+//! thread whose runs are all active and aligned skips the per-element code.
 
 mod general;
 mod range;
@@ -253,6 +256,10 @@ impl Emitter<'_> {
                 }
                 VectorPart::UpTo(end) => done = Some(end),
             }
+        }
+        let loads_or_stores = matches!(op, Op::Load { .. } | Op::Store { .. });
+        if vector && done.is_none() && plan.range.is_none() && loads_or_stores {
+            done = self.run_vector_part(&plan, &op)?;
         }
         let planned = self.plan_elements(&plan, slots)?;
         let elems: Vec<(Predicate, Addr)> = planned.iter().map(|p| (p.act, p.addr)).collect();
