@@ -169,19 +169,78 @@ impl Emitter<'_> {
             column,
             per_thread,
         };
-        for pass in 0..passes {
-            let step = Step {
-                shift: pass * DIGIT_BITS,
-                from: (pass % 2) as usize,
-                last: pass + 1 == passes,
-            };
-            if per_thread <= PACKED_MAX {
-                self.radix_pass_packed(job, &run, &step)?;
-            } else {
-                self.radix_pass_looped(job, &run, &step)?;
+        let fixed = |pass: u32, from: usize| Step {
+            shift: RegOrImm::Imm((pass * DIGIT_BITS) as i32),
+            from: Arrays::at(job, from),
+            to: Arrays::at(job, 1 - from),
+            last: pass + 1 == passes,
+        };
+        if per_thread <= PACKED_MAX && passes > 2 {
+            // The passes but the last as a loop (its body one pass, the key arrays swapped
+            // between trips): unrolled, ptxas kept values of every pass live at once (200
+            // registers for a 32-bit sort, spilled at 512 threads), and the code was 8 passes.
+            self.radix_pass_loop(job, &run, passes - 1)?;
+            let last = passes - 1;
+            self.radix_pass_packed(job, &run, &fixed(last, (last % 2) as usize))?;
+        } else {
+            for pass in 0..passes {
+                let step = fixed(pass, (pass % 2) as usize);
+                if per_thread <= PACKED_MAX {
+                    self.radix_pass_packed(job, &run, &step)?;
+                } else {
+                    self.radix_pass_looped(job, &run, &step)?;
+                }
             }
         }
         Ok(job.out(passes))
+    }
+
+    /// The first `trips` passes (not the last) as one loop: the digit's shift and the arrays
+    /// read and written in registers, swapped after each trip.
+    fn radix_pass_loop(&mut self, job: &RadixJob, run: &Run, trips: u32) -> CodegenResult<()> {
+        let smem = self.smem_base();
+        let reg_at = |e: &mut Self, off: usize| {
+            let r = e.r32();
+            e.ins(["add", "s32"], (r, smem, off as i32));
+            r
+        };
+        let from = Arrays {
+            keys: Arr::In(reg_at(self, job.s.keys[0])),
+            idx: job.args().then(|| Arr::In(reg_at(self, job.s.idx[0]))),
+        };
+        let to = Arrays {
+            keys: Arr::In(reg_at(self, job.s.keys[1])),
+            idx: job.args().then(|| Arr::In(reg_at(self, job.s.idx[1]))),
+        };
+        let shift = self.r32();
+        self.ins(["mov", "u32"], (shift, 0));
+        let top = self.new_label("radix_pass");
+        self.label(top);
+        let step = Step {
+            shift: RegOrImm::Reg(shift),
+            from,
+            to,
+            last: false,
+        };
+        self.radix_pass_packed(job, run, &step)?;
+        let t = self.r32();
+        let swap = |e: &mut Self, a: Option<Arr>, b: Option<Arr>| {
+            if let (Some(Arr::In(a)), Some(Arr::In(b))) = (a, b) {
+                e.ins(["mov", "u32"], (t, a));
+                e.ins(["mov", "u32"], (a, b));
+                e.ins(["mov", "u32"], (b, t));
+            }
+        };
+        swap(self, Some(from.keys), Some(to.keys));
+        swap(self, from.idx, to.idx);
+        self.ins(["add", "s32"], (shift, shift, DIGIT_BITS as i32));
+        let more = self.new_pred();
+        self.ins(
+            ["setp", "lt", "s32"],
+            (more, shift, (trips * DIGIT_BITS) as i32),
+        );
+        self.branch_uniform(Guard::If(more), top);
+        Ok(())
     }
 
     /// A pass where runs are counted through the table: a loop over the run to count, the scan,
@@ -195,7 +254,7 @@ impl Emitter<'_> {
         self.counted_loop(RegOrImm::Imm(0), run.len.into(), 1, |e, j| {
             let i = e.r32();
             e.ins(["add", "s32"], (i, run.first, j));
-            let key = e.padded_load(job.s.keys[step.from], i);
+            let key = e.padded_load(step.from.keys, i);
             let at = e.count_entry(job, run.column, key, step.shift);
             let c = e.r32();
             e.ins(["ld", "shared", ety], (c, at.clone()));
@@ -208,8 +267,8 @@ impl Emitter<'_> {
         self.counted_loop(RegOrImm::Imm(0), run.len.into(), 1, |e, j| {
             let i = e.r32();
             e.ins(["add", "s32"], (i, run.first, j));
-            let key = e.padded_load(job.s.keys[step.from], i);
-            let index = job.args().then(|| e.padded_load(job.s.idx[step.from], i));
+            let key = e.padded_load(step.from.keys, i);
+            let index = step.from.idx.map(|a| e.padded_load(a, i));
             let at = e.count_entry(job, run.column, key, step.shift);
             let place = e.r32();
             e.ins(["ld", "shared", ety], (place, at.clone()));
@@ -244,38 +303,34 @@ impl Emitter<'_> {
             let here = self.new_pred();
             self.ins(["setp", "gt", "s32"], (here, run.len, j as i32));
             let g = Guard::If(here);
-            let at = |e: &mut Self, off: usize| match base {
-                Some(b) => scratch_at(b, off + 4 * j),
-                None => {
+            let at = |e: &mut Self, arr: Arr| match (base, arr) {
+                (Some(b), Arr::At(off)) => scratch_at(b, off + 4 * j),
+                (Some(b), Arr::In(a)) => {
+                    // `b` is smem + 4 * padded(first): the array's own base added instead.
+                    let r = e.r32();
+                    e.ins(["add", "s32"], (r, b, a));
+                    let smem = e.smem_base();
+                    e.ins(["sub", "s32"], (r, r, smem));
+                    scratch_at(r, 4 * j)
+                }
+                (None, arr) => {
                     let i = e.r32();
                     e.ins(["add", "s32"], (i, run.first, j as i32));
-                    e.padded_at(off, i)
+                    e.padded_at(arr, i)
                 }
             };
             let key = self.r32();
-            let key_at = at(self, job.s.keys[step.from]);
+            let key_at = at(self, step.from.keys);
             self.ins_if(g, ["ld", "shared", "b32"], (key, key_at));
-            let index = job.args().then(|| {
+            let index = step.from.idx.map(|arr| {
                 let index = self.r32();
-                let idx_at = at(self, job.s.idx[step.from]);
+                let idx_at = at(self, arr);
                 self.ins_if(g, ["ld", "shared", "u32"], (index, idx_at));
                 index
             });
-            // The digit's nibble: its shift in the packed counts, and one there.
-            let sh = self.r32();
-            self.ins(["bfe", "u32"], (sh, key, step.shift, DIGIT_BITS));
-            self.ins(["shl", "b32"], (sh, sh, 2));
-            let one = self.r64();
-            self.ins(["mov", "u64"], (one, 1));
-            self.ins(["shl", "b64"], (one, one, sh));
+            let (_, one) = self.digit_nibble(key, step.shift);
             self.ins_if(g, ["add", "s64"], (counts, counts, one));
-            items.push(Item {
-                g,
-                key,
-                index,
-                sh,
-                one,
-            });
+            items.push(Item { g, key, index });
         }
         let (lo, hi) = (self.r32(), self.r32());
         self.ins(["mov", "b64"], (Arg::Vector(vec![lo, hi]), counts));
@@ -291,11 +346,14 @@ impl Emitter<'_> {
         let seen = self.r64();
         self.ins(["mov", "u64"], (seen, 0));
         for it in items {
+            // Recomputed rather than kept from the count: fewer registers live across the
+            // scan (a 512-thread block has 128 a thread, and a sort spilled with them kept).
+            let (sh, one) = self.digit_nibble(it.key, step.shift);
             // The digit's row of this thread's column: its shift is 4 * digit.
             let at = self.r32();
             self.ins(
                 ["mad", "lo", "s32"],
-                (at, it.sh, job.s.entry * threads / 4, run.column),
+                (at, sh, job.s.entry * threads / 4, run.column),
             );
             let place = self.r32();
             self.ins_if(
@@ -305,11 +363,11 @@ impl Emitter<'_> {
             );
             // Plus its rank among the run's earlier keys of its digit.
             let before = self.r64();
-            self.ins(["bfe", "u64"], (before, seen, it.sh, 4));
+            self.ins(["bfe", "u64"], (before, seen, sh, 4));
             let b32 = self.r32();
             self.ins(["cvt", "u32", "u64"], (b32, before));
             self.ins(["add", "s32"], (place, place, b32));
-            self.ins_if(it.g, ["add", "s64"], (seen, seen, it.one));
+            self.ins_if(it.g, ["add", "s64"], (seen, seen, one));
             self.radix_move(job, step, it.g, place, it.key, it.index);
         }
         self.barrier();
@@ -327,12 +385,11 @@ impl Emitter<'_> {
         key: Reg,
         index: Option<Reg>,
     ) {
-        let to = 1 - step.from;
         if !step.last {
-            let at = self.padded_at(job.s.keys[to], place);
+            let at = self.padded_at(step.to.keys, place);
             self.ins_if(g, ["st", "shared", "b32"], (at, key));
-            if let Some(index) = index {
-                let at = self.padded_at(job.s.idx[to], place);
+            if let (Some(index), Some(arr)) = (index, step.to.idx) {
+                let at = self.padded_at(arr, place);
                 self.ins_if(g, ["st", "shared", "u32"], (at, index));
             }
             return;
@@ -342,7 +399,9 @@ impl Emitter<'_> {
         } else {
             g
         };
-        let out = job.s.keys[to];
+        let Arr::At(out) = step.to.keys else {
+            unreachable!("the last pass writes a fixed array");
+        };
         match index {
             Some(index) => {
                 let at = self.elem_at(out, 4, place.into());
@@ -394,17 +453,17 @@ impl Emitter<'_> {
         if job.d.bits() < 32 {
             self.ins(["and", "b32"], (key, key, job.mask()));
         }
-        let at = self.padded_at(job.s.keys[0], i);
+        let at = self.padded_at(Arr::At(job.s.keys[0]), i);
         self.ins(["st", "shared", "b32"], (at, key));
         if job.args() {
-            let at = self.padded_at(job.s.idx[0], i);
+            let at = self.padded_at(Arr::At(job.s.idx[0]), i);
             self.ins(["st", "shared", "u32"], (at, i));
         }
         Ok(())
     }
 
     /// The count-table entry of `key`'s digit at `shift` in this thread's column.
-    fn count_entry(&mut self, job: &RadixJob, column: Reg, key: Reg, shift: u32) -> Address {
+    fn count_entry(&mut self, job: &RadixJob, column: Reg, key: Reg, shift: RegOrImm) -> Address {
         let digit = self.r32();
         self.ins(["bfe", "u32"], (digit, key, shift, DIGIT_BITS));
         let at = self.r32();
@@ -416,29 +475,51 @@ impl Emitter<'_> {
     /// Phase 2 of a pass: the count table, read digit-major, replaced by its exclusive prefix
     /// sums. Thread `t` sums the 16 entries `[16 t, 16 t + 16)`; a warp scan and the totals of
     /// the warps before give the sum of everything before them. Ends with a barrier.
+    ///
+    /// With 16-bit entries a thread's 16 are 32 aligned bytes: read and written as two
+    /// `v4.b32` (8 shared accesses fewer each way), summed as packed pairs (no carry crosses
+    /// the halves: a sum is at most the line's length, below 2^16). The warps' totals are
+    /// scanned with shuffles by every warp (one load a lane, not one a warp per thread).
     fn radix_scan(&mut self, job: &RadixJob) -> CodegenResult<()> {
         let (tid, smem, ety, entry) = (self.tid(), self.smem_base(), entry_type(job), job.s.entry);
         let mine = self.r32();
         self.ins(["mad", "lo", "s32"], (mine, tid, entry * DIGITS, smem));
+        let packed = entry == 2 && job.s.counts.is_multiple_of(16);
         let mut entries = Vec::with_capacity(DIGITS);
         let sum = self.r32();
-        self.ins(["mov", "u32"], (sum, 0));
-        for k in 0..DIGITS {
-            let v = self.r32();
-            let at = scratch_at(mine, job.s.counts + entry * k);
-            self.ins(["ld", "shared", ety], (v, at));
-            self.ins(["add", "s32"], (sum, sum, v));
-            entries.push(v);
+        if packed {
+            let words: Vec<Reg> = (0..DIGITS / 2).map(|_| self.r32()).collect();
+            for (half, regs) in words.chunks(4).enumerate() {
+                let at = scratch_at(mine, job.s.counts + 16 * half);
+                self.ins(
+                    ["ld", "shared", "v4", "b32"],
+                    (Arg::Vector(regs.to_vec()), at),
+                );
+            }
+            let pairs = self.r32();
+            self.ins(["mov", "u32"], (pairs, 0));
+            for &w in &words {
+                self.ins(["add", "s32"], (pairs, pairs, w));
+            }
+            // Kept packed (8 registers, not 16) until the write-back.
+            entries = words;
+            let top = self.r32();
+            self.ins(["shr", "u32"], (top, pairs, 16));
+            self.ins(["and", "b32"], (sum, pairs, 0xffff));
+            self.ins(["add", "s32"], (sum, sum, top));
+        } else {
+            self.ins(["mov", "u32"], (sum, 0));
+            for k in 0..DIGITS {
+                let v = self.r32();
+                let at = scratch_at(mine, job.s.counts + entry * k);
+                self.ins(["ld", "shared", ety], (v, at));
+                self.ins(["add", "s32"], (sum, sum, v));
+                entries.push(v);
+            }
         }
         let lane = self.r32();
         self.ins(["and", "b32"], (lane, tid, 31));
-        let inclusive = self.r32();
-        self.ins(["mov", "u32"], (inclusive, sum));
-        for off in [1, 2, 4, 8, 16] {
-            let up = self.shfl("up", inclusive, RegOrImm::Imm(off), 0);
-            let has = self.pred_u32("ge", lane, RegOrImm::Imm(off));
-            self.ins_if(Guard::If(has), ["add", "s32"], (inclusive, inclusive, up));
-        }
+        let inclusive = self.warp_inclusive_sum(lane, sum, 32);
         let warp = self.r32();
         self.ins(["shr", "u32"], (warp, tid, 5));
         let last_lane = self.pred_u32("eq", lane, RegOrImm::Imm(31));
@@ -449,31 +530,98 @@ impl Emitter<'_> {
             (total_at, inclusive),
         );
         self.barrier();
-        // Before this thread: the lanes before it in its warp, then the warps before it.
+        // Before this thread: the lanes before it in its warp, then the warps before it (lane
+        // `w` of every warp reads warp `w`'s total; their exclusive scan, at lane `warp`).
         let running = self.r32();
         self.ins(["sub", "s32"], (running, inclusive, sum));
-        for w in 0..self.threads() / 32 {
-            let t = self.r32();
-            let at = scratch_at(smem, job.s.warp_totals + 4 * w);
-            self.ins(["ld", "shared", "u32"], (t, at));
-            let before = self.pred_u32("gt", warp, RegOrImm::Imm(w as i32));
-            self.ins_if(Guard::If(before), ["add", "s32"], (running, running, t));
+        let warps = self.threads() / 32;
+        if warps > 1 {
+            let total = self.r32();
+            self.ins(["mov", "u32"], (total, 0));
+            let has = self.pred_u32("lt", lane, RegOrImm::Imm(warps as i32));
+            let at = self.elem_at(job.s.warp_totals, 4, lane.into());
+            self.ins_if(Guard::If(has), ["ld", "shared", "u32"], (total, at));
+            let upto = self.warp_inclusive_sum(lane, total, warps);
+            let before = self.r32();
+            self.ins(["sub", "s32"], (before, upto, total));
+            let mine_before = self.shfl("idx", before, RegOrImm::Reg(warp), 31);
+            self.ins(["add", "s32"], (running, running, mine_before));
         }
-        for (k, v) in entries.into_iter().enumerate() {
-            let at = scratch_at(mine, job.s.counts + entry * k);
-            self.ins(["st", "shared", ety], (at, running));
-            self.ins(["add", "s32"], (running, running, v));
+        if packed {
+            let mut words = Vec::with_capacity(DIGITS / 2);
+            for &pair in &entries {
+                // Exclusive places of the pair's two digits, packed: low, then high.
+                let low = self.r32();
+                self.ins(["and", "b32"], (low, pair, 0xffff));
+                let w = self.r32();
+                self.ins(["add", "s32"], (w, running, low));
+                self.ins(["shl", "b32"], (w, w, 16));
+                self.ins(["or", "b32"], (w, w, running));
+                // running + low + high: the pair's halves summed as one word, then folded.
+                let both = self.r32();
+                self.ins(["shr", "u32"], (both, pair, 16));
+                self.ins(["add", "s32"], (both, both, low));
+                self.ins(["add", "s32"], (running, running, both));
+                words.push(w);
+            }
+            for (half, regs) in words.chunks(4).enumerate() {
+                let at = scratch_at(mine, job.s.counts + 16 * half);
+                self.ins(
+                    ["st", "shared", "v4", "b32"],
+                    (at, Arg::Vector(regs.to_vec())),
+                );
+            }
+        } else {
+            for (k, v) in entries.into_iter().enumerate() {
+                let at = scratch_at(mine, job.s.counts + entry * k);
+                self.ins(["st", "shared", ety], (at, running));
+                self.ins(["add", "s32"], (running, running, v));
+            }
         }
         self.barrier();
         Ok(())
     }
 
-    /// The address of word `i` of the padded array at scratch offset `off`.
-    fn padded_at(&mut self, off: usize, i: Reg) -> Address {
+    /// The nibble of `key`'s digit at `shift` in the packed counts: its shift there
+    /// (`4 * digit`) and one at that shift (64 bits).
+    fn digit_nibble(&mut self, key: Reg, shift: RegOrImm) -> (Reg, Reg) {
+        let sh = self.r32();
+        self.ins(["bfe", "u32"], (sh, key, shift, DIGIT_BITS));
+        self.ins(["shl", "b32"], (sh, sh, 2));
+        let one = self.r64();
+        self.ins(["mov", "u64"], (one, 1));
+        self.ins(["shl", "b64"], (one, one, sh));
+        (sh, one)
+    }
+
+    /// The inclusive sum of `v` over the lanes `0..=lane` of the first `width` lanes (a power
+    /// of two up to 32) of each warp, by shuffles.
+    fn warp_inclusive_sum(&mut self, lane: Reg, v: Reg, width: usize) -> Reg {
+        let inclusive = self.r32();
+        self.ins(["mov", "u32"], (inclusive, v));
+        let mut off = 1;
+        while off < width {
+            let up = self.shfl("up", inclusive, RegOrImm::Imm(off as i32), 0);
+            let has = self.pred_u32("ge", lane, RegOrImm::Imm(off as i32));
+            self.ins_if(Guard::If(has), ["add", "s32"], (inclusive, inclusive, up));
+            off *= 2;
+        }
+        inclusive
+    }
+
+    /// The address of word `i` of the padded array `arr`.
+    fn padded_at(&mut self, arr: Arr, i: Reg) -> Address {
         let p = self.r32();
         self.ins(["shr", "u32"], (p, i, 5));
         self.ins(["add", "s32"], (p, p, i));
-        self.elem_at(off, 4, p.into())
+        match arr {
+            Arr::At(off) => self.elem_at(off, 4, p.into()),
+            Arr::In(base) => {
+                let a = self.r32();
+                self.ins(["mad", "lo", "s32"], (a, p, 4, base));
+                scratch_at(a, 0)
+            }
+        }
     }
 
     /// `smem + 4 * (i + i / 32)`: with an array's offset, the address of its word `i`.
@@ -487,31 +635,55 @@ impl Emitter<'_> {
         a
     }
 
-    /// Word `i` of the padded array at scratch offset `off`.
-    fn padded_load(&mut self, off: usize, i: Reg) -> Reg {
-        let at = self.padded_at(off, i);
+    /// Word `i` of the padded array `arr`.
+    fn padded_load(&mut self, arr: Arr, i: Reg) -> Reg {
+        let at = self.padded_at(arr, i);
         let r = self.r32();
         self.ins(["ld", "shared", "b32"], (r, at));
         r
     }
 }
 
-/// A key of a run read into registers: the guard of its place, the key, its index (argsorts),
-/// its digit's shift in the packed counts (`4 * digit`) and one at that shift (64 bits).
+/// A key of a run read into registers: the guard of its place, the key and its index
+/// (argsorts).
 struct Item {
     g: Guard,
     key: Reg,
     index: Option<Reg>,
-    sh: Reg,
-    one: Reg,
 }
 
-/// One pass: the digit's shift, the arrays it reads (`0` or `1`; it writes the other), and
-/// whether it is the last.
+/// One pass: the digit's shift, the arrays it reads and those it writes (the result, in the
+/// last pass), and whether it is the last.
 struct Step {
-    shift: u32,
-    from: usize,
+    shift: RegOrImm,
+    from: Arrays,
+    to: Arrays,
     last: bool,
+}
+
+/// A padded array of the sort: at a scratch offset, or at the shared address in a register
+/// (in the loop of passes, where the arrays swap).
+#[derive(Clone, Copy)]
+enum Arr {
+    At(usize),
+    In(Reg),
+}
+
+/// The key array and (argsorts) the index array of one side.
+#[derive(Clone, Copy)]
+struct Arrays {
+    keys: Arr,
+    idx: Option<Arr>,
+}
+
+impl Arrays {
+    /// Side `k` (0 or 1) of `job`'s arrays, at their scratch offsets.
+    fn at(job: &RadixJob, k: usize) -> Arrays {
+        Arrays {
+            keys: Arr::At(job.s.keys[k]),
+            idx: job.args().then(|| Arr::At(job.s.idx[k])),
+        }
+    }
 }
 
 /// The PTX type of a count-table entry.
