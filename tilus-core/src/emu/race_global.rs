@@ -340,7 +340,48 @@ impl Page {
 /// The accesses to one element of several blocks: per kind, the epochs not known to be ordered
 /// before a later one of the kind (at most [`SET_CAP`]).
 #[derive(Default)]
-struct Full([Vec<u64>; 4]);
+struct Full([Epochs; 4]);
+
+/// At most [`SET_CAP`] epochs, in the order they were added, stored inline: a record is one
+/// contiguous block, where a `Vec` per kind cost an allocation and a pointer to chase for each
+/// access of a contended element (a scatter-add into bins that every block hits).
+#[derive(Default, Clone, Copy)]
+struct Epochs {
+    len: u8,
+    at: [u64; SET_CAP],
+}
+
+impl Epochs {
+    fn as_slice(&self) -> &[u64] {
+        &self.at[..self.len as usize]
+    }
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+    fn last(&self) -> Option<&u64> {
+        self.as_slice().last()
+    }
+    /// Adds `e`, dropping the oldest epoch when full (a known miss, never a false report).
+    fn push(&mut self, e: u64) {
+        if self.len as usize == SET_CAP {
+            self.at.copy_within(1.., 0);
+            self.len -= 1;
+        }
+        self.at[self.len as usize] = e;
+        self.len += 1;
+    }
+    fn retain(&mut self, keep: impl Fn(u64) -> bool) {
+        let mut n = 0;
+        for i in 0..self.len as usize {
+            let e = self.at[i];
+            if keep(e) {
+                self.at[n] = e;
+                n += 1;
+            }
+        }
+        self.len = n as u8;
+    }
+}
 
 /// The top-24-bit tag of a word whose accesses are in [`Page::full`].
 const FULL: u64 = (1 << 24) - 1;
@@ -737,7 +778,7 @@ fn slow(
         b != me && who.get(b) < e as u32
     };
     for &c in conflicts(kind) {
-        if let Some(&e) = rec.0[c].iter().find(|&&e| unordered(e)) {
+        if let Some(&e) = rec.0[c].as_slice().iter().find(|&&e| unordered(e)) {
             return Err((c, epoch_block(e)));
         }
     }
@@ -750,7 +791,7 @@ fn slow(
                 page.words[slot] = word;
             }
             None => {
-                rec.0.iter_mut().for_each(Vec::clear);
+                rec.0.iter_mut().for_each(Epochs::clear);
                 rec.0[f].push(epoch(me, who.own));
             }
         }
@@ -762,10 +803,7 @@ fn slow(
     if set.last() == Some(&mine) {
         return Ok(());
     }
-    set.retain(|&e| unordered(e));
-    if set.len() >= SET_CAP {
-        set.remove(0);
-    }
+    set.retain(unordered);
     set.push(mine);
     Ok(())
 }
@@ -773,6 +811,24 @@ fn slow(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn epoch_sets_keep_the_newest_in_order() {
+        let mut set = Epochs::default();
+        for e in 1..=SET_CAP as u64 + 2 {
+            set.push(e);
+        }
+        // The two oldest dropped, the rest in the order they came.
+        let want: Vec<u64> = (3..=SET_CAP as u64 + 2).collect();
+        assert_eq!(set.as_slice(), &want[..]);
+        set.retain(|e| e % 2 == 0);
+        let want: Vec<u64> = want.into_iter().filter(|e| e % 2 == 0).collect();
+        assert_eq!(set.as_slice(), &want[..]);
+        assert_eq!(set.last(), want.last());
+        set.clear();
+        assert!(set.as_slice().is_empty());
+        assert_eq!(set.last(), None);
+    }
 
     /// Block `b`'s access of `kind` to the runs `runs` of a tensor of 4-byte elements at `base`.
     fn access(
