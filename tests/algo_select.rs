@@ -48,7 +48,17 @@ fn select_if_keeps_the_order_for_every_predicate_and_length() {
 #[test]
 fn float_predicates_with_nan_and_signed_zeros() {
     let mut rng = Rng::from_env_or_clock();
-    let special = [f32::NAN, -0.0, 0.0, f32::INFINITY, f32::NEG_INFINITY, 1.5];
+    let tiny = f32::from_bits(1); // the least positive subnormal
+    let special = [
+        f32::NAN,
+        -0.0,
+        0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        1.5,
+        tiny,
+        -tiny,
+    ];
     let n = 2 * TILE + 77;
     let x: Vec<f32> = (0..n)
         .map(|_| match rng.range(0, 4) {
@@ -58,7 +68,16 @@ fn float_predicates_with_nan_and_signed_zeros() {
         .collect();
     for dev in backends() {
         let input = dev.upload(&x).unwrap();
-        for t in [0.0f32, -0.0, 1.5, f32::NAN, f32::INFINITY] {
+        for t in [
+            0.0f32,
+            -0.0,
+            1.5,
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            tiny,
+            -tiny,
+        ] {
             for keep in [
                 Keep::Greater(t),
                 Keep::GreaterEq(t),
@@ -74,6 +93,63 @@ fn float_predicates_with_nan_and_signed_zeros() {
             }
         }
     }
+}
+
+/// Thresholds at the ends of integer types (`x > MAX` and `x < MIN` keep nothing), over values
+/// that include both ends.
+#[test]
+fn integer_predicates_at_the_ends_of_the_type() {
+    fn check<T>(x: Vec<T>, thresholds: [T; 4])
+    where
+        T: tilus::algo::select::SelectElement + PartialOrd + std::fmt::Debug,
+    {
+        for dev in backends() {
+            let input = dev.upload(&x).unwrap();
+            for t in thresholds {
+                for keep in [
+                    Keep::Greater(t),
+                    Keep::GreaterEq(t),
+                    Keep::Less(t),
+                    Keep::LessEq(t),
+                    Keep::Equal(t),
+                    Keep::NotEqual(t),
+                ] {
+                    let got = select_if(&dev, &input, keep).unwrap().download().unwrap();
+                    assert_eq!(got, kept(&x, keep), "{dev:?} {keep:?}");
+                }
+            }
+        }
+    }
+    let mut rng = Rng::from_env_or_clock();
+    let n = TILE + 321;
+    let pick = |rng: &mut Rng, ends: [i64; 2]| match rng.range(0, 3) {
+        0 => ends[rng.range(0, 2) as usize],
+        _ => rng.range(-5, 5) as i64,
+    };
+    let x: Vec<i32> = (0..n)
+        .map(|_| pick(&mut rng, [i32::MIN as i64, i32::MAX as i64]) as i32)
+        .collect();
+    check(x, [i32::MIN, i32::MAX, 0, -1]);
+    let x: Vec<u32> = (0..n)
+        .map(|_| pick(&mut rng, [0, u32::MAX as i64]) as u32)
+        .collect();
+    check(x, [0, u32::MAX, 1, 3]);
+    let x: Vec<i64> = (0..n)
+        .map(|_| match rng.range(0, 3) {
+            0 => i64::MIN,
+            1 => i64::MAX,
+            _ => rng.range(-5, 5) as i64,
+        })
+        .collect();
+    check(x, [i64::MIN, i64::MAX, 0, 2]);
+    let x: Vec<u64> = (0..n)
+        .map(|_| match rng.range(0, 3) {
+            0 => 0,
+            1 => u64::MAX,
+            _ => rng.range(0, 5) as u64,
+        })
+        .collect();
+    check(x, [0, u64::MAX, 1, 4]);
 }
 
 #[test]

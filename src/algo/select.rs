@@ -83,8 +83,9 @@ macro_rules! select_cmp_kernel {
             status: GlobalTensor<u64>,
             ticket: GlobalTensor<i32>,
             epoch: i32,
-            cmp: i32,
-            threshold: $t,
+            lo: $t,
+            hi: $t,
+            outside: i32,
         ) {
             let n = x.len() as i32;
             let tiles = status.len() as i32;
@@ -126,7 +127,11 @@ macro_rules! lookback_select {
     };
     (@kernels $name:ident, $cmp_name:ident, $t:ident, $compare:tt) => {
         lookback_select!(@kernel select_kernel, $name, $t, $compare);
-        lookback_select!(@kernel select_cmp_kernel, $cmp_name, $t, $compare);
+        // Every comparison as a closed range `lo..=hi`, kept inside it or (`!=`) outside:
+        // two compares an element (see `SelectElement::range`).
+        lookback_select!(@kernel select_cmp_kernel, $cmp_name, $t, [
+            let by_value = ((v >= lo) & (v <= hi)) != (outside != 0);
+        ]);
     };
     // One kernel with the look-back over the tiles' kept counts (an `i32` sum, packed).
     (@kernel $kernel:ident, $name:ident, $t:ident, $compare:tt) => {
@@ -186,11 +191,61 @@ pub trait SelectElement: crate::Element + Copy + Default {
         cmp: (i32, Self),
         partition: bool,
     ) -> Result<(), crate::Error>;
+
+    /// `keep` as a closed range and a side: `x` is kept iff `lo <= x && x <= hi`, or iff not
+    /// when `outside` (`NotEqual`). An empty range is `lo > hi`. For floats a NaN is in no
+    /// range (it compares false), so it is kept by `NotEqual` alone, as by Rust's operators.
+    #[doc(hidden)]
+    fn range(keep: Keep<Self>) -> (Self, Self, bool);
+}
+
+/// [`SelectElement::range`] for integers: open ends moved by one, empty past the type's ends.
+macro_rules! int_range {
+    ($t:ident) => {
+        fn range(keep: Keep<$t>) -> ($t, $t, bool) {
+            let empty = (1, 0, false);
+            match keep {
+                Keep::Greater(t) => t.checked_add(1).map_or(empty, |lo| (lo, $t::MAX, false)),
+                Keep::GreaterEq(t) => (t, $t::MAX, false),
+                Keep::Less(t) => t.checked_sub(1).map_or(empty, |hi| ($t::MIN, hi, false)),
+                Keep::LessEq(t) => ($t::MIN, t, false),
+                Keep::Equal(t) => (t, t, false),
+                Keep::NotEqual(t) => (t, t, true),
+            }
+        }
+    };
+}
+
+/// [`SelectElement::range`] for floats: open ends moved to the next float (`-0.0 < x` is
+/// `x >= the least positive subnormal`, as `0.0 < x`), empty for a NaN threshold and past the
+/// infinities.
+macro_rules! float_range {
+    ($t:ident) => {
+        fn range(keep: Keep<$t>) -> ($t, $t, bool) {
+            let empty = (1.0, 0.0, false);
+            let (inf, t) = ($t::INFINITY, keep.code().1);
+            if t.is_nan() {
+                return (empty.0, empty.1, matches!(keep, Keep::NotEqual(_)));
+            }
+            match keep {
+                Keep::Greater(t) if t == inf => empty,
+                Keep::Greater(t) => (t.next_up(), inf, false),
+                Keep::GreaterEq(t) => (t, inf, false),
+                Keep::Less(t) if t == -inf => empty,
+                Keep::Less(t) => (-inf, t.next_down(), false),
+                Keep::LessEq(t) => (-inf, t, false),
+                Keep::Equal(t) => (t, t, false),
+                Keep::NotEqual(t) => (t, t, true),
+            }
+        }
+    };
 }
 
 macro_rules! select_element {
-    ($t:ident, $kernel:ident, $cmp_kernel:ident) => {
+    ($t:ident, $kernel:ident, $cmp_kernel:ident, $range:ident) => {
         impl SelectElement for $t {
+            $range!($t);
+
             fn launch_select(
                 stream: &Stream<'_>,
                 x: &impl crate::AsTensor<Self>,
@@ -202,6 +257,15 @@ macro_rules! select_element {
                 partition: bool,
             ) -> Result<(), crate::Error> {
                 if cmp.0 != 0 && !partition {
+                    let keep = match cmp.0 {
+                        1 => Keep::Greater(cmp.1),
+                        2 => Keep::GreaterEq(cmp.1),
+                        3 => Keep::Less(cmp.1),
+                        4 => Keep::LessEq(cmp.1),
+                        5 => Keep::Equal(cmp.1),
+                        _ => Keep::NotEqual(cmp.1),
+                    };
+                    let (lo, hi, outside) = Self::range(keep);
                     return $cmp_kernel::launch_on(
                         stream,
                         st.tiles as u32,
@@ -211,8 +275,9 @@ macro_rules! select_element {
                         &st.status,
                         &st.ticket,
                         st.epoch,
-                        cmp.0,
-                        cmp.1,
+                        lo,
+                        hi,
+                        outside as i32,
                     );
                 }
                 $kernel::launch_on(
@@ -237,12 +302,12 @@ macro_rules! select_element {
     };
 }
 
-select_element!(i32, select_i32, select_cmp_i32);
-select_element!(u32, select_u32, select_cmp_u32);
-select_element!(i64, select_i64, select_cmp_i64);
-select_element!(u64, select_u64, select_cmp_u64);
-select_element!(f32, select_f32, select_cmp_f32);
-select_element!(f64, select_f64, select_cmp_f64);
+select_element!(i32, select_i32, select_cmp_i32, int_range);
+select_element!(u32, select_u32, select_cmp_u32, int_range);
+select_element!(i64, select_i64, select_cmp_i64, int_range);
+select_element!(u64, select_u64, select_cmp_u64, int_range);
+select_element!(f32, select_f32, select_cmp_f32, float_range);
+select_element!(f64, select_f64, select_cmp_f64, float_range);
 
 /// The temporary storage of compactions of up to `capacity` elements, reusable without
 /// clearing, and the device count of the last run's kept elements.
