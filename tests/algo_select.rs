@@ -21,6 +21,18 @@ fn kept<T: Copy + PartialOrd>(x: &[T], keep: Keep<T>) -> Vec<T> {
         .collect()
 }
 
+/// The six predicates with threshold `t`.
+fn every_keep<T: Copy>(t: T) -> [Keep<T>; 6] {
+    [
+        Keep::Greater(t),
+        Keep::GreaterEq(t),
+        Keep::Less(t),
+        Keep::LessEq(t),
+        Keep::Equal(t),
+        Keep::NotEqual(t),
+    ]
+}
+
 #[test]
 fn select_if_keeps_the_order_for_every_predicate_and_length() {
     let mut rng = Rng::from_env_or_clock();
@@ -78,14 +90,7 @@ fn float_predicates_with_nan_and_signed_zeros() {
             tiny,
             -tiny,
         ] {
-            for keep in [
-                Keep::Greater(t),
-                Keep::GreaterEq(t),
-                Keep::Less(t),
-                Keep::LessEq(t),
-                Keep::Equal(t),
-                Keep::NotEqual(t),
-            ] {
+            for keep in every_keep(t) {
                 let got = select_if(&dev, &input, keep).unwrap().download().unwrap();
                 let want = kept(&x, keep);
                 let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
@@ -106,14 +111,7 @@ fn integer_predicates_at_the_ends_of_the_type() {
         for dev in backends() {
             let input = dev.upload(&x).unwrap();
             for t in thresholds {
-                for keep in [
-                    Keep::Greater(t),
-                    Keep::GreaterEq(t),
-                    Keep::Less(t),
-                    Keep::LessEq(t),
-                    Keep::Equal(t),
-                    Keep::NotEqual(t),
-                ] {
+                for keep in every_keep(t) {
                     let got = select_if(&dev, &input, keep).unwrap().download().unwrap();
                     assert_eq!(got, kept(&x, keep), "{dev:?} {keep:?}");
                 }

@@ -68,7 +68,8 @@ macro_rules! select_kernel {
 }
 
 /// The compaction most calls make, `select_if` with a comparison, as a kernel of its own: no
-/// flags to load, no partition, so it fits 128 threads. Measured on an H100 (2^28 `i32`,
+/// flags to load, no partition, so it fits 128 threads. It keeps `x[i]` where
+/// `lo <= x[i] <= hi`, or outside that range when `outside != 0` (`SelectElement::range`). Measured on an H100 (2^28 `i32`,
 /// `x > 0`), with the block-wide look-back: this kernel 1579 us on 256 threads; the general
 /// kernel 2251 us on 512 threads and 2954 us on 256. With the one-warp look-back, a throwaway
 /// kernel keeping only `x > 0` took 990 us in tiles of 4096 on 128 threads, 1103 on 256, 1065
@@ -110,8 +111,9 @@ macro_rules! select_cmp_kernel {
     };
 }
 
-/// Both compaction kernels of one element type, with the comparison they share (`by_value`,
-/// the elements of the tile `v` that pass `cmp` against `threshold`).
+/// Both compaction kernels of one element type, each with its comparison (`by_value`, the
+/// elements of the tile `v` that pass): `cmp` against `threshold` for the general kernel, the
+/// closed range for `select_if`'s.
 macro_rules! lookback_select {
     ($name:ident, $cmp_name:ident, $t:ident) => {
         // Three compares an element and a truth table of uniform flags (`cmp` is the same for
@@ -188,7 +190,7 @@ pub trait SelectElement: crate::Element + Copy + Default {
         out: &impl crate::AsTensor<Self>,
         num: &GlobalTensor<i32>,
         st: &Lookback<i32>,
-        cmp: (i32, Self),
+        predicate: Option<Keep<Self>>,
         partition: bool,
     ) -> Result<(), crate::Error>;
 
@@ -223,7 +225,7 @@ macro_rules! float_range {
     ($t:ident) => {
         fn range(keep: Keep<$t>) -> ($t, $t, bool) {
             let empty = (1.0, 0.0, false);
-            let (inf, t) = ($t::INFINITY, keep.code().1);
+            let (inf, (_, t)) = ($t::INFINITY, keep.code());
             if t.is_nan() {
                 return (empty.0, empty.1, matches!(keep, Keep::NotEqual(_)));
             }
@@ -253,19 +255,11 @@ macro_rules! select_element {
                 out: &impl crate::AsTensor<Self>,
                 num: &GlobalTensor<i32>,
                 st: &Lookback<i32>,
-                cmp: (i32, Self),
+                predicate: Option<Keep<Self>>,
                 partition: bool,
             ) -> Result<(), crate::Error> {
-                if cmp.0 != 0 && !partition {
-                    let keep = match cmp.0 {
-                        1 => Keep::Greater(cmp.1),
-                        2 => Keep::GreaterEq(cmp.1),
-                        3 => Keep::Less(cmp.1),
-                        4 => Keep::LessEq(cmp.1),
-                        5 => Keep::Equal(cmp.1),
-                        _ => Keep::NotEqual(cmp.1),
-                    };
-                    let (lo, hi, outside) = Self::range(keep);
+                if let (Some(p), false) = (predicate, partition) {
+                    let (lo, hi, outside) = Self::range(p);
                     return $cmp_kernel::launch_on(
                         stream,
                         st.tiles as u32,
@@ -280,6 +274,8 @@ macro_rules! select_element {
                         outside as i32,
                     );
                 }
+                // The general kernel: flags (`cmp` 0) or a comparison code, and the partition.
+                let cmp = predicate.map_or((0, Self::default()), Keep::code);
                 $kernel::launch_on(
                     stream,
                     st.tiles as u32,
@@ -356,7 +352,7 @@ impl SelectStorage {
         stream: &Stream<'_>,
         x: &impl crate::AsTensor<T>,
         out: &impl crate::AsTensor<T>,
-        cmp: (i32, T),
+        keep: Keep<T>,
         partition: bool,
     ) -> Result<(), crate::Error> {
         if !self.start(stream, "select", x.tensor_len(), &[out.tensor_len()])? {
@@ -369,7 +365,7 @@ impl SelectStorage {
             out,
             &self.num,
             &self.lb,
-            cmp,
+            Some(keep),
             partition,
         )
     }
@@ -383,7 +379,7 @@ impl SelectStorage {
         keep: Keep<T>,
         out: &impl crate::AsTensor<T>,
     ) -> Result<(), crate::Error> {
-        self.run(stream, x, out, keep.code(), false)
+        self.run(stream, x, out, keep, false)
     }
 
     /// [`SelectStorage::select_if`], and the rejected elements after them in reverse order:
@@ -395,7 +391,7 @@ impl SelectStorage {
         keep: Keep<T>,
         out: &impl crate::AsTensor<T>,
     ) -> Result<(), crate::Error> {
-        self.run(stream, x, out, keep.code(), true)
+        self.run(stream, x, out, keep, true)
     }
 
     /// The elements of `x` whose `flags` are not 0, in order, at the start of `out`.
@@ -410,16 +406,7 @@ impl SelectStorage {
         if !self.start(stream, "select_flagged", x.tensor_len(), &lens)? {
             return Ok(());
         }
-        T::launch_select(
-            stream,
-            x,
-            flags,
-            out,
-            &self.num,
-            &self.lb,
-            (0, T::default()),
-            false,
-        )
+        T::launch_select(stream, x, flags, out, &self.num, &self.lb, None, false)
     }
 }
 
