@@ -153,18 +153,37 @@ impl Emitter<'_> {
     /// ones packed in 32-bit words (16 `u8` in one `v4.b32`).
     pub(super) fn vector_ops(&mut self, plan: &Plan, op: &Op, first: Addr) -> CodegenResult<()> {
         let layout = plan.layout;
-        let (v, size) = (layout.v, plan.size);
+        let runs: Vec<Addr> = (0..layout.outer)
+            .map(|o| first.plus((plan.size * o * layout.chunk()) as i64))
+            .collect();
+        self.vector_runs(plan, op, &runs)
+    }
+
+    /// Vector loads and stores of the thread's runs, run `o` (slots `o * v..(o + 1) * v`)
+    /// starting at `runs[o]`, unguarded.
+    pub(super) fn vector_runs(&mut self, plan: &Plan, op: &Op, runs: &[Addr]) -> CodegenResult<()> {
+        let (v, size) = (plan.layout.v, plan.size);
         let lanes = vector_lanes(size, v);
-        for o in 0..layout.outer {
-            let run = first.plus((size * o * layout.chunk()) as i64);
+        let sp = self.state_space(plan);
+        for (o, run) in runs.iter().enumerate() {
             let slots: Vec<usize> = (o * v..(o + 1) * v).collect();
             for (i, chunk) in slots.chunks(lanes).enumerate() {
                 let addr = run.plus((i * lanes * size) as i64);
-                let sp = self.state_space(plan);
                 self.vector_piece(plan, op, chunk, addr, Guard::Always, sp)?;
             }
         }
         Ok(())
+    }
+
+    /// Whether the address in `base` (a global or a shared one) is a multiple of `bytes` (a
+    /// power of two).
+    pub(super) fn aligned(&mut self, base: Reg, bytes: usize) -> Predicate {
+        let info = int_type(base.class == RegClass::B64);
+        let t = self.new_reg(base.class);
+        self.ins(["and", info.bit], (t, base, bytes as i64 - 1));
+        let p = self.new_pred();
+        self.ins(["setp", "eq", info.arith], (p, t, 0));
+        Predicate::Reg(p)
     }
 
     /// Vector loads and stores where the access has no rank-1 range (2-D views, index tiles):
@@ -219,7 +238,7 @@ impl Emitter<'_> {
         let a0 = piece[0].1;
         // Global addresses are 64-bit, shared ones 32-bit offsets in the window.
         let info = int_type(a0.base.class == RegClass::B64);
-        let (ty, bits) = (info.arith, info.bit);
+        let ty = info.arith;
         let base0 = self.addr_reg(a0);
         for (i, (_, a)) in piece.iter().enumerate().skip(1) {
             if a.base == a0.base && a.imm == a0.imm.wrapping_add(i as i64 * size) {
@@ -232,12 +251,8 @@ impl Emitter<'_> {
             self.ins(["setp", "eq", ty], (p, t, i as i64 * size));
             ok = self.and_pred(ok, Predicate::Reg(p));
         }
-        let t = self.new_reg(a0.base.class);
-        let align = piece.len() as i64 * size - 1;
-        self.ins(["and", bits], (t, base0, align));
-        let p = self.new_pred();
-        self.ins(["setp", "eq", ty], (p, t, 0));
-        Some(self.and_pred(ok, Predicate::Reg(p)))
+        let aligned = self.aligned(base0, piece.len() * size as usize);
+        Some(self.and_pred(ok, aligned))
     }
 
     /// The vector path of a distributed tensor's range: per run of the thread (which an aligned

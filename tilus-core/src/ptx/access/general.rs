@@ -423,20 +423,19 @@ impl Emitter<'_> {
     /// is in bounds (bounds are monotone along the run), and every element's mask holds; it is
     /// aligned when its first address is. A thread whose runs all qualify issues only vector
     /// instructions and branches past the per-element code, which the others run (with every
-    /// element's checks, as without this path). Returns that code's end label, or `None` when
-    /// the access has no such path.
+    /// element's checks, as without this path).
     pub(super) fn run_vector_part(
         &mut self,
         plan: &Plan,
         op: &super::Op,
-    ) -> CodegenResult<Option<crate::ptx::code::Label>> {
+    ) -> CodegenResult<super::VectorPart> {
         let Some(v) = self.derivable_runs(plan) else {
-            return Ok(None);
+            return Ok(super::VectorPart::None);
         };
         let size = plan.size;
         let lanes = crate::ptx::memops::vector_lanes(size, v);
-        if lanes < 2 || lanes * size < 4 || v != plan.layout.v {
-            return Ok(None);
+        if lanes < 2 || lanes * size < 4 {
+            return Ok(super::VectorPart::None);
         }
         let slots = plan.layout.slots();
         let mut all = Predicate::True;
@@ -455,32 +454,17 @@ impl Emitter<'_> {
             }
             if ok == Predicate::False {
                 // Never wholly active (a constant mask): the per-element code does it all.
-                return Ok(None);
+                return Ok(super::VectorPart::None);
             }
             let base = self.addr_reg(p.addr);
-            let (t, aligned) = (self.r64(), self.new_pred());
-            self.ins(["and", "b64"], (t, base, (lanes * size - 1) as i64));
-            self.ins(["setp", "eq", "s64"], (aligned, t, 0));
-            ok = self.and_pred(ok, Predicate::Reg(aligned));
+            let aligned = self.aligned(base, lanes * size);
+            ok = self.and_pred(ok, aligned);
             all = self.and_pred(all, ok);
             heads.push(p.addr);
         }
-        let (rest, end) = (self.new_label("runs_partial"), self.new_label("runs_done"));
-        if let Predicate::Reg(p) = all {
-            // Per-thread: only threads with a partial or misaligned run fall back.
-            self.branch(crate::ptx::code::Guard::Unless(p), rest);
-        }
-        let sp = self.state_space(plan);
-        for (o, head) in heads.into_iter().enumerate() {
-            let run: Vec<usize> = (o * v..(o + 1) * v).collect();
-            for (i, chunk) in run.chunks(lanes).enumerate() {
-                let addr = head.plus((i * lanes * size) as i64);
-                self.vector_piece(plan, op, chunk, addr, crate::ptx::code::Guard::Always, sp)?;
-            }
-        }
-        self.branch(crate::ptx::code::Guard::Always, end);
-        self.label(rest);
-        Ok(Some(end))
+        self.vectors_or_fallback(all, ["runs_partial", "runs_done"], |e| {
+            e.vector_runs(plan, op, &heads)
+        })
     }
 
     /// Element `i` (`1..v`) of the run that starts at slot `s - i`, from its head.

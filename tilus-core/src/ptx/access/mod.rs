@@ -209,7 +209,7 @@ pub(super) struct Rmw {
 }
 
 /// How much of an access the vector path did.
-enum VectorPart {
+pub(super) enum VectorPart {
     /// Nothing: no vector path (the per-element code does it all).
     None,
     /// Everything: every thread's run was proved active and aligned.
@@ -247,7 +247,12 @@ impl Emitter<'_> {
         let vector = op.has_vector_form() && !uniform && plan.layout.v > 1;
         let mut done = None;
         if vector {
-            match self.vector_part(&plan, &op)? {
+            let mut part = self.vector_part(&plan, &op)?;
+            let loads_or_stores = matches!(op, Op::Load { .. } | Op::Store { .. });
+            if matches!(part, VectorPart::None) && plan.range.is_none() && loads_or_stores {
+                part = self.run_vector_part(&plan, &op)?;
+            }
+            match part {
                 VectorPart::None => {}
                 VectorPart::All => {
                     self.fence_after(fence)?;
@@ -256,10 +261,6 @@ impl Emitter<'_> {
                 }
                 VectorPart::UpTo(end) => done = Some(end),
             }
-        }
-        let loads_or_stores = matches!(op, Op::Load { .. } | Op::Store { .. });
-        if vector && done.is_none() && plan.range.is_none() && loads_or_stores {
-            done = self.run_vector_part(&plan, &op)?;
         }
         let planned = self.plan_elements(&plan, slots)?;
         let elems: Vec<(Predicate, Addr)> = planned.iter().map(|p| (p.act, p.addr)).collect();
@@ -368,16 +369,27 @@ impl Emitter<'_> {
         let Some((full, first)) = self.vector_check(plan)? else {
             return Ok(VectorPart::None);
         };
-        let tail = self.new_label("tail");
-        let end = self.new_label("vec_done");
+        self.vectors_or_fallback(full, ["tail", "vec_done"], |e| match first {
+            Some(first) => e.vector_ops(plan, op, first),
+            None => e.dist_vector_ops(plan, op),
+        })
+    }
+
+    /// The vector instructions `vectors` emits, for the threads where `full` holds; the others
+    /// branch past them (per thread, not uniformly) to the per-element code that follows, which
+    /// ends at the returned label (labels named `names`: the fallback's, the end's).
+    fn vectors_or_fallback(
+        &mut self,
+        full: Predicate,
+        names: [&'static str; 2],
+        vectors: impl FnOnce(&mut Self) -> CodegenResult<()>,
+    ) -> CodegenResult<VectorPart> {
+        let tail = self.new_label(names[0]);
+        let end = self.new_label(names[1]);
         if let Predicate::Reg(p) = full {
-            // Per-thread (not uniform) branch: only threads on the partial tail fall back.
             self.branch(Guard::Unless(p), tail);
         }
-        match first {
-            Some(first) => self.vector_ops(plan, op, first)?,
-            None => self.dist_vector_ops(plan, op)?,
-        }
+        vectors(self)?;
         if full == Predicate::True {
             return Ok(VectorPart::All);
         }
