@@ -346,8 +346,7 @@ impl Emitter<'_> {
         let seen = self.r64();
         self.ins(["mov", "u64"], (seen, 0));
         for it in items {
-            // Recomputed rather than kept from the count: fewer registers live across the
-            // scan (a 512-thread block has 128 a thread, and a sort spilled with them kept).
+            // Recomputed from the key (a few instructions) rather than kept in each item.
             let (sh, one) = self.digit_nibble(it.key, step.shift);
             // The digit's row of this thread's column: its shift is 4 * digit.
             let at = self.r32();
@@ -594,18 +593,12 @@ impl Emitter<'_> {
         (sh, one)
     }
 
-    /// The inclusive sum of `v` over the lanes `0..=lane` of the first `width` lanes (a power
-    /// of two up to 32) of each warp, by shuffles.
+    /// The inclusive sum of `v` over lanes `0..=lane` of each warp's first `width` lanes (any
+    /// width up to 32; lanes past it must hold 0), in a fresh register.
     fn warp_inclusive_sum(&mut self, lane: Reg, v: Reg, width: usize) -> Reg {
         let inclusive = self.r32();
         self.ins(["mov", "u32"], (inclusive, v));
-        let mut off = 1;
-        while off < width {
-            let up = self.shfl("up", inclusive, RegOrImm::Imm(off as i32), 0);
-            let has = self.pred_u32("ge", lane, RegOrImm::Imm(off as i32));
-            self.ins_if(Guard::If(has), ["add", "s32"], (inclusive, inclusive, up));
-            off *= 2;
-        }
+        self.group_inclusive(&["add", "s32"].into(), inclusive, (lane, width));
         inclusive
     }
 

@@ -261,6 +261,19 @@ impl Emitter<'_> {
         (j, lb): (Reg, usize),
         id: impl FnOnce(&mut Self) -> CodegenResult<Reg>,
     ) -> CodegenResult<Reg> {
+        self.group_inclusive(ins, t, (j, lb));
+        let e = self.shfl("up", t, 1.into(), 0);
+        let first = self.pred_u32("eq", j, 0.into());
+        let id = id(self)?;
+        self.ins_if(Guard::If(first), ["mov", d.info().bit_reg()], (e, id));
+        Ok(e)
+    }
+
+    /// Kogge-Stone in place over groups of `lb` lanes (`j`: the lane's index in its group):
+    /// `t` becomes the group's inclusive scan with `ins` (`t_j = t_(j-dist) op t_j` for
+    /// `j >= dist`). Groups tile the warp when `lb` is a power of two up to 32; with `j` the
+    /// lane itself, any `lb` up to 32 scans the one group at lanes `0..lb`.
+    pub(super) fn group_inclusive(&mut self, ins: &Opcode, t: Reg, (j, lb): (Reg, usize)) {
         let mut dist = 1;
         while dist < lb {
             let u = self.shfl("up", t, (dist as i32).into(), 0);
@@ -268,11 +281,6 @@ impl Emitter<'_> {
             self.ins_if(Guard::If(p), ins.clone(), (t, u, t));
             dist *= 2;
         }
-        let e = self.shfl("up", t, 1.into(), 0);
-        let first = self.pred_u32("eq", j, 0.into());
-        let id = id(self)?;
-        self.ins_if(Guard::If(first), ["mov", d.info().bit_reg()], (e, id));
-        Ok(e)
     }
 
     /// Phase 2: thread 0 folds the `n` block totals in order into block prefixes.
