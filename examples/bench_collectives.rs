@@ -10,9 +10,11 @@
 //! * top-16 of each tile (`t.topk(16)`).
 //!
 //! The sorts take blocks of 256 threads, 16 keys a thread (CUB's `cub_block.cu` takes 512
-//! threads of 8): one H100 call, sort / pairs / top-16 of 2^28 keys at their best grid, 6786 /
-//! 8205 / 6486 us on 512 threads against 4850 / 7154 / 4669 us on 256, where a block's
-//! registers (47 against 98) let several blocks share an SM instead of one.
+//! threads of 8), with their registers bounded so that three blocks (two for the pair sort,
+//! whose index arrays double the scratch) share an SM. One H100 call, 2^28 keys, each at its
+//! best grid: sort 3829 us on 256 threads unbounded (123 registers, two blocks an SM), 3698
+//! with three blocks an SM, 4693 on 512 threads, 7661 on 1024; top-16 3683 / 3454 / 4630 /
+//! 7515; pairs 6622 unbounded (153 registers, one block), 5084 with two blocks, 7276 on 512.
 //!
 //! cargo run --release --example bench_collectives --features cuda [-- LOG2_N]
 //!
@@ -50,7 +52,7 @@ fn scan_tiles(x: GlobalTensor<i32>, out: GlobalTensor<i32>) {
     }
 }
 
-#[tile_kernel(threads = 256)]
+#[tile_kernel(threads = 256, min_blocks_per_sm = 3)]
 fn sort_tiles(x: GlobalTensor<u32>, out: GlobalTensor<u32>) {
     for start in (block_idx() * 4096..x.len()).step_by(grid_dim() * 4096) {
         let t = load_global(x, offsets = [start], shape = [4096]);
@@ -58,7 +60,7 @@ fn sort_tiles(x: GlobalTensor<u32>, out: GlobalTensor<u32>) {
     }
 }
 
-#[tile_kernel(threads = 256)]
+#[tile_kernel(threads = 256, min_blocks_per_sm = 2)]
 fn sort_pair_tiles(
     k: GlobalTensor<u32>,
     v: GlobalTensor<u32>,
@@ -74,7 +76,7 @@ fn sort_pair_tiles(
     }
 }
 
-#[tile_kernel(threads = 256)]
+#[tile_kernel(threads = 256, min_blocks_per_sm = 3)]
 fn top16_tiles(x: GlobalTensor<u32>, out: GlobalTensor<u32>) {
     for tile in (block_idx()..x.len() / 4096).step_by(grid_dim()) {
         let t = load_global(x, offsets = [tile * 4096], shape = [4096]);

@@ -1083,6 +1083,9 @@ line_sorts!(line_u16_32, u16, 32, 2, 1);
 line_sorts!(line_f32_256, f32, 256, 1000, 16);
 line_sorts!(line_f16_128, f16, 128, 333, 4);
 line_sorts!(line_bf16_64, bf16, 64, 100, 10);
+// 16 places a thread: fifteen counted in the packed register, the sixteenth in the table.
+line_sorts!(line_u32_256_sixteen, u32, 256, 4096, 16);
+line_sorts!(line_i32_64_sixteen, i32, 64, 1000, 6);
 
 fn check_line_sorts<E: T>(name: &str, k: usize, x: &[E], launch: Launch3<E, E, i32>) {
     let n = x.len();
@@ -1143,7 +1146,9 @@ fn sorts_of_one_line_in_every_key_width() {
         line_u16_32,
         line_f32_256,
         line_f16_128,
-        line_bf16_64
+        line_bf16_64,
+        line_u32_256_sixteen,
+        line_i32_64_sixteen
     );
     for _ in 0..2 {
         run_line_sorts!(
@@ -1177,6 +1182,20 @@ fn sorts_of_one_line_in_every_key_width() {
             .map(bf16::from_f32)
             .collect();
         run_line_sorts!(line_bf16_64, b, 10);
+        // Runs of sixteen equal digits (all sixteen keys of a run in one row), whole runs
+        // and a partial last run.
+        let few: Vec<u32> = (0..4096)
+            .map(|_| rng.range(0, 3) as u32 * 0x1111_1111)
+            .collect();
+        run_line_sorts!(line_u32_256_sixteen, few, 16);
+        let u: Vec<u32> = (0..4096).map(|_| rng.next_u64() as u32).collect();
+        run_line_sorts!(line_u32_256_sixteen, u, 16);
+        run_line_sorts!(line_i32_64_sixteen, random::<i32>(&mut rng, 1000, -2, 2), 6);
+        run_line_sorts!(
+            line_i32_64_sixteen,
+            random::<i32>(&mut rng, 1000, i32::MIN, i32::MAX),
+            6
+        );
     }
 }
 

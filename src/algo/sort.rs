@@ -13,24 +13,22 @@
 //! **One pass** (one block per tile of [`TILE`] keys, tiles taken from a ticket): the block
 //! counts its tile's digits and publishes the counts (256 words, one per digit, each a count
 //! and a state in one 64-bit word, so a relaxed atomic suffices: the count and its state are
-//! read together). It then orders the tile by digit in shared memory, stably: a key's place is
-//! the count of smaller digits in the tile plus its rank among equal ones
-//! (`(digit as u8).equal_rank()`, counted per warp with `match.any`). Only then does each of
-//! its 256 lanes look back over the tiles before it for its own digit, four tiles a step,
-//! adding aggregates until it meets an inclusive prefix: ranking first, as CUB's Onesweep does,
-//! gives the predecessors time to publish their prefixes, so the walks are short. Each key then
-//! goes to the start of its digit (the global counts, scanned once per sort by
-//! `digit_starts`), plus the count of that digit in earlier tiles, plus its place among the
-//! tile's keys of that digit. The passes hold runs of one key a thread (`vector_width = 1`), so
-//! consecutive lanes write consecutive addresses (6% faster than runs of four on an H100).
+//! read together). It then orders the tile by digit, stably: `(digit as u8).argsort()` (two
+//! four-bit passes of the tile radix sort, the index held in the low bits of each key word)
+//! and a `take` of the keys (and values). Only then does each of its 256 lanes look back over
+//! the tiles before it for its own digit, four tiles a step, adding aggregates until it meets
+//! an inclusive prefix: ordering first, as CUB's Onesweep does, gives the predecessors time to
+//! publish their prefixes, so the walks are short. Each key then goes to the start of its
+//! digit (the global counts, scanned once per sort by `digit_starts`), plus the count of that
+//! digit in earlier tiles, plus its place among the tile's keys of that digit. The passes hold
+//! runs of one key a thread (`vector_width = 1`), so consecutive lanes write consecutive
+//! addresses (6% faster than runs of four on an H100).
 //!
-//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 15.42 ms, pairs 18.79 ms, against
-//! CUB's 5.52 and 9.42 ms and torch's `sort` 13.68 ms (22.85 and 27.85 ms before the pass
-//! ranked before it looked back, read four tiles a look-back step, held runs of one key a
-//! thread and kept its registers within 2-4 blocks an SM). A pass is bound by its
-//! instructions (about 175 a key, `ncu` on 2^24 keys) and their shared-memory latency, not by
-//! memory. Ranking the digits with `equal_rank` of `i32` (compared pairwise) took 658 ms in
-//! all; with an `argsort` of the `u8` digits, 24.96 ms.
+//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 12.63 ms, pairs 17.27 ms, against
+//! CUB's 5.52 and 9.40 ms and torch's `sort` 13.68 ms. The digits were ranked by
+//! `(digit as u8).equal_rank()` (`match.any` per warp) and the keys scattered into shared
+//! memory by that rank until 2026-11-26: 15.44 and 19.09 ms. A pass is bound by its
+//! instructions and their shared-memory latency, not by memory.
 //!
 //! Flags carry the pass's epoch (`epoch * 4 + state` in the high word), so the storage is
 //! reused without clearing, as in the scan.
@@ -104,19 +102,16 @@ macro_rules! pass_kernel {
             // Tile 0's counts are already its inclusive prefix (state 2), the others' aggregates.
             let state = ready + 1 + (tile == 0) as i32;
             atomic_store(status, tile * 256 + lanes, ((state as u64) << 32) | (mine as u64), sem = relaxed);
-            // The tile ordered by digit in shared memory, stably, before the look-back, so
-            // that its predecessors have mostly published their inclusive prefixes by then
-            // (CUB's Onesweep ranks before it looks back for the same reason): a key's place
-            // is the count of smaller digits plus its rank among equal ones (counted per warp
-            // for bytes).
+            // The tile ordered by digit, stably, before the look-back, so that its
+            // predecessors have mostly published their inclusive prefixes by then (CUB's
+            // Onesweep ranks before it looks back for the same reason): the argsort of the
+            // digits is two four-bit passes of the tile radix sort.
             let local = here.cumsum(0, exclusive = true);
-            let slot = local.take(d) + (d as u8).equal_rank();
-            let sk = shared_tensor::<$k>([4096]);
-            store_shared_scatter(sk, dim = 0, indices = slot, values = k);
+            let order = (d as u8).argsort();
+            let ks = k.take(order, axis = 0);
             $(
-                let sv = shared_tensor::<$v>([4096]);
                 let v = load_global(vals, offsets = [start], shape = [4096], mask = inside);
-                store_shared_scatter(sv, dim = 0, indices = slot, values = v);
+                let vs = v.take(order, axis = 0) as $v;
             )?
             // Each lane walks back over the tiles before for its digit, on its own, four
             // tiles a step: the four loads are in flight together, and the words are used in
@@ -153,16 +148,13 @@ macro_rules! pass_kernel {
                 atomic_store(status, tile * 256 + lanes, (((ready + 2) as u64) << 32) | ((before + mine) as u64), sem = relaxed);
             }
             let base = load_global(counts, offsets = [pass * 256], shape = [256]);
-            sync();
-            let ks = load_shared(sk);
             let us = ks ^ ((((ks as $s) >> $top) as $k & fmask) | smask) ^ dmask;
             let ds = ((us >> (pass * 8)) & 255) as i32;
             let keep = arange(4096) < n - start;
             let to = (base + before - local).take(ds) + arange(4096);
             store_global_scatter(keys_out, dim = 0, indices = to, values = ks, mask = keep);
             $(
-                let vs = load_shared(sv) as $v;
-                store_global_scatter(vals_out, dim = 0, indices = to, values = vs, mask = keep);
+                store_global_scatter(vals_out, dim = 0, indices = to, values = vs as $v, mask = keep);
             )?
         }
     };
@@ -187,7 +179,7 @@ fn clear_counts(counts: GlobalTensor<i32>) {
 counts_kernel!(counts_k32, u32, i32, 31);
 counts_kernel!(counts_k64, u64, i64, 63);
 pass_kernel!(pass_k32, 4, u32, i32, 31);
-pass_kernel!(pass_k32_v32, 3, u32, i32, 31, u32);
+pass_kernel!(pass_k32_v32, 4, u32, i32, 31, u32);
 pass_kernel!(pass_k32_v64, 2, u32, i32, 31, u64);
 pass_kernel!(pass_k64, 3, u64, i64, 63);
 pass_kernel!(pass_k64_v32, 2, u64, i64, 63, u32);

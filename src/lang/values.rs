@@ -336,8 +336,8 @@ impl<T: Element> Tile<T> {
     /// scatter needs (`offsets[key] + rank`).
     ///
     /// **Cost.** Tiles of 8-bit elements (`u8`, `i8`, `bool`) are ranked by counting: each
-    /// warp groups equal values with `match.any` and keeps a count per value (the sort of
-    /// `tilus::algo` ranks its radix digits as `(digit as u8).equal_rank()`). Wider types
+    /// warp groups equal values with `match.any` and keeps a count per value, as CUB's
+    /// `BlockRadixRankMatch` does. Wider types
     /// compare each element with every earlier one, `n * n / threads` steps a thread: cheap
     /// for a few hundred elements, slow for thousands (4096 `i32` keys on 256 threads take
     /// about 33,000 comparisons a thread). For wide keys with few distinct values, rank a

@@ -177,11 +177,22 @@ impl Emitter<'_> {
             let val = self.widen_for_fold(dtype, v);
             self.ins_if(ex.guard(), ins.clone(), (acc, acc, val));
         }
+        let warps = self.threads() / 32;
+        let any_all = matches!(op, ReduceOp::Or | ReduceOp::And);
+        if dtype == DType::Bool && any_all && warps > 1 && !self.in_solo_loop() {
+            // `any`/`all` of a block: the barrier itself folds one predicate a thread
+            // (`bar.red`), in place of the butterfly, the partials in scratch and two barriers.
+            let red = if op == ReduceOp::Or { "or" } else { "and" };
+            let mine = self.new_pred();
+            self.ins(["setp", "ne", "u32"], (mine, acc, 0));
+            let r = self.dst_regs(d)?[0];
+            self.ins(["bar", "red", red, "pred"], (r, 0, mine));
+            return Ok(());
+        }
         for off in [16, 8, 4, 2, 1] {
             let t = self.shfl_bfly(acc, off);
             self.ins(ins.clone(), (acc, acc, t));
         }
-        let warps = self.threads() / 32;
         if self.solo_fold_as_block(acc_t) {
             let id = self.reg_or_const(Operand::Imm(identity, acc_t), 0)?;
             let id = self.in_reg(id);

@@ -123,7 +123,7 @@ impl Emitter<'_> {
             return internal("sort of a scalar");
         };
         let staged = d.size_bytes() * layout.n;
-        let sizes = radix_sizes(view.len, staged, self.threads(), placed);
+        let sizes = radix_sizes(d, view.len, staged, self.threads(), placed);
         let offs = parts(self, &sizes);
         let job = RadixJob {
             d,

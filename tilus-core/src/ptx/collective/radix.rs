@@ -14,9 +14,13 @@
 //!    its entry gives plus its rank among the run's earlier keys of that digit.
 //!
 //! Runs taken in order and walked in order make each pass stable, hence the sort. Runs of up to
-//! 15 places are read once into registers and counted in one 64-bit register, four bits a
-//! digit; longer runs count through the table. The last pass writes the first `kept` places of
-//! the result: the element (decoded from its key, which holds all its bits) or its index. The
+//! 16 places are read once into registers and counted in one 64-bit register, four bits a
+//! digit (the first fifteen keys: a field holds 15; the sixteenth is added to the table after);
+//! longer runs count through the table. An argsort of keys narrow enough that key and index
+//! share a 32-bit word (8- and 16-bit keys, [`index_bits`]) moves that one word, the index in
+//! its low bits, instead of a key array and an index array. The last pass writes the first
+//! `kept` places of the result: the element (decoded from its key, which holds all its bits)
+//! or its index. The
 //! key arrays are padded by one word every 32 (`i + i / 32`), so that the runs of a warp's
 //! threads start in different banks; the table holds 16-bit entries when the line is shorter
 //! than 2^16. The staged tile shares the second key array (it is read once, before the first
@@ -34,8 +38,12 @@ use crate::dtype::DType;
 const DIGIT_BITS: u32 = 4;
 /// Digits: the rows of the count table.
 const DIGITS: usize = 1 << DIGIT_BITS;
-/// The longest run a thread counts in a packed register (four bits a digit).
-const PACKED_MAX: usize = 15;
+/// The longest run a thread counts in a packed register (four bits a digit): fifteen keys
+/// fill a field at most, and a sixteenth is counted in the table instead (its rank, the
+/// count of the fifteen before it, still fits).
+const PACKED_MAX: usize = 16;
+/// The largest count a four-bit field of the packed count holds.
+const FIELD_MAX: usize = 15;
 /// The most scratch a radix sort takes; a longer line is sorted by the bitonic network.
 const RADIX_MAX_BYTES: usize = 128 * 1024;
 
@@ -68,9 +76,19 @@ pub(super) struct RadixScratch {
 /// The byte sizes of a radix sort's arrays, in the order of [`RadixScratch`] (without `src`):
 /// two padded key arrays (the second also holding the staged tile of `staged` bytes), two
 /// index arrays (none for a sort of values), the count table and the warp totals.
-pub(super) fn radix_sizes(len: usize, staged: usize, threads: usize, placed: Placed) -> [usize; 6] {
+pub(super) fn radix_sizes(
+    d: DType,
+    len: usize,
+    staged: usize,
+    threads: usize,
+    placed: Placed,
+) -> [usize; 6] {
     let pair = 4 * (len + len / 32 + 1);
-    let idx = if placed == Placed::Index { pair } else { 0 };
+    let idx = if placed == Placed::Index && index_bits(d, len).is_none() {
+        pair
+    } else {
+        0
+    };
     [
         pair,
         pair.max(staged),
@@ -79,6 +97,15 @@ pub(super) fn radix_sizes(len: usize, staged: usize, threads: usize, placed: Pla
         entry_bytes(len) * DIGITS * threads,
         4 * (threads / 32),
     ]
+}
+
+/// The low bits of an argsort's key words that hold the place's index, when a `d` key and an
+/// index below `len` fit in 32 bits together (an argsort of 8- or 16-bit keys): the index then
+/// moves with its key in one word, with no index arrays (half the scratch, and one shared
+/// store a place a pass instead of two).
+pub(super) fn index_bits(d: DType, len: usize) -> Option<u32> {
+    let bits = usize::BITS - len.saturating_sub(1).max(1).leading_zeros();
+    (d.bits() + bits <= 32).then_some(bits)
 }
 
 /// The byte size of a count-table entry for a line of `len`: 16 bits hold every count and
@@ -101,7 +128,7 @@ pub(super) fn radix_fits(
     threads: usize,
     placed: Placed,
 ) -> bool {
-    let bytes: usize = radix_sizes(len, staged, threads, placed).iter().sum();
+    let bytes: usize = radix_sizes(d, len, staged, threads, placed).iter().sum();
     lines == 1
         && (8..=32).contains(&d.bits())
         && len >= 2
@@ -122,8 +149,22 @@ impl RadixJob {
     fn mask(&self) -> u32 {
         u32::MAX >> (32 - self.d.bits())
     }
+    /// Whether indices move in arrays of their own (an argsort whose indices are not in the
+    /// key words, [`index_bits`]).
     fn args(&self) -> bool {
-        self.placed == Placed::Index
+        self.placed == Placed::Index && self.packed_index().is_none()
+    }
+    /// The index bits in the key words of an argsort, if they are there ([`index_bits`]).
+    fn packed_index(&self) -> Option<u32> {
+        if self.placed == Placed::Index {
+            index_bits(self.d, self.len)
+        } else {
+            None
+        }
+    }
+    /// Where the digits of the key start in a key word: above a packed index.
+    fn key_shift(&self) -> u32 {
+        self.packed_index().unwrap_or(0)
     }
     /// Where the last of `passes` passes writes the result: the key array it does not read.
     fn out(&self, passes: u32) -> usize {
@@ -170,7 +211,7 @@ impl Emitter<'_> {
             per_thread,
         };
         let fixed = |pass: u32, from: usize| Step {
-            shift: RegOrImm::Imm((pass * DIGIT_BITS) as i32),
+            shift: RegOrImm::Imm((pass * DIGIT_BITS + job.key_shift()) as i32),
             from: Arrays::at(job, from),
             to: Arrays::at(job, 1 - from),
             last: pass + 1 == passes,
@@ -213,7 +254,7 @@ impl Emitter<'_> {
             idx: job.args().then(|| Arr::In(reg_at(self, job.s.idx[1]))),
         };
         let shift = self.r32();
-        self.ins(["mov", "u32"], (shift, 0));
+        self.ins(["mov", "u32"], (shift, job.key_shift()));
         let top = self.new_label("radix_pass");
         self.label(top);
         let step = Step {
@@ -237,7 +278,7 @@ impl Emitter<'_> {
         let more = self.new_pred();
         self.ins(
             ["setp", "lt", "s32"],
-            (more, shift, (trips * DIGIT_BITS) as i32),
+            (more, shift, (trips * DIGIT_BITS + job.key_shift()) as i32),
         );
         self.branch_uniform(Guard::If(more), top);
         Ok(())
@@ -299,10 +340,16 @@ impl Emitter<'_> {
         let mut items = Vec::with_capacity(run.per_thread);
         let counts = self.r64();
         self.ins(["mov", "u64"], (counts, 0));
+        // Every run is whole when the line fills the threads' runs exactly.
+        let whole = job.len == run.per_thread * threads;
         for j in 0..run.per_thread {
-            let here = self.new_pred();
-            self.ins(["setp", "gt", "s32"], (here, run.len, j as i32));
-            let g = Guard::If(here);
+            let g = if whole {
+                Guard::Always
+            } else {
+                let here = self.new_pred();
+                self.ins(["setp", "gt", "s32"], (here, run.len, j as i32));
+                Guard::If(here)
+            };
             let at = |e: &mut Self, arr: Arr| match (base, arr) {
                 (Some(b), Arr::At(off)) => scratch_at(b, off + 4 * j),
                 (Some(b), Arr::In(a)) => {
@@ -328,8 +375,10 @@ impl Emitter<'_> {
                 self.ins_if(g, ["ld", "shared", "u32"], (index, idx_at));
                 index
             });
-            let (_, one) = self.digit_nibble(key, step.shift);
-            self.ins_if(g, ["add", "s64"], (counts, counts, one));
+            if j < FIELD_MAX {
+                let (_, one) = self.digit_nibble(key, step.shift);
+                self.ins_if(g, ["add", "s64"], (counts, counts, one));
+            }
             items.push(Item { g, key, index });
         }
         let (lo, hi) = (self.r32(), self.r32());
@@ -340,6 +389,21 @@ impl Emitter<'_> {
             self.ins(["bfe", "u32"], (c, half, 4 * (row % 8) as u32, 4));
             let at = scratch_at(run.column, job.s.counts + job.s.entry * row * threads);
             self.ins(["st", "shared", ety], (at, c));
+        }
+        if let Some(it) = items.get(FIELD_MAX) {
+            // The sixteenth key, left out of the packed count: one more in its digit's row
+            // of this thread's own column.
+            let (sh, _) = self.digit_nibble(it.key, step.shift);
+            let at = self.r32();
+            self.ins(
+                ["mad", "lo", "s32"],
+                (at, sh, job.s.entry * threads / 4, run.column),
+            );
+            let at = scratch_at(at, job.s.counts);
+            let c = self.r32();
+            self.ins_if(it.g, ["ld", "shared", ety], (c, at.clone()));
+            self.ins(["add", "s32"], (c, c, 1));
+            self.ins_if(it.g, ["st", "shared", ety], (at, c));
         }
         self.barrier();
         self.radix_scan(job)?;
@@ -401,6 +465,13 @@ impl Emitter<'_> {
         let Arr::At(out) = step.to.keys else {
             unreachable!("the last pass writes a fixed array");
         };
+        let index = index.or_else(|| {
+            job.packed_index().map(|bits| {
+                let i = self.r32();
+                self.ins(["and", "b32"], (i, key, (1u32 << bits) - 1));
+                i
+            })
+        });
         match index {
             Some(index) => {
                 let at = self.elem_at(out, 4, place.into());
@@ -451,6 +522,10 @@ impl Emitter<'_> {
         }
         if job.d.bits() < 32 {
             self.ins(["and", "b32"], (key, key, job.mask()));
+        }
+        if let Some(bits) = job.packed_index() {
+            self.ins(["shl", "b32"], (key, key, bits));
+            self.ins(["or", "b32"], (key, key, i));
         }
         let at = self.padded_at(Arr::At(job.s.keys[0]), i);
         self.ins(["st", "shared", "b32"], (at, key));
