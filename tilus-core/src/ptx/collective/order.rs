@@ -141,8 +141,7 @@ impl Emitter<'_> {
                 warp_totals: offs[5],
             },
         };
-        self.stage(x, d, layout, job.s.src)?;
-        self.barrier();
+        self.radix_fill(&job, x, layout)?;
         let out = self.radix_sort(&job)?;
         self.unstage(dst, out_d, out)?;
         self.barrier();

@@ -29,10 +29,12 @@
 use super::super::code::{Address, Arg, Guard};
 use super::super::emit::{CodegenResult, Emitter};
 use super::super::regs::Reg;
-use super::super::value::RegOrImm;
+use super::super::value::{Predicate, RegOrImm};
 use super::order::Placed;
 use super::scratch_at;
 use crate::dtype::DType;
+use crate::ir::{Operand, VarId};
+use crate::layout::Layout;
 
 /// Bits of the key that one pass sorts by.
 const DIGIT_BITS: u32 = 4;
@@ -182,18 +184,12 @@ struct Run {
 }
 
 impl Emitter<'_> {
-    /// Runs the radix sort of `job`; returns the scratch offset where the first `kept` places
-    /// of the result are (elements of `d`, or `i32` indices), after a barrier.
+    /// Runs the radix sort of `job`, its first key array filled ([`Emitter::radix_fill`]);
+    /// returns the scratch offset where the first `kept` places of the result are (elements
+    /// of `d`, or `i32` indices), after a barrier.
     pub(super) fn radix_sort(&mut self, job: &RadixJob) -> CodegenResult<usize> {
         let tid = self.tid();
         let threads = self.threads();
-        self.counted_loop(
-            tid.into(),
-            (job.len as i32).into(),
-            threads as u32,
-            |e, i| e.radix_fill(job, i),
-        )?;
-        self.barrier();
         let passes = job.d.bits() / DIGIT_BITS;
         let per_thread = job.len.div_ceil(threads);
         let (first, len) = (self.r32(), self.r32());
@@ -513,10 +509,57 @@ impl Emitter<'_> {
         v
     }
 
-    /// Place `i`: the unsigned key of element `i` of the staged tile (and `i`).
-    fn radix_fill(&mut self, job: &RadixJob, i: Reg) -> CodegenResult<()> {
-        let at = self.elem_at(job.s.src, job.d.size_bytes(), i.into());
-        let key = self.sort_key(job.d, at);
+    /// Fills the first key array (and index array) with line `x` (layout `layout`), then a
+    /// barrier. Integer and `f32` keys go straight from the thread's registers; other floats
+    /// are staged in shared memory first and read back by place.
+    pub(super) fn radix_fill(
+        &mut self,
+        job: &RadixJob,
+        x: VarId,
+        layout: &Layout,
+    ) -> CodegenResult<()> {
+        if job.d.is_float() && job.d != DType::F32 {
+            self.stage(x, job.d, layout, job.s.src)?;
+            self.barrier();
+            let (tid, threads) = (self.tid(), self.threads() as u32);
+            let len = (job.len as i32).into();
+            self.counted_loop(tid.into(), len, threads, |e, i| {
+                let at = e.elem_at(job.s.src, job.d.size_bytes(), i.into());
+                let key = e.sort_key(job.d, at);
+                e.radix_put(job, Guard::Always, key, i);
+                Ok(())
+            })?;
+        } else {
+            // The line is the whole tile (one line), so a slot's place is its flat index.
+            let base = self.tid_times(layout.v);
+            for s in 0..layout.slots() {
+                let ex = self.chunk_exists(layout, s / layout.v);
+                if ex == Predicate::False {
+                    continue;
+                }
+                let i = self.r32();
+                self.ins(["add", "s32"], (i, base, layout.slot_const(s) as i32));
+                let v = self.reg_or_const(Operand::Var(x), s)?;
+                let key = self.r32();
+                // Integers sit normalized (sign- or zero-extended) in 32 bits, as the staged
+                // path's loads extend them; an `f32`'s bits take `sort_key`'s flip.
+                self.ins(["mov", "b32"], (key, v));
+                if job.d == DType::F32 {
+                    let m = self.r32();
+                    self.ins(["shr", "s32"], (m, key, 31));
+                    self.ins(["shr", "u32"], (m, m, 1));
+                    self.ins(["xor", "b32"], (key, key, m));
+                }
+                self.radix_put(job, ex.guard(), key, i);
+            }
+        }
+        self.barrier();
+        Ok(())
+    }
+
+    /// Place `i` of the first arrays: `key` (a sort key, `sort_key`) made unsigned, its index
+    /// beside it (argsorts).
+    fn radix_put(&mut self, job: &RadixJob, g: Guard, key: Reg, i: Reg) {
         if job.flip() != 0 {
             self.ins(["xor", "b32"], (key, key, job.flip()));
         }
@@ -528,12 +571,11 @@ impl Emitter<'_> {
             self.ins(["or", "b32"], (key, key, i));
         }
         let at = self.padded_at(Arr::At(job.s.keys[0]), i);
-        self.ins(["st", "shared", "b32"], (at, key));
+        self.ins_if(g, ["st", "shared", "b32"], (at, key));
         if job.args() {
             let at = self.padded_at(Arr::At(job.s.idx[0]), i);
-            self.ins(["st", "shared", "u32"], (at, i));
+            self.ins_if(g, ["st", "shared", "u32"], (at, i));
         }
-        Ok(())
     }
 
     /// The count-table entry of `key`'s digit at `shift` in this thread's column.

@@ -1,0 +1,132 @@
+//! `any` and `all` of a block's `bool` tile, which the PTX folds in the barrier itself
+//! (`bar.red.or.pred` / `bar.red.and.pred`, one predicate a thread): tiles shorter than the
+//! block (threads with no element), tiles giving a thread several elements and a partial last
+//! chunk; a lone `true` (or `false`) at the first, the last or a random place; and a `while`
+//! loop whose condition is such a vote. Every backend, against CPU references.
+
+mod common;
+
+use common::{assemble_all, backends, Rng};
+use tilus::prelude::*;
+
+/// `out = [any(x != 0), all(x != 0), trips]`, where `trips` counts the rounds of halving every
+/// element until all are zero (a loop on a block-wide vote).
+macro_rules! votes {
+    ($name:ident, $threads:literal, $n:literal) => {
+        #[tile_kernel(threads = $threads)]
+        fn $name(x: GlobalTensor<i32>, out: GlobalTensor<i32>) {
+            let t = load_global(x, offsets = [0], shape = [$n]);
+            let any = (t != 0).any();
+            let all = (t != 0).all();
+            let mut v = t;
+            let mut trips = 0;
+            while (v != 0).any() {
+                v = v / 2;
+                trips = trips + 1;
+            }
+            store_global(out, full([1], any as i32), offsets = [0]);
+            store_global(out, full([1], all as i32), offsets = [1]);
+            store_global(out, full([1], trips), offsets = [2]);
+        }
+    };
+}
+
+votes!(votes_64_of_50, 64, 50);
+votes!(votes_96_of_1000, 96, 1000);
+votes!(votes_256_of_4100, 256, 4100);
+votes!(votes_1024_of_1024, 1024, 1024);
+
+type Launch = fn(&Device, &GlobalTensor<i32>, &GlobalTensor<i32>);
+
+fn expected(x: &[i32]) -> Vec<i32> {
+    let any = x.iter().any(|&v| v != 0);
+    let all = x.iter().all(|&v| v != 0);
+    let trips = x
+        .iter()
+        .map(|&v| 32 - v.unsigned_abs().leading_zeros())
+        .max()
+        .unwrap_or(0);
+    vec![any as i32, all as i32, trips as i32]
+}
+
+/// The inputs of one size: all zero, all nonzero, a lone nonzero and a lone zero at the first,
+/// the last and a random place, and random sparse values.
+fn patterns(rng: &mut Rng, n: usize) -> Vec<Vec<i32>> {
+    let mut out = vec![vec![0; n], rng.vec(n, 1, 1 << 20)];
+    for at in [0, n - 1, rng.below(n as u64) as usize] {
+        let mut lone = vec![0; n];
+        lone[at] = rng.range(i32::MIN, i32::MAX) | 1;
+        out.push(lone);
+        let mut hole = rng.vec(n, 1, 100);
+        hole[at] = 0;
+        out.push(hole);
+    }
+    out.push(
+        (0..n)
+            .map(|_| {
+                if rng.below(8) == 0 {
+                    rng.range(-1000, 1000)
+                } else {
+                    0
+                }
+            })
+            .collect(),
+    );
+    out
+}
+
+#[test]
+fn block_votes_in_the_barrier() {
+    let kernels: [(&str, usize, Launch, &str, u32); 4] = [
+        (
+            "votes_64_of_50",
+            50,
+            |d, x, o| votes_64_of_50::launch(d, 1, x, o).unwrap(),
+            votes_64_of_50::PTX,
+            votes_64_of_50::TARGET,
+        ),
+        (
+            "votes_96_of_1000",
+            1000,
+            |d, x, o| votes_96_of_1000::launch(d, 1, x, o).unwrap(),
+            votes_96_of_1000::PTX,
+            votes_96_of_1000::TARGET,
+        ),
+        (
+            "votes_256_of_4100",
+            4100,
+            |d, x, o| votes_256_of_4100::launch(d, 1, x, o).unwrap(),
+            votes_256_of_4100::PTX,
+            votes_256_of_4100::TARGET,
+        ),
+        (
+            "votes_1024_of_1024",
+            1024,
+            |d, x, o| votes_1024_of_1024::launch(d, 1, x, o).unwrap(),
+            votes_1024_of_1024::PTX,
+            votes_1024_of_1024::TARGET,
+        ),
+    ];
+    let mut rng = Rng::from_env_or_clock();
+    for (name, n, launch, ptx, target) in kernels {
+        assemble_all(name, ptx, target);
+        // The vote is the barrier's own fold: no butterfly, no scratch round trip.
+        assert!(
+            ptx.contains("bar.red.or.pred") && ptx.contains("bar.red.and.pred"),
+            "{name}"
+        );
+        for x in patterns(&mut rng, n) {
+            let want = expected(&x);
+            for dev in backends() {
+                let xd = dev.upload(&x).unwrap();
+                let out = dev.full(3, -7i32).unwrap();
+                launch(&dev, &xd, &out);
+                assert_eq!(
+                    out.download().unwrap(),
+                    want,
+                    "{name} on {dev:?}, x = {x:?}"
+                );
+            }
+        }
+    }
+}
