@@ -14,21 +14,23 @@
 //! counts its tile's digits and publishes the counts (256 words, one per digit, each a count
 //! and a state in one 64-bit word, so a relaxed atomic suffices: the count and its state are
 //! read together). It then orders the tile by digit, stably: `(digit as u8).argsort()` (two
-//! four-bit passes of the tile radix sort, the index held in the low bits of each key word)
-//! and a `take` of the keys (and values). Only then does each of its 256 lanes look back over
-//! the tiles before it for its own digit, four tiles a step, adding aggregates until it meets
-//! an inclusive prefix: ordering first, as CUB's Onesweep does, gives the predecessors time to
+//! four-bit passes of the tile radix sort, the index held in the low bits of each key word),
+//! then a `take` of the keys (a pair pass takes keys and values after the look-back instead,
+//! so that only the order is held across it). Then each of its 256 lanes looks back over the
+//! tiles before it for its own digit, four tiles a step, adding aggregates until it meets an
+//! inclusive prefix: ordering first, as CUB's Onesweep does, gives the predecessors time to
 //! publish their prefixes, so the walks are short. Each key then goes to the start of its
 //! digit (the global counts, scanned once per sort by `digit_starts`), plus the count of that
 //! digit in earlier tiles, plus its place among the tile's keys of that digit. The passes hold
 //! runs of one key a thread (`vector_width = 1`), so consecutive lanes write consecutive
 //! addresses (6% faster than runs of four on an H100).
 //!
-//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 12.63 ms, pairs 17.27 ms, against
-//! CUB's 5.52 and 9.40 ms and torch's `sort` 13.68 ms. The digits were ranked by
+//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 12.35 ms, pairs 16.60 ms, against
+//! CUB's 5.53 and 9.42 ms and torch's `sort` 13.67 ms. The digits were ranked by
 //! `(digit as u8).equal_rank()` (`match.any` per warp) and the keys scattered into shared
-//! memory by that rank until 2026-11-26: 15.44 and 19.09 ms. A pass is bound by its
-//! instructions and their shared-memory latency, not by memory.
+//! memory by that rank until 2026-11-26: 15.44 and 19.09 ms. A pass is bound by latency, not
+//! by memory (`ncu`, a pair pass over 2^24 keys: 0.44 instructions issued a cycle per
+//! scheduler, half the stalls waiting on global or local memory, its spills included).
 //!
 //! Flags carry the pass's epoch (`epoch * 4 + state` in the high word), so the storage is
 //! reused without clearing, as in the scan.
@@ -68,13 +70,32 @@ macro_rules! counts_kernel {
 }
 
 /// One digit pass from `keys` (and `vals`) to `keys_out` (and `vals_out`); see the module docs.
+/// The keys-only pass gathers its keys in digit order before the look-back and holds them
+/// across it; a pair pass holds only the order there, and reads its keys again (and its
+/// values) after it: fewer registers live in the loop, so fewer spilled (an H100, 2^28
+/// `(u32, u32)` pairs: 17.79 -> 16.67 ms).
 macro_rules! pass_kernel {
-    ($name:ident, $blocks:literal, $k:ident, $s:ident, $top:literal $(, $v:ident)?) => {
+    ($name:ident, $blocks:literal, $k:ident, $s:ident, $top:literal) => {
+        pass_kernel!(@pass $name, $blocks, $k, $s, $top, [], {
+            let ks = k.take(order, axis = 0);
+        }, {}, {});
+    };
+    ($name:ident, $blocks:literal, $k:ident, $s:ident, $top:literal, $v:ident) => {
+        pass_kernel!(@pass $name, $blocks, $k, $s, $top,
+            [vals: GlobalTensor<$v>, vals_out: GlobalTensor<$v>,], {}, {
+            let ks = load_global(keys, offsets = [start], shape = [4096], mask = inside).take(order, axis = 0);
+            let vs = load_global(vals, offsets = [start], shape = [4096], mask = inside).take(order, axis = 0);
+        }, {
+            store_global_scatter(vals_out, dim = 0, indices = to, values = vs, mask = keep);
+        });
+    };
+    (@pass $name:ident, $blocks:literal, $k:ident, $s:ident, $top:literal, [$($vals:tt)*],
+        {$($before:tt)*}, {$($after:tt)*}, {$($store:tt)*}) => {
         #[tile_kernel(threads = 256, min_blocks_per_sm = $blocks, vector_width = 1)]
         fn $name(
             keys: GlobalTensor<$k>,
             keys_out: GlobalTensor<$k>,
-            $(vals: GlobalTensor<$v>, vals_out: GlobalTensor<$v>,)?
+            $($vals)*
             counts: GlobalTensor<i32>,
             status: GlobalTensor<u64>,
             ticket: GlobalTensor<i32>,
@@ -108,11 +129,7 @@ macro_rules! pass_kernel {
             // digits is two four-bit passes of the tile radix sort.
             let local = here.cumsum(0, exclusive = true);
             let order = (d as u8).argsort();
-            let ks = k.take(order, axis = 0);
-            $(
-                let v = load_global(vals, offsets = [start], shape = [4096], mask = inside);
-                let vs = v.take(order, axis = 0) as $v;
-            )?
+            $($before)*
             // Each lane walks back over the tiles before for its digit, on its own, four
             // tiles a step: the four loads are in flight together, and the words are used in
             // order up to the first that is not ready or is an inclusive prefix. (Tile 0's
@@ -147,15 +164,14 @@ macro_rules! pass_kernel {
             if tile > 0 {
                 atomic_store(status, tile * 256 + lanes, (((ready + 2) as u64) << 32) | ((before + mine) as u64), sem = relaxed);
             }
+            $($after)*
             let base = load_global(counts, offsets = [pass * 256], shape = [256]);
             let us = ks ^ ((((ks as $s) >> $top) as $k & fmask) | smask) ^ dmask;
             let ds = ((us >> (pass * 8)) & 255) as i32;
             let keep = arange(4096) < n - start;
             let to = (base + before - local).take(ds) + arange(4096);
             store_global_scatter(keys_out, dim = 0, indices = to, values = ks, mask = keep);
-            $(
-                store_global_scatter(vals_out, dim = 0, indices = to, values = vs as $v, mask = keep);
-            )?
+            $($store)*
         }
     };
 }
