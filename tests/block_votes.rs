@@ -55,7 +55,7 @@ fn patterns(rng: &mut Rng, n: usize) -> Vec<Vec<i32>> {
     let mut out = vec![vec![0; n], rng.vec(n, 1, 1 << 20)];
     for at in [0, n - 1, rng.below(n as u64) as usize] {
         let mut lone = vec![0; n];
-        lone[at] = rng.range(i32::MIN, i32::MAX) | 1;
+        lone[at] = rng.next_u64() as i32 | 1;
         out.push(lone);
         let mut hole = rng.vec(n, 1, 100);
         hole[at] = 0;
