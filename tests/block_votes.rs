@@ -77,35 +77,23 @@ fn patterns(rng: &mut Rng, n: usize) -> Vec<Vec<i32>> {
 
 #[test]
 fn block_votes_in_the_barrier() {
-    let kernels: [(&str, usize, Launch, &str, u32); 4] = [
-        (
-            "votes_64_of_50",
-            50,
-            |d, x, o| votes_64_of_50::launch(d, 1, x, o).unwrap(),
-            votes_64_of_50::PTX,
-            votes_64_of_50::TARGET,
-        ),
-        (
-            "votes_96_of_1000",
-            1000,
-            |d, x, o| votes_96_of_1000::launch(d, 1, x, o).unwrap(),
-            votes_96_of_1000::PTX,
-            votes_96_of_1000::TARGET,
-        ),
-        (
-            "votes_256_of_4100",
-            4100,
-            |d, x, o| votes_256_of_4100::launch(d, 1, x, o).unwrap(),
-            votes_256_of_4100::PTX,
-            votes_256_of_4100::TARGET,
-        ),
-        (
-            "votes_1024_of_1024",
-            1024,
-            |d, x, o| votes_1024_of_1024::launch(d, 1, x, o).unwrap(),
-            votes_1024_of_1024::PTX,
-            votes_1024_of_1024::TARGET,
-        ),
+    // Name, length, launch, PTX and target of each kernel.
+    macro_rules! kernel {
+        ($k:ident, $n:literal) => {
+            (
+                stringify!($k),
+                $n,
+                (|d, x, o| $k::launch(d, 1, x, o).unwrap()) as Launch,
+                $k::PTX,
+                $k::TARGET,
+            )
+        };
+    }
+    let kernels = [
+        kernel!(votes_64_of_50, 50),
+        kernel!(votes_96_of_1000, 1000),
+        kernel!(votes_256_of_4100, 4100),
+        kernel!(votes_1024_of_1024, 1024),
     ];
     let mut rng = Rng::from_env_or_clock();
     for (name, n, launch, ptx, target) in kernels {
