@@ -1086,6 +1086,12 @@ line_sorts!(line_bf16_64, bf16, 64, 100, 10);
 // 16 places a thread: fifteen counted in the packed register, the sixteenth in the table.
 line_sorts!(line_u32_256_sixteen, u32, 256, 4096, 16);
 line_sorts!(line_i32_64_sixteen, i32, 64, 1000, 6);
+// 8- and 16-bit argsorts keep the index in the key word: 16 places a thread, whole and partial,
+// and a line of 12,000 (47 places a thread, counted through the table; no index arrays let it
+// fit the radix path's scratch).
+line_sorts!(line_u16_256_sixteen, u16, 256, 4096, 16);
+line_sorts!(line_i8_64_sixteen, i8, 64, 1000, 5);
+line_sorts!(line_u16_256_long, u16, 256, 12000, 9);
 
 fn check_line_sorts<E: T>(name: &str, k: usize, x: &[E], launch: Launch3<E, E, i32>) {
     let n = x.len();
@@ -1148,7 +1154,10 @@ fn sorts_of_one_line_in_every_key_width() {
         line_f16_128,
         line_bf16_64,
         line_u32_256_sixteen,
-        line_i32_64_sixteen
+        line_i32_64_sixteen,
+        line_u16_256_sixteen,
+        line_i8_64_sixteen,
+        line_u16_256_long
     );
     for _ in 0..2 {
         run_line_sorts!(
@@ -1195,6 +1204,26 @@ fn sorts_of_one_line_in_every_key_width() {
             line_i32_64_sixteen,
             random::<i32>(&mut rng, 1000, i32::MIN, i32::MAX),
             6
+        );
+        run_line_sorts!(
+            line_u16_256_sixteen,
+            random::<u16>(&mut rng, 4096, 0, 65536),
+            16
+        );
+        run_line_sorts!(
+            line_u16_256_sixteen,
+            random::<u16>(&mut rng, 4096, 0, 3),
+            16
+        );
+        run_line_sorts!(
+            line_i8_64_sixteen,
+            random::<i8>(&mut rng, 1000, -128, 128),
+            5
+        );
+        run_line_sorts!(
+            line_u16_256_long,
+            random::<u16>(&mut rng, 12000, 0, 65536),
+            9
         );
     }
 }

@@ -151,6 +151,7 @@ impl Emitter<'_> {
 
     /// Reduce a tile to a block-uniform scalar: per-thread partial over existing slots, warp
     /// butterfly, per-warp partials through scratch, then every thread combines the partials.
+    /// A block's `any`/`all` of `bool` is folded by the barrier itself (`bar.red`) instead.
     pub fn reduce(&mut self, d: VarId, op: ReduceOp, x: VarId) -> CodegenResult<()> {
         let x_ty = self.ty(x)?;
         let dtype = x_ty.dtype();

@@ -313,6 +313,14 @@ impl Emitter<'_> {
             _ => "s64",
         };
         self.ins(["ld", "shared", ld], (r, addr));
+        self.order_float_bits(r, m, wide, bits);
+        r
+    }
+
+    /// A float's `bits`-bit pattern, sign-extended in the `wide`-bit register `r`, made an
+    /// integer that orders as `totalOrder`: the magnitude's bits flipped where the sign is set
+    /// (`m`, a scratch register of `r`'s width, gets their mask).
+    pub(super) fn order_float_bits(&mut self, r: Reg, m: Reg, wide: u32, bits: u32) {
         let (s, u, b) = if wide == 64 {
             ("s64", "u64", "b64")
         } else {
@@ -321,7 +329,6 @@ impl Emitter<'_> {
         self.ins(["shr", s], (m, r, wide - 1));
         self.ins(["shr", u], (m, m, wide - bits + 1));
         self.ins(["xor", b], (r, r, m));
-        r
     }
 
     /// `take` along `axis`: every thread reads its result elements from the staged tile.

@@ -23,7 +23,8 @@
 //! or its index. The
 //! key arrays are padded by one word every 32 (`i + i / 32`), so that the runs of a warp's
 //! threads start in different banks; the table holds 16-bit entries when the line is shorter
-//! than 2^16. The staged tile shares the second key array (it is read once, before the first
+//! than 2^16. Integer and `f32` lines fill the first key array straight from registers;
+//! 16-bit float lines are staged first, in the second key array (read once, before the first
 //! pass writes there).
 
 use super::super::code::{Address, Arg, Guard};
@@ -320,9 +321,10 @@ impl Emitter<'_> {
     }
 
     /// A pass where each run has at most [`PACKED_MAX`] places: the run is read once into
-    /// registers (unrolled, places past its end guarded off), and the thread's count of each
-    /// digit lives in one 64-bit register, four bits a digit, both for the count and for each
-    /// key's rank among the run's earlier keys of its digit. Ends with a barrier.
+    /// registers (unrolled; places past its end guarded off unless every run is whole), and
+    /// the thread's count of each digit lives in one 64-bit register, four bits a digit, both
+    /// for the count and for each key's rank among the run's earlier keys of its digit (a
+    /// sixteenth key is added to the table instead, [`FIELD_MAX`]). Ends with a barrier.
     fn radix_pass_packed(&mut self, job: &RadixJob, run: &Run, step: &Step) -> CodegenResult<()> {
         let (ety, threads) = (entry_type(job), self.threads());
         // Runs that never cross a multiple of 32 (`per_thread` divides 32) are contiguous in
@@ -390,12 +392,7 @@ impl Emitter<'_> {
             // The sixteenth key, left out of the packed count: one more in its digit's row
             // of this thread's own column.
             let (sh, _) = self.digit_nibble(it.key, step.shift);
-            let at = self.r32();
-            self.ins(
-                ["mad", "lo", "s32"],
-                (at, sh, job.s.entry * threads / 4, run.column),
-            );
-            let at = scratch_at(at, job.s.counts);
+            let at = self.nibble_entry(job, run.column, sh);
             let c = self.r32();
             self.ins_if(it.g, ["ld", "shared", ety], (c, at.clone()));
             self.ins(["add", "s32"], (c, c, 1));
@@ -408,18 +405,9 @@ impl Emitter<'_> {
         for it in items {
             // Recomputed from the key (a few instructions) rather than kept in each item.
             let (sh, one) = self.digit_nibble(it.key, step.shift);
-            // The digit's row of this thread's column: its shift is 4 * digit.
-            let at = self.r32();
-            self.ins(
-                ["mad", "lo", "s32"],
-                (at, sh, job.s.entry * threads / 4, run.column),
-            );
+            let at = self.nibble_entry(job, run.column, sh);
             let place = self.r32();
-            self.ins_if(
-                it.g,
-                ["ld", "shared", ety],
-                (place, scratch_at(at, job.s.counts)),
-            );
+            self.ins_if(it.g, ["ld", "shared", ety], (place, at));
             // Plus its rank among the run's earlier keys of its digit.
             let before = self.r64();
             self.ins(["bfe", "u64"], (before, seen, sh, 4));
@@ -510,8 +498,8 @@ impl Emitter<'_> {
     }
 
     /// Fills the first key array (and index array) with line `x` (layout `layout`), then a
-    /// barrier. Integer and `f32` keys go straight from the thread's registers; other floats
-    /// are staged in shared memory first and read back by place.
+    /// barrier: integer and `f32` keys straight from the thread's registers, other floats
+    /// (16-bit: their registers hold no sign-extended bits) staged in shared memory first.
     pub(super) fn radix_fill(
         &mut self,
         job: &RadixJob,
@@ -519,41 +507,55 @@ impl Emitter<'_> {
         layout: &Layout,
     ) -> CodegenResult<()> {
         if job.d.is_float() && job.d != DType::F32 {
-            self.stage(x, job.d, layout, job.s.src)?;
-            self.barrier();
-            let (tid, threads) = (self.tid(), self.threads() as u32);
-            let len = (job.len as i32).into();
-            self.counted_loop(tid.into(), len, threads, |e, i| {
-                let at = e.elem_at(job.s.src, job.d.size_bytes(), i.into());
-                let key = e.sort_key(job.d, at);
-                e.radix_put(job, Guard::Always, key, i);
-                Ok(())
-            })?;
+            self.radix_fill_staged(job, x, layout)?;
         } else {
-            // The line is the whole tile (one line), so a slot's place is its flat index.
-            let base = self.tid_times(layout.v);
-            for s in 0..layout.slots() {
-                let ex = self.chunk_exists(layout, s / layout.v);
-                if ex == Predicate::False {
-                    continue;
-                }
-                let i = self.r32();
-                self.ins(["add", "s32"], (i, base, layout.slot_const(s) as i32));
-                let v = self.reg_or_const(Operand::Var(x), s)?;
-                let key = self.r32();
-                // Integers sit normalized (sign- or zero-extended) in 32 bits, as the staged
-                // path's loads extend them; an `f32`'s bits take `sort_key`'s flip.
-                self.ins(["mov", "b32"], (key, v));
-                if job.d == DType::F32 {
-                    let m = self.r32();
-                    self.ins(["shr", "s32"], (m, key, 31));
-                    self.ins(["shr", "u32"], (m, m, 1));
-                    self.ins(["xor", "b32"], (key, key, m));
-                }
-                self.radix_put(job, ex.guard(), key, i);
-            }
+            self.radix_fill_regs(job, x, layout)?;
         }
         self.barrier();
+        Ok(())
+    }
+
+    /// [`Emitter::radix_fill`] through the staged tile, read back by place.
+    fn radix_fill_staged(
+        &mut self,
+        job: &RadixJob,
+        x: VarId,
+        layout: &Layout,
+    ) -> CodegenResult<()> {
+        self.stage(x, job.d, layout, job.s.src)?;
+        self.barrier();
+        let (tid, threads) = (self.tid(), self.threads() as u32);
+        let len = (job.len as i32).into();
+        self.counted_loop(tid.into(), len, threads, |e, i| {
+            let at = e.elem_at(job.s.src, job.d.size_bytes(), i.into());
+            let key = e.sort_key(job.d, at);
+            e.radix_put(job, Guard::Always, key, i);
+            Ok(())
+        })
+    }
+
+    /// [`Emitter::radix_fill`] from the registers of an integer or `f32` line. The line is the
+    /// whole tile (one line), so a slot's place is its flat index.
+    fn radix_fill_regs(&mut self, job: &RadixJob, x: VarId, layout: &Layout) -> CodegenResult<()> {
+        let base = self.tid_times(layout.v);
+        for s in 0..layout.slots() {
+            let ex = self.chunk_exists(layout, s / layout.v);
+            if ex == Predicate::False {
+                continue;
+            }
+            let i = self.r32();
+            self.ins(["add", "s32"], (i, base, layout.slot_const(s) as i32));
+            let v = self.reg_or_const(Operand::Var(x), s)?;
+            let key = self.r32();
+            // Integers sit normalized (sign- or zero-extended) in 32 bits, as the staged path's
+            // loads extend them; an `f32`'s bits take `sort_key`'s flip.
+            self.ins(["mov", "b32"], (key, v));
+            if job.d == DType::F32 {
+                let m = self.r32();
+                self.order_float_bits(key, m, 32, 32);
+            }
+            self.radix_put(job, ex.guard(), key, i);
+        }
         Ok(())
     }
 
@@ -576,6 +578,15 @@ impl Emitter<'_> {
             let at = self.padded_at(Arr::At(job.s.idx[0]), i);
             self.ins_if(g, ["st", "shared", "u32"], (at, i));
         }
+    }
+
+    /// The count-table entry of a digit in this thread's column, from the digit's shift in
+    /// the packed counts (`4 * digit`, [`Emitter::digit_nibble`]).
+    fn nibble_entry(&mut self, job: &RadixJob, column: Reg, sh: Reg) -> Address {
+        let at = self.r32();
+        let row = job.s.entry * self.threads() / 4;
+        self.ins(["mad", "lo", "s32"], (at, sh, row, column));
+        scratch_at(at, job.s.counts)
     }
 
     /// The count-table entry of `key`'s digit at `shift` in this thread's column.
