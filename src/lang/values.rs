@@ -291,6 +291,13 @@ impl<T: Num> Tile<T> {
     /// `-NaN < -inf < .. < -0.0 < +0.0 < .. < +inf < +NaN` (the NaN arithmetic produces is
     /// positive: last ascending, first descending). `bool` tiles are not sorted (sort them as
     /// integers).
+    ///
+    /// **Cost.** A line of 8- to 32-bit keys that is the whole tile, on whole warps, is sorted
+    /// by a stable LSD radix sort in shared memory, four bits a pass, while its scratch fits
+    /// 128 KiB; other sorts (several lines, 64-bit keys) use a bitonic network. Up to 16 keys a
+    /// thread are counted in registers: 4096 `u32` keys on 256 threads take about 123 registers,
+    /// two blocks an SM, and bounding them with `min_blocks_per_sm = 3` measured 3% faster on
+    /// an H100 (`examples/bench_collectives.rs`, 1.19x CUB's `BlockRadixSort`).
     pub fn sort(self) -> Tile<T> {
         unreachable!()
     }
