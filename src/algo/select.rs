@@ -69,11 +69,11 @@ macro_rules! select_kernel {
 
 /// The compaction most calls make, `select_if` with a comparison, as a kernel of its own: no
 /// flags to load, no partition, so it fits 128 threads. It keeps `x[i]` where
-/// `lo <= x[i] <= hi`, or outside that range when `outside != 0` (`SelectElement::range`). Measured on an H100 (2^28 `i32`,
-/// `x > 0`), with the block-wide look-back: this kernel 1579 us on 256 threads; the general
-/// kernel 2251 us on 512 threads and 2954 us on 256. With the one-warp look-back, a throwaway
-/// kernel keeping only `x > 0` took 990 us in tiles of 4096 on 128 threads, 1103 on 256, 1065
-/// in 2048 on 128, 1169 in 8192 on 256.
+/// `lo <= x[i] <= hi`, or outside that range when `outside != 0` (`SelectElement::range`).
+/// Measured on an H100 (2^28 `i32`, `x > 0`), with the block-wide look-back: this kernel 1579
+/// us on 256 threads; the general kernel 2251 us on 512 threads and 2954 us on 256. With the
+/// one-warp look-back, a throwaway kernel keeping only `x > 0` took 990 us in tiles of 4096 on
+/// 128 threads, 1103 on 256, 1065 in 2048 on 128, 1169 in 8192 on 256.
 macro_rules! select_cmp_kernel {
     ($name:ident, $t:ident, [$($compare:tt)*] [$($lookback:tt)*]) => {
         #[tile_kernel(threads = 128)]
