@@ -167,11 +167,56 @@ fn row_index_add_is_the_sequential_loop_bit_for_bit() {
             (3000, 40, 128, false),
             (1000, 300, 37, false),
             (500, 9, 200, true),
+            // 256 outputs: every key fits one byte (an index outside takes a key below 256).
+            (3000, 256, 40, false),
         ] {
             check_rows::<f32>(&mut rng, &dev, n, m, d, hot);
             check_rows::<bf16>(&mut rng, &dev, n, m, d, hot);
         }
         check_rows::<f64>(&mut rng, &dev, 700, 50, 130, false);
+    }
+}
+
+/// Rows whose indices are all outside the output (below 0, at `m`, far past it) are skipped,
+/// however many: every output row keeps its bits exactly, NaN payloads included (the loop adds
+/// nothing to them; the fold must not even add a zero).
+#[test]
+fn rows_outside_the_output_leave_every_row_untouched() {
+    let mut rng = Rng::from_env_or_clock();
+    for dev in backends() {
+        let (n, m, d) = (5000usize, 64usize, 130usize);
+        let outside = [-1, -7, i32::MIN, m as i32, m as i32 + 1, i32::MAX];
+        let idx: Vec<i32> = (0..n)
+            .map(|_| outside[rng.below(outside.len() as u64) as usize])
+            .collect();
+        let src: Vec<f32> = values(&mut rng, n * d, true);
+        // Start rows with NaNs of several payloads, infinities and signed zeros.
+        let start: Vec<f32> = (0..m * d)
+            .map(|i| match i % 7 {
+                0 => f32::from_bits(0x7fc0_0000 | (i as u32 & 0xffff)),
+                1 => f32::from_bits(0xffa0_0001),
+                2 => -0.0,
+                3 => f32::NEG_INFINITY,
+                _ => rng.range(-1000, 1000) as f32 * 0.37,
+            })
+            .collect();
+        let (id, sd) = (dev.upload(&idx).unwrap(), dev.upload(&src).unwrap());
+        let out = dev.upload(&start).unwrap();
+        let mut st = IndexAddRowsStorage::<f32>::new(&dev, n, m).unwrap();
+        st.index_add_rows(&dev.default_stream(), &out, &id, &sd, d)
+            .unwrap();
+        let got: Vec<u32> = out
+            .download()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_bits())
+            .collect();
+        let want: Vec<u32> = start.iter().map(|x| x.to_bits()).collect();
+        assert!(
+            got == want,
+            "rows outside changed the output on {}",
+            dev.name()
+        );
     }
 }
 

@@ -20,17 +20,19 @@
 //! The cost is a sort, whatever the indices; a group of `g` values takes `g` dependent
 //! additions, so many outputs fold in parallel and a single hot output folds at one lane's
 //! pace (the price of the promise). Rows ([`index_add_rows`]) sort the rows' positions instead
-//! of values, and fold 8 output rows by 128 columns a tile, gathering each group's rows in
-//! order.
+//! of values (a row whose index is outside keeps position -1 and a key spread over the groups,
+//! so every key is below `m` and `m = 2^16` outputs need two passes, not three), and fold each
+//! output row on one warp, 128 columns a step, reading its group's rows in order.
 //!
 //! **NaN.** A NaN result is the canonical NaN the GPU's arithmetic produces (`0x7fffffff` for
 //! `f32`), on the emulator too; the CPU loop keeps an operand's NaN payload instead. Every other
 //! result, infinities and signed zeros included, is the loop's bits.
 //!
-//! **Speed** (H200, 2^28 f32 scalars, BENCHMARKS.md): 37.0 ms into 1024 outputs and 23.4 ms
-//! into 2^22, against torch's deterministic `index_add_` at 88.4 and 61.0 ms, and our float
-//! atomics at 22.9 and 2.8 ms; rows `[2^20, 128]` into `[2^16, 128]` in 0.54 ms (torch
-//! deterministic 0.70 ms, atomics 0.42 ms).
+//! **Speed** (H100, 2^28 f32 scalars, BENCHMARKS.md): 33.3 ms into 1024 outputs and 16.6 ms
+//! into 2^22, against torch's deterministic `index_add_` at 92.0 and 65.5 ms, and our float
+//! atomics at 23.0 and 3.3 ms; rows `[2^20, 128]` into `[2^16, 128]` in 0.35 ms (f32) and
+//! 0.34 ms (bf16), against torch deterministic at 0.84 and 0.69 ms and our atomics at 0.45 and
+//! 0.33 ms.
 
 use super::sort::{SortOrder, SortStorage, SortValue};
 use crate::prelude::*;
@@ -44,6 +46,28 @@ fn index_keys(idx: GlobalTensor<i32>, keys: GlobalTensor<u32>, m: i32) {
         let i = load_global(idx, offsets = [start], shape = [4096]);
         let inside = (i >= 0) & (i < m);
         store_global(keys, select(inside, i, m) as u32, offsets = [start]);
+    }
+}
+
+/// Sort keys and source positions for rows: `idx` and the position where `0 <= idx < m`; an
+/// index outside takes position -1 (the fold skips it) and the key `position % m`, so that such
+/// rows spread over every group rather than lengthening one. Every key is below `m`, so the sort
+/// needs the bytes of `m - 1` only: two passes for `m = 2^16`, where the key `m` for outside
+/// would have needed a third (an H100, 2^20 keys: 114 -> 82 us for the grouping).
+#[tile_kernel(threads = 256)]
+fn index_keys_positions(
+    idx: GlobalTensor<i32>,
+    keys: GlobalTensor<u32>,
+    pos: GlobalTensor<i32>,
+    m: i32,
+) {
+    let n = idx.len() as i32;
+    for start in (block_idx() * 4096..n).step_by(grid_dim() * 4096) {
+        let i = load_global(idx, offsets = [start], shape = [4096]);
+        let at = arange(4096) + start;
+        let inside = (i >= 0) & (i < m);
+        store_global(keys, select(inside, i, at % m) as u32, offsets = [start]);
+        store_global(pos, select(inside, at, -1), offsets = [start]);
     }
 }
 
@@ -139,14 +163,20 @@ macro_rules! fold_kernels {
 
 fold_kernels!(fold_f32: f32, fold_f64: f64, fold_f16: f16, fold_bf16: bf16);
 
-/// The in-order fold of each group of rows into its output row: 8 output rows by 128 columns
-/// a tile; step `j` adds every row's `j`-th source row (gathered by its position). Unrolled by
-/// 8 (positions and rows of 8 steps gathered before their additions) it took 784 us instead of
-/// 540 on an H200 (`[2^20, 128]` f32 rows into `[2^16, 128]`), so a step is one row; tiles of
-/// 4 and 32 output rows took 606 and 744 us.
+/// The in-order fold of each group of rows into its output row: one warp a row (a block of 32
+/// threads), 128 columns a step of the column loop; step `j` reads the group's `j`-th position
+/// (a scalar: one load, no broadcast, no barrier) and adds that source row unless the position
+/// is -1 (an index outside the output, see [`index_keys_positions`]). Each block's loop runs
+/// as long as its own group, not the longest of several. On an H100 (`[2^20, 128]` f32 rows
+/// into `[2^16, 128]`, the fold alone): 409 us with 8 rows a block of 256 threads (a shared
+/// broadcast of the 8 positions each step, and the loop as long as the longest of the 8
+/// groups), 383 us with its mask taken from the broadcast positions, 275 us as here. Tried and
+/// slower: the next position read while the row loads (304 us), two steps at a time (308 us),
+/// 32 positions staged in shared memory at a time (288 us), 8 rows a block at 8 blocks an SM
+/// (385 us), 2 rows on 64 threads (315 us).
 macro_rules! fold_rows_kernels {
     ($($name:ident: $t:ident),*) => {$(
-        #[tile_kernel(threads = 256)]
+        #[tile_kernel(threads = 32)]
         fn $name(
             src: GlobalTensor<$t>,
             pos: GlobalTensor<i32>,
@@ -159,21 +189,19 @@ macro_rules! fold_rows_kernels {
             let n = pos.len() as i32;
             let src_rows = src.view(0, [n, d]);
             let out_rows = out.view(0, [m, d]);
-            for r0 in (block_idx() * 8..m).step_by(grid_dim() * 8) {
-                let inside = arange(8) + r0 < m;
-                let s = load_global(starts, offsets = [r0], shape = [8], mask = inside);
-                let len = load_global(ends, offsets = [r0], shape = [8], mask = inside) - s;
-                let longest = len.max();
+            for r in (block_idx()..m).step_by(grid_dim()) {
+                let s = load_global(starts, offsets = [r], shape = [1]).item();
+                let len = load_global(ends, offsets = [r], shape = [1]).item() - s;
                 for c0 in (0..d).step_by(128) {
-                    let mut acc = load_global(out_rows, offsets = [r0, c0], shape = [8, 128]);
-                    for j in 0..longest {
-                        let here = j < len;
-                        // Rows past their group read position -1: outside, so nothing is loaded.
-                        let p = load_global(pos, offsets = [s + j], shape = [8], mask = here, other = -1);
-                        let row = load_global(src_rows, offsets = [p, c0], shape = [8, 128]);
-                        acc = select(here.reshape([8, 1]), acc + row, acc);
+                    let mut acc = load_global(out_rows, offsets = [r, c0], shape = [1, 128]);
+                    for j in 0..len {
+                        let p = load_global(pos, offsets = [s + j], shape = [1]).item();
+                        let row = load_global(src_rows, offsets = [max(p, 0), c0], shape = [1, 128]);
+                        if p >= 0 {
+                            acc = acc + row;
+                        }
                     }
-                    store_global(out_rows, acc, offsets = [r0, c0]);
+                    store_global(out_rows, acc, offsets = [r, c0]);
                 }
             }
         }
@@ -288,12 +316,31 @@ impl<V: SortValue> Groups<V> {
         m: usize,
     ) -> Result<(), crate::Error> {
         let n = idx.tensor_len();
-        // Keys 0..=m: the bytes they need are the sort's passes.
-        let bits = u32::BITS - (m as u32).leading_zeros();
-        let bytes = bits.div_ceil(8) as i32;
+        index_keys::launch_on(
+            stream,
+            grid_for(n, 4096),
+            idx,
+            &self.keys.view(0..n)?,
+            m as i32,
+        )?;
+        // Keys 0..=m, `m` for an index outside.
+        self.sort_and_bound(stream, n, vals, m, m)
+    }
+
+    /// Sorts the first `n` keys with `vals` by the bytes that keys up to `largest` need, then
+    /// finds each of the `m` groups' bounds.
+    fn sort_and_bound(
+        &mut self,
+        stream: &Stream<'_>,
+        n: usize,
+        vals: &impl AsTensor<V>,
+        m: usize,
+        largest: usize,
+    ) -> Result<(), crate::Error> {
+        let bits = u32::BITS - (largest as u32).leading_zeros();
+        let bytes = (bits.div_ceil(8) as i32).max(1);
         let (keys, sorted_keys) = (self.keys.view(0..n)?, self.sorted_keys.view(0..n)?);
         let sorted_vals = self.sorted_vals.view(0..n)?;
-        index_keys::launch_on(stream, grid_for(n, 4096), idx, &keys, m as i32)?;
         self.sort.sort_pairs_by_low_bytes(
             stream,
             (&keys, &sorted_keys),
@@ -304,6 +351,33 @@ impl<V: SortValue> Groups<V> {
         let (starts, ends) = (self.starts.view(0..m)?, self.ends.view(0..m)?);
         clear_bounds::launch_on(stream, grid_for(m, 4096), &starts, &ends)?;
         group_bounds::launch_on(stream, grid_for(n, 4096), &sorted_keys, &starts, &ends)
+    }
+}
+
+impl Groups<i32> {
+    /// Groups the source positions `0..n` of `idx`'s rows by index into `m` outputs, on
+    /// `stream`, through `positions` (at least `n` long, overwritten): afterwards
+    /// `sorted_vals[starts[r]..ends[r]]` are the positions of output `r`'s rows in input order,
+    /// and -1 for rows whose index is outside (see [`index_keys_positions`]).
+    fn group_positions(
+        &mut self,
+        stream: &Stream<'_>,
+        idx: &impl AsTensor<i32>,
+        positions: &GlobalTensor<i32>,
+        m: usize,
+    ) -> Result<(), crate::Error> {
+        let n = idx.tensor_len();
+        let positions = positions.view(0..n)?;
+        let keys = self.keys.view(0..n)?;
+        index_keys_positions::launch_on(
+            stream,
+            grid_for(n, 4096),
+            idx,
+            &keys,
+            &positions,
+            m as i32,
+        )?;
+        self.sort_and_bound(stream, n, &positions, m, m - 1)
     }
 }
 
@@ -363,10 +437,9 @@ pub struct IndexAddRowsStorage<T: IndexAddElement> {
 impl<T: IndexAddElement> IndexAddRowsStorage<T> {
     /// Storage for row index-adds of up to `capacity` rows into up to `outputs` rows on `dev`.
     pub fn new(dev: &Device, capacity: usize, outputs: usize) -> Result<Self, crate::Error> {
-        let positions: Vec<i32> = (0..capacity.max(1) as i32).collect();
         Ok(IndexAddRowsStorage {
             groups: Groups::new(dev, capacity, outputs)?,
-            positions: dev.upload(&positions)?,
+            positions: dev.zeros(capacity.max(1))?,
             _t: std::marker::PhantomData,
         })
     }
@@ -402,12 +475,12 @@ impl<T: IndexAddElement> IndexAddRowsStorage<T> {
             return Ok(());
         }
         let g = &mut self.groups;
-        g.group(stream, idx, &self.positions.view(0..n)?, m)?;
+        g.group_positions(stream, idx, &self.positions, m)?;
         let (starts, ends) = (g.starts.view(0..m)?, g.ends.view(0..m)?);
         let pos = g.sorted_vals.view(0..n)?;
         T::launch_fold_rows(
             stream,
-            grid_for(m, 8),
+            grid_for(m, 1),
             src,
             &pos,
             (&starts, &ends),
