@@ -19,9 +19,12 @@
 //! a flag left by an earlier run reads as "nothing yet". Tickets keep counting across runs; a
 //! run (epochs count from 1) subtracts the `(epoch - 1) * tiles` tickets of the runs before.
 
-/// Calls `$cb! { $($args)* [look-back tokens] }`. The tokens expect, in the kernel: tensors
-/// `agg`, `inc` (values) and `flags` (`i32`), scalars `epoch` and `tile`, the tile's fold
-/// `total`; they define `prefix`, the fold of all earlier tiles. The operator is given by its
+/// Calls `$cb! { $($args)* [publish tokens] [look-back tokens] }`: the first publish the
+/// tile's fold, the second look back and publish its inclusive prefix, so a kernel may do work
+/// of its own between the two (its predecessors publish meanwhile). The tokens expect, in the
+/// kernel: tensors `agg`, `inc` (values) and `flags` (`i32`), scalars `epoch` and `tile`, the
+/// tile's fold `total`; the second group defines `prefix`, the fold of all earlier tiles (and
+/// `ready`, from the first, must stay in scope). The operator is given by its
 /// identity, its whole-tile fold (`sum`) and `[f] [sep]`, spelling `f(a sep b)` (`[] [+]` is
 /// `(a + b)`, `[min] [,]` is `min(a, b)`: the body is the kernel language's, not Rust's).
 macro_rules! with_lookback {
@@ -35,6 +38,7 @@ macro_rules! with_lookback {
                 store_global(agg, full([1], total), offsets = [tile]);
                 atomic_store(flags, tile, ready + 1, order = release, scope = gpu);
             }
+        ] [
             let mut prefix = $id;
             let mut end = tile;
             // Windows of 32 predecessors: every tile of the loop fits one warp, so warp 0 runs
@@ -84,22 +88,39 @@ pub(crate) use with_lookback;
 /// than one). Extra arguments: how a value becomes the word's low bits (`[$to]`, an
 /// expression of `value`: `[(value as u32) as u64]`) and back (`[$from]`, of `word`:
 /// `[(word as u32) as i32]`), and optionally `window = N`, the predecessors read at a time (32
-/// by default; more than 32 makes the loop block-wide). The tokens expect `status` (`u64`) in
-/// place of `agg`, `inc` and `flags`.
+/// by default; more than 32 makes the loop block-wide), or `delay = NS`, a sleep of `NS`
+/// nanoseconds before the first read, for tiles from 512 on. The tokens expect `status` (`u64`) in place of `agg`,
+/// `inc` and `flags`; like [`with_lookback!`]'s they come as two groups, publish and look back.
 macro_rules! with_packed_lookback {
     ($cb:ident, [$($args:tt)*], $id:expr, $fold:ident, [$($f:tt)*] [$sep:tt], [$($to:tt)*] [$($from:tt)*]) => {
-        with_packed_lookback!($cb, [$($args)*], $id, $fold, [$($f)*] [$sep], [$($to)*] [$($from)*], window = 32);
+        with_packed_lookback!(@tokens $cb, [$($args)*], $id, $fold, [$($f)*] [$sep], [$($to)*] [$($from)*], 32, []);
     };
     ($cb:ident, [$($args:tt)*], $id:expr, $fold:ident, [$($f:tt)*] [$sep:tt], [$($to:tt)*] [$($from:tt)*], window = $win:literal) => {
+        with_packed_lookback!(@tokens $cb, [$($args)*], $id, $fold, [$($f)*] [$sep], [$($to)*] [$($from)*], $win, []);
+    };
+    ($cb:ident, [$($args:tt)*], $id:expr, $fold:ident, [$($f:tt)*] [$sep:tt], [$($to:tt)*] [$($from:tt)*], delay = $ns:literal) => {
+        with_packed_lookback!(@tokens $cb, [$($args)*], $id, $fold, [$($f)*] [$sep], [$($to)*] [$($from)*], 32, [
+            // Predecessors publish meanwhile, so the first read of a window finds them more
+            // often and fewer reads poll the same few status words. Only from tile 512 on:
+            // there hundreds of tiles are in flight (the steady state the delay is measured
+            // in); the first tiles of a small problem keep their latency.
+            if tile >= 512 {
+                nanosleep($ns);
+            }
+        ]);
+    };
+    (@tokens $cb:ident, [$($args:tt)*], $id:expr, $fold:ident, [$($f:tt)*] [$sep:tt], [$($to:tt)*] [$($from:tt)*], $win:literal, [$($delay:tt)*]) => {
         $cb! { $($args)* [
             let ready = epoch * 4;
             let value = total;
             // Tile 0's fold is already its inclusive prefix (state 2), the others' aggregates.
             let published = ready + 1 + (tile == 0) as i32;
             atomic_store(status, tile, ((published as u64) << 32) | ($($to)*), sem = relaxed);
+        ] [
             let mut prefix = $id;
             let mut end = tile;
             let lanes = arange($win);
+            $($delay)*
             while end > 0 {
                 let at = lanes + (end - $win);
                 let inside = at >= 0;

@@ -18,9 +18,11 @@
 /// threads took 903-910 us, 4096 on 128 about 920 and 2048 on 128 about 1045 (a block waits
 /// for its predecessors to publish for about as long whatever its tile, so larger tiles wait
 /// less per element); with flags (64-bit folds, measured with `i32` on an H200) 8192 on 256
-/// threads was the best.
+/// threads was the best. The packed look-back sleeps 3000 ns before its first read (`delay`;
+/// one H100 call, 2^28 `i32`: none 906-912 us, 300 ns 884-890, 800 868-874, 1500 841-849, 2000
+/// 837, 2500 799-800, 3500 799, 5000 844-845).
 macro_rules! scan_kernel {
-    ($name:ident, $t:ident, $fold:ident, $cum:ident, $id:expr, [$($f:tt)*] [$sep:tt], $threads:literal, $tile:literal, [$($lookback:tt)*]) => {
+    ($name:ident, $t:ident, $fold:ident, $cum:ident, $id:expr, [$($f:tt)*] [$sep:tt], $threads:literal, $tile:literal, [$($publish:tt)*] [$($lookback:tt)*]) => {
         #[tile_kernel(threads = $threads)]
         fn $name(
             x: GlobalTensor<$t>,
@@ -38,6 +40,7 @@ macro_rules! scan_kernel {
             let start = tile * $tile;
             let t = load_global(x, offsets = [start], shape = [$tile], other = $id);
             let total = t.$fold();
+            $($publish)*
             $($lookback)*
             if exclusive != 0 {
                 let s = t.$cum(0, exclusive = true);
@@ -65,13 +68,16 @@ macro_rules! lookback_scan {
         );
     };
     ($name:ident, $t:ident, $fold:ident, $cum:ident, $id:expr, [$($f:tt)*] [$sep:tt], $to:tt $from:tt) => {
+        // The delay measured for the `i32` sum (see `scan_kernel!`); the other operators and
+        // `f32` take it untimed.
         with_packed_lookback!(
             scan_kernel,
             [$name, $t, $fold, $cum, $id, [$($f)*] [$sep], 128, 8192,],
             $id,
             $fold,
             [$($f)*] [$sep],
-            $to $from
+            $to $from,
+            delay = 3000
         );
     };
 }

@@ -16,7 +16,7 @@ use crate::prelude::*;
 /// tiles' counts). `cmp` picks the predicate: 0 keeps where `keep[i] != 0`, 1..=6 where
 /// `x[i]` is `>`, `>=`, `<`, `<=`, `==`, `!=` than `threshold`.
 macro_rules! select_kernel {
-    ($name:ident, $t:ident, [$($compare:tt)*] [$($lookback:tt)*]) => {
+    ($name:ident, $t:ident, [$($compare:tt)*] [$($publish:tt)*] [$($lookback:tt)*]) => {
         #[tile_kernel(threads = 512)]
         fn $name(
             x: GlobalTensor<$t>,
@@ -45,13 +45,18 @@ macro_rules! select_kernel {
             let sel = inside & select(cmp == 0, k != 0, by_value);
             let ones_kept = sel as i32;
             let total = ones_kept.sum();
-            $($lookback)*
+            $($publish)*
+            // The ranks, and for a compaction the kept elements staged in shared memory,
+            // between publishing the count and looking back, as in `select_cmp_kernel!`.
             let local = ones_kept.cumsum(0, exclusive = true);
+            let stage = shared_tensor::<$t>([4096]);
             if partition == 0 {
-                // The kept elements compacted in shared memory, then stored as one run: a
-                // coalesced store, where scattering them from the tile's layout is not.
-                let stage = shared_tensor::<$t>([4096]);
                 store_shared_scatter(stage, dim = 0, indices = local, values = v, mask = sel);
+            }
+            $($lookback)*
+            if partition == 0 {
+                // The staged run stored at once: a coalesced store, where scattering the kept
+                // elements from the tile's layout is not.
                 sync();
                 store_global(out, load_shared(stage), offsets = [prefix], mask = arange(4096) < total);
             } else {
@@ -73,9 +78,14 @@ macro_rules! select_kernel {
 /// Measured on an H100 (2^28 `i32`, `x > 0`), with the block-wide look-back: this kernel 1579
 /// us on 256 threads; the general kernel 2251 us on 512 threads and 2954 us on 256. With the
 /// one-warp look-back, a throwaway kernel keeping only `x > 0` took 990 us in tiles of 4096 on
-/// 128 threads, 1103 on 256, 1065 in 2048 on 128, 1169 in 8192 on 256.
+/// 128 threads, 1103 on 256, 1065 in 2048 on 128, 1169 in 8192 on 256. Later (one H100
+/// call, throwaway copies, 1008-1017 us as the library's kernel was): without any look-back
+/// (wrong prefixes, for the time) 665-672 us; the compaction staged before the look-back
+/// instead of after it 937-942 us (a block then waits holding no values); 6144 on 384 or 192
+/// threads, 2048 on 64, 3072 on 96, 8192 on 256 1058-1089, 1020-1029, 993-1000, 983-990;
+/// bounded to 8 blocks an SM 992-995; with the sleep before the look-back (below) 895-911.
 macro_rules! select_cmp_kernel {
-    ($name:ident, $t:ident, [$($compare:tt)*] [$($lookback:tt)*]) => {
+    ($name:ident, $t:ident, [$($compare:tt)*] [$($publish:tt)*] [$($lookback:tt)*]) => {
         #[tile_kernel(threads = 128)]
         fn $name(
             x: GlobalTensor<$t>,
@@ -98,10 +108,15 @@ macro_rules! select_cmp_kernel {
             let sel = inside & by_value;
             let ones_kept = sel as i32;
             let total = ones_kept.sum();
-            $($lookback)*
+            $($publish)*
+            // The kept elements compacted in shared memory between publishing the count and
+            // looking back (the predecessors publish meanwhile, and the values are dead
+            // during the wait), then stored as one run: a coalesced store, where scattering
+            // them from the tile's layout is not.
             let local = ones_kept.cumsum(0, exclusive = true);
             let stage = shared_tensor::<$t>([4096]);
             store_shared_scatter(stage, dim = 0, indices = local, values = v, mask = sel);
+            $($lookback)*
             sync();
             store_global(out, load_shared(stage), offsets = [prefix], mask = arange(4096) < total);
             if tile == (n - 1) / 4096 {
@@ -128,15 +143,17 @@ macro_rules! lookback_select {
         ]);
     };
     (@kernels $name:ident, $cmp_name:ident, $t:ident, $compare:tt) => {
-        lookback_select!(@kernel select_kernel, $name, $t, $compare);
+        lookback_select!(@kernel select_kernel, $name, $t, $compare, delay = 700);
         // Every comparison as a closed range `lo..=hi`, kept inside it or (`!=`) outside:
         // two compares an element (see `SelectElement::range`).
+        // A sleep of 700 ns before the first read of the look-back: on an H100 (2^28 `i32`,
+        // `x > 0`) none 938-942 us, 300 ns 904-911, 600 895, 800 896-904, 1500 905, 2500 1037.
         lookback_select!(@kernel select_cmp_kernel, $cmp_name, $t, [
             let by_value = ((v >= lo) & (v <= hi)) != (outside != 0);
-        ]);
+        ], delay = 700);
     };
     // One kernel with the look-back over the tiles' kept counts (an `i32` sum, packed).
-    (@kernel $kernel:ident, $name:ident, $t:ident, $compare:tt) => {
+    (@kernel $kernel:ident, $name:ident, $t:ident, $compare:tt $(, $opt:ident = $val:literal)?) => {
         with_packed_lookback!(
             $kernel,
             [$name, $t, $compare],
@@ -144,6 +161,7 @@ macro_rules! lookback_select {
             sum,
             [] [+],
             [(value as u32) as u64] [(word as u32) as i32]
+            $(, $opt = $val)?
         );
     };
 }
