@@ -22,7 +22,7 @@
 /// one H100 call, 2^28 `i32`: none 906-912 us, 300 ns 884-890, 800 868-874, 1500 841-849, 2000
 /// 837, 2500 799-800, 3500 799, 5000 844-845).
 macro_rules! scan_kernel {
-    ($name:ident, $t:ident, $fold:ident, $cum:ident, $id:expr, [$($f:tt)*] [$sep:tt], $threads:literal, $tile:literal, [$($publish:tt)*] [$($lookback:tt)*]) => {
+    ($name:ident, [$($store:tt)*], $t:ident, $fold:ident, $id:expr, $threads:literal, $tile:literal, [$($publish:tt)*] [$($lookback:tt)*]) => {
         #[tile_kernel(threads = $threads)]
         fn $name(
             x: GlobalTensor<$t>,
@@ -42,13 +42,7 @@ macro_rules! scan_kernel {
             let total = t.$fold();
             $($publish)*
             $($lookback)*
-            if exclusive != 0 {
-                let s = t.$cum(0, exclusive = true);
-                store_global(out, $($f)* (s $sep prefix), offsets = [start]);
-            } else {
-                let s = t.$cum(0);
-                store_global(out, $($f)* (s $sep prefix), offsets = [start]);
-            }
+            $($store)*
         }
     };
 }
@@ -58,21 +52,47 @@ macro_rules! scan_kernel {
 /// give the word conversions of the packed look-back ([`with_packed_lookback!`]) and take
 /// its shape ([`TILE_32`] on 128 threads, windows of 32 on one warp).
 macro_rules! lookback_scan {
-    ($name:ident, $t:ident, $fold:ident, $cum:ident, $id:expr, [$($f:tt)*] [$sep:tt]) => {
+    // Float sums: one kernel a direction. An exclusive float scan stages its tile in shared
+    // memory (74 KB for 8192 `f32`), which in one kernel with the inclusive scan held that
+    // one to three blocks an SM too (an H100, 2^28 `f32` inclusive: 844 us in the shared
+    // kernel, 800 alone).
+    ($name:ident / $exclusive:ident, $t:ident, $fold:ident, $cum:ident, $id:expr, [$($f:tt)*] [$sep:tt] $(, $to:tt $from:tt)?) => {
+        lookback_scan!(@kernel $name, [
+            let s = t.$cum(0);
+            store_global(out, $($f)* (s $sep prefix), offsets = [start]);
+        ], $t, $fold, $id, [$($f)*] [$sep] $(, $to $from)?);
+        lookback_scan!(@kernel $exclusive, [
+            let s = t.$cum(0, exclusive = true);
+            store_global(out, $($f)* (s $sep prefix), offsets = [start]);
+        ], $t, $fold, $id, [$($f)*] [$sep] $(, $to $from)?);
+    };
+    // The others: one kernel, the `exclusive` argument picking the tile scan at run time.
+    ($name:ident, $t:ident, $fold:ident, $cum:ident, $id:expr, [$($f:tt)*] [$sep:tt] $(, $to:tt $from:tt)?) => {
+        lookback_scan!(@kernel $name, [
+            if exclusive != 0 {
+                let s = t.$cum(0, exclusive = true);
+                store_global(out, $($f)* (s $sep prefix), offsets = [start]);
+            } else {
+                let s = t.$cum(0);
+                store_global(out, $($f)* (s $sep prefix), offsets = [start]);
+            }
+        ], $t, $fold, $id, [$($f)*] [$sep] $(, $to $from)?);
+    };
+    (@kernel $name:ident, $store:tt, $t:ident, $fold:ident, $id:expr, [$($f:tt)*] [$sep:tt]) => {
         with_lookback!(
             scan_kernel,
-            [$name, $t, $fold, $cum, $id, [$($f)*] [$sep], 256, 8192,],
+            [$name, $store, $t, $fold, $id, 256, 8192,],
             $id,
             $fold,
             [$($f)*] [$sep]
         );
     };
-    ($name:ident, $t:ident, $fold:ident, $cum:ident, $id:expr, [$($f:tt)*] [$sep:tt], $to:tt $from:tt) => {
-        // The delay measured for the `i32` sum (see `scan_kernel!`); the other operators and
-        // `f32` take it untimed.
+    (@kernel $name:ident, $store:tt, $t:ident, $fold:ident, $id:expr, [$($f:tt)*] [$sep:tt], $to:tt $from:tt) => {
+        // The delay measured for the `i32` sum (see `scan_kernel!`) and the `f32` inclusive
+        // sum (2000 ns 840 us, 3000 ns 800, 4500 ns 852); the other operators take it untimed.
         with_packed_lookback!(
             scan_kernel,
-            [$name, $t, $fold, $cum, $id, [$($f)*] [$sep], 128, 8192,],
+            [$name, $store, $t, $fold, $id, 128, 8192,],
             $id,
             $fold,
             [$($f)*] [$sep],
@@ -89,8 +109,8 @@ lookback_scan!(sum_i32, i32, sum, cumsum, 0, [] [+], [(value as u32) as u64] [(w
 lookback_scan!(sum_u32, u32, sum, cumsum, 0, [] [+], [value as u64] [word as u32]);
 lookback_scan!(sum_i64, i64, sum, cumsum, 0, [] [+]);
 lookback_scan!(sum_u64, u64, sum, cumsum, 0, [] [+]);
-lookback_scan!(sum_f32, f32, sum, cumsum, 0.0, [] [+], [value.to_bits() as u64] [f32::from_bits(word as u32)]);
-lookback_scan!(sum_f64, f64, sum, cumsum, 0.0, [] [+]);
+lookback_scan!(sum_f32 / sum_f32_exclusive, f32, sum, cumsum, 0.0, [] [+], [value.to_bits() as u64] [f32::from_bits(word as u32)]);
+lookback_scan!(sum_f64 / sum_f64_exclusive, f64, sum, cumsum, 0.0, [] [+]);
 lookback_scan!(min_i32, i32, min, cummin, 2147483647, [min] [,], [(value as u32) as u64] [(word as u32) as i32]);
 lookback_scan!(min_u32, u32, min, cummin, 4294967295u32, [min] [,], [value as u64] [word as u32]);
 lookback_scan!(min_i64, i64, min, cummin, 9223372036854775807i64, [min] [,]);
@@ -134,7 +154,13 @@ pub trait ScanElement: crate::Element + Copy + Default {
 }
 
 macro_rules! scan_element {
+    ($t:ty, $tile:expr, $sum:ident / $sum_exclusive:ident) => {
+        scan_element!(@impl $t, $tile, $sum, [$sum_exclusive]);
+    };
     ($t:ty, $tile:expr, $sum:ident $(, $min:ident, $max:ident)?) => {
+        scan_element!(@impl $t, $tile, $sum, [] $(, $min, $max)?);
+    };
+    (@impl $t:ty, $tile:expr, $sum:ident, [$($sum_exclusive:ident)?] $(, $min:ident, $max:ident)?) => {
         impl ScanElement for $t {
             const TILE: usize = $tile;
             fn launch_scan(
@@ -148,6 +174,7 @@ macro_rules! scan_element {
                 let args = (st.epoch, exclusive as i32);
                 let tiles = st.tiles as u32;
                 match op {
+                    $(ScanOp::Sum if exclusive => $sum_exclusive::launch_on(stream, tiles, x, out, &st.agg, &st.inc, &st.flags, &st.status, &st.ticket, args.0, args.1),)?
                     ScanOp::Sum => $sum::launch_on(stream, tiles, x, out, &st.agg, &st.inc, &st.flags, &st.status, &st.ticket, args.0, args.1),
                     $(ScanOp::Min => $min::launch_on(stream, tiles, x, out, &st.agg, &st.inc, &st.flags, &st.status, &st.ticket, args.0, args.1),
                     ScanOp::Max => $max::launch_on(stream, tiles, x, out, &st.agg, &st.inc, &st.flags, &st.status, &st.ticket, args.0, args.1),)?
@@ -166,8 +193,8 @@ scan_element!(i32, TILE_32, sum_i32, min_i32, max_i32);
 scan_element!(u32, TILE_32, sum_u32, min_u32, max_u32);
 scan_element!(i64, TILE, sum_i64, min_i64, max_i64);
 scan_element!(u64, TILE, sum_u64, min_u64, max_u64);
-scan_element!(f32, TILE_32, sum_f32);
-scan_element!(f64, TILE, sum_f64);
+scan_element!(f32, TILE_32, sum_f32 / sum_f32_exclusive);
+scan_element!(f64, TILE, sum_f64 / sum_f64_exclusive);
 
 /// The temporary storage of device-wide scans of up to `capacity` elements: each tile's
 /// aggregate and inclusive prefix, its flag and the ticket counter. Reusable without clearing:
