@@ -231,3 +231,45 @@ fn flags_partition_floats_and_reused_storage() {
             .is_err());
     }
 }
+
+/// Past tile 512 the compactions' look-back sleeps before its first read (`delay`): a
+/// comparison, flags and a partition long enough to reach it, on every backend, against the
+/// CPU.
+#[test]
+fn compactions_past_the_delayed_tiles() {
+    let mut rng = Rng::from_env_or_clock();
+    for dev in backends() {
+        let n = 700 * TILE + 7;
+        let x: Vec<i32> = (0..n).map(|_| rng.range(-50, 50)).collect();
+        let input = dev.upload(&x).unwrap();
+        let got = select_if(&dev, &input, Keep::Greater(0))
+            .unwrap()
+            .download()
+            .unwrap();
+        assert!(got == kept(&x, Keep::Greater(0)), "{dev:?} select_if");
+        let mut st = SelectStorage::new(&dev, n).unwrap();
+        let stream = dev.default_stream();
+        let out = dev.zeros::<i32>(n).unwrap();
+        st.partition(&stream, &input, Keep::Less(-20), &out)
+            .unwrap();
+        let mut want: Vec<i32> = x.iter().copied().filter(|&v| v < -20).collect();
+        want.extend(x.iter().rev().copied().filter(|&v| v >= -20));
+        assert!(out.download().unwrap() == want, "{dev:?} partition");
+        let flags: Vec<u8> = (0..n)
+            .map(|_| rng.next_u64().is_multiple_of(4) as u8)
+            .collect();
+        let f = dev.upload(&flags).unwrap();
+        st.select_flagged(&stream, &input, &f, &out).unwrap();
+        let want: Vec<i32> = x
+            .iter()
+            .zip(&flags)
+            .filter(|(_, &k)| k != 0)
+            .map(|(&v, _)| v)
+            .collect();
+        let k = st.num_selected().download().unwrap()[0] as usize;
+        assert!(
+            k == want.len() && out.download().unwrap()[..k] == want[..],
+            "{dev:?} flags"
+        );
+    }
+}
