@@ -402,7 +402,8 @@ impl Emitter<'_> {
         self.radix_scan(job)?;
         let seen = self.r64();
         self.ins(["mov", "u64"], (seen, 0));
-        for it in items {
+        let count = items.len();
+        for (i, it) in items.into_iter().enumerate() {
             // Recomputed from the key (a few instructions) rather than kept in each item.
             let (sh, one) = self.digit_nibble(it.key, step.shift);
             let at = self.nibble_entry(job, run.column, sh);
@@ -414,7 +415,10 @@ impl Emitter<'_> {
             let b32 = self.r32();
             self.ins(["cvt", "u32", "u64"], (b32, before));
             self.ins(["add", "s32"], (place, place, b32));
-            self.ins_if(it.g, ["add", "s64"], (seen, seen, one));
+            if i + 1 < count {
+                // Counted for the keys after it; the last key has none.
+                self.ins_if(it.g, ["add", "s64"], (seen, seen, one));
+            }
             self.radix_move(job, step, it.g, place, it.key, it.index);
         }
         self.barrier();
