@@ -13,8 +13,9 @@ pub const TILE: usize = 4096;
 use crate::prelude::*;
 
 /// A compaction kernel for element type `$t`, given the look-back tokens (an `i32` sum of the
-/// tiles' counts). `cmp` picks the predicate: 0 keeps where `keep[i] != 0`, 1..=6 where
-/// `x[i]` is `>`, `>=`, `<`, `<=`, `==`, `!=` than `threshold`.
+/// tiles' counts). It keeps `x[i]` where `keep[i] != 0` when `flagged != 0`, else where the
+/// comparison holds (`by_value`: the closed range `lo..=hi`, or outside it, as
+/// [`SelectElement::range`] gives it), and with `partition != 0` places the rest after.
 macro_rules! select_kernel {
     ($name:ident, $t:ident, [$($compare:tt)*] [$($publish:tt)*] [$($lookback:tt)*]) => {
         #[tile_kernel(threads = 512)]
@@ -29,8 +30,10 @@ macro_rules! select_kernel {
             status: GlobalTensor<u64>,
             ticket: GlobalTensor<i32>,
             epoch: i32,
-            cmp: i32,
-            threshold: $t,
+            flagged: i32,
+            lo: $t,
+            hi: $t,
+            outside: i32,
             partition: i32,
         ) {
             let n = x.len() as i32;
@@ -40,9 +43,9 @@ macro_rules! select_kernel {
             let at = arange(4096) + start;
             let inside = at < n;
             let v = load_global(x, offsets = [start], shape = [4096]);
-            let k = load_global(keep, offsets = [start], shape = [4096], mask = inside & (cmp == 0));
+            let k = load_global(keep, offsets = [start], shape = [4096], mask = inside & (flagged != 0));
             $($compare)*
-            let sel = inside & select(cmp == 0, k != 0, by_value);
+            let sel = inside & select(flagged != 0, k != 0, by_value);
             let ones_kept = sel as i32;
             let total = ones_kept.sum();
             $($publish)*
@@ -127,41 +130,30 @@ macro_rules! select_cmp_kernel {
 }
 
 /// Both compaction kernels of one element type, each with its comparison (`by_value`, the
-/// elements of the tile `v` that pass): `cmp` against `threshold` for the general kernel, the
-/// closed range for `select_if`'s.
+/// elements of the tile `v` that pass): the closed range `lo..=hi`, kept inside it or (`!=`)
+/// outside, two compares an element (see `SelectElement::range`). Six compares and five
+/// selects, one for each operator, cost 7% of `select_if`'s time (H100); three compares and a
+/// truth table of the operator's code, 3%.
 macro_rules! lookback_select {
     ($name:ident, $cmp_name:ident, $t:ident) => {
-        // Three compares an element and a truth table of uniform flags (`cmp` is the same for
-        // every element): `>` is `gt`, `>=` is `gt | eq`, `!=` is `!eq` (true for NaN). A chain
-        // of six compares and five selects cost 7% of `select_if`'s time (H100).
-        lookback_select!(@kernels $name, $cmp_name, $t, [
-            let th = threshold;
-            let want_gt = (cmp == 1) | (cmp == 2);
-            let want_lt = (cmp == 3) | (cmp == 4);
-            let want_eq = (cmp == 2) | (cmp == 4) | (cmp == 5) | (cmp == 6);
-            let by_value = ((want_gt & (v > th)) | (want_lt & (v < th)) | (want_eq & (v == th))) != (cmp == 6);
-        ]);
-    };
-    (@kernels $name:ident, $cmp_name:ident, $t:ident, $compare:tt) => {
-        lookback_select!(@kernel select_kernel, $name, $t, $compare, delay = 700);
-        // Every comparison as a closed range `lo..=hi`, kept inside it or (`!=`) outside:
-        // two compares an element (see `SelectElement::range`).
-        // A sleep of 700 ns before the first read of the look-back: on an H100 (2^28 `i32`,
-        // `x > 0`) none 938-942 us, 300 ns 904-911, 600 895, 800 896-904, 1500 905, 2500 1037.
-        lookback_select!(@kernel select_cmp_kernel, $cmp_name, $t, [
-            let by_value = ((v >= lo) & (v <= hi)) != (outside != 0);
-        ], delay = 700);
+        // The sleep of 700 ns before the look-back's first read was measured on the comparison
+        // kernel (an H100, 2^28 `i32`, `x > 0`): none 938-942 us, 300 ns 904-911, 600 895, 800
+        // 896-904, 1500 905, 2500 1037.
+        lookback_select!(@kernel select_kernel, $name, $t);
+        lookback_select!(@kernel select_cmp_kernel, $cmp_name, $t);
     };
     // One kernel with the look-back over the tiles' kept counts (an `i32` sum, packed).
-    (@kernel $kernel:ident, $name:ident, $t:ident, $compare:tt $(, $opt:ident = $val:literal)?) => {
+    (@kernel $kernel:ident, $name:ident, $t:ident) => {
         with_packed_lookback!(
             $kernel,
-            [$name, $t, $compare],
+            [$name, $t, [
+                let by_value = ((v >= lo) & (v <= hi)) != (outside != 0);
+            ]],
             0,
             sum,
             [] [+],
-            [(value as u32) as u64] [(word as u32) as i32]
-            $(, $opt = $val)?
+            [(value as u32) as u64] [(word as u32) as i32],
+            delay = 700
         );
     };
 }
@@ -185,14 +177,15 @@ pub enum Keep<T> {
 }
 
 impl<T: Copy + Default> Keep<T> {
-    fn code(self) -> (i32, T) {
+    /// The value compared with.
+    fn threshold(self) -> T {
         match self {
-            Keep::Greater(t) => (1, t),
-            Keep::GreaterEq(t) => (2, t),
-            Keep::Less(t) => (3, t),
-            Keep::LessEq(t) => (4, t),
-            Keep::Equal(t) => (5, t),
-            Keep::NotEqual(t) => (6, t),
+            Keep::Greater(t)
+            | Keep::GreaterEq(t)
+            | Keep::Less(t)
+            | Keep::LessEq(t)
+            | Keep::Equal(t)
+            | Keep::NotEqual(t) => t,
         }
     }
 }
@@ -243,7 +236,7 @@ macro_rules! float_range {
     ($t:ident) => {
         fn range(keep: Keep<$t>) -> ($t, $t, bool) {
             let empty = (1.0, 0.0, false);
-            let (inf, (_, t)) = ($t::INFINITY, keep.code());
+            let (inf, t) = ($t::INFINITY, keep.threshold());
             if t.is_nan() {
                 return (empty.0, empty.1, matches!(keep, Keep::NotEqual(_)));
             }
@@ -292,8 +285,9 @@ macro_rules! select_element {
                         outside as i32,
                     );
                 }
-                // The general kernel: flags (`cmp` 0) or a comparison code, and the partition.
-                let cmp = predicate.map_or((0, Self::default()), Keep::code);
+                // The general kernel: flags (no predicate) or the comparison, and the partition.
+                let (lo, hi, outside) =
+                    predicate.map_or((Self::default(), Self::default(), false), Self::range);
                 $kernel::launch_on(
                     stream,
                     st.tiles as u32,
@@ -307,8 +301,10 @@ macro_rules! select_element {
                     &st.status,
                     &st.ticket,
                     st.epoch,
-                    cmp.0,
-                    cmp.1,
+                    predicate.is_none() as i32,
+                    lo,
+                    hi,
+                    outside as i32,
                     partition as i32,
                 )
             }
