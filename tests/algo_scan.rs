@@ -120,21 +120,26 @@ fn float_sums_and_storage_reused_across_runs() {
         for n in [cap, 1, TILE_FOR_TESTS + 1, cap - 3, 0, 77] {
             // Small integers: every partial sum is exact, whatever the order of combination.
             let x: Vec<f32> = (0..n).map(|_| rng.range(-8, 9) as f32).collect();
-            let (input, out) = (dev.upload(&x).unwrap(), dev.zeros::<f32>(n).unwrap());
-            st.scan(&stream, ScanOp::Sum, &input, &out, false).unwrap();
-            assert_eq!(
-                out.download().unwrap(),
-                prefix(&x, 0.0, |a, b| a + b, false),
-                "{dev:?} f32 n={n}"
-            );
+            // Float sums have a kernel a direction: both, for both types.
             let xd: Vec<f64> = x.iter().map(|&v| v as f64 * 0.5).collect();
-            let (input, out) = (dev.upload(&xd).unwrap(), dev.zeros::<f64>(n).unwrap());
-            st64.scan(&stream, ScanOp::Sum, &input, &out, true).unwrap();
-            assert_eq!(
-                out.download().unwrap(),
-                prefix(&xd, 0.0, |a, b| a + b, true),
-                "{dev:?} f64 n={n}"
-            );
+            for exclusive in [false, true] {
+                let (input, out) = (dev.upload(&x).unwrap(), dev.zeros::<f32>(n).unwrap());
+                st.scan(&stream, ScanOp::Sum, &input, &out, exclusive)
+                    .unwrap();
+                assert_eq!(
+                    out.download().unwrap(),
+                    prefix(&x, 0.0, |a, b| a + b, exclusive),
+                    "{dev:?} f32 n={n} exclusive {exclusive}"
+                );
+                let (input, out) = (dev.upload(&xd).unwrap(), dev.zeros::<f64>(n).unwrap());
+                st64.scan(&stream, ScanOp::Sum, &input, &out, exclusive)
+                    .unwrap();
+                assert_eq!(
+                    out.download().unwrap(),
+                    prefix(&xd, 0.0, |a, b| a + b, exclusive),
+                    "{dev:?} f64 n={n} exclusive {exclusive}"
+                );
+            }
             let xu: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
             let (input, out) = (dev.upload(&xu).unwrap(), dev.zeros::<u64>(n).unwrap());
             stu.scan(&stream, ScanOp::Sum, &input, &out, false).unwrap();
@@ -150,6 +155,18 @@ fn float_sums_and_storage_reused_across_runs() {
         let y = dev.zeros::<f32>(3).unwrap();
         assert!(st.scan(&stream, ScanOp::Sum, &y, &x, false).is_err());
         assert!(st.scan(&stream, ScanOp::Min, &y, &y, false).is_err());
+        // A refused operator leaves the storage as it was: the next scan on it is right.
+        let x: Vec<f32> = (0..3 * TILE_FOR_TESTS + 5)
+            .map(|_| rng.range(-8, 9) as f32)
+            .collect();
+        let (input, out) = (dev.upload(&x).unwrap(), dev.zeros::<f32>(x.len()).unwrap());
+        assert!(st.scan(&stream, ScanOp::Max, &input, &out, false).is_err());
+        st.scan(&stream, ScanOp::Sum, &input, &out, false).unwrap();
+        assert_eq!(
+            out.download().unwrap(),
+            prefix(&x, 0.0, |a, b| a + b, false),
+            "{dev:?} f32 after a refused scan"
+        );
     }
 }
 

@@ -28,11 +28,11 @@
 //! `f32`), on the emulator too; the CPU loop keeps an operand's NaN payload instead. Every other
 //! result, infinities and signed zeros included, is the loop's bits.
 //!
-//! **Speed** (H100, 2^28 f32 scalars, BENCHMARKS.md): 33.3 ms into 1024 outputs and 16.6 ms
+//! **Speed** (H100, 2^28 f32 scalars, BENCHMARKS.md): 33.7 ms into 1024 outputs and 16.6 ms
 //! into 2^22, against torch's deterministic `index_add_` at 92.0 and 65.5 ms, and our float
 //! atomics at 23.0 and 3.3 ms; rows `[2^20, 128]` into `[2^16, 128]` in 0.35 ms (f32) and
-//! 0.34 ms (bf16), against torch deterministic at 0.84 and 0.69 ms and our atomics at 0.45 and
-//! 0.33 ms.
+//! 0.34 ms (bf16), against torch deterministic at 0.85 and 0.70 ms and our atomics at 0.45 and
+//! 0.34 ms.
 
 use super::sort::{SortOrder, SortStorage, SortValue};
 use crate::prelude::*;
@@ -55,7 +55,7 @@ fn index_keys(idx: GlobalTensor<i32>, keys: GlobalTensor<u32>, m: i32) {
 /// needs the bytes of `m - 1` only: two passes for `m = 2^16`, where the key `m` for outside
 /// would have needed a third (an H100, 2^20 keys: 114 -> 82 us for the grouping).
 #[tile_kernel(threads = 256)]
-fn index_keys_positions(
+fn row_keys_and_positions(
     idx: GlobalTensor<i32>,
     keys: GlobalTensor<u32>,
     pos: GlobalTensor<i32>,
@@ -165,15 +165,16 @@ fold_kernels!(fold_f32: f32, fold_f64: f64, fold_f16: f16, fold_bf16: bf16);
 
 /// The in-order fold of each group of rows into its output row: one warp a row (a block of 32
 /// threads), 128 columns a step of the column loop; step `j` reads the group's `j`-th position
-/// (a scalar: one load, no broadcast, no barrier) and adds that source row unless the position
-/// is -1 (an index outside the output, see [`index_keys_positions`]). Each block's loop runs
-/// as long as its own group, not the longest of several. On an H100 (`[2^20, 128]` f32 rows
-/// into `[2^16, 128]`, the fold alone): 409 us with 8 rows a block of 256 threads (a shared
-/// broadcast of the 8 positions each step, and the loop as long as the longest of the 8
-/// groups), 383 us with its mask taken from the broadcast positions, 275 us as here. Tried and
-/// slower: the next position read while the row loads (304 us), two steps at a time (308 us),
-/// 32 positions staged in shared memory at a time (288 us), 8 rows a block at 8 blocks an SM
-/// (385 us), 2 rows on 64 threads (315 us).
+/// (a scalar: one load, no broadcast, no barrier) and loads and adds that source row unless
+/// the position is -1 (an index outside the output, see [`row_keys_and_positions`]). Each
+/// block's loop runs as long as its own group, not the longest of several. On an H100
+/// (`[2^20, 128]` f32 rows into `[2^16, 128]`, the fold alone, BENCHMARKS.md): 409 us with 8
+/// rows a block of 256 threads (a shared broadcast of the 8 positions each step, and the loop
+/// as long as the longest of the 8 groups), 383 us with its mask taken from the broadcast
+/// positions, 286-289 us on a warp a row with the positions broadcast, 275 us with scalar
+/// positions (the row then loaded at `max(p, 0)` before the branch; now inside it). Tried on a
+/// warp a row and slower: the next position read while the row loads (304 us), two steps at a
+/// time (308 us), 32 positions staged in shared memory at a time (288 us).
 macro_rules! fold_rows_kernels {
     ($($name:ident: $t:ident),*) => {$(
         #[tile_kernel(threads = 32)]
@@ -196,9 +197,10 @@ macro_rules! fold_rows_kernels {
                     let mut acc = load_global(out_rows, offsets = [r, c0], shape = [1, 128]);
                     for j in 0..len {
                         let p = load_global(pos, offsets = [s + j], shape = [1]).item();
-                        let row = load_global(src_rows, offsets = [max(p, 0), c0], shape = [1, 128]);
+                        // A row whose index is outside (-1) loads nothing: the branch is the
+                        // whole warp's.
                         if p >= 0 {
-                            acc = acc + row;
+                            acc = acc + load_global(src_rows, offsets = [p, c0], shape = [1, 128]);
                         }
                     }
                     store_global(out_rows, acc, offsets = [r, c0]);
@@ -327,7 +329,7 @@ impl<V: SortValue> Groups<V> {
         self.sort_and_bound(stream, n, vals, m, m)
     }
 
-    /// Sorts the first `n` keys with `vals` by the bytes that keys up to `largest` need, then
+    /// Sorts the first `n` keys with `vals` by the bytes that keys up to `largest_key` need, then
     /// finds each of the `m` groups' bounds.
     fn sort_and_bound(
         &mut self,
@@ -335,9 +337,11 @@ impl<V: SortValue> Groups<V> {
         n: usize,
         vals: &impl AsTensor<V>,
         m: usize,
-        largest: usize,
+        largest_key: usize,
     ) -> Result<(), crate::Error> {
-        let bits = u32::BITS - (largest as u32).leading_zeros();
+        let bits = u32::BITS - (largest_key as u32).leading_zeros();
+        // At least one pass: with none the sort would leave its outputs unwritten (keys all
+        // 0, for a single output).
         let bytes = (bits.div_ceil(8) as i32).max(1);
         let (keys, sorted_keys) = (self.keys.view(0..n)?, self.sorted_keys.view(0..n)?);
         let sorted_vals = self.sorted_vals.view(0..n)?;
@@ -358,7 +362,7 @@ impl Groups<i32> {
     /// Groups the source positions `0..n` of `idx`'s rows by index into `m` outputs, on
     /// `stream`, through `positions` (at least `n` long, overwritten): afterwards
     /// `sorted_vals[starts[r]..ends[r]]` are the positions of output `r`'s rows in input order,
-    /// and -1 for rows whose index is outside (see [`index_keys_positions`]).
+    /// and -1 for rows whose index is outside (see [`row_keys_and_positions`]).
     fn group_positions(
         &mut self,
         stream: &Stream<'_>,
@@ -369,7 +373,7 @@ impl Groups<i32> {
         let n = idx.tensor_len();
         let positions = positions.view(0..n)?;
         let keys = self.keys.view(0..n)?;
-        index_keys_positions::launch_on(
+        row_keys_and_positions::launch_on(
             stream,
             grid_for(n, 4096),
             idx,

@@ -87,29 +87,12 @@ pub(crate) use with_lookback;
 /// were best at 2048; windows of 32 loaded four at a time by one warp, 937 us, were slower
 /// than one). Extra arguments: how a value becomes the word's low bits (`[$to]`, an
 /// expression of `value`: `[(value as u32) as u64]`) and back (`[$from]`, of `word`:
-/// `[(word as u32) as i32]`), and optionally `window = N`, the predecessors read at a time (32
-/// by default; more than 32 makes the loop block-wide), or `delay = NS`, a sleep of `NS`
-/// nanoseconds before the first read, for tiles from 512 on. The tokens expect `status` (`u64`) in place of `agg`,
-/// `inc` and `flags`; like [`with_lookback!`]'s they come as two groups, publish and look back.
+/// `[(word as u32) as i32]`), and optionally `delay = NS`, a sleep of `NS` nanoseconds before
+/// the first read, for tiles from 512 on. The tokens expect `status` (`u64`) in place of
+/// `agg`, `inc` and `flags`; like [`with_lookback!`]'s they come as two groups, publish and
+/// look back.
 macro_rules! with_packed_lookback {
-    ($cb:ident, [$($args:tt)*], $id:expr, $fold:ident, [$($f:tt)*] [$sep:tt], [$($to:tt)*] [$($from:tt)*]) => {
-        with_packed_lookback!(@tokens $cb, [$($args)*], $id, $fold, [$($f)*] [$sep], [$($to)*] [$($from)*], 32, []);
-    };
-    ($cb:ident, [$($args:tt)*], $id:expr, $fold:ident, [$($f:tt)*] [$sep:tt], [$($to:tt)*] [$($from:tt)*], window = $win:literal) => {
-        with_packed_lookback!(@tokens $cb, [$($args)*], $id, $fold, [$($f)*] [$sep], [$($to)*] [$($from)*], $win, []);
-    };
-    ($cb:ident, [$($args:tt)*], $id:expr, $fold:ident, [$($f:tt)*] [$sep:tt], [$($to:tt)*] [$($from:tt)*], delay = $ns:literal) => {
-        with_packed_lookback!(@tokens $cb, [$($args)*], $id, $fold, [$($f)*] [$sep], [$($to)*] [$($from)*], 32, [
-            // Predecessors publish meanwhile, so the first read of a window finds them more
-            // often and fewer reads poll the same few status words. Only from tile 512 on:
-            // there hundreds of tiles are in flight (the steady state the delay is measured
-            // in); the first tiles of a small problem keep their latency.
-            if tile >= 512 {
-                nanosleep($ns);
-            }
-        ]);
-    };
-    (@tokens $cb:ident, [$($args:tt)*], $id:expr, $fold:ident, [$($f:tt)*] [$sep:tt], [$($to:tt)*] [$($from:tt)*], $win:literal, [$($delay:tt)*]) => {
+    ($cb:ident, [$($args:tt)*], $id:expr, $fold:ident, [$($f:tt)*] [$sep:tt], [$($to:tt)*] [$($from:tt)*] $(, delay = $ns:literal)?) => {
         $cb! { $($args)* [
             let ready = epoch * 4;
             let value = total;
@@ -119,22 +102,28 @@ macro_rules! with_packed_lookback {
         ] [
             let mut prefix = $id;
             let mut end = tile;
-            let lanes = arange($win);
-            $($delay)*
+            let lanes = arange(32);
+            // The delay: predecessors publish meanwhile, so the first read of a window finds
+            // them more often and fewer reads poll the same few status words. Only from tile
+            // 512 on: there hundreds of tiles are in flight (the steady state the delay is
+            // measured in); the first tiles of a small problem keep their latency.
+            $(if tile >= 512 {
+                nanosleep($ns);
+            })?
             while end > 0 {
-                let at = lanes + (end - $win);
+                let at = lanes + (end - 32);
                 let inside = at >= 0;
                 let word = atomic_load(status, select(inside, at, 0), sem = relaxed);
                 // Places before tile 0 act as published prefixes of the identity.
                 let state = select(inside, ((word >> 32) as i32) - ready, 2);
-                let seen = select((state < 1) | (state > 2), 2 * $win, select(state == 2, lanes, -1)).max();
-                if seen < 2 * $win {
+                let seen = select((state < 1) | (state > 2), 64, select(state == 2, lanes, -1)).max();
+                if seen < 64 {
                     let window = select(inside & (lanes >= seen), $($from)*, $id).$fold();
                     prefix = $($f)* (window $sep prefix);
                     if seen >= 0 {
                         end = 0;
                     } else {
-                        end = end - $win;
+                        end = end - 32;
                     }
                 }
             }

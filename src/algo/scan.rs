@@ -6,14 +6,16 @@
 //! looks back over its predecessors' published folds until it meets an inclusive prefix,
 //! publishes its own, and writes its tile's scan offset by that prefix. 64-bit folds are
 //! published with a release store of a flag and read after acquire loads (device scope);
-//! 32-bit folds travel in one 64-bit word with their state, relaxed. No co-residency of blocks is assumed, and the storage is reused without clearing
-//! (flags carry the run's epoch). The protocol is written once, in `src/algo/lookback.rs`.
+//! 32-bit folds travel in one 64-bit word with their state, relaxed. No co-residency of
+//! blocks is assumed, and the storage is reused without clearing (flags carry the run's
+//! epoch). The protocol is written once, in `src/algo/lookback.rs`.
 //!
 //! Float sums depend on which predecessors had published their prefix when a block looked
 //! back (as with CUB), so they are not reproducible bit for bit; integer scans are exact.
 
 /// A scan kernel, given its look-back tokens: tiles of `$tile` on `$threads` threads, each
-/// scanned with the tile scan `$cum` and offset by the fold of the tiles before it. The shapes
+/// scanned and offset by the fold of the tiles before it by the `$store` tokens (a float sum's
+/// kernel of one direction ignores its `exclusive` argument). The shapes
 /// were measured on an H100 (2^28 `i32`): with the packed look-back on one warp, 8192 on 128
 /// threads took 903-910 us, 4096 on 128 about 920 and 2048 on 128 about 1045 (a block waits
 /// for its predecessors to publish for about as long whatever its tile, so larger tiles wait
@@ -47,36 +49,38 @@ macro_rules! scan_kernel {
     };
 }
 
-/// One scan kernel per (element type, operator): the operator as its whole-tile fold, its
-/// tile scan, its identity and how two values combine (see [`with_lookback!`]). 32-bit types
-/// give the word conversions of the packed look-back ([`with_packed_lookback!`]) and take
-/// its shape ([`TILE_32`] on 128 threads, windows of 32 on one warp).
+/// The scan kernels of one (element type, operator), one (two for float sums: a direction
+/// each): the operator as its whole-tile fold, its tile scan, its identity and how two values
+/// combine (see [`with_lookback!`]). 32-bit types give the word conversions of the packed
+/// look-back ([`with_packed_lookback!`]) and take its shape ([`TILE_32`] on 128 threads,
+/// windows of 32 on one warp).
 macro_rules! lookback_scan {
-    // Float sums: one kernel a direction. An exclusive float scan stages its tile in shared
-    // memory (74 KB for 8192 `f32`), which in one kernel with the inclusive scan held that
-    // one to three blocks an SM too (an H100, 2^28 `f32` inclusive: 844 us in the shared
-    // kernel, 800 alone).
-    ($name:ident / $exclusive:ident, $t:ident, $fold:ident, $cum:ident, $id:expr, [$($f:tt)*] [$sep:tt] $(, $to:tt $from:tt)?) => {
-        lookback_scan!(@kernel $name, [
+    ($name:ident $(/ $exclusive:ident)?, $t:ident, $fold:ident, $cum:ident, $id:expr, [$($f:tt)*] [$sep:tt] $(, $to:tt $from:tt)?) => {
+        lookback_scan!(@stores [$name $(/ $exclusive)?], [
             let s = t.$cum(0);
             store_global(out, $($f)* (s $sep prefix), offsets = [start]);
-        ], $t, $fold, $id, [$($f)*] [$sep] $(, $to $from)?);
-        lookback_scan!(@kernel $exclusive, [
+        ] [
             let s = t.$cum(0, exclusive = true);
             store_global(out, $($f)* (s $sep prefix), offsets = [start]);
         ], $t, $fold, $id, [$($f)*] [$sep] $(, $to $from)?);
     };
+    // Float sums (`name / exclusive_name`): one kernel a direction. An exclusive float scan
+    // stages its tile in shared memory (74 KB for 8192 `f32`), which in one kernel with the
+    // inclusive scan held that one to three blocks an SM too (an H100, 2^28 `f32` inclusive:
+    // 844 us in the shared kernel, 800 alone).
+    (@stores [$name:ident / $exclusive:ident], [$($inclusive:tt)*] [$($exclusive_store:tt)*], $($rest:tt)*) => {
+        lookback_scan!(@kernel $name, [$($inclusive)*], $($rest)*);
+        lookback_scan!(@kernel $exclusive, [$($exclusive_store)*], $($rest)*);
+    };
     // The others: one kernel, the `exclusive` argument picking the tile scan at run time.
-    ($name:ident, $t:ident, $fold:ident, $cum:ident, $id:expr, [$($f:tt)*] [$sep:tt] $(, $to:tt $from:tt)?) => {
+    (@stores [$name:ident], [$($inclusive:tt)*] [$($exclusive_store:tt)*], $($rest:tt)*) => {
         lookback_scan!(@kernel $name, [
             if exclusive != 0 {
-                let s = t.$cum(0, exclusive = true);
-                store_global(out, $($f)* (s $sep prefix), offsets = [start]);
+                $($exclusive_store)*
             } else {
-                let s = t.$cum(0);
-                store_global(out, $($f)* (s $sep prefix), offsets = [start]);
+                $($inclusive)*
             }
-        ], $t, $fold, $id, [$($f)*] [$sep] $(, $to $from)?);
+        ], $($rest)*);
     };
     (@kernel $name:ident, $store:tt, $t:ident, $fold:ident, $id:expr, [$($f:tt)*] [$sep:tt]) => {
         with_lookback!(
@@ -141,6 +145,10 @@ pub enum ScanOp {
 pub trait ScanElement: crate::Element + Copy + Default {
     /// Elements per tile of this type's scan kernels ([`TILE`] or [`TILE_32`]).
     const TILE: usize;
+    /// Whether this type's scans take `op` (checked before a run starts, so that a refused
+    /// scan leaves the storage as it was).
+    #[doc(hidden)]
+    fn supports(op: ScanOp) -> bool;
     #[doc(hidden)]
     #[allow(clippy::too_many_arguments)]
     fn launch_scan(
@@ -153,37 +161,56 @@ pub trait ScanElement: crate::Element + Copy + Default {
     ) -> Result<(), crate::Error>;
 }
 
+/// Launches the scan kernel `$k` over `$x` into `$out` with the storage `$st`'s run.
+macro_rules! launch_scan_kernel {
+    ($k:ident, $stream:ident, $x:ident, $out:ident, $st:ident, $exclusive:ident) => {
+        $k::launch_on(
+            $stream,
+            $st.tiles as u32,
+            $x,
+            $out,
+            &$st.agg,
+            &$st.inc,
+            &$st.flags,
+            &$st.status,
+            &$st.ticket,
+            $st.epoch,
+            $exclusive as i32,
+        )
+    };
+}
+
 macro_rules! scan_element {
+    // Float sums: a kernel a direction.
     ($t:ty, $tile:expr, $sum:ident / $sum_exclusive:ident) => {
-        scan_element!(@impl $t, $tile, $sum, [$sum_exclusive]);
+        scan_element!(@impl $t, $tile, |op| op == ScanOp::Sum, |op, stream, x, out, st, exclusive| match op {
+            ScanOp::Sum if exclusive => launch_scan_kernel!($sum_exclusive, stream, x, out, st, exclusive),
+            _ => launch_scan_kernel!($sum, stream, x, out, st, exclusive),
+        });
     };
-    ($t:ty, $tile:expr, $sum:ident $(, $min:ident, $max:ident)?) => {
-        scan_element!(@impl $t, $tile, $sum, [] $(, $min, $max)?);
+    // Integers: every operator, the direction chosen at run time.
+    ($t:ty, $tile:expr, $sum:ident, $min:ident, $max:ident) => {
+        scan_element!(@impl $t, $tile, |_op| true, |op, stream, x, out, st, exclusive| match op {
+            ScanOp::Sum => launch_scan_kernel!($sum, stream, x, out, st, exclusive),
+            ScanOp::Min => launch_scan_kernel!($min, stream, x, out, st, exclusive),
+            ScanOp::Max => launch_scan_kernel!($max, stream, x, out, st, exclusive),
+        });
     };
-    (@impl $t:ty, $tile:expr, $sum:ident, [$($sum_exclusive:ident)?] $(, $min:ident, $max:ident)?) => {
+    (@impl $t:ty, $tile:expr, |$sop:ident| $supports:expr, |$op:ident, $stream:ident, $x:ident, $out:ident, $st:ident, $exclusive:ident| $launch:expr) => {
         impl ScanElement for $t {
             const TILE: usize = $tile;
+            fn supports($sop: ScanOp) -> bool {
+                $supports
+            }
             fn launch_scan(
-                op: ScanOp,
-                stream: &Stream<'_>,
-                x: &impl crate::AsTensor<Self>,
-                out: &impl crate::AsTensor<Self>,
-                st: &Lookback<Self>,
-                exclusive: bool,
+                $op: ScanOp,
+                $stream: &Stream<'_>,
+                $x: &impl crate::AsTensor<Self>,
+                $out: &impl crate::AsTensor<Self>,
+                $st: &Lookback<Self>,
+                $exclusive: bool,
             ) -> Result<(), crate::Error> {
-                let args = (st.epoch, exclusive as i32);
-                let tiles = st.tiles as u32;
-                match op {
-                    $(ScanOp::Sum if exclusive => $sum_exclusive::launch_on(stream, tiles, x, out, &st.agg, &st.inc, &st.flags, &st.status, &st.ticket, args.0, args.1),)?
-                    ScanOp::Sum => $sum::launch_on(stream, tiles, x, out, &st.agg, &st.inc, &st.flags, &st.status, &st.ticket, args.0, args.1),
-                    $(ScanOp::Min => $min::launch_on(stream, tiles, x, out, &st.agg, &st.inc, &st.flags, &st.status, &st.ticket, args.0, args.1),
-                    ScanOp::Max => $max::launch_on(stream, tiles, x, out, &st.agg, &st.inc, &st.flags, &st.status, &st.ticket, args.0, args.1),)?
-                    #[allow(unreachable_patterns)]
-                    _ => Err(crate::Error::InvalidSpec {
-                        kernel: "tilus::algo::scan".into(),
-                        message: format!("a device-wide {op:?} scan of `{}` is not provided (float scans are sums)", stringify!($t)),
-                    }),
-                }
+                $launch
             }
         }
     };
@@ -224,6 +251,15 @@ impl<T: ScanElement> ScanStorage<T> {
     ) -> Result<(), crate::Error> {
         let n = x.tensor_len();
         check_lengths("scan", n, out.tensor_len(), (self.lb.tiles, T::TILE))?;
+        if !T::supports(op) {
+            return Err(crate::Error::InvalidSpec {
+                kernel: "tilus::algo::scan".into(),
+                message: format!(
+                    "a device-wide {op:?} scan of `{}` is not provided (float scans are sums)",
+                    std::any::type_name::<T>()
+                ),
+            });
+        }
         if n == 0 {
             return Ok(());
         }
