@@ -15,10 +15,13 @@ use crate::prelude::*;
 /// A compaction kernel for element type `$t`, given the look-back tokens (an `i32` sum of the
 /// tiles' counts). It keeps `x[i]` where `keep[i] != 0` when `flagged != 0`, else where the
 /// comparison holds (`by_value`: the closed range `lo..=hi`, or outside it, as
-/// [`SelectElement::range`] gives it), and with `partition != 0` places the rest after.
+/// [`SelectElement::range`] gives it), and with `partition != 0` places the rest after. On
+/// 128 threads, as the comparison kernel: with the one-warp look-back, 512 threads were slower
+/// (an H100, 2^28 `i32`, `unique` / `run_length_encode` over this kernel: 2013-2021 / 3485-3494
+/// us on 512 threads, 1824-1826 / 3105-3107 on 128).
 macro_rules! select_kernel {
     ($name:ident, $t:ident, [$($compare:tt)*] [$($publish:tt)*] [$($lookback:tt)*]) => {
-        #[tile_kernel(threads = 512)]
+        #[tile_kernel(threads = 128)]
         fn $name(
             x: GlobalTensor<$t>,
             keep: GlobalTensor<u8>,
@@ -76,7 +79,7 @@ macro_rules! select_kernel {
 }
 
 /// The compaction most calls make, `select_if` with a comparison, as a kernel of its own: no
-/// flags to load, no partition, so it fits 128 threads. It keeps `x[i]` where
+/// flags to load, no partition (fewer registers than the general kernel). It keeps `x[i]` where
 /// `lo <= x[i] <= hi`, or outside that range when `outside != 0` (`SelectElement::range`).
 /// Measured on an H100 (2^28 `i32`, `x > 0`), with the block-wide look-back: this kernel 1579
 /// us on 256 threads; the general kernel 2251 us on 512 threads and 2954 us on 256. With the
