@@ -20,7 +20,7 @@ use crate::prelude::*;
 /// (an H100, 2^28 `i32`, `unique` / `run_length_encode` over this kernel: 2013-2021 / 3485-3494
 /// us on 512 threads, 1824-1826 / 3105-3107 on 128).
 macro_rules! select_kernel {
-    ($name:ident, $t:ident, [$($compare:tt)*] [$($publish:tt)*] [$($lookback:tt)*]) => {
+    ($name:ident, $t:ident, [$($publish:tt)*] [$($lookback:tt)*]) => {
         #[tile_kernel(threads = 128)]
         fn $name(
             x: GlobalTensor<$t>,
@@ -47,7 +47,7 @@ macro_rules! select_kernel {
             let inside = at < n;
             let v = load_global(x, offsets = [start], shape = [4096]);
             let k = load_global(keep, offsets = [start], shape = [4096], mask = inside & (flagged != 0));
-            $($compare)*
+            let by_value = ((v >= lo) & (v <= hi)) != (outside != 0);
             let sel = inside & select(flagged != 0, k != 0, by_value);
             let ones_kept = sel as i32;
             let total = ones_kept.sum();
@@ -91,7 +91,7 @@ macro_rules! select_kernel {
 /// threads, 2048 on 64, 3072 on 96, 8192 on 256 1058-1089, 1020-1029, 993-1000, 983-990;
 /// bounded to 8 blocks an SM 992-995; with the sleep before the look-back (below) 895-911.
 macro_rules! select_cmp_kernel {
-    ($name:ident, $t:ident, [$($compare:tt)*] [$($publish:tt)*] [$($lookback:tt)*]) => {
+    ($name:ident, $t:ident, [$($publish:tt)*] [$($lookback:tt)*]) => {
         #[tile_kernel(threads = 128)]
         fn $name(
             x: GlobalTensor<$t>,
@@ -110,7 +110,7 @@ macro_rules! select_cmp_kernel {
             let start = tile * 4096;
             let inside = arange(4096) + start < n;
             let v = load_global(x, offsets = [start], shape = [4096]);
-            $($compare)*
+            let by_value = ((v >= lo) & (v <= hi)) != (outside != 0);
             let sel = inside & by_value;
             let ones_kept = sel as i32;
             let total = ones_kept.sum();
@@ -132,17 +132,16 @@ macro_rules! select_cmp_kernel {
     };
 }
 
-/// Both compaction kernels of one element type, each with its comparison (`by_value`, the
-/// elements of the tile `v` that pass): the closed range `lo..=hi`, kept inside it or (`!=`)
-/// outside, two compares an element (see `SelectElement::range`). Six compares and five
-/// selects, one for each operator, cost 7% of `select_if`'s time (H100); three compares and a
-/// truth table of the operator's code, 3%.
+/// Both compaction kernels of one element type. Each keeps by the closed range `lo..=hi`,
+/// inside it or (`!=`) outside, two compares an element (see `SelectElement::range`): six
+/// compares and five selects, one for each operator, cost 7% of `select_if`'s time (H100);
+/// three compares and a truth table of the operator's code, 3%.
 macro_rules! lookback_select {
     ($name:ident, $cmp_name:ident, $t:ident) => {
         // Both sleep 700 ns before the look-back's first read. Measured on the comparison
         // kernel (an H100, 2^28 `i32`, `x > 0`): none 938-942 us, 300 ns 904-911, 600 895, 800
-        // 896-904, 1500 905, 2500 1037. The general kernel took it untimed alone; with its
-        // staging moved before the look-back, `unique` went from 2221 to 2110 us.
+        // 896-904, 1500 905, 2500 1037. The general kernel's sleep was not timed alone: with
+        // it and its staging moved before the look-back, `unique` went from 2221 to 2110 us.
         lookback_select!(@kernel select_kernel, $name, $t);
         lookback_select!(@kernel select_cmp_kernel, $cmp_name, $t);
     };
@@ -150,9 +149,7 @@ macro_rules! lookback_select {
     (@kernel $kernel:ident, $name:ident, $t:ident) => {
         with_packed_lookback!(
             $kernel,
-            [$name, $t, [
-                let by_value = ((v >= lo) & (v <= hi)) != (outside != 0);
-            ]],
+            [$name, $t,],
             0,
             sum,
             [] [+],
