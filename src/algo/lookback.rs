@@ -103,10 +103,11 @@ macro_rules! with_packed_lookback {
             let mut prefix = $id;
             let mut end = tile;
             let lanes = arange(32);
-            // The delay: predecessors publish meanwhile, so the first read of a window finds
-            // them more often and fewer reads poll the same few status words. Only from tile
-            // 512 on: there hundreds of tiles are in flight (the steady state the delay is
-            // measured in); the first tiles of a small problem keep their latency.
+            // The delay (measured faster, not profiled): predecessors publish meanwhile, so the
+            // first read of a window likely finds them, and fewer reads poll the same few
+            // status words. Only from tile 512 on: there hundreds of tiles are in flight (the
+            // steady state the delay is measured in); the first tiles of a small problem keep
+            // their latency.
             $(if tile >= 512 {
                 nanosleep($ns);
             })?
