@@ -80,19 +80,35 @@ fn check<T: Float>(rng: &mut Rng, dev: &Device, n: usize, m: usize, hot: bool, s
         // A few indices outside 0..m on both sides.
         (0..n).map(|_| rng.range(-2, m as i32 + 2)).collect()
     };
+    check_indices::<T>(rng, dev, &idx, m, special, &format!("hot {hot}"), None);
+}
+
+/// `idx` into `m` outputs of `T` against the loop, twice with the same storage (made with
+/// `storage` where given).
+fn check_indices<T: Float>(
+    rng: &mut Rng,
+    dev: &Device,
+    idx: &[i32],
+    m: usize,
+    special: bool,
+    case: &str,
+    storage: Option<IndexAddStorage<T>>,
+) {
+    let n = idx.len();
     let vals: Vec<T> = values(rng, n, special);
     let start: Vec<T> = values(rng, m, false);
     let mut want = start.clone();
-    sequential(&mut want, &idx, &vals);
-    let (id, vd) = (dev.upload(&idx).unwrap(), dev.upload(&vals).unwrap());
+    sequential(&mut want, idx, &vals);
+    let (id, vd) = (dev.upload(idx).unwrap(), dev.upload(&vals).unwrap());
     let out = dev.upload(&start).unwrap();
-    let mut st = IndexAddStorage::<T>::new(dev, n, m).unwrap();
+    let mut st = storage.unwrap_or_else(|| IndexAddStorage::<T>::new(dev, n, m).unwrap());
     st.index_add(&dev.default_stream(), &out, &id, &vd).unwrap();
     let bits = bits_of::<T>;
     let what = format!(
-        "{} values into {m} {}, hot {hot}",
+        "{} values into {m} {}, {case} on {}",
         n,
-        std::any::type_name::<T>()
+        std::any::type_name::<T>(),
+        dev.name()
     );
     assert_eq!(bits(out.download().unwrap()), bits(want.clone()), "{what}");
     // Again from the same start, with the same storage: the same bits.
@@ -103,6 +119,26 @@ fn check<T: Float>(rng: &mut Rng, dev: &Device, n: usize, m: usize, hot: bool, s
         bits(want),
         "{what}, second run"
     );
+}
+
+/// Indices into `m` outputs: uniform over `-2..m + 2`, except that a value goes to one of the
+/// `hubs` with probability `hub_share` (hubs spread `stride` apart from `first`).
+fn hub_indices(
+    rng: &mut Rng,
+    n: usize,
+    m: usize,
+    (first, stride, hubs): (usize, usize, usize),
+    hub_share: f64,
+) -> Vec<i32> {
+    (0..n)
+        .map(|_| {
+            if (rng.below(1 << 20) as f64) < hub_share * (1 << 20) as f64 {
+                (first + stride * rng.below(hubs as u64) as usize) as i32
+            } else {
+                rng.range(-2, m as i32 + 2)
+            }
+        })
+        .collect()
 }
 
 #[test]
@@ -124,6 +160,49 @@ fn index_add_is_the_sequential_loop_bit_for_bit() {
         check::<f16>(&mut rng, &dev, 20_011, 100, false, false);
         // More outputs than one byte of key: a three-pass sort (keys 0..=70000).
         check::<f32>(&mut rng, &dev, 50_000, 70_000, false, false);
+    }
+}
+
+/// From 2^20 outputs the values are bucketed by the top 8 bits of their index in one pass and
+/// folded a bucket a block (two levels, see `tilus::algo::index_add`): random indices; hubs
+/// (outputs that take a share of all values, so that a chunk holds more of them than its
+/// rounds, and the rest of their values go to the late list); more than 32 hubs in one bucket
+/// (the late fold takes them 32 at a time); every index equal; the claims restarted often
+/// (their round count); and the widest buckets (2^22 outputs of 16-bit and 32-bit types, 2^21
+/// of `f64`), an `m` that is no power of two, and the first bucket ending at the last output.
+#[test]
+fn many_outputs_fold_in_buckets_bit_for_bit() {
+    let mut rng = Rng::from_env_or_clock();
+    let m20 = 1usize << 20;
+    for dev in backends() {
+        let r = &mut rng;
+        let idx = hub_indices(r, 50_011, m20, (0, 1, 1), 0.0);
+        check_indices::<f32>(r, &dev, &idx, m20, true, "random", None);
+        check_indices::<bf16>(r, &dev, &idx, m20, true, "random", None);
+        check_indices::<f16>(r, &dev, &idx, m20, false, "random", None);
+        let idx = hub_indices(r, 40_000, m20, (777, 1, 1), 0.125);
+        check_indices::<f32>(r, &dev, &idx, m20, true, "one hub", None);
+        check_indices::<bf16>(r, &dev, &idx, m20, true, "one hub", None);
+        // 40 hubs in bucket 3 (outputs 3 * 4096 ..), three quarters of the values.
+        let idx = hub_indices(r, 60_000, m20, (3 * 4096 + 5, 97, 40), 0.75);
+        check_indices::<f32>(r, &dev, &idx, m20, false, "40 hubs in a bucket", None);
+        let idx = vec![(m20 / 2 + 1) as i32; 9_000];
+        check_indices::<f32>(r, &dev, &idx, m20, true, "every index equal", None);
+        let st = IndexAddStorage::<f32>::new(&dev, 30_000, m20)
+            .unwrap()
+            .restart_claims_after(3);
+        let idx = hub_indices(r, 30_000, m20, (4096 + 17, 3, 5), 0.5);
+        check_indices::<f32>(r, &dev, &idx, m20, false, "claims restarted", Some(st));
+        let m22 = 1usize << 22;
+        let idx = hub_indices(r, 30_000, m22, (m22 - 1, 1, 1), 0.25);
+        check_indices::<f32>(r, &dev, &idx, m22, true, "2^22 outputs", None);
+        check_indices::<bf16>(r, &dev, &idx, m22, false, "2^22 outputs", None);
+        let m21 = 1usize << 21;
+        let idx = hub_indices(r, 30_000, m21, (12_345, 1, 1), 0.25);
+        check_indices::<f64>(r, &dev, &idx, m21, true, "2^21 outputs", None);
+        let odd = 1_500_007;
+        let idx = hub_indices(r, 45_000, odd, (odd - 3, 1, 1), 0.1);
+        check_indices::<f32>(r, &dev, &idx, odd, true, "m no power of two", None);
     }
 }
 

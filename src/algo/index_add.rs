@@ -11,7 +11,7 @@
 //! 1. each index becomes a sort key (`out.len()` for one outside the range, so that it sorts
 //!    after every group and is dropped);
 //! 2. a stable radix sort of (key, value) pairs ([`super::sort`]) over just the bytes the
-//!    keys need (2 passes for 1024 outputs, 3 for 2^22);
+//!    keys need (2 passes for 1024 outputs, 3 for 2^17 to 2^24);
 //! 3. each group's start and end are found where the sorted key changes;
 //! 4. one lane per output element folds its group, in order, from the old value: the loads of
 //!    16 values are issued before their 16 additions, so a long group waits for memory once
@@ -24,11 +24,28 @@
 //! so every key is below `m` and `m = 2^16` outputs need two passes, not three), and fold each
 //! output row on one warp, 128 columns a step, reading its group's rows in order.
 //!
+//! **Two levels, from 2^20 outputs.** A sort of 2^22 outputs takes three passes, and the
+//! grouping needs no more than this: the values of each output together and in order. So
+//! from `m = 2^20` up to 256 buckets of [`IndexAddElement::BUCKET_OUTPUTS`] (2^22 outputs of
+//! `f32`, `f16` and `bf16`, 2^21 of `f64`):
+//! 1. one stable radix pass on the top 8 bits of the index (the index itself is the key; one
+//!    outside `0..m` lands in some bucket and is dropped there) puts each bucket's values
+//!    together, in input order;
+//! 2. a block per bucket holds the bucket's outputs in shared memory and folds its values
+//!    in order, chunk after chunk; within a chunk, an output met more than once is folded in
+//!    rounds, earliest value first (`fold_buckets_f32` in this file);
+//! 3. a hub (an output met more than 12 times in one chunk) would make the rounds long, so
+//!    the rest of its values are set aside in order, and one lane per hub folds them after.
+//!
+//! One pass over the pairs instead of three: 2^28 random `f32` into 2^22 outputs in 8.0 ms
+//! instead of 16.6 (H100); a hub taking an eighth of the values costs what it did with the
+//! sort (its one lane's chain of additions is the bound either way).
+//!
 //! **NaN.** A NaN result is the canonical NaN the GPU's arithmetic produces (`0x7fffffff` for
 //! `f32`), on the emulator too; the CPU loop keeps an operand's NaN payload instead. Every other
 //! result, infinities and signed zeros included, is the loop's bits.
 //!
-//! **Speed** (H100, 2^28 f32 scalars, BENCHMARKS.md): 33.7 ms into 1024 outputs and 16.6 ms
+//! **Speed** (H100, 2^28 f32 scalars, BENCHMARKS.md): 33.7 ms into 1024 outputs and 8.0 ms
 //! into 2^22, against torch's deterministic `index_add_` at 92.0 and 65.5 ms, and our float
 //! atomics at 23.0 and 3.3 ms; rows `[2^20, 128]` into `[2^16, 128]` in 0.36 ms (f32) and
 //! 0.34 ms (bf16), against torch deterministic at 0.85 and 0.70 ms and our atomics at 0.45 and
@@ -163,6 +180,205 @@ macro_rules! fold_kernels {
 
 fold_kernels!(fold_f32: f32, fold_f64: f64, fold_f16: f16, fold_bf16: bf16);
 
+/// Rounds a chunk of [`fold_buckets_f32`] and its kind may take before the outputs still
+/// pending turn hot. A random chunk of 2048 values over 4096 or more outputs needs more than
+/// 12 for fewer than one output in 10^13; an output that needs more is a hub.
+const ROUNDS_BEFORE_HOT: i32 = 12;
+
+/// Tags hold the round count in 21 bits: the claims start again before it passes this.
+const ROUND_LIMIT: u32 = (1 << 21) - ROUNDS_BEFORE_HOT as u32 - 2;
+
+/// The second level of the two-level method (see the module docs). Block `b` owns outputs
+/// `[b << shift, (b + 1) << shift)` (at most `$cap`), holds them in shared memory, and folds
+/// its bucket (its values, in input order after the first level) in chunks of 2048, in order,
+/// each chunk's values loading while the one before is folded. An output may appear more
+/// than once in a chunk, so a chunk is folded in rounds: each pending value claims its output
+/// with a shared `max` of a tag (the round in the high bits, `2047 - lane` in the low ones:
+/// the earliest pending value of each output wins) and each winner adds its value. Tags of a
+/// later round exceed every earlier one, so the claims are never cleared between rounds. A
+/// random chunk needs a few rounds; an output still pending after `rounds_before_hot` turns
+/// *hot*: the rest of its values, in this chunk and the later ones, are appended in order to
+/// the bucket's late list (from the bucket's start in `late_keys`/`late_vals`) instead of
+/// claiming, and [`late_f32`] folds them afterwards. Its values before are all added here, so
+/// the late list continues each hot output's fold. `late[b]` and `late[256 + b]` receive the
+/// bucket's late values and hot outputs, listed from `hot[b * $cap]`.
+///
+/// Measured on an H100 (2^28 random `f32` into 2^22 outputs, the whole `index_add`): 8.02-8.06
+/// ms in chunks of 4096, 8.30 ms with the next chunk loading meanwhile (more registers spilled
+/// at 1024 threads), 10.03 ms on 512 threads, 7.97-7.99 ms in chunks of 2048 loading ahead.
+macro_rules! fold_buckets_kernels {
+    ($($name:ident: $t:ident, $cap:literal);*) => {$(
+        #[tile_kernel(threads = 1024)]
+        fn $name(
+            keys: GlobalTensor<u32>,
+            vals: GlobalTensor<$t>,
+            starts: GlobalTensor<i32>,
+            out: GlobalTensor<$t>,
+            late_keys: GlobalTensor<u32>,
+            late_vals: GlobalTensor<$t>,
+            late: GlobalTensor<i32>,
+            hot: GlobalTensor<i32>,
+            shift: i32,
+            rounds_before_hot: i32,
+            round_limit: u32,
+        ) {
+            let n = keys.len() as i32;
+            let m = out.len() as i32;
+            let width = 1 << shift;
+            let acc = shared_tensor($t, [$cap]);
+            let claim = shared_tensor(u32, [$cap]);
+            let is_hot = shared_tensor(u32, [$cap]);
+            let lanes = arange(2048);
+            let lasts = (2047 - lanes) as u32;
+            let buckets = (m + width - 1) >> shift;
+            for b in (block_idx()..buckets).step_by(grid_dim()) {
+                let lo = b * width;
+                for j in (0..$cap).step_by(2048) {
+                    let o = lanes + j;
+                    let here = (o < width) & (o + lo < m);
+                    let old = load_global(out, offsets = [lo + j], shape = [2048], mask = here);
+                    store_shared_scatter(acc, dim = 0, indices = o, values = old, mask = here);
+                    store_shared_scatter(claim, dim = 0, indices = o, values = zeros([2048], dtype = u32));
+                    store_shared_scatter(is_hot, dim = 0, indices = o, values = zeros([2048], dtype = u32));
+                }
+                sync();
+                let s = load_global(starts, offsets = [b], shape = [1]).item();
+                let e = load_global(starts, offsets = [b + 1], shape = [1], mask = arange(1) + b + 1 < 256, other = n).item();
+                let mut round = 1u32;
+                let mut deferred = 0;
+                // Each chunk's values load while the chunk before is folded.
+                let mut next_k = load_global(keys, offsets = [s], shape = [2048], mask = lanes + s < e);
+                let mut next_v = load_global(vals, offsets = [s], shape = [2048], mask = lanes + s < e);
+                for c in (s..e).step_by(2048) {
+                    if round > round_limit {
+                        for j in (0..$cap).step_by(2048) {
+                            store_shared_scatter(claim, dim = 0, indices = lanes + j, values = zeros([2048], dtype = u32));
+                        }
+                        sync();
+                        round = 1u32;
+                    }
+                    let inside = lanes + c < e;
+                    let k = next_k;
+                    let v = next_v;
+                    let ahead = lanes + c + 2048 < e;
+                    next_k = load_global(keys, offsets = [c + 2048], shape = [2048], mask = ahead);
+                    next_v = load_global(vals, offsets = [c + 2048], shape = [2048], mask = ahead);
+                    let valid = inside & (k < m as u32);
+                    let local = select(valid, k as i32 - lo, 0);
+                    let was_hot = valid & (load_shared(is_hot, offsets = [local], shape = [2048], mask = valid) != 0u32);
+                    let mut pending = valid & !was_hot;
+                    let mut r = 0;
+                    while (r < rounds_before_hot) && pending.any() {
+                        let tag = (round << 11) | lasts;
+                        atomic::shared_scatter_max(claim, dim = 0, indices = local, values = tag, mask = pending);
+                        sync();
+                        let first = load_shared(claim, offsets = [local], shape = [2048], mask = pending);
+                        let win = pending & (first == tag);
+                        let a = load_shared(acc, offsets = [local], shape = [2048], mask = win);
+                        store_shared_scatter(acc, dim = 0, indices = local, values = a + v, mask = win);
+                        pending = pending & !win;
+                        round = round + 1u32;
+                        r = r + 1;
+                    }
+                    // What is left joins the late list, in input order; its outputs turn hot.
+                    let later = was_hot | pending;
+                    if later.any() {
+                        atomic::shared_scatter_max(is_hot, dim = 0, indices = local, values = 1u32, mask = pending);
+                        let at = s + deferred + (later as i32).cumsum(0, exclusive = true);
+                        store_global_scatter(late_keys, dim = 0, indices = at, values = local as u32, mask = later);
+                        store_global_scatter(late_vals, dim = 0, indices = at, values = v, mask = later);
+                        deferred = deferred + (later as i32).sum();
+                    }
+                }
+                sync();
+                // The hot outputs' list, and the sums so far.
+                let mut hots = 0;
+                for j in (0..$cap).step_by(2048) {
+                    let o = lanes + j;
+                    let here = (o < width) & (o + lo < m);
+                    let h = here & (load_shared(is_hot, offsets = [j], shape = [2048]) != 0u32);
+                    let at = b * $cap + hots + (h as i32).cumsum(0, exclusive = true);
+                    store_global_scatter(hot, dim = 0, indices = at, values = o, mask = h);
+                    hots = hots + (h as i32).sum();
+                    let sum = load_shared(acc, offsets = [j], shape = [2048], mask = here);
+                    store_global(out, sum, offsets = [lo + j], mask = here);
+                }
+                store_global(late, full([1], deferred), offsets = [b]);
+                store_global(late, full([1], hots), offsets = [256 + b]);
+                sync();
+            }
+        }
+    )*};
+}
+
+fold_buckets_kernels!(
+    fold_buckets_f32: f32, 16384;
+    fold_buckets_f64: f64, 8192;
+    fold_buckets_f16: f16, 16384;
+    fold_buckets_bf16: bf16, 16384
+);
+
+/// The late lists of [`fold_buckets_f32`] and its kind, folded: a warp per bucket, a lane per
+/// hot output (32 at a time), each lane adding the values of its own output, in order. The
+/// list goes through shared memory 128 values at a time (the next 128 loading meanwhile), and
+/// every lane reads each value there (one address: a broadcast).
+macro_rules! late_kernels {
+    ($($name:ident: $t:ident, $cap:literal);*) => {$(
+        #[tile_kernel(threads = 32)]
+        fn $name(
+            late_keys: GlobalTensor<u32>,
+            late_vals: GlobalTensor<$t>,
+            starts: GlobalTensor<i32>,
+            late: GlobalTensor<i32>,
+            hot: GlobalTensor<i32>,
+            out: GlobalTensor<$t>,
+            shift: i32,
+        ) {
+            let m = out.len() as i32;
+            let buckets = (m + (1 << shift) - 1) >> shift;
+            let staged_keys = shared_tensor(u32, [128]);
+            let staged_vals = shared_tensor($t, [128]);
+            let none = 4294967295u32;
+            for b in (block_idx()..buckets).step_by(grid_dim()) {
+                let lo = b << shift;
+                let s = load_global(starts, offsets = [b], shape = [1]).item();
+                let count = load_global(late, offsets = [b], shape = [1]).item();
+                let hots = load_global(late, offsets = [256 + b], shape = [1]).item();
+                for g in (0..hots).step_by(32) {
+                    let here = arange(32) + g < hots;
+                    let mine = load_global(hot, offsets = [b * $cap + g], shape = [32], mask = here, other = -1) as u32;
+                    let mut acc = load_global(out, offsets = [lo + mine as i32], shape = [32], mask = here);
+                    let mut ks = load_global(late_keys, offsets = [s], shape = [128], mask = arange(128) < count, other = none);
+                    let mut xs = load_global(late_vals, offsets = [s], shape = [128], mask = arange(128) < count);
+                    for j in (0..count).step_by(128) {
+                        sync();
+                        store_shared(staged_keys, ks);
+                        store_shared(staged_vals, xs);
+                        sync();
+                        let next = arange(128) + j + 128 < count;
+                        ks = load_global(late_keys, offsets = [s + j + 128], shape = [128], mask = next, other = none);
+                        xs = load_global(late_vals, offsets = [s + j + 128], shape = [128], mask = next);
+                        for u in 0..128 {
+                            let at = arange(32) * 0 + u;
+                            let k = load_shared(staged_keys, offsets = [at], shape = [32]);
+                            let x = load_shared(staged_vals, offsets = [at], shape = [32]);
+                            acc = select(mine == k, acc + x, acc);
+                        }
+                    }
+                    store_global_scatter(out, dim = 0, indices = lo + mine as i32, values = acc, mask = here);
+                }
+            }
+        }
+    )*};
+}
+
+late_kernels!(
+    late_f32: f32, 16384;
+    late_f64: f64, 8192;
+    late_f16: f16, 16384;
+    late_bf16: bf16, 16384
+);
+
 /// The in-order fold of each group of rows into its output row: one warp a row (a block of 32
 /// threads), 128 columns a step of the column loop; step `j` reads the group's `j`-th position
 /// (a scalar: one load, no broadcast, no barrier) and loads and adds that source row unless
@@ -225,6 +441,17 @@ pub trait IndexAddElement: SortValue {
         ends: &GlobalTensor<i32>,
         out: &impl AsTensor<Self>,
     ) -> Result<(), crate::Error>;
+    /// Outputs a bucket of the two-level method holds in shared memory (see the module docs):
+    /// 16,384, 8,192 for `f64`.
+    #[doc(hidden)]
+    const BUCKET_OUTPUTS: usize;
+    #[doc(hidden)]
+    fn launch_buckets(
+        stream: &Stream<'_>,
+        grid: u32,
+        b: &BucketArgs<'_, Self>,
+        out: &impl AsTensor<Self>,
+    ) -> Result<(), crate::Error>;
     #[doc(hidden)]
     fn launch_fold_rows(
         stream: &Stream<'_>,
@@ -238,7 +465,7 @@ pub trait IndexAddElement: SortValue {
 }
 
 macro_rules! index_add_element {
-    ($($t:ty => $kernel:ident, $rows:ident);*) => {$(
+    ($($t:ty => $kernel:ident, $buckets:ident, $late:ident, $cap:literal, $rows:ident);*) => {$(
         impl IndexAddElement for $t {
             fn launch_fold(
                 stream: &Stream<'_>,
@@ -249,6 +476,21 @@ macro_rules! index_add_element {
                 out: &impl AsTensor<Self>,
             ) -> Result<(), crate::Error> {
                 $kernel::launch_on(stream, grid, vals, starts, ends, out)
+            }
+            const BUCKET_OUTPUTS: usize = $cap;
+            fn launch_buckets(
+                stream: &Stream<'_>,
+                grid: u32,
+                b: &BucketArgs<'_, Self>,
+                out: &impl AsTensor<Self>,
+            ) -> Result<(), crate::Error> {
+                $buckets::launch_on(
+                    stream, grid, b.keys, b.vals, b.starts, out, b.late_keys, b.late_vals,
+                    b.late, b.hot, b.shift, ROUNDS_BEFORE_HOT, b.round_limit,
+                )?;
+                $late::launch_on(
+                    stream, grid, b.late_keys, b.late_vals, b.starts, b.late, b.hot, out, b.shift,
+                )
             }
             fn launch_fold_rows(
                 stream: &Stream<'_>,
@@ -265,7 +507,42 @@ macro_rules! index_add_element {
     )*};
 }
 
-index_add_element!(f32 => fold_f32, rows_f32; f64 => fold_f64, rows_f64; crate::f16 => fold_f16, rows_f16; crate::bf16 => fold_bf16, rows_bf16);
+index_add_element!(
+    f32 => fold_f32, fold_buckets_f32, late_f32, 16384, rows_f32;
+    f64 => fold_f64, fold_buckets_f64, late_f64, 8192, rows_f64;
+    crate::f16 => fold_f16, fold_buckets_f16, late_f16, 16384, rows_f16;
+    crate::bf16 => fold_bf16, fold_buckets_bf16, late_bf16, 16384, rows_bf16
+);
+
+/// The two-level method's bucket width (`1 << shift` outputs) for `m` outputs of `T`, where it
+/// is taken: from 2^20 outputs (a random chunk of 4096 values then meets each output about once
+/// or less, so rounds are few) up to 256 buckets of [`IndexAddElement::BUCKET_OUTPUTS`].
+fn bucket_shift<T: IndexAddElement>(m: usize) -> Option<i32> {
+    let bits = usize::BITS - (m.max(1) - 1).leading_zeros();
+    (m >= 1 << 20 && m <= 256 * T::BUCKET_OUTPUTS).then(|| bits as i32 - 8)
+}
+
+/// The buffers of the two-level method's second level (see [`fold_buckets_f32`]).
+#[doc(hidden)]
+pub struct BucketArgs<'a, T: IndexAddElement> {
+    keys: &'a TensorView<'a, u32>,
+    vals: &'a TensorView<'a, T>,
+    starts: &'a TensorView<'a, i32>,
+    late_keys: &'a TensorView<'a, u32>,
+    late_vals: &'a TensorView<'a, T>,
+    late: &'a GlobalTensor<i32>,
+    hot: &'a GlobalTensor<i32>,
+    shift: i32,
+    round_limit: u32,
+}
+
+/// The two-level method's own storage: the late lists' values (their keys go to
+/// [`Groups::keys`]), each bucket's late and hot counts, and the hot outputs' lists.
+struct LateStorage<T: IndexAddElement> {
+    vals: GlobalTensor<T>,
+    counts: GlobalTensor<i32>,
+    hot: GlobalTensor<i32>,
+}
 
 /// Blocks for a grid-strided pass over `n` elements in tiles of `tile`.
 fn grid_for(n: usize, tile: usize) -> u32 {
@@ -387,18 +664,41 @@ impl Groups<i32> {
 }
 
 /// The temporary storage of deterministic index-adds of up to `capacity` values into up to
-/// `outputs` elements: the sort's storage, the keys and values sorted, and each group's bounds.
-/// Reusable run after run.
+/// `outputs` elements: the sort's storage, the keys and values sorted, and each group's bounds;
+/// from 2^20 outputs also the two-level method's late lists (another `capacity` values, and
+/// 256 × [`IndexAddElement::BUCKET_OUTPUTS`] indices of hubs). Reusable run after run.
 pub struct IndexAddStorage<T: IndexAddElement> {
     groups: Groups<T>,
+    /// Allocated where the outputs allow the two-level method.
+    late: Option<LateStorage<T>>,
+    /// Rounds after which [`fold_buckets_f32`] clears its claims.
+    round_limit: u32,
 }
 
 impl<T: IndexAddElement> IndexAddStorage<T> {
     /// Storage for index-adds of up to `capacity` values into up to `outputs` elements on `dev`.
     pub fn new(dev: &Device, capacity: usize, outputs: usize) -> Result<Self, crate::Error> {
+        let late = match bucket_shift::<T>(outputs) {
+            Some(_) => Some(LateStorage {
+                vals: dev.zeros(capacity.max(1))?,
+                counts: dev.zeros(512)?,
+                hot: dev.zeros(256 * T::BUCKET_OUTPUTS)?,
+            }),
+            None => None,
+        };
         Ok(IndexAddStorage {
             groups: Groups::new(dev, capacity, outputs)?,
+            late,
+            round_limit: ROUND_LIMIT,
         })
+    }
+
+    /// For tests: the two-level method clears its claims after `rounds` rounds of a bucket
+    /// (at the first chunk boundary past them) rather than when its tags would overflow.
+    #[doc(hidden)]
+    pub fn restart_claims_after(mut self, rounds: u32) -> Self {
+        self.round_limit = rounds;
+        self
     }
 
     /// `out[idx[i]] += vals[i]` for `i` in `0..n`, in that order, bit for bit (indices outside
@@ -418,6 +718,29 @@ impl<T: IndexAddElement> IndexAddStorage<T> {
             return Ok(());
         }
         let g = &mut self.groups;
+        if let (Some(shift), Some(late)) = (bucket_shift::<T>(m), &self.late) {
+            let keys = idx.bitcast::<u32>()?;
+            let (sorted_keys, sorted_vals) = (g.sorted_keys.view(0..n)?, g.sorted_vals.view(0..n)?);
+            let (late_keys, late_vals) = (g.keys.view(0..n)?, late.vals.view(0..n)?);
+            let starts = g.sort.partition_pairs_by_byte(
+                stream,
+                (&keys, &sorted_keys),
+                (vals, &sorted_vals),
+                shift,
+            )?;
+            let args = BucketArgs {
+                keys: &sorted_keys,
+                vals: &sorted_vals,
+                starts: &starts,
+                late_keys: &late_keys,
+                late_vals: &late_vals,
+                late: &late.counts,
+                hot: &late.hot,
+                shift,
+                round_limit: self.round_limit,
+            };
+            return T::launch_buckets(stream, m.div_ceil(1 << shift) as u32, &args, out);
+        }
         g.group(stream, idx, vals, m)?;
         T::launch_fold(
             stream,

@@ -42,7 +42,8 @@ use crate::prelude::*;
 use crate::AsTensor;
 
 /// The counting pass: the histogram of every digit of the tile's keys (mapped to ordered bits
-/// by the masks), added to `counts[pass * 256 + digit]`.
+/// by the masks), added to `counts[pass * 256 + digit]`; pass `p`'s digit is the byte at bit
+/// `low + 8 * p`.
 macro_rules! counts_kernel {
     ($name:ident, $k:ident, $s:ident, $top:literal) => {
         #[tile_kernel(threads = 256)]
@@ -50,6 +51,7 @@ macro_rules! counts_kernel {
             keys: GlobalTensor<$k>,
             counts: GlobalTensor<i32>,
             passes: i32,
+            low: i32,
             fmask: $k,
             smask: $k,
             dmask: $k,
@@ -62,7 +64,7 @@ macro_rules! counts_kernel {
             let lanes = arange(256);
             for p in 0..passes {
                 // Keys past the end get digit 256, which the histogram does not count.
-                let d = select(inside, ((u >> (p * 8)) & 255) as i32, 256);
+                let d = select(inside, ((u >> (low + p * 8)) & 255) as i32, 256);
                 atomic_add(counts, p * 256 + lanes, d.histogram(256), sem = relaxed);
             }
         }
@@ -102,6 +104,7 @@ macro_rules! pass_kernel {
             epoch: i32,
             first: i32,
             pass: i32,
+            shift: i32,
             fmask: $k,
             smask: $k,
             dmask: $k,
@@ -115,7 +118,7 @@ macro_rules! pass_kernel {
             let u = k ^ ((((k as $s) >> $top) as $k & fmask) | smask) ^ dmask;
             // Keys past the end take digit 255, after every real key of the tile; they are
             // counted for the tile's own order but not published.
-            let d = select(inside, ((u >> (pass * 8)) & 255) as i32, 255);
+            let d = select(inside, ((u >> shift) & 255) as i32, 255);
             let here = d.histogram(256);
             let lanes = arange(256);
             let mine = here - select(lanes == 255, max(start + 4096 - n, 0), 0);
@@ -167,7 +170,7 @@ macro_rules! pass_kernel {
             $($after)*
             let base = load_global(counts, offsets = [pass * 256], shape = [256]);
             let us = ks ^ ((((ks as $s) >> $top) as $k & fmask) | smask) ^ dmask;
-            let ds = ((us >> (pass * 8)) & 255) as i32;
+            let ds = ((us >> shift) & 255) as i32;
             let keep = arange(4096) < n - start;
             let to = (base + before - local).take(ds) + arange(4096);
             store_global_scatter(keys_out, dim = 0, indices = to, values = ks, mask = keep);
@@ -237,7 +240,9 @@ pub struct PassArgs<'a> {
     ticket: &'a GlobalTensor<i32>,
     epoch: i32,
     first: i32,
+    /// The pass's row of the digit counts, and the bit its digit starts at.
     pass: i32,
+    shift: i32,
 }
 
 /// The unsigned bits keys are sorted as (`u32`, `u64`), with their kernels.
@@ -252,7 +257,7 @@ pub trait KeyBits: crate::Element + Copy + Default {
         tiles: u32,
         keys: &TensorView<'_, Self>,
         counts: &GlobalTensor<i32>,
-        passes: i32,
+        passes_from_bit: (i32, i32),
         m: [Self; 3],
     ) -> Result<(), crate::Error>;
     fn pass<V: ValueBits>(
@@ -291,10 +296,10 @@ macro_rules! key_bits {
                 tiles: u32,
                 keys: &TensorView<'_, Self>,
                 counts: &GlobalTensor<i32>,
-                passes: i32,
+                (passes, low): (i32, i32),
                 m: [Self; 3],
             ) -> Result<(), crate::Error> {
-                $counts::launch_on(stream, tiles, keys, counts, passes, m[0], m[1], m[2])
+                $counts::launch_on(stream, tiles, keys, counts, passes, low, m[0], m[1], m[2])
             }
             fn pass<V: ValueBits>(
                 a: &PassArgs<'_>,
@@ -305,7 +310,7 @@ macro_rules! key_bits {
                 match vals {
                     None => $keys_only::launch_on(
                         a.stream, a.tiles, keys[0], keys[1], a.counts, a.status, a.ticket, a.epoch,
-                        a.first, a.pass, m[0], m[1], m[2],
+                        a.first, a.pass, a.shift, m[0], m[1], m[2],
                     ),
                     Some(vals) => V::$pairs(a, keys, vals, m),
                 }
@@ -328,7 +333,7 @@ macro_rules! value_bits {
             ) -> Result<(), crate::Error> {
                 $k32::launch_on(
                     a.stream, a.tiles, keys[0], keys[1], vals[0], vals[1], a.counts, a.status,
-                    a.ticket, a.epoch, a.first, a.pass, m[0], m[1], m[2],
+                    a.ticket, a.epoch, a.first, a.pass, a.shift, m[0], m[1], m[2],
                 )
             }
             fn pass_k64(
@@ -339,7 +344,7 @@ macro_rules! value_bits {
             ) -> Result<(), crate::Error> {
                 $k64::launch_on(
                     a.stream, a.tiles, keys[0], keys[1], vals[0], vals[1], a.counts, a.status,
-                    a.ticket, a.epoch, a.first, a.pass, m[0], m[1], m[2],
+                    a.ticket, a.epoch, a.first, a.pass, a.shift, m[0], m[1], m[2],
                 )
             }
         }
@@ -535,6 +540,47 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
         done
     }
 
+    /// One stable pass over (key, value) pairs by the byte of the keys' ordered bits that starts
+    /// at bit `low`: `keys_out` receives the keys whose byte is 0, in input order, then those
+    /// whose byte is 1, and so on, and `vals_out` their values. Returns where each byte's keys
+    /// start in the output (256 words on the device, overwritten by the storage's next use).
+    pub(crate) fn partition_pairs_by_byte(
+        &mut self,
+        stream: &Stream<'_>,
+        (keys, keys_out): (&impl AsTensor<K>, &impl AsTensor<K>),
+        (vals, vals_out): (&impl AsTensor<V>, &impl AsTensor<V>),
+        low: i32,
+    ) -> Result<TensorView<'_, i32>, crate::Error> {
+        let n = keys.tensor_len();
+        super::scan::same_length("partition (keys out)", n, keys_out.tensor_len())?;
+        super::scan::same_length("partition (values)", n, vals.tensor_len())?;
+        super::scan::same_length("partition (values out)", n, vals_out.tensor_len())?;
+        super::scan::within_capacity(n, self.keys.len())?;
+        let m = order_masks::<K::Bits>(K::CLASS, false);
+        clear_counts::launch_on(stream, 1, &self.counts)?;
+        if n > 0 {
+            let tiles = n.div_ceil(TILE) as u32;
+            let (keys, keys_out) = (keys.bitcast()?, keys_out.bitcast()?);
+            let (vals, vals_out) = (vals.bitcast::<V::Bits>()?, vals_out.bitcast()?);
+            K::Bits::counts(stream, tiles, &keys, &self.counts, (1, low), m)?;
+            digit_starts::launch_on(stream, 1, &self.counts, 1)?;
+            let first = self.look.next_pass(stream, tiles)?;
+            let args = PassArgs {
+                stream,
+                tiles,
+                counts: &self.counts,
+                status: &self.look.status,
+                ticket: &self.look.ticket,
+                epoch: self.look.epoch,
+                first,
+                pass: 0,
+                shift: low,
+            };
+            K::Bits::pass(&args, [&keys, &keys_out], Some([&vals, &vals_out]), m)?;
+        }
+        self.counts.view(0..256)
+    }
+
     fn run<VB: ValueBits>(
         &mut self,
         stream: &Stream<'_>,
@@ -554,7 +600,7 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
         let m = order_masks::<K::Bits>(K::CLASS, order == SortOrder::Descending);
         let tiles = n.div_ceil(TILE) as u32;
         clear_counts::launch_on(stream, 1, &self.counts)?;
-        K::Bits::counts(stream, tiles, keys[0], &self.counts, passes, m)?;
+        K::Bits::counts(stream, tiles, keys[0], &self.counts, (passes, 0), m)?;
         digit_starts::launch_on(stream, 1, &self.counts, passes)?;
         // An even number of passes ends in `out`, an odd one in `tmp`, copied to `out` after
         // ([`route`]).
@@ -570,6 +616,7 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
                 epoch: self.look.epoch,
                 first,
                 pass,
+                shift: pass * 8,
             };
             let v = vals.map(|v| route(pass, v));
             K::Bits::pass::<VB>(&args, route(pass, [keys[0], &tmp, keys[1]]), v, m)?;
