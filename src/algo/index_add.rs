@@ -37,15 +37,16 @@
 //! 3. a hub (an output met more than 12 times in one chunk) would make the rounds long, so
 //!    the rest of its values are set aside in order, and one lane per hub folds them after.
 //!
-//! One pass over the pairs instead of three: 2^28 random `f32` into 2^22 outputs in 8.0 ms
-//! instead of 16.6 (H100); a hub taking an eighth of the values costs what it did with the
-//! sort (its one lane's chain of additions is the bound either way).
+//! One pass over the pairs instead of three: 2^28 random `f32` into 2^22 outputs in 7.7 ms
+//! instead of 16.6 (H100: the digit count 0.3-0.4 ms, the pass 4.0 ms, the fold 3.2 ms); a hub
+//! taking an eighth of the values costs what it did with the sort (its one lane's chain of
+//! additions is the bound either way).
 //!
 //! **NaN.** A NaN result is the canonical NaN the GPU's arithmetic produces (`0x7fffffff` for
 //! `f32`), on the emulator too; the CPU loop keeps an operand's NaN payload instead. Every other
 //! result, infinities and signed zeros included, is the loop's bits.
 //!
-//! **Speed** (H100, 2^28 f32 scalars, BENCHMARKS.md): 33.7 ms into 1024 outputs and 8.0 ms
+//! **Speed** (H100, 2^28 f32 scalars, BENCHMARKS.md): 33.4 ms into 1024 outputs and 7.7 ms
 //! into 2^22, against torch's deterministic `index_add_` at 92.0 and 65.5 ms, and our float
 //! atomics at 23.0 and 3.3 ms; rows `[2^20, 128]` into `[2^16, 128]` in 0.36 ms (f32) and
 //! 0.34 ms (bf16), against torch deterministic at 0.85 and 0.70 ms and our atomics at 0.45 and
