@@ -530,6 +530,31 @@ impl LookbackWords {
     }
 }
 
+impl LookbackWords {
+    /// [`LookbackWords::next_pass`], and the arguments every pass kernel shares: the pass's row
+    /// of `counts` and the bit its digit starts at.
+    fn start_pass<'a>(
+        &'a mut self,
+        stream: &'a Stream<'a>,
+        tiles: u32,
+        counts: &'a GlobalTensor<i32>,
+        (pass, shift): (i32, i32),
+    ) -> Result<PassArgs<'a>, crate::Error> {
+        let first = self.next_pass(stream, tiles)?;
+        Ok(PassArgs {
+            stream,
+            tiles,
+            counts,
+            status: &self.status,
+            ticket: &self.ticket,
+            epoch: self.epoch,
+            first,
+            pass,
+            shift,
+        })
+    }
+}
+
 impl<K: SortKey, V: SortValue> SortStorage<K, V> {
     /// Storage for sorts of up to `capacity` keys on `dev`.
     pub fn new(dev: &Device, capacity: usize) -> Result<Self, crate::Error> {
@@ -644,18 +669,9 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
             let (vals, vals_out) = (vals.bitcast::<V::Bits>()?, vals_out.bitcast()?);
             K::Bits::count_digit(stream, tiles, &keys, &self.counts, low, m)?;
             digit_starts::launch_on(stream, 1, &self.counts, 1)?;
-            let first = self.look.next_pass(stream, tiles)?;
-            let args = PassArgs {
-                stream,
-                tiles,
-                counts: &self.counts,
-                status: &self.look.status,
-                ticket: &self.look.ticket,
-                epoch: self.look.epoch,
-                first,
-                pass: 0,
-                shift: low,
-            };
+            let args = self
+                .look
+                .start_pass(stream, tiles, &self.counts, (0, low))?;
             K::Bits::pass(&args, [&keys, &keys_out], Some([&vals, &vals_out]), m)?;
         }
         self.counts.view(0..256)
@@ -686,18 +702,9 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
         // ([`route`]).
         let tmp = tmp.view(0..n)?;
         for pass in 0..passes {
-            let first = self.look.next_pass(stream, tiles)?;
-            let args = PassArgs {
-                stream,
-                tiles,
-                counts: &self.counts,
-                status: &self.look.status,
-                ticket: &self.look.ticket,
-                epoch: self.look.epoch,
-                first,
-                pass,
-                shift: pass * 8,
-            };
+            let args = self
+                .look
+                .start_pass(stream, tiles, &self.counts, (pass, pass * 8))?;
             let v = vals.map(|v| route(pass, v));
             K::Bits::pass::<VB>(&args, route(pass, [keys[0], &tmp, keys[1]]), v, m)?;
         }
