@@ -383,3 +383,46 @@ fn a_hundred_runs_in_four_schedules_give_the_loops_bits() {
         }
     }
 }
+
+/// The same promise from 2^20 outputs, where the values are bucketed and folded a bucket a
+/// block (see `many_outputs_fold_in_buckets_bit_for_bit`): 100 runs on the emulator with 1 and
+/// 4 workers and, where there is one, the GPU give the loop's bits, with a hub whose late
+/// values a warp folds after the rest, an infinity and -0.0 among the values.
+#[test]
+fn a_hundred_runs_in_buckets_give_the_loops_bits() {
+    let mut rng = Rng::from_env_or_clock();
+    let m = 1usize << 20;
+    let n = 2 * 4096 + 123;
+    let idx = hub_indices(&mut rng, n, m, (m - 4096 + 9, 1, 1), 0.5);
+    let mut vals: Vec<f32> = values(&mut rng, n, false);
+    (vals[7], vals[4000]) = (f32::INFINITY, -0.0);
+    let start: Vec<f32> = values(&mut rng, m, false);
+    let mut want = start.clone();
+    sequential(&mut want, &idx, &vals);
+    let want = bits_of(want);
+    let mut devices: Vec<Device> = [1usize, 4]
+        .iter()
+        .map(|&workers| {
+            Device::emulator_with(tilus::EmuOptions {
+                workers,
+                ..Default::default()
+            })
+        })
+        .collect();
+    devices.extend(backends().into_iter().filter(|d| d.is_gpu()));
+    for dev in devices {
+        let (id, vd) = (dev.upload(&idx).unwrap(), dev.upload(&vals).unwrap());
+        let first = dev.upload(&start).unwrap();
+        let out = dev.zeros::<f32>(m).unwrap();
+        let mut st = IndexAddStorage::<f32>::new(&dev, n, m).unwrap();
+        for run in 0..100 {
+            dev.copy(&first, &out).unwrap();
+            st.index_add(&dev.default_stream(), &out, &id, &vd).unwrap();
+            assert!(
+                bits_of(out.download().unwrap()) == want,
+                "run {run} on {}",
+                dev.name()
+            );
+        }
+    }
+}

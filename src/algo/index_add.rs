@@ -234,7 +234,7 @@ macro_rules! fold_buckets_kernels {
             let buckets = (m + width - 1) >> shift;
             for b in (block_idx()..buckets).step_by(grid_dim()) {
                 let lo = b * width;
-                for j in (0..$cap).step_by(2048) {
+                for j in (0..width).step_by(2048) {
                     let o = lanes + j;
                     let here = (o < width) & (o + lo < m);
                     let old = load_global(out, offsets = [lo + j], shape = [2048], mask = here);
@@ -252,7 +252,7 @@ macro_rules! fold_buckets_kernels {
                 let mut next_v = load_global(vals, offsets = [s], shape = [2048], mask = lanes + s < e);
                 for c in (s..e).step_by(2048) {
                     if round > round_limit {
-                        for j in (0..$cap).step_by(2048) {
+                        for j in (0..width).step_by(2048) {
                             store_shared_scatter(claim, dim = 0, indices = lanes + j, values = zeros([2048], dtype = u32));
                         }
                         sync();
@@ -294,7 +294,7 @@ macro_rules! fold_buckets_kernels {
                 sync();
                 // The hot outputs' list, and the sums so far.
                 let mut hots = 0;
-                for j in (0..$cap).step_by(2048) {
+                for j in (0..width).step_by(2048) {
                     let o = lanes + j;
                     let here = (o < width) & (o + lo < m);
                     let h = here & (load_shared(is_hot, offsets = [j], shape = [2048]) != 0u32);
