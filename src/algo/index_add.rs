@@ -520,8 +520,11 @@ index_add_element!(
 /// or less, so rounds are few) up to 256 buckets of [`IndexAddElement::BUCKET_OUTPUTS`].
 fn bucket_shift<T: IndexAddElement>(m: usize) -> Option<i32> {
     let bits = usize::BITS - (m.max(1) - 1).leading_zeros();
-    (m >= 1 << 20 && m <= 256 * T::BUCKET_OUTPUTS).then(|| bits as i32 - 8)
+    (m >= TWO_LEVELS_FROM && m <= 256 * T::BUCKET_OUTPUTS).then(|| bits as i32 - 8)
 }
+
+/// The fewest outputs the two-level method takes.
+const TWO_LEVELS_FROM: usize = 1 << 20;
 
 /// The buffers of the two-level method's second level (see [`fold_buckets_f32`]).
 #[doc(hidden)]
@@ -679,13 +682,16 @@ pub struct IndexAddStorage<T: IndexAddElement> {
 impl<T: IndexAddElement> IndexAddStorage<T> {
     /// Storage for index-adds of up to `capacity` values into up to `outputs` elements on `dev`.
     pub fn new(dev: &Device, capacity: usize, outputs: usize) -> Result<Self, crate::Error> {
-        let late = match bucket_shift::<T>(outputs) {
-            Some(_) => Some(LateStorage {
+        // Storage for more outputs than the two levels take may still serve fewer (2^23 for
+        // 2^22), so it holds the late lists from the smallest count they take.
+        let late = if outputs >= TWO_LEVELS_FROM {
+            Some(LateStorage {
                 vals: dev.zeros(capacity.max(1))?,
                 counts: dev.zeros(512)?,
                 hot: dev.zeros(256 * T::BUCKET_OUTPUTS)?,
-            }),
-            None => None,
+            })
+        } else {
+            None
         };
         Ok(IndexAddStorage {
             groups: Groups::new(dev, capacity, outputs)?,
