@@ -200,6 +200,10 @@ fn many_outputs_fold_in_buckets_bit_for_bit() {
         let m21 = 1usize << 21;
         let idx = hub_indices(r, 30_000, m21, (12_345, 1, 1), 0.25);
         check_indices::<f64>(r, &dev, &idx, m21, true, "2^21 outputs", None);
+        // The narrowest buckets (1024 outputs): a chunk meets an output twice on average.
+        let m18 = 1usize << 18;
+        let idx = hub_indices(r, 40_000, m18, (5000, 1, 1), 0.1);
+        check_indices::<f32>(r, &dev, &idx, m18, true, "2^18 outputs", None);
         let odd = 1_500_007;
         let idx = hub_indices(r, 45_000, odd, (odd - 3, 1, 1), 0.1);
         check_indices::<f32>(r, &dev, &idx, odd, true, "m no power of two", None);

@@ -524,7 +524,7 @@ fn bucket_shift<T: IndexAddElement>(m: usize) -> Option<i32> {
 }
 
 /// The fewest outputs the two-level method takes.
-const TWO_LEVELS_FROM: usize = 1 << 20;
+const TWO_LEVELS_FROM: usize = 1 << 18;
 
 /// The buffers of the two-level method's second level (see [`fold_buckets_f32`]).
 #[doc(hidden)]
