@@ -163,7 +163,7 @@ fn index_add_is_the_sequential_loop_bit_for_bit() {
     }
 }
 
-/// From 2^20 outputs the values are bucketed by the top 8 bits of their index in one pass and
+/// From 2^18 outputs the values are bucketed by the top 8 bits of their index in one pass and
 /// folded a bucket a block (two levels, see `tilus::algo::index_add`): random indices; hubs
 /// (outputs that take a share of all values, so that a chunk holds more of them than its
 /// rounds, and the rest of their values go to the late list); more than 32 hubs in one bucket
@@ -388,7 +388,7 @@ fn a_hundred_runs_in_four_schedules_give_the_loops_bits() {
     }
 }
 
-/// The same promise from 2^20 outputs, where the values are bucketed and folded a bucket a
+/// The same promise into 2^20 outputs, where the values are bucketed and folded a bucket a
 /// block (see `many_outputs_fold_in_buckets_bit_for_bit`): 100 runs on the emulator with 1 and
 /// 4 workers and, where there is one, the GPU give the loop's bits, with a hub whose late
 /// values a warp folds after the rest, an infinity and -0.0 among the values.

@@ -24,9 +24,9 @@
 //! so every key is below `m` and `m = 2^16` outputs need two passes, not three), and fold each
 //! output row on one warp, 128 columns a step, reading its group's rows in order.
 //!
-//! **Two levels, from 2^20 outputs.** A sort of 2^22 outputs takes three passes, and the
-//! grouping needs no more than this: the values of each output together and in order. So
-//! from `m = 2^20` up to 256 buckets of [`IndexAddElement::BUCKET_OUTPUTS`] (2^22 outputs of
+//! **Two levels, from 2^18 outputs.** A sort of 2^17 to 2^24 outputs takes three passes, and
+//! the grouping needs no more than this: the values of each output together and in order. So
+//! from `m = 2^18` up to 256 buckets of [`IndexAddElement::BUCKET_OUTPUTS`] (2^22 outputs of
 //! `f32`, `f16` and `bf16`, 2^21 of `f64`):
 //! 1. one stable radix pass on the top 8 bits of the index (the index itself is the key; one
 //!    outside `0..m` lands in some bucket and is dropped there) puts each bucket's values
@@ -37,10 +37,12 @@
 //! 3. a hub (an output met more than 12 times in one chunk) would make the rounds long, so
 //!    the rest of its values are set aside in order, and one lane per hub folds them after.
 //!
-//! One pass over the pairs instead of three: 2^28 random `f32` into 2^22 outputs in 7.7 ms
-//! instead of 16.6 (H100: the digit count 0.3-0.4 ms, the pass 4.0 ms, the fold 3.2 ms); a hub
-//! taking an eighth of the values costs what it did with the sort (its one lane's chain of
-//! additions is the bound either way).
+//! One pass over the pairs instead of three: 2^28 random `f32` into 2^22 outputs in 7.6 ms
+//! instead of 16.6 (H100: the digit count 0.3-0.4 ms, the pass 4.0 ms, the fold 3.2 ms), into
+//! 2^20 in 8.2 ms, 2^19 in 8.8 ms, 2^18 in 10.2 ms (buckets of 1024: a chunk meets an output
+//! twice on average, so more rounds), against 16.8 ms for the sort; into 2^17 the two levels
+//! took 23.9 ms, so the sort keeps shapes below 2^18. A hub taking an eighth of the values costs
+//! what it did with the sort (its one lane's chain of additions is the bound either way).
 //!
 //! **NaN.** A NaN result is the canonical NaN the GPU's arithmetic produces (`0x7fffffff` for
 //! `f32`), on the emulator too; the CPU loop keeps an operand's NaN payload instead. Every other
@@ -182,8 +184,10 @@ macro_rules! fold_kernels {
 fold_kernels!(fold_f32: f32, fold_f64: f64, fold_f16: f16, fold_bf16: bf16);
 
 /// Rounds a chunk of [`fold_buckets_f32`] and its kind may take before the outputs still
-/// pending turn hot. A random chunk of 2048 values over 4096 or more outputs needs more than
-/// 12 for fewer than one output in 10^13; an output that needs more is a hub.
+/// pending turn hot. A random chunk of 2048 values over a bucket of 1024 outputs (the
+/// narrowest) needs more than 12 for about two outputs in 10^7, over 4096 outputs for fewer
+/// than one in 10^13; an output that needs more is a hub (or, that rarely, turns hot anyway:
+/// its later values are folded after the rest, to the same bits).
 const ROUNDS_BEFORE_HOT: i32 = 12;
 
 /// Tags hold the round count in 21 bits: the claims start again before it passes this.
@@ -516,14 +520,17 @@ index_add_element!(
 );
 
 /// The two-level method's bucket width (`1 << shift` outputs) for `m` outputs of `T`, where it
-/// is taken: from 2^20 outputs (a random chunk of 4096 values then meets each output about once
-/// or less, so rounds are few) up to 256 buckets of [`IndexAddElement::BUCKET_OUTPUTS`].
+/// is taken: from [`TWO_LEVELS_FROM`] outputs (a random chunk of 2048 values then meets each
+/// output twice or less on average, so rounds are few) up to 256 buckets of
+/// [`IndexAddElement::BUCKET_OUTPUTS`].
 fn bucket_shift<T: IndexAddElement>(m: usize) -> Option<i32> {
     let bits = usize::BITS - (m.max(1) - 1).leading_zeros();
     (m >= TWO_LEVELS_FROM && m <= 256 * T::BUCKET_OUTPUTS).then(|| bits as i32 - 8)
 }
 
-/// The fewest outputs the two-level method takes.
+/// The fewest outputs the two-level method takes: H100, 2^28 random `f32` values, 10.2 ms into
+/// 2^18 outputs and 23.9 ms into 2^17 (buckets of 512, about 4 values an output a chunk),
+/// against 16.8 ms for the sort's three passes.
 const TWO_LEVELS_FROM: usize = 1 << 18;
 
 /// The buffers of the two-level method's second level (see [`fold_buckets_f32`]).
@@ -669,7 +676,7 @@ impl Groups<i32> {
 
 /// The temporary storage of deterministic index-adds of up to `capacity` values into up to
 /// `outputs` elements: the sort's storage, the keys and values sorted, and each group's bounds;
-/// from 2^20 outputs also the two-level method's late lists (another `capacity` values, and
+/// from 2^18 outputs also the two-level method's late lists (another `capacity` values, and
 /// 256 × [`IndexAddElement::BUCKET_OUTPUTS`] indices of hubs). Reusable run after run.
 pub struct IndexAddStorage<T: IndexAddElement> {
     groups: Groups<T>,
