@@ -251,6 +251,7 @@ macro_rules! fold_buckets_kernels {
                 let e = load_global(starts, offsets = [b + 1], shape = [1], mask = arange(1) + b + 1 < 256, other = n).item();
                 let mut round = 1u32;
                 let mut deferred = 0;
+                let mut hot_seen = false;
                 // Each chunk's values load while the chunk before is folded.
                 let mut next_k = load_global(keys, offsets = [s], shape = [2048], mask = lanes + s < e);
                 let mut next_v = load_global(vals, offsets = [s], shape = [2048], mask = lanes + s < e);
@@ -270,10 +271,15 @@ macro_rules! fold_buckets_kernels {
                     next_v = load_global(vals, offsets = [c + 2048], shape = [2048], mask = ahead);
                     let valid = inside & (k < m as u32);
                     let local = select(valid, k as i32 - lo, 0);
-                    let was_hot = valid & (load_shared(is_hot, offsets = [local], shape = [2048], mask = valid) != 0u32);
+                    // Until the bucket has a hot output, no value can be late.
+                    let mut was_hot = lanes < 0;
+                    if hot_seen {
+                        was_hot = valid & (load_shared(is_hot, offsets = [local], shape = [2048], mask = valid) != 0u32);
+                    }
                     let mut pending = valid & !was_hot;
                     let mut r = 0;
-                    while (r < rounds_before_hot) && pending.any() {
+                    let mut left = pending.any();
+                    while left && (r < rounds_before_hot) {
                         let tag = (round << 11) | lasts;
                         atomic::shared_scatter_max(claim, dim = 0, indices = local, values = tag, mask = pending);
                         sync();
@@ -284,15 +290,17 @@ macro_rules! fold_buckets_kernels {
                         pending = pending & !win;
                         round = round + 1u32;
                         r = r + 1;
+                        left = pending.any();
                     }
                     // What is left joins the late list, in input order; its outputs turn hot.
-                    let later = was_hot | pending;
-                    if later.any() {
+                    if left || hot_seen {
+                        let later = was_hot | pending;
                         atomic::shared_scatter_max(is_hot, dim = 0, indices = local, values = 1u32, mask = pending);
                         let at = s + deferred + (later as i32).cumsum(0, exclusive = true);
                         store_global_scatter(late_keys, dim = 0, indices = at, values = local as u32, mask = later);
                         store_global_scatter(late_vals, dim = 0, indices = at, values = v, mask = later);
                         deferred = deferred + (later as i32).sum();
+                        hot_seen = true;
                     }
                 }
                 sync();
