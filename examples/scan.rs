@@ -18,8 +18,8 @@
 //! does: one relaxed atomic store publishes both and one relaxed load reads both, so nothing
 //! outside the word needs ordering and no fence runs, and the look-back reads 32 predecessors
 //! at a time on one warp, after sleeping 3 us (from the 512th tile on) so that most of them
-//! have published by its first read. With tiles of 8192 on 128 threads it runs at 1.12x CUB's speed, 0.9 of a copy's rate
-//! (one H100; BENCHMARKS.md).
+//! have published by its first read. With tiles of 8192 on 128 threads it runs at 1.12x CUB's
+//! speed, 0.9 of a copy's rate (one H100; BENCHMARKS.md).
 //!
 //! cargo run --release --example scan [--features cuda] [-- LOG2_N]
 

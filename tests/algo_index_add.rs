@@ -169,7 +169,7 @@ fn index_add_is_the_sequential_loop_bit_for_bit() {
 /// rounds, and the rest of their values go to the late list); more than 32 hubs in one bucket
 /// (the late fold takes them 32 at a time); every index equal; the claims restarted often
 /// (their round count); and the widest buckets (2^22 outputs of 16-bit and 32-bit types, 2^21
-/// of `f64`), an `m` that is no power of two, and the first bucket ending at the last output.
+/// of `f64`, with a hub at the last output), and an `m` that is no power of two.
 #[test]
 fn many_outputs_fold_in_buckets_bit_for_bit() {
     let mut rng = Rng::from_env_or_clock();
@@ -344,6 +344,22 @@ fn the_one_shot_function_and_its_errors() {
     assert_eq!(out.download().unwrap(), vec![10.0, 8.75]);
 }
 
+/// The schedules the repeated runs compare: the emulator with each of `workers` threads running
+/// blocks, and the GPU where there is one.
+fn schedules(workers: &[usize]) -> Vec<Device> {
+    let mut devices: Vec<Device> = workers
+        .iter()
+        .map(|&workers| {
+            Device::emulator_with(tilus::EmuOptions {
+                workers,
+                ..Default::default()
+            })
+        })
+        .collect();
+    devices.extend(backends().into_iter().filter(|d| d.is_gpu()));
+    devices
+}
+
 /// The acceptance run: 100 runs in each of four schedules give the same bits, those of
 /// the loop. The library picks its grids from the sizes, so the schedules vary what can vary:
 /// the emulator's worker count (1, 2 and 4 threads running blocks) and, where there is one,
@@ -360,17 +376,7 @@ fn a_hundred_runs_in_four_schedules_give_the_loops_bits() {
     (idx[900], vals[900]) = (3, f32::INFINITY);
     let mut want = vec![0.5f32, -0.0, -0.0, 7.0];
     sequential(&mut want, &idx, &vals);
-    let mut devices: Vec<Device> = [1usize, 2, 4]
-        .iter()
-        .map(|&workers| {
-            Device::emulator_with(tilus::EmuOptions {
-                workers,
-                ..Default::default()
-            })
-        })
-        .collect();
-    devices.extend(backends().into_iter().filter(|d| d.is_gpu()));
-    for dev in devices {
+    for dev in schedules(&[1, 2, 4]) {
         let (id, vd) = (dev.upload(&idx).unwrap(), dev.upload(&vals).unwrap());
         let start = dev.upload(&[0.5f32, -0.0, -0.0, 7.0]).unwrap();
         let out = dev.zeros::<f32>(4).unwrap();
@@ -404,17 +410,7 @@ fn a_hundred_runs_in_buckets_give_the_loops_bits() {
     let mut want = start.clone();
     sequential(&mut want, &idx, &vals);
     let want = bits_of(want);
-    let mut devices: Vec<Device> = [1usize, 4]
-        .iter()
-        .map(|&workers| {
-            Device::emulator_with(tilus::EmuOptions {
-                workers,
-                ..Default::default()
-            })
-        })
-        .collect();
-    devices.extend(backends().into_iter().filter(|d| d.is_gpu()));
-    for dev in devices {
+    for dev in schedules(&[1, 4]) {
         let (id, vd) = (dev.upload(&idx).unwrap(), dev.upload(&vals).unwrap());
         let first = dev.upload(&start).unwrap();
         let out = dev.zeros::<f32>(m).unwrap();

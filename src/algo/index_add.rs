@@ -184,9 +184,9 @@ macro_rules! fold_kernels {
 fold_kernels!(fold_f32: f32, fold_f64: f64, fold_f16: f16, fold_bf16: bf16);
 
 /// Rounds a chunk of [`fold_buckets_f32`] and its kind may take before the outputs still
-/// pending turn hot. A random chunk of 2048 values over a bucket of 1024 outputs (the
-/// narrowest) needs more than 12 for about two outputs in 10^7, over 4096 outputs for fewer
-/// than one in 10^13; an output that needs more is a hub (or, that rarely, turns hot anyway:
+/// pending turn hot. In a random chunk of 2048 values over a bucket of 1024 outputs (the
+/// narrowest), an output needs more than 12 with probability about 2 in 10^7 (Poisson, mean
+/// 2), over 4096 outputs below 10^-13 (mean 0.5); an output that needs more is a hub (or, that rarely, turns hot anyway:
 /// its later values are folded after the rest, to the same bits).
 const ROUNDS_BEFORE_HOT: i32 = 12;
 
@@ -324,13 +324,6 @@ macro_rules! fold_buckets_kernels {
     )*};
 }
 
-fold_buckets_kernels!(
-    fold_buckets_f32: f32, 16384;
-    fold_buckets_f64: f64, 8192;
-    fold_buckets_f16: f16, 16384;
-    fold_buckets_bf16: bf16, 16384
-);
-
 /// The late lists of [`fold_buckets_f32`] and its kind, folded: a warp per bucket, a lane per
 /// hot output (32 at a time), each lane adding the values of its own output, in order. The
 /// list goes through shared memory 128 values at a time (the next 128 loading meanwhile), and
@@ -384,13 +377,6 @@ macro_rules! late_kernels {
         }
     )*};
 }
-
-late_kernels!(
-    late_f32: f32, 16384;
-    late_f64: f64, 8192;
-    late_f16: f16, 16384;
-    late_bf16: bf16, 16384
-);
 
 /// The in-order fold of each group of rows into its output row: one warp a row (a block of 32
 /// threads), 128 columns a step of the column loop; step `j` reads the group's `j`-th position
@@ -477,8 +463,13 @@ pub trait IndexAddElement: SortValue {
     ) -> Result<(), crate::Error>;
 }
 
+/// Each element type's kernels: the sort path's fold, the rows' fold, and the two-level
+/// method's kernels with the outputs a bucket holds in shared memory (`$cap`, its
+/// [`IndexAddElement::BUCKET_OUTPUTS`]).
 macro_rules! index_add_element {
-    ($($t:ty => $kernel:ident, $buckets:ident, $late:ident, $cap:literal, $rows:ident);*) => {$(
+    ($($t:ident => $kernel:ident, $rows:ident, [$buckets:ident, $late:ident, $cap:literal]);*) => {$(
+        fold_buckets_kernels!($buckets: $t, $cap);
+        late_kernels!($late: $t, $cap);
         impl IndexAddElement for $t {
             fn launch_fold(
                 stream: &Stream<'_>,
@@ -521,10 +512,10 @@ macro_rules! index_add_element {
 }
 
 index_add_element!(
-    f32 => fold_f32, fold_buckets_f32, late_f32, 16384, rows_f32;
-    f64 => fold_f64, fold_buckets_f64, late_f64, 8192, rows_f64;
-    crate::f16 => fold_f16, fold_buckets_f16, late_f16, 16384, rows_f16;
-    crate::bf16 => fold_bf16, fold_buckets_bf16, late_bf16, 16384, rows_bf16
+    f32 => fold_f32, rows_f32, [fold_buckets_f32, late_f32, 16384];
+    f64 => fold_f64, rows_f64, [fold_buckets_f64, late_f64, 8192];
+    f16 => fold_f16, rows_f16, [fold_buckets_f16, late_f16, 16384];
+    bf16 => fold_bf16, rows_bf16, [fold_buckets_bf16, late_bf16, 16384]
 );
 
 /// The two-level method's bucket width (`1 << shift` outputs) for `m` outputs of `T`, where it

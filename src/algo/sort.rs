@@ -38,18 +38,20 @@
 /// Elements per tile of the sort's passes.
 pub const TILE: usize = 4096;
 
-/// Blocks of the counting pass of one digit ([`digit_counts_kernel`], grid-strided over the
-/// tiles) on a GPU: enough to fill an H100 or H200 several times over, few enough that their
-/// final atomics are cheap. The emulator takes `[1]`: its workers run a few blocks at a time,
-/// and the tests' sizes then take several tiles a block, as a GPU's large sizes do.
-const COUNT_BLOCKS: [u32; 2] = [1024, 8];
-
 use crate::prelude::*;
 use crate::AsTensor;
 
+/// Blocks of the counting pass of one digit ([`digit_counts_kernel`], grid-strided over the
+/// tiles) on a GPU: enough to fill an H100 or H200 several times over, few enough that their
+/// final atomics are cheap.
+const COUNT_BLOCKS_GPU: u32 = 1024;
+
+/// The same on the emulator, whose workers run a few blocks at a time: the tests' sizes then
+/// take several tiles a block, as a GPU's large sizes do.
+const COUNT_BLOCKS_EMULATOR: u32 = 8;
+
 /// The counting pass: the histogram of every digit of the tile's keys (mapped to ordered bits
-/// by the masks), added to `counts[pass * 256 + digit]`; pass `p`'s digit is the byte at bit
-/// `low + 8 * p`.
+/// by the masks), added to `counts[pass * 256 + digit]`.
 macro_rules! counts_kernel {
     ($name:ident, $k:ident, $s:ident, $top:literal) => {
         #[tile_kernel(threads = 256)]
@@ -57,7 +59,6 @@ macro_rules! counts_kernel {
             keys: GlobalTensor<$k>,
             counts: GlobalTensor<i32>,
             passes: i32,
-            low: i32,
             fmask: $k,
             smask: $k,
             dmask: $k,
@@ -70,7 +71,7 @@ macro_rules! counts_kernel {
             let lanes = arange(256);
             for p in 0..passes {
                 // Keys past the end get digit 256, which the histogram does not count.
-                let d = select(inside, ((u >> (low + p * 8)) & 255) as i32, 256);
+                let d = select(inside, ((u >> (p * 8)) & 255) as i32, 256);
                 atomic_add(counts, p * 256 + lanes, d.histogram(256), sem = relaxed);
             }
         }
@@ -305,6 +306,16 @@ pub struct PassArgs<'a> {
     shift: i32,
 }
 
+/// Which digits a counting pass counts (into `counts[row * 256 + digit]`).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub enum Digits {
+    /// The lowest `n` bytes, rows `0..n` ([`counts_kernel`], a block a tile).
+    Lowest(i32),
+    /// The byte at bit `low`, row 0 ([`digit_counts_kernel`], grid-strided).
+    One { low: i32 },
+}
+
 /// The unsigned bits keys are sorted as (`u32`, `u64`), with their kernels.
 #[doc(hidden)]
 pub trait KeyBits: crate::Element + Copy + Default {
@@ -317,16 +328,7 @@ pub trait KeyBits: crate::Element + Copy + Default {
         tiles: u32,
         keys: &TensorView<'_, Self>,
         counts: &GlobalTensor<i32>,
-        passes_from_bit: (i32, i32),
-        m: [Self; 3],
-    ) -> Result<(), crate::Error>;
-    /// Counts the one digit at bit `low` into `counts[0..256]`.
-    fn count_digit(
-        stream: &Stream<'_>,
-        tiles: u32,
-        keys: &TensorView<'_, Self>,
-        counts: &GlobalTensor<i32>,
-        low: i32,
+        digits: Digits,
         m: [Self; 3],
     ) -> Result<(), crate::Error>;
     fn pass<V: ValueBits>(
@@ -365,22 +367,23 @@ macro_rules! key_bits {
                 tiles: u32,
                 keys: &TensorView<'_, Self>,
                 counts: &GlobalTensor<i32>,
-                passes_from_bit: (i32, i32),
+                digits: Digits,
                 m: [Self; 3],
             ) -> Result<(), crate::Error> {
-                let (passes, low) = passes_from_bit;
-                $counts::launch_on(stream, tiles, keys, counts, passes, low, m[0], m[1], m[2])
-            }
-            fn count_digit(
-                stream: &Stream<'_>,
-                tiles: u32,
-                keys: &TensorView<'_, Self>,
-                counts: &GlobalTensor<i32>,
-                low: i32,
-                m: [Self; 3],
-            ) -> Result<(), crate::Error> {
-                let grid = tiles.min(COUNT_BLOCKS[usize::from(!stream.device().is_gpu())]);
-                $digit::launch_on(stream, grid, keys, counts, low, m[0], m[1], m[2])
+                match digits {
+                    Digits::Lowest(passes) => {
+                        $counts::launch_on(stream, tiles, keys, counts, passes, m[0], m[1], m[2])
+                    }
+                    Digits::One { low } => {
+                        let blocks = if stream.device().is_gpu() {
+                            COUNT_BLOCKS_GPU
+                        } else {
+                            COUNT_BLOCKS_EMULATOR
+                        };
+                        let grid = tiles.min(blocks);
+                        $digit::launch_on(stream, grid, keys, counts, low, m[0], m[1], m[2])
+                    }
+                }
             }
             fn pass<V: ValueBits>(
                 a: &PassArgs<'_>,
@@ -529,9 +532,7 @@ impl LookbackWords {
         self.drawn += tiles as i64;
         Ok(first)
     }
-}
 
-impl LookbackWords {
     /// [`LookbackWords::next_pass`], and the arguments every pass kernel shares: the pass's row
     /// of `counts` and the bit its digit starts at.
     fn start_pass<'a>(
@@ -668,7 +669,7 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
             let tiles = n.div_ceil(TILE) as u32;
             let (keys, keys_out) = (keys.bitcast()?, keys_out.bitcast()?);
             let (vals, vals_out) = (vals.bitcast::<V::Bits>()?, vals_out.bitcast()?);
-            K::Bits::count_digit(stream, tiles, &keys, &self.counts, low, m)?;
+            K::Bits::counts(stream, tiles, &keys, &self.counts, Digits::One { low }, m)?;
             digit_starts::launch_on(stream, 1, &self.counts, 1)?;
             let args = self
                 .look
@@ -697,7 +698,14 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
         let m = order_masks::<K::Bits>(K::CLASS, order == SortOrder::Descending);
         let tiles = n.div_ceil(TILE) as u32;
         clear_counts::launch_on(stream, 1, &self.counts)?;
-        K::Bits::counts(stream, tiles, keys[0], &self.counts, (passes, 0), m)?;
+        K::Bits::counts(
+            stream,
+            tiles,
+            keys[0],
+            &self.counts,
+            Digits::Lowest(passes),
+            m,
+        )?;
         digit_starts::launch_on(stream, 1, &self.counts, passes)?;
         // An even number of passes ends in `out`, an odd one in `tmp`, copied to `out` after
         // ([`route`]).
