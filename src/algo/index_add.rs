@@ -213,7 +213,7 @@ const ROUND_LIMIT: u32 = (1 << 21) - ROUNDS_BEFORE_HOT as u32 - 2;
 /// at 1024 threads), 10.03 ms on 512 threads, 7.97-7.99 ms in chunks of 2048 loading ahead.
 macro_rules! fold_buckets_kernels {
     ($($name:ident: $t:ident, $cap:literal);*) => {$(
-        #[tile_kernel(threads = 1024)]
+        #[tile_kernel(threads = 1024, vector_width = 1)]
         fn $name(
             keys: GlobalTensor<u32>,
             vals: GlobalTensor<$t>,
@@ -231,8 +231,10 @@ macro_rules! fold_buckets_kernels {
             let m = out.len() as i32;
             let width = 1 << shift;
             let acc = shared_tensor($t, [$cap]);
-            let claim = shared_tensor(u32, [$cap]);
-            let is_hot = shared_tensor(u32, [$cap]);
+            // Two claim words an output: odd rounds claim in `[width, 2 * width)`. A hot
+            // output's words hold `u32::MAX`, which no tag reaches.
+            let claim = shared_tensor(u32, [2 * $cap]);
+            let hot_mark = 4294967295u32;
             let lanes = arange(2048);
             let lasts = (2047 - lanes) as u32;
             let buckets = (m + width - 1) >> shift;
@@ -243,8 +245,9 @@ macro_rules! fold_buckets_kernels {
                     let here = (o < width) & (o + lo < m);
                     let old = load_global(out, offsets = [lo + j], shape = [2048], mask = here);
                     store_shared_scatter(acc, dim = 0, indices = o, values = old, mask = here);
-                    store_shared_scatter(claim, dim = 0, indices = o, values = zeros([2048], dtype = u32));
-                    store_shared_scatter(is_hot, dim = 0, indices = o, values = zeros([2048], dtype = u32));
+                }
+                for j in (0..2 * width).step_by(2048) {
+                    store_shared_scatter(claim, dim = 0, indices = lanes + j, values = zeros([2048], dtype = u32), mask = lanes + j < 2 * width);
                 }
                 sync();
                 let s = load_global(starts, offsets = [b], shape = [1]).item();
@@ -257,8 +260,11 @@ macro_rules! fold_buckets_kernels {
                 let mut next_v = load_global(vals, offsets = [s], shape = [2048], mask = lanes + s < e);
                 for c in (s..e).step_by(2048) {
                     if round > round_limit {
-                        for j in (0..width).step_by(2048) {
-                            store_shared_scatter(claim, dim = 0, indices = lanes + j, values = zeros([2048], dtype = u32));
+                        for j in (0..2 * width).step_by(2048) {
+                            let o = lanes + j;
+                            let words = load_shared(claim, offsets = [j], shape = [2048], mask = o < 2 * width);
+                            let kept = select(words == hot_mark, words, 0u32);
+                            store_shared_scatter(claim, dim = 0, indices = o, values = kept, mask = o < 2 * width);
                         }
                         sync();
                         round = 1u32;
@@ -274,29 +280,37 @@ macro_rules! fold_buckets_kernels {
                     // Until the bucket has a hot output, no value can be late.
                     let mut was_hot = lanes < 0;
                     if hot_seen {
-                        was_hot = valid & (load_shared(is_hot, offsets = [local], shape = [2048], mask = valid) != 0u32);
+                        was_hot = valid & (load_shared(claim, offsets = [local], shape = [2048], mask = valid) == hot_mark);
                     }
                     let mut pending = valid & !was_hot;
+                    // A round: claim, then one barrier (the vote on whether anyone claimed),
+                    // then read the claims and add. The next round claims in the other words,
+                    // so a claim read late is not overwritten: a round that claims the same
+                    // words again comes after the next vote, which every thread reaches only
+                    // after its reads. The round in which no one is left ends the loop.
                     let mut r = 0;
-                    let mut left = pending.any();
+                    let mut left = true;
                     while left && (r < rounds_before_hot) {
+                        let word = local + select((round & 1u32) == 1u32, width, 0);
                         let tag = (round << 11) | lasts;
-                        atomic::shared_scatter_max(claim, dim = 0, indices = local, values = tag, mask = pending);
-                        sync();
-                        let first = load_shared(claim, offsets = [local], shape = [2048], mask = pending);
+                        atomic::shared_scatter_max(claim, dim = 0, indices = word, values = tag, mask = pending);
+                        left = pending.any();
+                        let first = load_shared(claim, offsets = [word], shape = [2048], mask = pending);
                         let win = pending & (first == tag);
                         let a = load_shared(acc, offsets = [local], shape = [2048], mask = win);
                         store_shared_scatter(acc, dim = 0, indices = local, values = a + v, mask = win);
                         pending = pending & !win;
                         round = round + 1u32;
                         r = r + 1;
-                        left = pending.any();
                     }
                     // What is left joins the late list, in input order; its outputs turn hot.
                     if left || hot_seen {
                         let later = was_hot | pending;
-                        atomic::shared_scatter_max(is_hot, dim = 0, indices = local, values = 1u32, mask = pending);
                         let at = s + deferred + (later as i32).cumsum(0, exclusive = true);
+                        // Past the scan's barriers, every claim of the last round has been
+                        // read; the sum's barrier below publishes the marks to the next chunk.
+                        atomic::shared_scatter_max(claim, dim = 0, indices = local, values = hot_mark, mask = pending);
+                        atomic::shared_scatter_max(claim, dim = 0, indices = local + width, values = hot_mark, mask = pending);
                         store_global_scatter(late_keys, dim = 0, indices = at, values = local as u32, mask = later);
                         store_global_scatter(late_vals, dim = 0, indices = at, values = v, mask = later);
                         deferred = deferred + (later as i32).sum();
@@ -309,7 +323,7 @@ macro_rules! fold_buckets_kernels {
                 for j in (0..width).step_by(2048) {
                     let o = lanes + j;
                     let here = (o < width) & (o + lo < m);
-                    let h = here & (load_shared(is_hot, offsets = [j], shape = [2048]) != 0u32);
+                    let h = here & (load_shared(claim, offsets = [j], shape = [2048], mask = here) == hot_mark);
                     let at = b * $cap + hots + (h as i32).cumsum(0, exclusive = true);
                     store_global_scatter(hot, dim = 0, indices = at, values = o, mask = h);
                     hots = hots + (h as i32).sum();
