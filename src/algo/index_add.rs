@@ -272,29 +272,31 @@ macro_rules! fold_buckets_kernels {
                     let inside = lanes + c < e;
                     let k = next_k;
                     let v = next_v;
-                    let ahead = lanes + c + 2048 < e;
-                    next_k = load_global(keys, offsets = [c + 2048], shape = [2048], mask = ahead);
-                    next_v = load_global(vals, offsets = [c + 2048], shape = [2048], mask = ahead);
+                    // Past the bucket's end these read the next bucket's values (or nothing,
+                    // past the tensor's): `inside` drops them.
+                    next_k = load_global(keys, offsets = [c + 2048], shape = [2048]);
+                    next_v = load_global(vals, offsets = [c + 2048], shape = [2048]);
                     let valid = inside & (k < m as u32);
                     let local = select(valid, k as i32 - lo, 0);
-                    // Until the bucket has a hot output, no value can be late.
+                    // Until the bucket has a hot output, no value can be late. (A hot output's
+                    // mark is read from the words this chunk's first round does not claim.)
                     let mut was_hot = lanes < 0;
                     if hot_seen {
-                        was_hot = valid & (load_shared(claim, offsets = [local], shape = [2048], mask = valid) == hot_mark);
+                        let unclaimed = local + select((round & 1u32) == 1u32, 0, width);
+                        was_hot = valid & (load_shared(claim, offsets = [unclaimed], shape = [2048], mask = valid) == hot_mark);
                     }
                     let mut pending = valid & !was_hot;
-                    // A round: claim, then one barrier (the vote on whether anyone claimed),
-                    // then read the claims and add. The next round claims in the other words,
-                    // so a claim read late is not overwritten: a round that claims the same
-                    // words again comes after the next vote, which every thread reaches only
-                    // after its reads. The round in which no one is left ends the loop.
+                    // A round: claims, one barrier (the vote on whether anyone claimed), then
+                    // the claims read and the winners' additions. The next round claims in the
+                    // other words, so a claim read late is not overwritten: a round that claims
+                    // the same words again comes after the next vote, which every thread
+                    // reaches only after its reads. A vote that finds no one ends the chunk.
                     let mut r = 0;
-                    let mut left = true;
+                    let mut word = local + select((round & 1u32) == 1u32, width, 0);
+                    let mut tag = (round << 11) | lasts;
+                    atomic::shared_scatter_max(claim, dim = 0, indices = word, values = tag, mask = pending);
+                    let mut left = pending.any();
                     while left && (r < rounds_before_hot) {
-                        let word = local + select((round & 1u32) == 1u32, width, 0);
-                        let tag = (round << 11) | lasts;
-                        atomic::shared_scatter_max(claim, dim = 0, indices = word, values = tag, mask = pending);
-                        left = pending.any();
                         let first = load_shared(claim, offsets = [word], shape = [2048], mask = pending);
                         let win = pending & (first == tag);
                         let a = load_shared(acc, offsets = [local], shape = [2048], mask = win);
@@ -302,7 +304,13 @@ macro_rules! fold_buckets_kernels {
                         pending = pending & !win;
                         round = round + 1u32;
                         r = r + 1;
+                        word = local + select((round & 1u32) == 1u32, width, 0);
+                        tag = (round << 11) | lasts;
+                        atomic::shared_scatter_max(claim, dim = 0, indices = word, values = tag, mask = pending);
+                        left = pending.any();
                     }
+                    // The last round's claims stay: later tags exceed them.
+                    round = round + 1u32;
                     // What is left joins the late list, in input order; its outputs turn hot.
                     if left || hot_seen {
                         let later = was_hot | pending;
