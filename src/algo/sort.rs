@@ -259,7 +259,7 @@ counts_kernel!(counts_k64, u64, i64, 63);
 digit_counts_kernel!(digit_counts_k32, u32, i32, 31);
 digit_counts_kernel!(digit_counts_k64, u64, i64, 63);
 pass_kernel!(pass_k32, 4, u32, i32, 31);
-pass_kernel!(pass_k32_v32, 4, u32, i32, 31, u32);
+pass_kernel!(pass_k32_v32, 3, u32, i32, 31, u32);
 pass_kernel!(pass_k32_v64, 2, u32, i32, 31, u64);
 pass_kernel!(pass_k64, 3, u64, i64, 63);
 pass_kernel!(pass_k64_v32, 2, u64, i64, 63, u32);

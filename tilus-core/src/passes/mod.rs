@@ -1,6 +1,7 @@
 //! IR-to-IR passes, run after lowering and before code generation.
 
 pub mod affine_index;
+pub mod coalesce;
 pub mod dce;
 pub mod range_mask;
 
@@ -11,4 +12,5 @@ pub fn run_all(kernel: &mut Kernel) {
     range_mask::run(kernel);
     affine_index::run(kernel);
     dce::run(kernel);
+    coalesce::run(kernel);
 }

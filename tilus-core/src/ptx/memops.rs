@@ -82,6 +82,21 @@ impl Emitter<'_> {
         let need = |s: usize| needed.map_or(Predicate::True, |n| n[s]);
         match op {
             Op::Load { dst, other } => {
+                // The inactive elements' value goes in first, unpredicated, and the loads
+                // overwrite it where active: a fill after the loads would read their
+                // registers (ptxas makes it a select), so every masked load would wait for
+                // memory where it is issued rather than where its value is used (H100: the
+                // radix sort's keys 12.3 -> 10.9 ms). Where vector loads have already written
+                // some elements (a gather's runs tested at run time), the fill stays after the
+                // loads and covers only the inactive elements: moved first there, a row-sum
+                // gather ran 6% slower. Bools load through a word and keep the fill after.
+                let fill_first = d != DType::Bool && needed.is_none();
+                for (s, (act, _)) in elems.iter().enumerate() {
+                    if fill_first && *act != Predicate::True {
+                        let val = self.slot_value(*other, s)?;
+                        self.copy_elem(d, dst[s], val)?;
+                    }
+                }
                 for (s, (act, addr)) in elems.iter().enumerate() {
                     let act = self.and_pred(*act, need(s));
                     if act != Predicate::False {
@@ -89,9 +104,11 @@ impl Emitter<'_> {
                         self.load_elem(g, ["ld", sp].into(), d, dst[s], *addr);
                     }
                 }
-                for (s, (act, _)) in elems.iter().enumerate() {
-                    let val = self.slot_value(*other, s)?;
-                    self.fill_inactive(d, *act, dst[s], val)?;
+                if !fill_first {
+                    for (s, (act, _)) in elems.iter().enumerate() {
+                        let val = self.slot_value(*other, s)?;
+                        self.fill_inactive(d, *act, dst[s], val)?;
+                    }
                 }
             }
             Op::Store { value } => {
