@@ -426,11 +426,62 @@ fn histogram_counts_with_out_of_range_values_and_tails() {
     }
 }
 
+/// Indices loaded a step ahead, then a masked gather by them. Its snapshot pins two codegen
+/// rules: a loaded-ahead value is loaded into its variable (no copy that would wait for the
+/// load), and a masked load's fill goes before the load, except in a gather whose runs may go
+/// as vector loads (a fill there after them would overwrite what they loaded).
+#[tile_kernel(threads = 64)]
+fn gather_ahead(src: GlobalTensor<i32>, idx: GlobalTensor<i32>, dst: GlobalTensor<i32>) {
+    let n = idx.len() as i32;
+    let mut next = load_global(idx, offsets = [0], shape = [256], other = -1);
+    for s in (0..n).step_by(256) {
+        let i = next;
+        next = load_global(idx, offsets = [s + 256], shape = [256], other = -1);
+        let x = load_global(src, offsets = [i], shape = [256], mask = i >= 0, other = 7);
+        store_global(dst, x, offsets = [s]);
+    }
+}
+
+#[test]
+fn a_gather_by_indices_loaded_ahead_reads_them() {
+    let mut rng = Rng::from_env_or_clock();
+    for dev in backends() {
+        let m = 600usize;
+        let src: Vec<i32> = (0..m as i32).map(|v| v * 5 - 11).collect();
+        // Runs of consecutive indices (vector loads where aligned), repeats, -1 (masked: 7)
+        // and indices past the end (out of bounds: 7), over a length that is no multiple of
+        // the tile.
+        let n = 256 * 3 + 77;
+        let idx: Vec<i32> = (0..n)
+            .map(|e| match rng.range(0, 4) {
+                0 => -1,
+                1 => rng.range(0, m as i32 + 40),
+                _ => (e as i32 * 2) % m as i32,
+            })
+            .collect();
+        let (sd, id) = (dev.upload(&src).unwrap(), dev.upload(&idx).unwrap());
+        let out = dev.full(n, i32::MIN).unwrap();
+        gather_ahead::launch(&dev, 1, &sd, &id, &out).unwrap();
+        let want: Vec<i32> = idx
+            .iter()
+            .map(|&i| {
+                if (0..m as i32).contains(&i) {
+                    src[i as usize]
+                } else {
+                    7
+                }
+            })
+            .collect();
+        assert_eq!(out.download().unwrap(), want, "{}", dev.name());
+    }
+}
+
 #[test]
 fn ptx_is_deterministic_and_snapshotted() {
     insta::assert_snapshot!("histogram", histogram::PTX);
     insta::assert_snapshot!("affine", affine::PTX);
     insta::assert_snapshot!("small_tiles", small_tiles::PTX);
+    insta::assert_snapshot!("gather_ahead", gather_ahead::PTX);
     assert_eq!(affine::PTX, affine::spec().ptx());
 }
 

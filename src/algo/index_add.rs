@@ -38,21 +38,22 @@
 //!    the rest of its values are set aside in order, and one lane per hub folds them after.
 //!
 //! One pass over the pairs instead of three: 2^28 random `f32` into 2^22 outputs in 7.6 ms
-//! instead of 16.6 (H100: the digit count 0.3-0.4 ms, the pass 4.0 ms, the fold 3.2 ms), into
-//! 2^20 in 8.2 ms, 2^19 in 8.8 ms, 2^18 in 10.2 ms (buckets of 1024: a chunk meets an output
-//! twice on average, so more rounds), against 16.8 ms for the sort; into 2^17 the two levels
-//! took 23.9 ms, so the sort keeps shapes below 2^18. A hub taking an eighth of the values costs
+//! instead of 16.6 when the two levels came (H100, 2026-11-27: the digit count 0.3-0.4 ms, the
+//! pass 4.0 ms, the fold 3.2 ms), 5.5 ms since (a round a barrier, and loads that no longer
+//! wait where they are issued), into 2^20 in 5.9 ms, 2^18 in 8.0 ms (buckets of 1024: a chunk
+//! meets an output twice on average, so more rounds); into 2^17 the two levels took 23.9 ms
+//! against 16.8 for the sort's three passes, so the sort keeps shapes below 2^18. A hub taking an eighth of the values costs
 //! what it did with the sort (its one lane's chain of additions is the bound either way).
 //!
 //! **NaN.** A NaN result is the canonical NaN the GPU's arithmetic produces (`0x7fffffff` for
 //! `f32`), on the emulator too; the CPU loop keeps an operand's NaN payload instead. Every other
 //! result, infinities and signed zeros included, is the loop's bits.
 //!
-//! **Speed** (H100, 2^28 f32 scalars, BENCHMARKS.md): 33.4 ms into 1024 outputs and 7.7 ms
-//! into 2^22, against torch's deterministic `index_add_` at 92.0 and 65.5 ms, and our float
-//! atomics at 23.0 and 3.3 ms; rows `[2^20, 128]` into `[2^16, 128]` in 0.36 ms (f32) and
-//! 0.34 ms (bf16), against torch deterministic at 0.85 and 0.70 ms and our atomics at 0.45 and
-//! 0.33 ms.
+//! **Speed** (H100, 2^28 f32 scalars, BENCHMARKS.md): 22.4 ms into 1024 outputs and 5.5 ms
+//! into 2^22, against torch's deterministic `index_add_` at 92.1 and 65.5 ms, and our float
+//! atomics at 22.9 and 3.3 ms; rows `[2^20, 128]` into `[2^16, 128]` in 0.34 ms (f32) and
+//! 0.33 ms (bf16), against torch deterministic at 0.85 and 0.70 ms and our atomics at 0.45 and
+//! 0.32 ms.
 
 use super::sort::{SortOrder, SortStorage, SortValue};
 use crate::prelude::*;
@@ -210,7 +211,13 @@ const ROUND_LIMIT: u32 = (1 << 21) - ROUNDS_BEFORE_HOT as u32 - 2;
 ///
 /// Measured on an H100 (2^28 random `f32` into 2^22 outputs, the whole `index_add`): 8.02-8.06
 /// ms in chunks of 4096, 8.30 ms with the next chunk loading meanwhile (more registers spilled
-/// at 1024 threads), 10.03 ms on 512 threads, 7.97-7.99 ms in chunks of 2048 loading ahead.
+/// at 1024 threads), 10.03 ms on 512 threads, 7.97-7.99 ms in chunks of 2048 loading ahead
+/// (2026-11-27, two barriers a round). Then, on one claim word an output, a round took two
+/// barriers (claims visible, then the vote); with two words it takes one, and elements one a
+/// thread drop the vector attempts of random gathers: 7526 -> 7019-7076 us. A chunk's last
+/// vote (no one left) ending the loop before any reads: 6729 -> 6714-6721 us on an H200 (8%
+/// into 2^18 outputs, whose chunks take more rounds). Loads no longer waiting where they are
+/// issued (code generation, not this kernel): 7012-7025 -> 5520-5559 us with the pass's.
 macro_rules! fold_buckets_kernels {
     ($($name:ident: $t:ident, $cap:literal);*) => {$(
         #[tile_kernel(threads = 1024, vector_width = 1)]

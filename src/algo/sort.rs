@@ -25,8 +25,9 @@
 //! runs of one key a thread (`vector_width = 1`), so consecutive lanes write consecutive
 //! addresses (6% faster than runs of four on an H100).
 //!
-//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 12.35 ms, pairs 16.60 ms, against
-//! CUB's 5.53 and 9.42 ms and torch's `sort` 13.67 ms. The digits were ranked by
+//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 10.93 ms, pairs 13.52 ms, against
+//! CUB's 5.53 and 9.42 ms and torch's `sort` 13.67 ms (12.35 and 16.60 ms before masked loads
+//! stopped waiting for memory where they are issued, 2026-11-27). The digits were ranked by
 //! `(digit as u8).equal_rank()` (`match.any` per warp) and the keys scattered into shared
 //! memory by that rank until 2026-11-26: 15.44 and 19.09 ms. A pass is bound by latency, not
 //! by memory (`ncu`, a pair pass over 2^24 keys: 0.44 instructions issued a cycle per
