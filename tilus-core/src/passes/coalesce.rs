@@ -123,34 +123,7 @@ mod tests {
             Var::new("b", tile(DType::U32)),
         ];
         vars[1].temp = temp_is_temp;
-        Kernel {
-            name: "k".into(),
-            threads: 128,
-            target: Target::DEFAULT,
-            cluster: Grid::new(1, 1, 1),
-            min_blocks_per_sm: None,
-            vector_width: None,
-            params: vec![Param {
-                name: "x".into(),
-                kind: ParamKind::Tensor(DType::I32),
-            }],
-            vars,
-            shared_bytes: 0,
-            body,
-        }
-    }
-
-    fn access() -> Access {
-        Access {
-            mem: 0,
-            shape: vec![4],
-            coords: vec![Coord::Pos {
-                axis: 0,
-                offset: Operand::i32(0),
-            }],
-            mask: None,
-            check_bounds: true,
-        }
+        crate::passes::test_kernel(body, vars)
     }
 
     fn def(dst: VarId, inst: Inst) -> Stmt {
@@ -163,7 +136,7 @@ mod tests {
 
     fn load() -> Inst {
         Inst::Load {
-            access: access(),
+            access: crate::passes::test_access(),
             other: Operand::i32(0),
         }
     }
@@ -172,7 +145,7 @@ mod tests {
         Stmt::Inst {
             dst: None,
             inst: Inst::Store {
-                access: access(),
+                access: crate::passes::test_access(),
                 value: Operand::Var(v),
             },
             span: Span(0),

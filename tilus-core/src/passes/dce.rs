@@ -104,40 +104,18 @@ mod tests {
     use crate::ir::*;
 
     fn kernel(body: Block, vars: Vec<Ty>) -> Kernel {
-        Kernel {
-            name: "k".into(),
-            threads: 128,
-            target: Target::DEFAULT,
-            cluster: Grid::new(1, 1, 1),
-            min_blocks_per_sm: None,
-            vector_width: None,
-            params: vec![Param {
-                name: "x".into(),
-                kind: ParamKind::Tensor(DType::I32),
-            }],
-            vars: vars
-                .into_iter()
-                .enumerate()
-                .map(|(i, ty)| Var::new(format!("v{i}"), ty))
-                .collect(),
-            shared_bytes: 0,
-            body,
-        }
+        let vars = vars
+            .into_iter()
+            .enumerate()
+            .map(|(i, ty)| Var::new(format!("v{i}"), ty))
+            .collect();
+        crate::passes::test_kernel(body, vars)
     }
 
     fn rmw(op: RmwOp, sem: Sem) -> Inst {
         Inst::AtomicRmw {
             op,
-            access: Access {
-                mem: 0,
-                shape: vec![4],
-                coords: vec![Coord::Pos {
-                    axis: 0,
-                    offset: Operand::i32(0),
-                }],
-                mask: None,
-                check_bounds: true,
-            },
+            access: crate::passes::test_access(),
             values: Operand::i32(1),
             compare: (op == RmwOp::Cas).then_some(Operand::i32(0)),
             sem,
@@ -179,16 +157,7 @@ mod tests {
             Stmt::Inst {
                 dst: None,
                 inst: Inst::Store {
-                    access: Access {
-                        mem: 0,
-                        shape: vec![4],
-                        coords: vec![Coord::Pos {
-                            axis: 0,
-                            offset: Operand::i32(0),
-                        }],
-                        mask: None,
-                        check_bounds: true,
-                    },
+                    access: crate::passes::test_access(),
                     value: Operand::Var(3),
                 },
                 span: Span(3),

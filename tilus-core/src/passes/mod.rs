@@ -14,3 +14,40 @@ pub fn run_all(kernel: &mut Kernel) {
     dce::run(kernel);
     coalesce::run(kernel);
 }
+
+/// A one-block kernel of 128 threads around a test's body: parameter 0 is an `i32` tensor.
+#[cfg(test)]
+pub(crate) fn test_kernel(body: crate::ir::Block, vars: Vec<crate::ir::Var>) -> Kernel {
+    use crate::ir::*;
+    Kernel {
+        name: "k".into(),
+        threads: 128,
+        target: Target::DEFAULT,
+        cluster: Grid::new(1, 1, 1),
+        min_blocks_per_sm: None,
+        vector_width: None,
+        params: vec![Param {
+            name: "x".into(),
+            kind: ParamKind::Tensor(DType::I32),
+        }],
+        vars,
+        shared_bytes: 0,
+        body,
+    }
+}
+
+/// Elements `0..4` of variable 0 (the test kernel's tensor).
+#[cfg(test)]
+pub(crate) fn test_access() -> crate::ir::Access {
+    use crate::ir::*;
+    Access {
+        mem: 0,
+        shape: vec![4],
+        coords: vec![Coord::Pos {
+            axis: 0,
+            offset: Operand::i32(0),
+        }],
+        mask: None,
+        check_bounds: true,
+    }
+}
