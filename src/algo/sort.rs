@@ -259,6 +259,10 @@ counts_kernel!(counts_k32, u32, i32, 31);
 counts_kernel!(counts_k64, u64, i64, 63);
 digit_counts_kernel!(digit_counts_k32, u32, i32, 31);
 digit_counts_kernel!(digit_counts_k64, u64, i64, 63);
+// The second argument bounds registers to that many blocks an SM. Measured on an H100 (2^28
+// random keys, 2026-11-27): u32 keys 10.93 ms at 4 blocks (120 bytes spilled at 64 registers),
+// 11.19 ms at 3; (u32, u32) pairs 13.52 ms at 3 (80 registers, none spilled), 18.5 ms at 4
+// (188 bytes spilled). The other kinds keep bounds measured before masked loads filled first.
 pass_kernel!(pass_k32, 4, u32, i32, 31);
 pass_kernel!(pass_k32_v32, 3, u32, i32, 31, u32);
 pass_kernel!(pass_k32_v64, 2, u32, i32, 31, u64);
