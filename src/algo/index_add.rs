@@ -191,7 +191,10 @@ fold_kernels!(fold_f32: f32, fold_f64: f64, fold_f16: f16, fold_bf16: bf16);
 /// its later values are folded after the rest, to the same bits).
 const ROUNDS_BEFORE_HOT: i32 = 12;
 
-/// Tags hold the round count in 21 bits: the claims start again before it passes this.
+/// Tags hold the round count in 21 bits: the claims start again before it passes this. A
+/// chunk starting at this round claims up to `ROUNDS_BEFORE_HOT` rounds later, round
+/// `2^21 - 2` at most, so no tag reaches a hot output's mark, `u32::MAX` (round `2^21 - 1`,
+/// lane 0).
 const ROUND_LIMIT: u32 = (1 << 21) - ROUNDS_BEFORE_HOT as u32 - 2;
 
 /// The second level of the two-level method (see the module docs). Block `b` owns outputs
@@ -201,9 +204,13 @@ const ROUND_LIMIT: u32 = (1 << 21) - ROUNDS_BEFORE_HOT as u32 - 2;
 /// than once in a chunk, so a chunk is folded in rounds: each pending value claims its output
 /// with a shared `max` of a tag (the round in the high bits, `2047 - lane` in the low ones:
 /// the earliest pending value of each output wins) and each winner adds its value. Tags of a
-/// later round exceed every earlier one, so the claims are never cleared between rounds. A
+/// later round exceed every earlier one, so the claims are never cleared between rounds. Each
+/// output has two claim words, odd rounds claiming in the second, so that a round's only
+/// barrier is its vote on whether anyone claimed: the next round's claims go to the other
+/// words, and the round after that waits for the next vote, past every read of this one. A
 /// random chunk needs a few rounds; an output still pending after `rounds_before_hot` turns
-/// *hot*: the rest of its values, in this chunk and the later ones, are appended in order to
+/// *hot* (both its words set to `u32::MAX`, which no tag reaches, so it is never claimed
+/// again): the rest of its values, in this chunk and the later ones, are appended in order to
 /// the bucket's late list (from the bucket's start in `late_keys`/`late_vals`) instead of
 /// claiming, and [`late_f32`] folds them afterwards. Its values before are all added here, so
 /// the late list continues each hot output's fold. `late[b]` and `late[256 + b]` receive the
