@@ -42,8 +42,10 @@
 //! pass 4.0 ms, the fold 3.2 ms), 5.5 ms since (a round a barrier, and loads that no longer
 //! wait where they are issued), into 2^20 in 5.9 ms, 2^18 in 8.0 ms (buckets of 1024: a chunk
 //! meets an output twice on average, so more rounds); into 2^17 the two levels took 23.9 ms
-//! against 16.8 for the sort's three passes, so the sort keeps shapes below 2^18. A hub taking an eighth of the values costs
-//! what it did with the sort (its one lane's chain of additions is the bound either way).
+//! against 16.8 for the sort's three passes, so the sort keeps shapes below 2^18 (not measured
+//! again since both got faster). A hub taking an eighth of the values costs what it did with
+//! the sort (1390 against 1379 ms into 2^22, before the load change): its one lane's chain of
+//! additions is the bound either way.
 //!
 //! **NaN.** A NaN result is the canonical NaN the GPU's arithmetic produces (`0x7fffffff` for
 //! `f32`), on the emulator too; the CPU loop keeps an operand's NaN payload instead. Every other
@@ -187,8 +189,9 @@ fold_kernels!(fold_f32: f32, fold_f64: f64, fold_f16: f16, fold_bf16: bf16);
 /// Rounds a chunk of [`fold_buckets_f32`] and its kind may take before the outputs still
 /// pending turn hot. In a random chunk of 2048 values over a bucket of 1024 outputs (the
 /// narrowest), an output needs more than 12 with probability about 2 in 10^7 (Poisson, mean
-/// 2), over 4096 outputs below 10^-13 (mean 0.5); an output that needs more is a hub (or, that rarely, turns hot anyway:
-/// its later values are folded after the rest, to the same bits).
+/// 2), over 4096 outputs below 10^-13 (mean 0.5); an output that needs more is a hub (or,
+/// that rarely, turns hot anyway: its later values are folded after the rest, to the same
+/// bits).
 const ROUNDS_BEFORE_HOT: i32 = 12;
 
 /// Tags hold the round count in 21 bits: the claims start again before it passes this. A
@@ -565,7 +568,8 @@ fn bucket_shift<T: IndexAddElement>(m: usize) -> Option<i32> {
 
 /// The fewest outputs the two-level method takes: H100, 2^28 random `f32` values, 10.2 ms into
 /// 2^18 outputs and 23.9 ms into 2^17 (buckets of 512, about 4 values an output a chunk),
-/// against 16.8 ms for the sort's three passes.
+/// against 16.8 ms for the sort's three passes (session 37; since then the two levels take
+/// 8.0 ms into 2^18, and 2^17 was not measured again).
 const TWO_LEVELS_FROM: usize = 1 << 18;
 
 /// The buffers of the two-level method's second level (see [`fold_buckets_f32`]).

@@ -92,6 +92,8 @@ fn foldable_move(
         && single_use_temp(*t)
         && same_type(*t, *x)
         && !reads_x
+        // Tensor handles (shared allocations, views) are not values in registers: the pass
+        // is for those, and leaves the handles as lowering made them.
         && !matches!(def, Inst::AllocShared { .. } | Inst::View { .. });
     foldable.then_some(*x)
 }

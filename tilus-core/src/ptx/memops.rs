@@ -85,11 +85,13 @@ impl Emitter<'_> {
                 // The inactive elements' value goes in first, unpredicated, and the loads
                 // overwrite it where active: a fill after the loads would read their
                 // registers (ptxas makes it a select), so every masked load would wait for
-                // memory where it is issued rather than where its value is used (H100: the
-                // radix sort's keys 12.3 -> 10.9 ms). Where vector loads have already written
-                // some elements (a gather's runs tested at run time), the fill stays after the
-                // loads and covers only the inactive elements: moved first there, a row-sum
-                // gather ran 6% slower. Bools load through a word and keep the fill after.
+                // memory where it is issued rather than where its value is used (H100, with
+                // the coalescing pass: the radix sort's keys 12.3 -> 10.9 ms). Where vector
+                // loads have already written some elements (a gather's runs tested at run
+                // time), an unpredicated fill would overwrite them, so the fill stays after the
+                // loads and covers only the inactive elements (predicated and moved first, it
+                // changed no measured gather: BENCHMARKS.md, session 38). Bools load through a
+                // word and keep the fill after.
                 let fill_first = d != DType::Bool && needed.is_none();
                 for (s, (act, _)) in elems.iter().enumerate() {
                     if fill_first && *act != Predicate::True {
