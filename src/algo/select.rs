@@ -20,7 +20,7 @@ use crate::prelude::*;
 /// (an H100, 2^28 `i32`, `unique` / `run_length_encode` over this kernel: 2013-2021 / 3485-3494
 /// us on 512 threads, 1824-1826 / 3105-3107 on 128).
 macro_rules! select_kernel {
-    ($name:ident, $t:ident, [$($publish:tt)*] [$($lookback:tt)*]) => {
+    ($name:ident, $t:ident, [$($attr:tt)*], [$($publish:tt)*] [$($lookback:tt)*]) => {
         #[tile_kernel(threads = 128)]
         fn $name(
             x: GlobalTensor<$t>,
@@ -61,10 +61,14 @@ macro_rules! select_kernel {
             }
             $($lookback)*
             if partition == 0 {
-                // The staged run stored at once: a coalesced store, where scattering the kept
-                // elements from the tile's layout is not.
+                // The staged run stored in pieces of 512, as many as hold kept elements (see
+                // `select_cmp_kernel!`).
                 sync();
-                store_global(out, load_shared(stage), offsets = [prefix], mask = arange(4096) < total);
+                for j in 0..(total + 511) / 512 {
+                    let at = j * 512;
+                    let kept = load_shared(stage, offsets = [at], shape = [512]);
+                    store_global(out, kept, offsets = [prefix + at], mask = arange(512) + at < total);
+                }
             } else {
                 // Rejected elements go to the end, backwards: the j-th rejected one to n - 1 - j.
                 let pos = local + prefix;
@@ -90,9 +94,15 @@ macro_rules! select_kernel {
 /// instead of after it 937-942 us (a block then waits holding no values); 6144 on 384 or 192
 /// threads, 2048 on 64, 3072 on 96, 8192 on 256 1058-1089, 1020-1029, 993-1000, 983-990;
 /// bounded to 8 blocks an SM 992-995; with the sleep before the look-back (below) 895-911.
+/// Session 39 (one H100 call, copies of the 881 us kernel): the kept run stored in pieces of
+/// 512 up to the last kept one 797-806 us (of 128, each a scalar a thread, 1012: more
+/// instructions; of 1024, 793 at 6 blocks; the whole tile with its masks, 881); the tile
+/// versioned so that a full one computes no `inside` mask 857 (more registers, not kept); no
+/// look-back at all 656. With the scan packed and the scatter's bound known (`scan_regs.rs`,
+/// `known/bounds.rs`) and the bound and sleep below: 737-739 us.
 macro_rules! select_cmp_kernel {
-    ($name:ident, $t:ident, [$($publish:tt)*] [$($lookback:tt)*]) => {
-        #[tile_kernel(threads = 128)]
+    ($name:ident, $t:ident, [$($attr:tt)*], [$($publish:tt)*] [$($lookback:tt)*]) => {
+        #[tile_kernel(threads = 128 $($attr)*)]
         fn $name(
             x: GlobalTensor<$t>,
             out: GlobalTensor<$t>,
@@ -123,8 +133,14 @@ macro_rules! select_cmp_kernel {
             let stage = shared_tensor::<$t>([4096]);
             store_shared_scatter(stage, dim = 0, indices = local, values = v, mask = sel);
             $($lookback)*
+            // The staged run stored in pieces of 512 (a 16-byte run a thread), only as many
+            // as hold kept elements: half the tile's store instructions when half is kept.
             sync();
-            store_global(out, load_shared(stage), offsets = [prefix], mask = arange(4096) < total);
+            for j in 0..(total + 511) / 512 {
+                let at = j * 512;
+                let kept = load_shared(stage, offsets = [at], shape = [512]);
+                store_global(out, kept, offsets = [prefix + at], mask = arange(512) + at < total);
+            }
             if tile == (n - 1) / 4096 {
                 store_global(num, full([1], prefix + total), offsets = [0]);
             }
@@ -138,32 +154,42 @@ macro_rules! select_cmp_kernel {
 /// three compares and a truth table of the operator's code, 3%.
 macro_rules! lookback_select {
     ($name:ident, $cmp_name:ident, $t:ident) => {
-        // Both sleep 700 ns before the look-back's first read. Measured on the comparison
-        // kernel (an H100, 2^28 `i32`, `x > 0`): none 938-942 us, 300 ns 904-911, 600 895, 800
-        // 896-904, 1500 905, 2500 1037. The general kernel's sleep was not timed alone: with
-        // it and its staging moved before the look-back, `unique` went from 2221 to 2110 us.
-        lookback_select!(@kernel select_kernel, $name, $t);
-        lookback_select!(@kernel select_cmp_kernel, $cmp_name, $t);
+        lookback_select!(@kernel select_kernel, $name, $t, [], 700);
+        lookback_select!(@kernel select_cmp_kernel, $cmp_name, $t, [], 700);
+    };
+    ($name:ident, $cmp_name:ident, $t:ident, blocks = $blocks:literal, delay = $ns:literal) => {
+        lookback_select!(@kernel select_kernel, $name, $t, [], 700);
+        lookback_select!(@kernel select_cmp_kernel, $cmp_name, $t, [, min_blocks_per_sm = $blocks], $ns);
     };
     // One kernel with the look-back over the tiles' kept counts (an `i32` sum, packed).
-    (@kernel $kernel:ident, $name:ident, $t:ident) => {
+    (@kernel $kernel:ident, $name:ident, $t:ident, [$($attr:tt)*], $ns:literal) => {
         with_packed_lookback!(
             $kernel,
-            [$name, $t,],
+            [$name, $t, [$($attr)*],],
             0,
             sum,
             [] [+],
             [(value as u32) as u64] [(word as u32) as i32],
-            delay = 700
+            delay = $ns
         );
     };
 }
 
-lookback_select!(select_i32, select_cmp_i32, i32);
-lookback_select!(select_u32, select_cmp_u32, u32);
+// How long a kernel sleeps before the look-back's first read, and how many blocks share an SM.
+// The 32-bit comparison kernels: 7 blocks an SM (72 registers, 64 bytes spilled; 4 blocks
+// unbounded, at 100 registers) and 1500 ns. Measured on an H100 (2^28 `i32`, `x > 0`, copies of
+// the kernel in one call, 2026-11-27): 4 blocks 856 us (700 ns); 5 blocks 778 us; 6 blocks
+// 778 (700 ns), 758-762 (1200, 1500, 2000 ns); 7 blocks 765 (900 ns), 740-742 (1200), 737-739
+// (1500), 740-747 (2000), 754 (3000); 8 blocks (132 bytes spilled) 919. More blocks an SM
+// hide more of one block's wait; a longer sleep lets its predecessors publish first. Earlier,
+// at 4 blocks (session 36): no sleep 938-942 us, 300 ns 904-911, 600 895, 800 896-904, 1500
+// 905, 2500 1037. The general kernel (flags, partition) and the 64-bit comparison kernels keep
+// 700 ns and no bound (not measured again).
+lookback_select!(select_i32, select_cmp_i32, i32, blocks = 7, delay = 1500);
+lookback_select!(select_u32, select_cmp_u32, u32, blocks = 7, delay = 1500);
 lookback_select!(select_i64, select_cmp_i64, i64);
 lookback_select!(select_u64, select_cmp_u64, u64);
-lookback_select!(select_f32, select_cmp_f32, f32);
+lookback_select!(select_f32, select_cmp_f32, f32, blocks = 7, delay = 1500);
 lookback_select!(select_f64, select_cmp_f64, f64);
 
 /// Which elements a compaction keeps, compared with a threshold.

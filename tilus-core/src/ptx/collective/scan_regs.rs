@@ -28,6 +28,28 @@ use crate::layout::Layout;
 /// Block totals a thread folds in step 2; more blocks take the staged lowering.
 const MOST_BLOCKS: usize = 64;
 
+/// The fields of a packed warp scan of an add-scan of `d` whose elements are known to lie in
+/// `0..=bound`, laid out as `layout`: `(bits, fields)`, each chunk's run totals in `bits` bits
+/// of a 32-bit word, `fields` chunks a word (at least two), so one warp scan serves several
+/// chunks. A chunk's prefixes over a warp are at most `32 * v * bound`, which the field holds.
+/// (An exclusive scan of 4096 flags on 128 threads: 8 chunks in two words, 2 warp scans
+/// instead of 8.) `None`: no bound, not a 32-bit add, or fields too wide to share a word.
+fn packed_fields(
+    bound: Option<u64>,
+    d: DType,
+    op: ScanOp,
+    layout: &Layout,
+) -> Option<(usize, usize)> {
+    let int32 = matches!(d, DType::I32 | DType::U32);
+    if !int32 || op != ScanOp::Add || layout.outer < 2 {
+        return None;
+    }
+    let most = bound?.checked_mul(32 * layout.v as u64)?;
+    let bits = (64 - most.leading_zeros()).max(1) as usize;
+    let fields = 32 / bits;
+    (fields >= 2).then_some((bits, fields))
+}
+
 /// Whether [`Emitter::scan_in_registers`] lowers a forward scan of `d` laid out as `layout`
 /// (whose plan is `Whole`) on `threads` threads: 32- and 64-bit integers, and inclusive scans
 /// of `f32` and `f64` (an exclusive float scan's first element of each run is the previous
@@ -61,29 +83,60 @@ impl Emitter<'_> {
         self.ins(["shr", "u32"], (warp, tid, 5));
         let smem = self.smem_base();
         // 1. Each run's total and its exclusive prefix in the warp; lane 31 writes the warp's
-        // total of the chunk. Slots that do not exist count as the identity.
+        // total of the chunk. Slots that do not exist count as the identity. Runs whose warp
+        // totals fit a few bits scan several chunks in one word (`packed_fields`).
+        let fields = packed_fields(self.known().upper_bound(Operand::Var(x)), d, op, &layout);
+        let per_word = fields.map_or(1, |(_, n)| n);
         let mut runs = Vec::with_capacity(layout.outer);
-        for o in 0..layout.outer {
-            let exists = self.chunk_exists(&layout, o);
-            let t = self.acc_const(d, id_bits)?;
-            if exists != Predicate::False {
-                for i in 0..layout.v {
-                    let v = self.reg_or_const(Operand::Var(x), o * layout.v + i)?;
-                    let v = self.in_reg(v);
-                    self.ins_if(exists.guard(), ins.clone(), (t, t, v));
+        let chunks: Vec<usize> = (0..layout.outer).collect();
+        for group in chunks.chunks(per_word) {
+            let mut totals_of = Vec::with_capacity(group.len());
+            for &o in group {
+                let exists = self.chunk_exists(&layout, o);
+                let t = self.acc_const(d, id_bits)?;
+                if exists != Predicate::False {
+                    for i in 0..layout.v {
+                        let v = self.reg_or_const(Operand::Var(x), o * layout.v + i)?;
+                        let v = self.in_reg(v);
+                        self.ins_if(exists.guard(), ins.clone(), (t, t, v));
+                    }
                 }
+                totals_of.push((o, exists, t));
             }
-            let e = self.group_scan(&ins, (t, d), (lane, 32), |em| em.acc_const(d, id_bits))?;
+            let st = ["st", "shared", d.info().mem];
+            let Some((bits, _)) = fields.filter(|_| group.len() > 1) else {
+                for (o, exists, t) in totals_of {
+                    let e =
+                        self.group_scan(&ins, (t, d), (lane, 32), |em| em.acc_const(d, id_bits))?;
+                    let last = self.pred_u32("eq", lane, 31.into());
+                    let at = self.r32();
+                    self.ins(["mad", "lo", "s32"], (at, warp, size, smem));
+                    let off = totals + size * o * warps;
+                    self.ins_if(Guard::If(last), st, (scratch_at(at, off), t));
+                    runs.push((exists, e));
+                }
+                continue;
+            };
+            // Field `k` of the word holds chunk `group[k]`'s values: no field carries into the
+            // next, since every prefix of a chunk over the warp fits its bits.
+            let word = self.acc_const(d, 0)?;
+            for (k, &(_, _, t)) in totals_of.iter().enumerate() {
+                let scale = 1i64 << (bits * k);
+                self.ins(["mad", "lo", "s32"], (word, t, scale, word));
+            }
+            let e = self.group_scan(&ins, (word, d), (lane, 32), |em| em.acc_const(d, 0))?;
             let last = self.pred_u32("eq", lane, 31.into());
             let at = self.r32();
             self.ins(["mad", "lo", "s32"], (at, warp, size, smem));
-            let off = totals + size * o * warps;
-            self.ins_if(
-                Guard::If(last),
-                ["st", "shared", d.info().mem],
-                (scratch_at(at, off), t),
-            );
-            runs.push((exists, e));
+            for (k, (o, exists, _)) in totals_of.into_iter().enumerate() {
+                let (t, e_o) = (self.reg_of(d), self.reg_of(d));
+                let field = ["bfe", "u32"];
+                self.ins(field, (t, word, (bits * k) as i64, bits as i64));
+                self.ins(field, (e_o, e, (bits * k) as i64, bits as i64));
+                let off = totals + size * o * warps;
+                self.ins_if(Guard::If(last), st, (scratch_at(at, off), t));
+                runs.push((exists, e_o));
+            }
         }
         self.barrier();
         // 2. The prefix of each of this thread's blocks, folded in block order from the
@@ -142,5 +195,54 @@ impl Emitter<'_> {
         // The next collective may reuse the totals' scratch.
         self.barrier();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::packed_fields;
+    use crate::dtype::DType;
+    use crate::ir::ScanOp;
+    use crate::layout::Layout;
+
+    #[test]
+    fn fields_hold_a_warps_prefixes() {
+        let flags = Layout::new(4096, 128, 4);
+        // 32 lanes of 4 flags: at most 128, 8 bits, four chunks a word.
+        assert_eq!(
+            packed_fields(Some(1), DType::I32, ScanOp::Add, &flags),
+            Some((8, 4))
+        );
+        // Values up to 3: at most 384, 9 bits, three a word.
+        assert_eq!(
+            packed_fields(Some(3), DType::U32, ScanOp::Add, &flags),
+            Some((9, 3))
+        );
+        // Bytes in runs of 16: at most 130,560, 17 bits, one a word: no packing.
+        let bytes = Layout::new(8192, 128, 16);
+        assert_eq!(
+            packed_fields(Some(255), DType::I32, ScanOp::Add, &bytes),
+            None
+        );
+        // Zero is a bound (a tile of zeros): one bit a field.
+        assert_eq!(
+            packed_fields(Some(0), DType::I32, ScanOp::Add, &flags),
+            Some((1, 32))
+        );
+        // No bound, another operator, 64-bit elements, or one chunk: no packing.
+        assert_eq!(packed_fields(None, DType::I32, ScanOp::Add, &flags), None);
+        assert_eq!(
+            packed_fields(Some(1), DType::I32, ScanOp::Max, &flags),
+            None
+        );
+        assert_eq!(
+            packed_fields(Some(1), DType::I64, ScanOp::Add, &flags),
+            None
+        );
+        let one_chunk = Layout::new(512, 128, 4);
+        assert_eq!(
+            packed_fields(Some(1), DType::I32, ScanOp::Add, &one_chunk),
+            None
+        );
     }
 }

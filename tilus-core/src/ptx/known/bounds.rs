@@ -14,7 +14,7 @@
 
 use super::Known;
 use crate::dtype::DType;
-use crate::ir::{BinOp, Inst, Operand, VarId};
+use crate::ir::{BinOp, Inst, Operand, ScanOp, VarId};
 
 /// `x` if it is a value of type `d` (non-negative by construction).
 fn within(d: DType, x: Option<u64>) -> Option<u64> {
@@ -33,8 +33,11 @@ impl Known<'_> {
                     true => self.upper_bounds[v as usize],
                     false => None,
                 };
-                // An unsigned type bounds its values by itself.
-                let by_type = (d.is_int() && !d.is_signed()).then(|| d.int_max());
+                // An unsigned type bounds its values by itself (a `bool` is 0 or 1).
+                let by_type = match d {
+                    _ if d.is_bool() => Some(1),
+                    _ => (d.is_int() && !d.is_signed()).then(|| d.int_max()),
+                };
                 match (known, by_type) {
                     (Some(a), Some(b)) => Some(a.min(b)),
                     (a, b) => a.or(b),
@@ -63,6 +66,20 @@ impl Known<'_> {
             Inst::Cast { x, .. } => b(x),
             Inst::Select { a, b: other, .. } => Some(b(a)?.max(b(other)?)),
             Inst::Binary { op, lhs, rhs } => self.binary_bound(dt, *op, *lhs, *rhs),
+            // A running sum of a line of `len` non-negative values: at most `len` of them (one
+            // fewer before each, exclusive), in either direction.
+            Inst::Scan {
+                op: ScanOp::Add,
+                x,
+                axis,
+                exclusive,
+                ..
+            } => {
+                let len = self.ty(*x)?.tile_shape()?.get(*axis).copied()? as u64;
+                b(&Operand::Var(*x))?.checked_mul(len.saturating_sub(*exclusive as u64))
+            }
+            // Each bin counts some of the tile's elements.
+            Inst::Histogram { x, .. } => Some(crate::ir::numel(self.ty(*x)?.tile_shape()?) as u64),
             _ => None,
         }
     }
