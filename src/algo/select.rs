@@ -99,7 +99,12 @@ macro_rules! select_kernel {
 /// instructions; of 1024, 793 at 6 blocks; the whole tile with its masks, 881); the tile
 /// versioned so that a full one computes no `inside` mask 857 (more registers, not kept); no
 /// look-back at all 656. With the scan packed and the scatter's bound known (`scan_regs.rs`,
-/// `known/bounds.rs`) and the bound and sleep below: 737-739 us.
+/// `known/bounds.rs`) and the bound and sleep below: 737-739 us. Then (one call) the tile in
+/// halves, 7 / 8 / 9 / 10 blocks an SM: 689-691 / **686-687** / 716 / 1107-1118 us (10 spills
+/// 312 bytes); at 8 blocks, sleeps of 1200 / 2000 / 2500 ns 687 / 686-689 / 699-702 us; tiles
+/// of 2048 on 128 threads (9 to 12 blocks an SM) 850-873, of 4096 on 256 threads 1025, of
+/// 2048 on 64 810; the kept run shifted to store aligned 16-byte vectors 744-746 (the whole
+/// tile 741); no look-back 614. CUB's `DeviceSelect::If` took 687 us in the same session.
 macro_rules! select_cmp_kernel {
     ($name:ident, $t:ident, [$($attr:tt)*], [$($publish:tt)*] [$($lookback:tt)*]) => {
         #[tile_kernel(threads = 128 $($attr)*)]
@@ -118,20 +123,25 @@ macro_rules! select_cmp_kernel {
             let tiles = status.len() as i32;
             let tile = atomic::global_add(ticket, ones([1])).item() - (epoch - 1) * tiles;
             let start = tile * 4096;
-            let inside = arange(4096) + start < n;
-            let v = load_global(x, offsets = [start], shape = [4096]);
-            let by_value = ((v >= lo) & (v <= hi)) != (outside != 0);
-            let sel = inside & by_value;
-            let ones_kept = sel as i32;
-            let total = ones_kept.sum();
+            // The tile in two halves: both loaded and counted (the count published), then each
+            // ranked and staged in turn, so a half's ranks (not the whole tile's) live beside
+            // the values: 72 registers with no spill at 7 blocks an SM where the whole tile
+            // spilled 64 bytes, 64 at 8 blocks (28 bytes spilled).
+            let v1 = load_global(x, offsets = [start], shape = [2048]);
+            let v2 = load_global(x, offsets = [start + 2048], shape = [2048]);
+            let kept1 = (arange(2048) + start < n) & (((v1 >= lo) & (v1 <= hi)) != (outside != 0));
+            let kept2 = (arange(2048) + (start + 2048) < n) & (((v2 >= lo) & (v2 <= hi)) != (outside != 0));
+            let first = (kept1 as i32).sum();
+            let total = first + (kept2 as i32).sum();
             $($publish)*
             // The kept elements compacted in shared memory between publishing the count and
             // looking back (the predecessors publish meanwhile, and the values are dead
-            // during the wait), then stored as one run: a coalesced store, where scattering
-            // them from the tile's layout is not.
-            let local = ones_kept.cumsum(0, exclusive = true);
+            // during the wait).
             let stage = shared_tensor::<$t>([4096]);
-            store_shared_scatter(stage, dim = 0, indices = local, values = v, mask = sel);
+            let at1 = (kept1 as i32).cumsum(0, exclusive = true);
+            store_shared_scatter(stage, dim = 0, indices = at1, values = v1, mask = kept1);
+            let at2 = first + (kept2 as i32).cumsum(0, exclusive = true);
+            store_shared_scatter(stage, dim = 0, indices = at2, values = v2, mask = kept2);
             $($lookback)*
             // The staged run stored in pieces of 512 (a 16-byte run a thread), only as many
             // as hold kept elements: half the tile's store instructions when half is kept.
@@ -176,20 +186,21 @@ macro_rules! lookback_select {
 }
 
 // How long a kernel sleeps before the look-back's first read, and how many blocks share an SM.
-// The 32-bit comparison kernels: 7 blocks an SM (72 registers, 64 bytes spilled; 4 blocks
-// unbounded, at 100 registers) and 1500 ns. Measured on an H100 (2^28 `i32`, `x > 0`, copies of
-// the kernel in one call, 2026-11-27): 4 blocks 856 us (700 ns); 5 blocks 778 us; 6 blocks
-// 778 (700 ns), 758-762 (1200, 1500, 2000 ns); 7 blocks 765 (900 ns), 740-742 (1200), 737-739
-// (1500), 740-747 (2000), 754 (3000); 8 blocks (132 bytes spilled) 919. More blocks an SM
-// hide more of one block's wait; a longer sleep lets its predecessors publish first. Earlier,
-// at 4 blocks (session 36): no sleep 938-942 us, 300 ns 904-911, 600 895, 800 896-904, 1500
-// 905, 2500 1037. The general kernel (flags, partition) and the 64-bit comparison kernels keep
-// 700 ns and no bound (not measured again).
-lookback_select!(select_i32, select_cmp_i32, i32, blocks = 7, delay = 1500);
-lookback_select!(select_u32, select_cmp_u32, u32, blocks = 7, delay = 1500);
+// The 32-bit comparison kernels: 8 blocks an SM (64 registers, 28 bytes spilled) and 1500 ns.
+// Measured on an H100 (2^28 `i32`, `x > 0`, copies of the kernel in one call each,
+// 2026-11-27), the whole tile at once: 4 blocks (unbounded, 100 registers) 856 us (700 ns); 5
+// blocks 778; 6 blocks 778 (700 ns), 758-762 (1200, 1500, 2000 ns); 7 blocks 765 (900 ns),
+// 740-742 (1200), 737-739 (1500), 740-747 (2000), 754 (3000); 8 blocks (132 bytes spilled)
+// 919. In halves: see `select_cmp_kernel!`. More blocks an SM hide more of one block's wait;
+// a longer sleep lets its predecessors publish first. Earlier, at 4 blocks (session 36): no
+// sleep 938-942 us, 300 ns 904-911, 600 895, 800 896-904, 1500 905, 2500 1037. The general
+// kernel (flags, partition) and the 64-bit comparison kernels keep 700 ns and no bound (not
+// measured again).
+lookback_select!(select_i32, select_cmp_i32, i32, blocks = 8, delay = 1500);
+lookback_select!(select_u32, select_cmp_u32, u32, blocks = 8, delay = 1500);
 lookback_select!(select_i64, select_cmp_i64, i64);
 lookback_select!(select_u64, select_cmp_u64, u64);
-lookback_select!(select_f32, select_cmp_f32, f32, blocks = 7, delay = 1500);
+lookback_select!(select_f32, select_cmp_f32, f32, blocks = 8, delay = 1500);
 lookback_select!(select_f64, select_cmp_f64, f64);
 
 /// Which elements a compaction keeps, compared with a threshold.

@@ -14,7 +14,7 @@
 
 use super::Known;
 use crate::dtype::DType;
-use crate::ir::{BinOp, Inst, Operand, ScanOp, VarId};
+use crate::ir::{BinOp, Inst, Operand, ReduceOp, ScanOp, VarId};
 
 /// `x` if it is a value of type `d` (non-negative by construction).
 fn within(d: DType, x: Option<u64>) -> Option<u64> {
@@ -77,6 +77,18 @@ impl Known<'_> {
             } => {
                 let len = self.ty(*x)?.tile_shape()?.get(*axis).copied()? as u64;
                 b(&Operand::Var(*x))?.checked_mul(len.saturating_sub(*exclusive as u64))
+            }
+            // The sum of a tile of values at most `b`: at most `numel * b`; its largest and
+            // smallest element: at most `b`.
+            Inst::Reduce { op, x } => {
+                let each = b(&Operand::Var(*x))?;
+                match op {
+                    ReduceOp::Sum => {
+                        each.checked_mul(crate::ir::numel(self.ty(*x)?.tile_shape()?) as u64)
+                    }
+                    ReduceOp::Max | ReduceOp::Min => Some(each),
+                    _ => None,
+                }
             }
             // Each bin counts some of the tile's elements.
             Inst::Histogram { x, .. } => Some(crate::ir::numel(self.ty(*x)?.tile_shape()?) as u64),
