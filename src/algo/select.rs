@@ -104,7 +104,10 @@ macro_rules! select_kernel {
 /// 312 bytes); at 8 blocks, sleeps of 1200 / 2000 / 2500 ns 687 / 686-689 / 699-702 us; tiles
 /// of 2048 on 128 threads (9 to 12 blocks an SM) 850-873, of 4096 on 256 threads 1025, of
 /// 2048 on 64 810; the kept run shifted to store aligned 16-byte vectors 744-746 (the whole
-/// tile 741); no look-back 614. CUB's `DeviceSelect::If` took 687 us in the same session.
+/// tile 741); no look-back 614. A third call: quarters of 1024 at 8 / 9 blocks 677-682 /
+/// 682-690 us against the halves' 686-694 (within 1%, not kept); two halves' counts summed in
+/// one reduction (`k1 + (k2 << 16)`) 687-692; halves with no look-back 579-582. CUB's
+/// `DeviceSelect::If` took 687-692 us in the same session.
 macro_rules! select_cmp_kernel {
     ($name:ident, $t:ident, [$($attr:tt)*], [$($publish:tt)*] [$($lookback:tt)*]) => {
         #[tile_kernel(threads = 128 $($attr)*)]
