@@ -18,10 +18,15 @@ use crate::prelude::*;
 /// [`SelectElement::range`] gives it), and with `partition != 0` places the rest after. On
 /// 128 threads, as the comparison kernel: with the one-warp look-back, 512 threads were slower
 /// (an H100, 2^28 `i32`, `unique` / `run_length_encode` over this kernel: 2013-2021 / 3485-3494
-/// us on 512 threads, 1824-1826 / 3105-3107 on 128).
+/// us on 512 threads, 1824-1826 / 3105-3107 on 128). In halves, as the comparison kernel, and
+/// (32-bit elements) bounded to 4 blocks an SM: 128 registers, where a partition's ranks and
+/// values held across the look-back took 150-157 and 3 blocks. One H100 call (2026-11-27):
+/// `unique` / `run_length_encode` 1668-1681 / 2817-2818 us for the whole tile (3 blocks), in
+/// halves 1742 / 2968-2978 unbounded, **1593 / 2666-2668** at 4 blocks, 1617-1626 / 2718-2728
+/// at 5 (148 bytes spilled).
 macro_rules! select_kernel {
     ($name:ident, $t:ident, [$($attr:tt)*], [$($publish:tt)*] [$($lookback:tt)*]) => {
-        #[tile_kernel(threads = 128)]
+        #[tile_kernel(threads = 128 $($attr)*)]
         fn $name(
             x: GlobalTensor<$t>,
             keep: GlobalTensor<u8>,
@@ -43,21 +48,28 @@ macro_rules! select_kernel {
             let tiles = flags.len() as i32;
             let tile = atomic::global_add(ticket, ones([1])).item() - (epoch - 1) * tiles;
             let start = tile * 4096;
-            let at = arange(4096) + start;
-            let inside = at < n;
-            let v = load_global(x, offsets = [start], shape = [4096]);
-            let k = load_global(keep, offsets = [start], shape = [4096], mask = inside & (flagged != 0));
-            let by_value = ((v >= lo) & (v <= hi)) != (outside != 0);
-            let sel = inside & select(flagged != 0, k != 0, by_value);
-            let ones_kept = sel as i32;
-            let total = ones_kept.sum();
+            // In halves, as the comparison kernel (see `select_cmp_kernel!`).
+            let at1 = arange(2048) + start;
+            let at2 = at1 + 2048;
+            let in1 = at1 < n;
+            let in2 = at2 < n;
+            let v1 = load_global(x, offsets = [start], shape = [2048]);
+            let v2 = load_global(x, offsets = [start + 2048], shape = [2048]);
+            let k1 = load_global(keep, offsets = [start], shape = [2048], mask = in1 & (flagged != 0));
+            let k2 = load_global(keep, offsets = [start + 2048], shape = [2048], mask = in2 & (flagged != 0));
+            let sel1 = in1 & select(flagged != 0, k1 != 0, ((v1 >= lo) & (v1 <= hi)) != (outside != 0));
+            let sel2 = in2 & select(flagged != 0, k2 != 0, ((v2 >= lo) & (v2 <= hi)) != (outside != 0));
+            let first = (sel1 as i32).sum();
+            let total = first + (sel2 as i32).sum();
             $($publish)*
             // The ranks, and for a compaction the kept elements staged in shared memory,
             // between publishing the count and looking back, as in `select_cmp_kernel!`.
-            let local = ones_kept.cumsum(0, exclusive = true);
+            let local1 = (sel1 as i32).cumsum(0, exclusive = true);
+            let local2 = first + (sel2 as i32).cumsum(0, exclusive = true);
             let stage = shared_tensor::<$t>([4096]);
             if partition == 0 {
-                store_shared_scatter(stage, dim = 0, indices = local, values = v, mask = sel);
+                store_shared_scatter(stage, dim = 0, indices = local1, values = v1, mask = sel1);
+                store_shared_scatter(stage, dim = 0, indices = local2, values = v2, mask = sel2);
             }
             $($lookback)*
             if partition == 0 {
@@ -71,9 +83,12 @@ macro_rules! select_kernel {
                 }
             } else {
                 // Rejected elements go to the end, backwards: the j-th rejected one to n - 1 - j.
-                let pos = local + prefix;
-                let place = select(sel, pos, n - 1 - (at - pos));
-                store_global_scatter(out, dim = 0, indices = place, values = v, mask = inside);
+                let pos1 = local1 + prefix;
+                let place1 = select(sel1, pos1, n - 1 - (at1 - pos1));
+                store_global_scatter(out, dim = 0, indices = place1, values = v1, mask = in1);
+                let pos2 = local2 + prefix;
+                let place2 = select(sel2, pos2, n - 1 - (at2 - pos2));
+                store_global_scatter(out, dim = 0, indices = place2, values = v2, mask = in2);
             }
             if tile == (n - 1) / 4096 {
                 store_global(num, full([1], prefix + total), offsets = [0]);
@@ -170,8 +185,11 @@ macro_rules! lookback_select {
         lookback_select!(@kernel select_kernel, $name, $t, [], 700);
         lookback_select!(@kernel select_cmp_kernel, $cmp_name, $t, [], 700);
     };
-    ($name:ident, $cmp_name:ident, $t:ident, blocks = $blocks:literal, delay = $ns:literal) => {
-        lookback_select!(@kernel select_kernel, $name, $t, [], 700);
+    (
+        $name:ident, $cmp_name:ident, $t:ident,
+        general_blocks = $general:literal, cmp_blocks = $blocks:literal, cmp_delay = $ns:literal
+    ) => {
+        lookback_select!(@kernel select_kernel, $name, $t, [, min_blocks_per_sm = $general], 700);
         lookback_select!(@kernel select_cmp_kernel, $cmp_name, $t, [, min_blocks_per_sm = $blocks], $ns);
     };
     // One kernel with the look-back over the tiles' kept counts (an `i32` sum, packed).
@@ -197,13 +215,34 @@ macro_rules! lookback_select {
 // 919. In halves: see `select_cmp_kernel!`. More blocks an SM hide more of one block's wait;
 // a longer sleep lets its predecessors publish first. Earlier, at 4 blocks (session 36): no
 // sleep 938-942 us, 300 ns 904-911, 600 895, 800 896-904, 1500 905, 2500 1037. The general
-// kernel (flags, partition) and the 64-bit comparison kernels keep 700 ns and no bound (not
-// measured again).
-lookback_select!(select_i32, select_cmp_i32, i32, blocks = 8, delay = 1500);
-lookback_select!(select_u32, select_cmp_u32, u32, blocks = 8, delay = 1500);
+// kernel (flags, partition) keeps 700 ns; its 32-bit forms are bounded to 4 blocks an SM (see
+// `select_kernel!`). The 64-bit kernels keep 700 ns and no bound (not measured again).
+lookback_select!(
+    select_i32,
+    select_cmp_i32,
+    i32,
+    general_blocks = 4,
+    cmp_blocks = 8,
+    cmp_delay = 1500
+);
+lookback_select!(
+    select_u32,
+    select_cmp_u32,
+    u32,
+    general_blocks = 4,
+    cmp_blocks = 8,
+    cmp_delay = 1500
+);
 lookback_select!(select_i64, select_cmp_i64, i64);
 lookback_select!(select_u64, select_cmp_u64, u64);
-lookback_select!(select_f32, select_cmp_f32, f32, blocks = 8, delay = 1500);
+lookback_select!(
+    select_f32,
+    select_cmp_f32,
+    f32,
+    general_blocks = 4,
+    cmp_blocks = 8,
+    cmp_delay = 1500
+);
 lookback_select!(select_f64, select_cmp_f64, f64);
 
 /// Which elements a compaction keeps, compared with a threshold.
