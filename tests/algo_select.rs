@@ -37,7 +37,19 @@ fn every_keep<T: Copy>(t: T) -> [Keep<T>; 6] {
 fn select_if_keeps_the_order_for_every_predicate_and_length() {
     let mut rng = Rng::from_env_or_clock();
     for dev in backends() {
-        for n in [0, 1, TILE - 1, TILE, TILE + 1, 5 * TILE + 123, 300_000] {
+        // Tiles are ranked in halves: 3000 and 6145 end with a partial second half and with a
+        // second half of one element.
+        for n in [
+            0,
+            1,
+            TILE - 1,
+            TILE,
+            TILE + 1,
+            3000,
+            6145,
+            5 * TILE + 123,
+            300_000,
+        ] {
             let x: Vec<i32> = (0..n).map(|_| rng.range(-50, 50)).collect();
             let input = dev.upload(&x).unwrap();
             for keep in [
@@ -157,7 +169,7 @@ fn flags_partition_floats_and_reused_storage() {
         let cap = 4 * TILE + 9;
         let mut st = SelectStorage::new(&dev, cap).unwrap();
         let stream = dev.default_stream();
-        for n in [cap, 17, 2 * TILE, 0, TILE + 1] {
+        for n in [cap, 17, 2 * TILE, 0, TILE + 1, 3000, TILE + TILE / 2 + 1] {
             // f64 with NaNs: NaN compares false, so it is never kept by `Greater`.
             let x: Vec<f64> = (0..n)
                 .map(|i| {

@@ -2,8 +2,10 @@
 //! i32`) and low bits (`x & 3`). Their warp scans share a 32-bit word between several chunks of
 //! the tile (the packed fields of `scan_regs.rs`: a chunk's prefixes over a warp fit a few
 //! bits), and an exclusive count of flags indexes a shared scatter with no bounds test (the
-//! compaction's pattern). Every backend, against CPU references: all zero, all at their
-//! largest (every field as full as it gets), random, and tiles whose last chunk is partial.
+//! compaction's pattern), also after a sum of a first half's flags (and keeps its test where
+//! an inclusive rank can reach the end). Every backend, against CPU references: all zero, all
+//! at their largest (every field as full as it gets), random, and tiles whose last chunk is
+//! partial. The packed scans' arithmetic runs only in the PTX: the GPU runs check it.
 
 mod common;
 
@@ -53,6 +55,30 @@ fn bytes_64_1000(x: GlobalTensor<u8>, out: GlobalTensor<i32>) {
     store_global(out, t.cumsum(0), offsets = [0]);
     store_global(out, t.cumsum(0, exclusive = true), offsets = [1000]);
 }
+
+/// Flags of two halves ranked one after the other, as `select_if` does: half 2's places start
+/// at half 1's count (a sum of 2048 flags, at most 2048), so an exclusive rank stays below 4096
+/// (no index test); an inclusive one can reach 4096 (the test stays, the element is dropped).
+macro_rules! halves {
+    ($name:ident, [$($rank:tt)*]) => {
+        #[tile_kernel(threads = 128)]
+        fn $name(x: GlobalTensor<i32>, out: GlobalTensor<i32>) {
+            let v1 = load_global(x, offsets = [0], shape = [2048]);
+            let v2 = load_global(x, offsets = [2048], shape = [2048]);
+            let first = ((v1 > 0) as i32).sum();
+            let stage = shared_tensor::<i32>([4096]);
+            store_shared(stage, full([4096], -1));
+            sync();
+            let at = first + ((v2 > 0) as i32).$($rank)*;
+            store_shared_scatter(stage, dim = 0, indices = at, values = v2, mask = v2 > 0);
+            sync();
+            store_global(out, load_shared(stage), offsets = [0]);
+        }
+    };
+}
+
+halves!(halves_exclusive, [cumsum(0, exclusive = true)]);
+halves!(halves_inclusive, [cumsum(0)]);
 
 fn inclusive(v: &[i32]) -> Vec<i32> {
     v.iter()
@@ -165,6 +191,60 @@ fn flag_counts_and_their_scatter() {
         }
     }
 }
+
+#[test]
+fn a_rank_after_a_sum_keeps_its_test_only_where_it_can_reach_the_end() {
+    assemble_all(
+        "halves_exclusive",
+        halves_exclusive::PTX,
+        halves_exclusive::TARGET,
+    );
+    assemble_all(
+        "halves_inclusive",
+        halves_inclusive::PTX,
+        halves_inclusive::TARGET,
+    );
+    let exclusive = scatter_bound_tests(halves_exclusive::PTX, 4096);
+    assert_eq!(
+        exclusive,
+        0,
+        "a bounds test is left\n{}",
+        halves_exclusive::PTX
+    );
+    let inclusive = scatter_bound_tests(halves_inclusive::PTX, 4096);
+    assert!(
+        inclusive > 0,
+        "the bounds test is gone\n{}",
+        halves_inclusive::PTX
+    );
+    let mut rng = Rng::from_env_or_clock();
+    for x in patterns(&mut rng, 4096) {
+        let first = x[..2048].iter().filter(|&&v| v > 0).count();
+        for (name, shift, launch) in [
+            ("exclusive", 0, halves_exclusive::launch as Launch2),
+            ("inclusive", 1, halves_inclusive::launch as Launch2),
+        ] {
+            // Half 2's kept values from `first` (+ 1 when inclusive) on; one past the end dropped.
+            let mut want = vec![-1; 4096];
+            let kept = x[2048..].iter().filter(|&&v| v > 0);
+            for (slot, &v) in want.iter_mut().skip(first + shift).zip(kept) {
+                *slot = v;
+            }
+            for dev in backends() {
+                let xd = dev.upload(&x).unwrap();
+                let out = dev.full(4096, -7i32).unwrap();
+                launch(&dev, 1, &xd, &out).unwrap();
+                assert_eq!(
+                    out.download().unwrap(),
+                    want,
+                    "{name} on {dev:?}, x = {x:?}"
+                );
+            }
+        }
+    }
+}
+
+type Launch2 = fn(&Device, u32, &GlobalTensor<i32>, &GlobalTensor<i32>) -> Result<(), tilus::Error>;
 
 #[test]
 fn sums_of_low_bits_and_bytes() {

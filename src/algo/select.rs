@@ -161,8 +161,8 @@ macro_rules! select_cmp_kernel {
             let at2 = first + (kept2 as i32).cumsum(0, exclusive = true);
             store_shared_scatter(stage, dim = 0, indices = at2, values = v2, mask = kept2);
             $($lookback)*
-            // The staged run stored in pieces of 512 (a 16-byte run a thread), only as many
-            // as hold kept elements: half the tile's store instructions when half is kept.
+            // The staged run stored in pieces of 512 (four elements a thread), only as many as
+            // hold kept elements: half the tile's store instructions when half is kept.
             sync();
             for j in 0..(total + 511) / 512 {
                 let at = j * 512;
