@@ -142,7 +142,7 @@ fn scatter_bound_tests(ptx: &str, len: usize) -> usize {
     lines[start + 1..]
         .iter()
         .take_while(|l| !l.trim_start().starts_with("//"))
-        .filter(|l| l.contains("setp.lt.u32") && l.trim_end().ends_with(&format!(", {len};")))
+        .filter(|l| common::is_bound_test(l, len))
         .count()
 }
 

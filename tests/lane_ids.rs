@@ -110,7 +110,7 @@ fn bound_tests(ptx: &str, len: usize) -> usize {
     ptx.lines()
         .skip_while(|l| !l.contains("// _ = atomic_add relaxed cta"))
         .take_while(|l| !l.contains("$L_for_body"))
-        .filter(|l| l.contains("setp.lt.u32") && l.trim_end().ends_with(&format!(", {len};")))
+        .filter(|l| common::is_bound_test(l, len))
         .count()
 }
 

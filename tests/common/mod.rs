@@ -64,3 +64,9 @@ pub fn assemble_all(name: &str, ptx: &str, target: u32) {
 
 #[allow(unused_imports)] // not every test binary draws random numbers
 pub use tilus_testkit::Rng;
+
+/// Whether a PTX line compares a register with the constant `len` (`setp.lt.u32 %p, %r, len;`):
+/// the bounds test of an index into a tensor of `len` elements.
+pub fn is_bound_test(line: &str, len: usize) -> bool {
+    line.contains("setp.lt.u32") && line.trim_end().ends_with(&format!(", {len};"))
+}
