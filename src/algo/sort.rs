@@ -25,11 +25,14 @@
 //! runs of one key a thread (`vector_width = 1`), so consecutive lanes write consecutive
 //! addresses (6% faster than runs of four on an H100).
 //!
-//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 10.93 ms, pairs 13.52 ms, against
-//! CUB's 5.53 and 9.42 ms and torch's `sort` 13.67 ms (12.35 and 16.60 ms before masked loads
-//! stopped waiting for memory where they are issued, 2026-11-27). The digits were ranked by
-//! `(digit as u8).equal_rank()` (`match.any` per warp) and the keys scattered into shared
-//! memory by that rank until 2026-11-26: 15.44 and 19.09 ms. A pass is bound by latency, not
+//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 8.83 ms, pairs 12.65 ms, against
+//! CUB's 5.53 and 9.41 ms and torch's `sort` 13.67 ms (10.93 and 13.53 ms before the `take`s
+//! divided by 4096 with shifts and the look-back's loads lost their clamps, 2026-11-27; 12.35
+//! and 16.60 ms before masked loads stopped waiting for memory where they are issued). The
+//! digits were ranked by `(digit as u8).equal_rank()` (`match.any` per warp) and the keys
+//! scattered into shared memory by that rank until 2026-11-26: 15.44 and 19.09 ms (and that
+//! ranking, tried again with the divisions by shifts, 2026-11-27: 12.38 ms for keys against
+//! the argsort's 8.79). A pass is bound by latency, not
 //! by memory (`ncu`, a pair pass over 2^24 keys: 0.44 instructions issued a cycle per
 //! scheduler, half the stalls waiting on global or local memory, its spills included).
 //!
@@ -38,6 +41,11 @@
 
 /// Elements per tile of the sort's passes.
 pub const TILE: usize = 4096;
+
+/// Tiles of look-back words before tile 0's (the pass kernels write the literal 4): never
+/// written, they give the walk's four loads a step an address past tile 0 without a clamp
+/// (their values are never used: tile 0's words are inclusive prefixes, where walks stop).
+const LEAD: usize = 4;
 
 use crate::prelude::*;
 use crate::AsTensor;
@@ -183,9 +191,12 @@ macro_rules! pass_kernel {
             let lanes = arange(256);
             let mine = here - select(lanes == 255, max(start + 4096 - n, 0), 0);
             let ready = epoch * 4;
+            // Tile t's words are at `(t + LEAD) * 256`: the first LEAD tiles of words are never
+            // written, and a walk's loads past tile 0 read them (see below).
+            let at = (tile + 4) * 256 + lanes;
             // Tile 0's counts are already its inclusive prefix (state 2), the others' aggregates.
             let state = ready + 1 + (tile == 0) as i32;
-            atomic_store(status, tile * 256 + lanes, ((state as u64) << 32) | (mine as u64), sem = relaxed);
+            atomic_store(status, at, ((state as u64) << 32) | (mine as u64), sem = relaxed);
             // The tile ordered by digit, stably, before the look-back, so that its
             // predecessors have mostly published their inclusive prefixes by then (CUB's
             // Onesweep ranks before it looks back for the same reason): the argsort of the
@@ -195,37 +206,38 @@ macro_rules! pass_kernel {
             $($before)*
             // Each lane walks back over the tiles before for its digit, on its own, four
             // tiles a step: the four loads are in flight together, and the words are used in
-            // order up to the first that is not ready or is an inclusive prefix. (Tile 0's
-            // words are inclusive, so a walk stops there; loads past it read tile 0 again.)
+            // order up to the first that is not ready or is an inclusive prefix. Tile 0's
+            // words are inclusive, so a walk stops there; a step's loads past it read the
+            // unwritten words before it, which are never used.
             let mut before = mine * 0;
-            let mut back = lanes * 0 + (tile - 1);
-            let mut live = back >= 0;
+            let mut back = at - 256;
+            let mut live = lanes * 0 + tile > 0;
             while live.any() {
-                let w0 = atomic_load(status, max(back, 0) * 256 + lanes, sem = relaxed);
-                let w1 = atomic_load(status, max(back - 1, 0) * 256 + lanes, sem = relaxed);
-                let w2 = atomic_load(status, max(back - 2, 0) * 256 + lanes, sem = relaxed);
-                let w3 = atomic_load(status, max(back - 3, 0) * 256 + lanes, sem = relaxed);
-                let s0 = ((w0 >> 32) as i32) - ready;
-                let s1 = ((w1 >> 32) as i32) - ready;
-                let s2 = ((w2 >> 32) as i32) - ready;
-                let s3 = ((w3 >> 32) as i32) - ready;
+                let w0 = atomic_load(status, back, sem = relaxed);
+                let w1 = atomic_load(status, back - 256, sem = relaxed);
+                let w2 = atomic_load(status, back - 512, sem = relaxed);
+                let w3 = atomic_load(status, back - 768, sem = relaxed);
+                // 0: an aggregate, 1: an inclusive prefix, anything else: not ready.
+                let s0 = ((w0 >> 32) as i32) - (ready + 1);
+                let s1 = ((w1 >> 32) as i32) - (ready + 1);
+                let s2 = ((w2 >> 32) as i32) - (ready + 1);
+                let s3 = ((w3 >> 32) as i32) - (ready + 1);
                 // `gK`: word K is used; words after an inclusive prefix are not.
-                let g0 = live & ((s0 == 1) | (s0 == 2));
-                let g1 = g0 & (s0 == 1) & ((s1 == 1) | (s1 == 2));
-                let g2 = g1 & (s1 == 1) & ((s2 == 1) | (s2 == 2));
-                let g3 = g2 & (s2 == 1) & ((s3 == 1) | (s3 == 2));
-                let low = 4294967295u64;
+                let g0 = live & ((s0 as u32) < 2);
+                let g1 = g0 & (s0 == 0) & ((s1 as u32) < 2);
+                let g2 = g1 & (s1 == 0) & ((s2 as u32) < 2);
+                let g3 = g2 & (s2 == 0) & ((s3 as u32) < 2);
                 before = before
-                    + select(g0, (w0 & low) as i32, 0)
-                    + select(g1, (w1 & low) as i32, 0)
-                    + select(g2, (w2 & low) as i32, 0)
-                    + select(g3, (w3 & low) as i32, 0);
-                back = back - (g0 as i32 + g1 as i32 + g2 as i32 + g3 as i32);
-                let inclusive = (g0 & (s0 == 2)) | (g1 & (s1 == 2)) | (g2 & (s2 == 2)) | (g3 & (s3 == 2));
-                live = live & !inclusive & (back >= 0);
+                    + select(g0, w0 as i32, 0)
+                    + select(g1, w1 as i32, 0)
+                    + select(g2, w2 as i32, 0)
+                    + select(g3, w3 as i32, 0);
+                back = back - (g0 as i32 + g1 as i32 + g2 as i32 + g3 as i32) * 256;
+                let inclusive = (g0 & (s0 == 1)) | (g1 & (s1 == 1)) | (g2 & (s2 == 1)) | (g3 & (s3 == 1));
+                live = live & !inclusive;
             }
             if tile > 0 {
-                atomic_store(status, tile * 256 + lanes, (((ready + 2) as u64) << 32) | ((before + mine) as u64), sem = relaxed);
+                atomic_store(status, at, (((ready + 2) as u64) << 32) | ((before + mine) as u64), sem = relaxed);
             }
             $($after)*
             let base = load_global(counts, offsets = [pass * 256], shape = [256]);
@@ -262,7 +274,9 @@ digit_counts_kernel!(digit_counts_k64, u64, i64, 63);
 // The second argument bounds registers to that many blocks an SM. Measured on an H100 (2^28
 // random keys, 2026-11-27): u32 keys 10.93 ms at 4 blocks (120 bytes spilled at 64 registers),
 // 11.19 ms at 3; (u32, u32) pairs 13.52 ms at 3 (80 registers, none spilled), 18.5 ms at 4
-// (188 bytes spilled). The other kinds keep bounds measured before masked loads filled first.
+// (188 bytes spilled). With the divisions by shifts (session 40, 20 bytes spilled for keys at
+// 4 blocks): pairs 12.65 ms at 3, 13.60 at 4 (64 registers, none spilled). The other kinds
+// keep bounds measured before masked loads filled first.
 pass_kernel!(pass_k32, 4, u32, i32, 31);
 pass_kernel!(pass_k32_v32, 3, u32, i32, 31, u32);
 pass_kernel!(pass_k32_v64, 2, u32, i32, 31, u64);
@@ -528,7 +542,7 @@ impl LookbackWords {
     fn next_pass(&mut self, stream: &Stream<'_>, tiles: u32) -> Result<i32, crate::Error> {
         if self.drawn + tiles as i64 > i32::MAX as i64 || self.epoch >= i32::MAX / 4 - 1 {
             let dev = stream.device();
-            self.status = dev.zeros(self.tiles * 256)?;
+            self.status = dev.zeros((self.tiles + LEAD) * 256)?;
             self.ticket = dev.zeros(1)?;
             (self.drawn, self.epoch) = (0, 0);
         }
@@ -571,7 +585,7 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
             vals: None,
             counts: dev.zeros(2048)?,
             look: LookbackWords {
-                status: dev.zeros(tiles * 256)?,
+                status: dev.zeros((tiles + LEAD) * 256)?,
                 ticket: dev.zeros(1)?,
                 tiles,
                 epoch: 0,

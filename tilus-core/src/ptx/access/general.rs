@@ -333,10 +333,14 @@ impl Emitter<'_> {
                 return Ok(None);
             }
             (Some(c32), _) => {
+                // Zero-extended whatever its type: an element that is accessed has its
+                // coordinate in `0..dim` (the unsigned bound test passed, or the bound was
+                // proven or promised), where both extensions agree, and `cvt.u64.u32` lets
+                // ptxas fold the widening into one wide multiply-add of the address (a sign
+                // extension costs three more instructions an element).
                 let w = self.r64();
-                let ext = if c.signed { "s32" } else { "u32" };
                 let c32 = self.in_reg32(c32);
-                self.ins(["cvt", "s64", ext], (w, c32));
+                self.ins(["cvt", "u64", "u32"], (w, c32));
                 RegOrConst::Reg(w)
             }
             (None, Some(c64)) => c64,
@@ -560,24 +564,10 @@ impl Emitter<'_> {
         let stride: usize = shape[axis + 1..].iter().product();
         let mut p = f;
         if stride != 1 {
-            p = match p {
-                RegOrImm::Imm(c) => RegOrImm::Imm(c / stride as i32),
-                RegOrImm::Reg(r) => {
-                    let q = self.r32();
-                    self.ins(["div", "u32"], (q, r, stride));
-                    RegOrImm::Reg(q)
-                }
-            };
+            p = self.div_u32(p, stride);
         }
         if axis != 0 && ext != 1 {
-            p = match p {
-                RegOrImm::Imm(c) => RegOrImm::Imm(c % ext as i32),
-                RegOrImm::Reg(r) => {
-                    let q = self.r32();
-                    self.ins(["rem", "u32"], (q, r, ext));
-                    RegOrImm::Reg(q)
-                }
-            };
+            p = self.rem_u32(p, ext);
         } else if ext == 1 {
             p = RegOrImm::Imm(0);
         }

@@ -118,17 +118,13 @@ impl Emitter<'_> {
                 let stride: usize = shape[k + 1..].iter().product();
                 let p = match f {
                     RegOrImm::Imm(c) => RegOrImm::Imm((c as usize / stride % shape[k]) as i32),
-                    RegOrImm::Reg(fr) => {
-                        let q = self.r32();
-                        if stride == 1 {
-                            self.ins(["rem", "u32"], (q, fr, shape[k]));
-                        } else if k == 0 {
-                            self.ins(["div", "u32"], (q, fr, stride));
+                    RegOrImm::Reg(_) => {
+                        let q = self.div_u32(f, stride);
+                        if k == 0 {
+                            q
                         } else {
-                            self.ins(["div", "u32"], (q, fr, stride));
-                            self.ins(["rem", "u32"], (q, q, shape[k]));
+                            self.rem_u32(q, shape[k])
                         }
-                        RegOrImm::Reg(q)
                     }
                 };
                 let term = self.mul32(p, RegOrImm::Imm(src_strides[k] as i32));

@@ -12,7 +12,7 @@
 use super::super::code::Guard;
 use super::super::emit::{internal, CodegenResult, Emitter};
 use super::super::regs::{Class, Reg};
-use super::super::value::{Predicate, RegOrConst};
+use super::super::value::{Predicate, RegOrConst, RegOrImm};
 use super::radix::{entry_bytes, radix_fits, radix_sizes, RadixJob, RadixScratch};
 use super::staging::{acc_type, parts};
 use crate::collective::AxisView;
@@ -251,9 +251,10 @@ impl Emitter<'_> {
         placed: Placed,
         out: usize,
     ) -> CodegenResult<()> {
-        let (line, pos) = (self.r32(), self.r32());
-        self.ins(["div", "u32"], (line, q, kept));
-        self.ins(["rem", "u32"], (pos, q, kept));
+        let line = self.div_u32(q.into(), kept);
+        let line = self.in_reg32(line);
+        let pos = self.rem_u32(q.into(), kept);
+        let pos = self.in_reg32(pos);
         let slot = self.r32();
         self.ins(["mad", "lo", "s32"], (slot, line, job.p2, pos));
         let iat = self.elem_at(job.idx, 4, slot.into());
@@ -360,17 +361,23 @@ impl Emitter<'_> {
             self.copy_elem(d, *r, RegOrConst::Const(0, d))?;
             let f = self.flat_index(&out_layout, s);
             let f = self.in_reg32(f);
-            let (a, b) = (self.r32(), self.r32());
-            self.ins(["rem", "u32"], (b, f, view.inner));
-            self.ins(["div", "u32"], (a, f, view.inner * out_len));
+            // `f` is below the result's size, `outer * out_len * inner`: with one line group
+            // (`outer` 1) `a` is 0.
+            let b = self.rem_u32(f.into(), view.inner);
+            let a = if view.outer == 1 {
+                RegOrImm::Imm(0)
+            } else {
+                self.div_u32(f.into(), view.inner * out_len)
+            };
             // The index, checked below the axis length (negative ones wrap past it).
             let iv = self.reg_or_const(Operand::Var(indices), s)?;
             let iv = self.in_reg(iv);
             let (ok, idx) = self.index_below(id, iv, view.len, ex);
             let g = Guard::If(ok);
-            let i = self.r32();
-            self.ins(["mad", "lo", "s32"], (i, a, view.len, idx));
-            self.ins(["mad", "lo", "s32"], (i, i, view.inner, b));
+            let row = self.mul32(a, RegOrImm::Imm(view.len as i32));
+            let i = self.add32(row, idx.into());
+            let i = self.mul32(i, RegOrImm::Imm(view.inner as i32));
+            let i = self.add32(i, b);
             let addr = self.r32();
             self.ins(["mad", "lo", "s32"], (addr, i, d.size_bytes(), smem));
             self.ld_scratch(g, d, *r, addr, src);

@@ -170,9 +170,10 @@ impl Emitter<'_> {
     fn scan_lane(&mut self, job: &ScanJob, s: Reg) -> Lane {
         let Split { w, lt, .. } = job.split;
         let len = job.view.len;
-        let (line, g) = (self.r32(), self.r32());
-        self.ins(["div", "u32"], (line, s, lt));
-        self.ins(["rem", "u32"], (g, s, lt));
+        let line = self.div_u32(s.into(), lt);
+        let line = self.in_reg32(line);
+        let g = self.rem_u32(s.into(), lt);
+        let g = self.in_reg32(g);
         let valid = self.pred_u32("lt", line, RegOrImm::Imm(job.view.lines() as i32));
         // The forward segment this lane scans: its own, or its mirror's when reversed.
         let seg = if job.reverse {

@@ -274,9 +274,8 @@ impl Emitter<'_> {
             self.ins(["mul", "lo", "s32"], (r, line, view.len));
             return r;
         }
-        let (a, b) = (self.r32(), self.r32());
-        self.ins(["div", "u32"], (a, line, view.inner));
-        self.ins(["rem", "u32"], (b, line, view.inner));
+        let a = self.div_u32(line.into(), view.inner);
+        let b = self.rem_u32(line.into(), view.inner);
         self.ins(["mad", "lo", "s32"], (r, a, view.len * view.inner, b));
         r
     }

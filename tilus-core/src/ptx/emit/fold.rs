@@ -66,6 +66,30 @@ impl Emitter<'_> {
             _ => self.op32(["mul", "lo", "s32"], a, b),
         }
     }
+    /// `a / c` of an unsigned 32-bit index by a constant: a shift for a power of two (ptxas 13.0
+    /// expands `div.u32` by an immediate power of two into its general reciprocal sequence, about
+    /// ten instructions), `a` itself for 1.
+    pub fn div_u32(&mut self, a: RegOrImm, c: usize) -> RegOrImm {
+        assert!(c > 0, "division of an index by zero");
+        match a {
+            RegOrImm::Imm(x) => RegOrImm::Imm((x as u32 / c as u32) as i32),
+            _ if c == 1 => a,
+            _ if c.is_power_of_two() => {
+                self.op32(["shr", "u32"], a, RegOrImm::Imm(c.trailing_zeros() as i32))
+            }
+            _ => self.op32(["div", "u32"], a, RegOrImm::Imm(c as i32)),
+        }
+    }
+    /// `a % c` of an unsigned 32-bit index by a constant: a mask for a power of two, 0 for 1.
+    pub fn rem_u32(&mut self, a: RegOrImm, c: usize) -> RegOrImm {
+        assert!(c > 0, "remainder of an index by zero");
+        match a {
+            RegOrImm::Imm(x) => RegOrImm::Imm((x as u32 % c as u32) as i32),
+            _ if c == 1 => RegOrImm::Imm(0),
+            _ if c.is_power_of_two() => self.op32(["and", "b32"], a, RegOrImm::Imm(c as i32 - 1)),
+            _ => self.op32(["rem", "u32"], a, RegOrImm::Imm(c as i32)),
+        }
+    }
     pub fn min_max32(&mut self, max: bool, a: RegOrImm, b: RegOrImm) -> RegOrImm {
         match (a, b) {
             (RegOrImm::Imm(x), RegOrImm::Imm(y)) => {
