@@ -353,6 +353,7 @@ impl Emitter<'_> {
         let out_layout = self.layout_of(&out_shape);
         let rs = self.dst_regs(dst)?;
         let smem = self.smem_base();
+        let known = self.known_below(indices, view.len);
         for (s, r) in rs.iter().enumerate() {
             let ex = self.chunk_exists(&out_layout, s / out_layout.v);
             if ex == Predicate::False {
@@ -372,8 +373,8 @@ impl Emitter<'_> {
             // The index, checked below the axis length (negative ones wrap past it).
             let iv = self.reg_or_const(Operand::Var(indices), s)?;
             let iv = self.in_reg(iv);
-            let (ok, idx) = self.index_below(id, iv, view.len, ex);
-            let g = Guard::If(ok);
+            let (ok, idx) = self.index_below(id, iv, view.len, ex, known);
+            let g = ok.guard();
             let row = self.mul32(a, RegOrImm::Imm(view.len as i32));
             let i = self.add32(row, idx.into());
             let i = self.mul32(i, RegOrImm::Imm(view.inner as i32));
@@ -388,8 +389,26 @@ impl Emitter<'_> {
 
     /// Whether integer `v` (of type `d`, in its register) is in `0..bound`, compared unsigned
     /// at its own width so negative values fail and 64-bit ones are not truncated first, and'd
-    /// with `exists`; and `v` as a 32-bit index (meaningful where the predicate holds).
-    fn index_below(&mut self, d: DType, v: Reg, bound: usize, exists: Predicate) -> (Reg, Reg) {
+    /// with `exists`; and `v` as a 32-bit index (meaningful where the predicate holds). With
+    /// `known_below` (every value of `v` is known to be in `0..bound`) there is no compare.
+    fn index_below(
+        &mut self,
+        d: DType,
+        v: Reg,
+        bound: usize,
+        exists: Predicate,
+        known_below: bool,
+    ) -> (Predicate, Reg) {
+        if known_below {
+            let idx = if d.bits() == 64 {
+                let t = self.r32();
+                self.ins(["cvt", "u32", "u64"], (t, v));
+                t
+            } else {
+                v
+            };
+            return (exists, idx);
+        }
         let ok = self.new_pred();
         let idx = if d.bits() == 64 {
             self.ins(["setp", "lt", "u64"], (ok, v, bound as u64));
@@ -403,7 +422,15 @@ impl Emitter<'_> {
         if let Predicate::Reg(p) = exists {
             self.ins(["and", "pred"], (ok, ok, p));
         }
-        (ok, idx)
+        (Predicate::Reg(ok), idx)
+    }
+
+    /// Whether every value of integer tile `x` is known to be below `bound` (and never
+    /// negative): its index tests can go.
+    fn known_below(&self, x: VarId, bound: usize) -> bool {
+        self.known()
+            .upper_bound(Operand::Var(x))
+            .is_some_and(|b| b < bound as u64)
     }
 
     /// For each element, the number of equal elements before it in row-major order.
@@ -467,6 +494,7 @@ impl Emitter<'_> {
             Ok(())
         })?;
         self.barrier();
+        let known = self.known_below(x, bins);
         for s in 0..layout.slots() {
             let ex = self.chunk_exists(&layout, s / layout.v);
             if ex == Predicate::False {
@@ -475,9 +503,9 @@ impl Emitter<'_> {
             let v = self.reg_or_const(Operand::Var(x), s)?;
             let v = self.in_reg(v);
             // Values outside 0..bins (negative ones wrap past it) are not counted.
-            let (ok, i) = self.index_below(d, v, bins, ex);
+            let (ok, i) = self.index_below(d, v, bins, ex, known);
             let at = self.elem_at(off, 4, i.into());
-            self.ins_if(Guard::If(ok), ["red", "shared", "add", "u32"], (at, 1));
+            self.ins_if(ok.guard(), ["red", "shared", "add", "u32"], (at, 1));
         }
         self.barrier();
         self.unstage(dst, DType::I32, off)?;

@@ -336,6 +336,7 @@ impl Emitter<'_> {
             None
         };
         let mut items = Vec::with_capacity(run.per_thread);
+        let nib = self.nibble_at(job, step.shift);
         let counts = self.r64();
         self.ins(["mov", "u64"], (counts, 0));
         // Every run is whole when the line fills the threads' runs exactly.
@@ -374,7 +375,7 @@ impl Emitter<'_> {
                 index
             });
             if j < FIELD_MAX {
-                let (_, one) = self.digit_nibble(key, step.shift);
+                let (_, one) = self.digit_nibble(key, nib);
                 self.ins_if(g, ["add", "s64"], (counts, counts, one));
             }
             items.push(Item { g, key, index });
@@ -391,7 +392,7 @@ impl Emitter<'_> {
         if let Some(it) = items.get(FIELD_MAX) {
             // The sixteenth key, left out of the packed count: one more in its digit's row
             // of this thread's own column.
-            let (sh, _) = self.digit_nibble(it.key, step.shift);
+            let (sh, _) = self.digit_nibble(it.key, nib);
             let at = self.nibble_entry(job, run.column, sh);
             let c = self.r32();
             self.ins_if(it.g, ["ld", "shared", ety], (c, at.clone()));
@@ -405,7 +406,7 @@ impl Emitter<'_> {
         let count = items.len();
         for (i, it) in items.into_iter().enumerate() {
             // Recomputed from the key (a few instructions) rather than kept in each item.
-            let (sh, one) = self.digit_nibble(it.key, step.shift);
+            let (sh, one) = self.digit_nibble(it.key, nib);
             let at = self.nibble_entry(job, run.column, sh);
             let place = self.r32();
             self.ins_if(it.g, ["ld", "shared", ety], (place, at));
@@ -713,12 +714,44 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    /// The nibble of `key`'s digit at `shift` in the packed counts: its shift there
-    /// (`4 * digit`) and one at that shift (64 bits).
-    fn digit_nibble(&mut self, key: Reg, shift: RegOrImm) -> (Reg, Reg) {
+    /// How a pass finds `4 * digit` in a key word ([`Emitter::digit_nibble`]): the digit's
+    /// shift less 2 known (a constant, or a register set once a pass) lets one shift and one
+    /// mask do it, where `bfe` then `shl` take three SASS instructions.
+    fn nibble_at(&mut self, job: &RadixJob, shift: RegOrImm) -> NibbleAt {
+        match shift {
+            RegOrImm::Imm(s) => NibbleAt::Const(s),
+            RegOrImm::Reg(r) if job.key_shift() >= 2 => {
+                // Every trip's shift is at least the first, `key_shift`.
+                let t = self.r32();
+                self.ins(["sub", "s32"], (t, r, 2));
+                NibbleAt::Below(t)
+            }
+            RegOrImm::Reg(r) => NibbleAt::Field(r),
+        }
+    }
+
+    /// The nibble of `key`'s digit in the packed counts: its shift there (`4 * digit`) and one
+    /// at that shift (64 bits).
+    fn digit_nibble(&mut self, key: Reg, at: NibbleAt) -> (Reg, Reg) {
         let sh = self.r32();
-        self.ins(["bfe", "u32"], (sh, key, shift, DIGIT_BITS));
-        self.ins(["shl", "b32"], (sh, sh, 2));
+        match at {
+            NibbleAt::Const(s) if s >= 2 => {
+                self.ins(["shr", "b32"], (sh, key, s - 2));
+                self.ins(["and", "b32"], (sh, sh, 60));
+            }
+            NibbleAt::Const(s) => {
+                self.ins(["shl", "b32"], (sh, key, 2 - s));
+                self.ins(["and", "b32"], (sh, sh, 60));
+            }
+            NibbleAt::Below(t) => {
+                self.ins(["shr", "b32"], (sh, key, t));
+                self.ins(["and", "b32"], (sh, sh, 60));
+            }
+            NibbleAt::Field(shift) => {
+                self.ins(["bfe", "u32"], (sh, key, shift, DIGIT_BITS));
+                self.ins(["shl", "b32"], (sh, sh, 2));
+            }
+        }
         let one = self.r64();
         self.ins(["mov", "u64"], (one, 1));
         self.ins(["shl", "b64"], (one, one, sh));
@@ -779,6 +812,17 @@ struct Item {
 
 /// One pass: the digit's shift, the arrays it reads and those it writes (the result, in the
 /// last pass), and whether it is the last.
+/// Where a pass's digit sits in a key word, as [`Emitter::digit_nibble`] reads it.
+#[derive(Clone, Copy)]
+enum NibbleAt {
+    /// At a constant shift.
+    Const(i32),
+    /// At a shift held less 2 in a register.
+    Below(Reg),
+    /// At a shift in a register that may be below 2.
+    Field(Reg),
+}
+
 struct Step {
     shift: RegOrImm,
     from: Arrays,

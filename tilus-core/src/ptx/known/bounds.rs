@@ -92,6 +92,17 @@ impl Known<'_> {
             }
             // Each bin counts some of the tile's elements.
             Inst::Histogram { x, .. } => Some(crate::ir::numel(self.ty(*x)?.tile_shape()?) as u64),
+            // Places along the sorted axis, and counts of earlier elements of the tile.
+            Inst::ArgSort { x, axis, .. }
+            | Inst::TopK {
+                x,
+                axis,
+                indices: true,
+                ..
+            } => (self.ty(*x)?.tile_shape()?.get(*axis).copied()? as u64).checked_sub(1),
+            Inst::EqualRank { x } => {
+                (crate::ir::numel(self.ty(*x)?.tile_shape()?) as u64).checked_sub(1)
+            }
             _ => None,
         }
     }
