@@ -733,19 +733,22 @@ impl Emitter<'_> {
     /// The nibble of `key`'s digit in the packed counts: its shift there (`4 * digit`) and one
     /// at that shift (64 bits).
     fn digit_nibble(&mut self, key: Reg, at: NibbleAt) -> (Reg, Reg) {
+        // `4 * digit` is the digit moved up 2 bits, masked to its field: `0b111100`.
+        const UP: i32 = 2;
+        const FIELD: i32 = ((DIGITS as i32) - 1) << UP;
         let sh = self.r32();
         match at {
-            NibbleAt::Const(s) if s >= 2 => {
-                self.ins(["shr", "b32"], (sh, key, s - 2));
-                self.ins(["and", "b32"], (sh, sh, 60));
+            NibbleAt::Const(s) if s >= UP => {
+                self.ins(["shr", "b32"], (sh, key, s - UP));
+                self.ins(["and", "b32"], (sh, sh, FIELD));
             }
             NibbleAt::Const(s) => {
-                self.ins(["shl", "b32"], (sh, key, 2 - s));
-                self.ins(["and", "b32"], (sh, sh, 60));
+                self.ins(["shl", "b32"], (sh, key, UP - s));
+                self.ins(["and", "b32"], (sh, sh, FIELD));
             }
             NibbleAt::Below(t) => {
                 self.ins(["shr", "b32"], (sh, key, t));
-                self.ins(["and", "b32"], (sh, sh, 60));
+                self.ins(["and", "b32"], (sh, sh, FIELD));
             }
             NibbleAt::Field(shift) => {
                 self.ins(["bfe", "u32"], (sh, key, shift, DIGIT_BITS));
@@ -810,8 +813,6 @@ struct Item {
     index: Option<Reg>,
 }
 
-/// One pass: the digit's shift, the arrays it reads and those it writes (the result, in the
-/// last pass), and whether it is the last.
 /// Where a pass's digit sits in a key word, as [`Emitter::digit_nibble`] reads it.
 #[derive(Clone, Copy)]
 enum NibbleAt {
@@ -823,6 +824,8 @@ enum NibbleAt {
     Field(Reg),
 }
 
+/// One pass: the digit's shift, the arrays it reads and those it writes (the result, in the
+/// last pass), and whether it is the last.
 struct Step {
     shift: RegOrImm,
     from: Arrays,
