@@ -25,8 +25,8 @@
 //! runs of one key a thread (`vector_width = 1`), so consecutive lanes write consecutive
 //! addresses (6% faster than runs of four on an H100).
 //!
-//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 8.83 ms, pairs 12.65 ms, against
-//! CUB's 5.53 and 9.41 ms and torch's `sort` 13.67 ms (10.93 and 13.53 ms before the `take`s
+//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 8.82 ms, pairs 12.40 ms, against
+//! CUB's 5.52 and 9.41 ms and torch's `sort` 13.68 ms (10.93 and 13.53 ms before the `take`s
 //! divided by 4096 with shifts and the look-back's loads lost their clamps, 2026-11-27; 12.35
 //! and 16.60 ms before masked loads stopped waiting for memory where they are issued). The
 //! digits were ranked by `(digit as u8).equal_rank()` (`match.any` per warp) and the keys
