@@ -585,18 +585,12 @@ impl Emitter<'_> {
                 RegOrImm::Imm((c as u32 % rows as u32) as i32),
                 RegOrImm::Imm(((c as u32 / rows as u32) as i32).min(last)),
             ),
-            RegOrImm::Reg(r) => {
-                let (local, rank) = (self.r32(), self.r32());
-                if (rows as u32).is_power_of_two() {
-                    let shift = rows.trailing_zeros();
-                    self.ins(["and", "b32"], (local, r, rows - 1));
-                    self.ins(["shr", "u32"], (rank, r, shift));
-                } else {
-                    self.ins(["rem", "u32"], (local, r, rows));
-                    self.ins(["div", "u32"], (rank, r, rows));
-                }
-                self.ins(["min", "u32"], (rank, rank, last));
-                (RegOrImm::Reg(local), RegOrImm::Reg(rank))
+            RegOrImm::Reg(_) => {
+                let local = self.rem_u32(c, rows as usize);
+                let owner = self.div_u32(c, rows as usize);
+                let rank = self.r32();
+                self.ins(["min", "u32"], (rank, owner, last));
+                (local, RegOrImm::Reg(rank))
             }
         }
     }

@@ -720,10 +720,10 @@ impl Emitter<'_> {
     fn nibble_at(&mut self, job: &RadixJob, shift: RegOrImm) -> NibbleAt {
         match shift {
             RegOrImm::Imm(s) => NibbleAt::Const(s),
-            RegOrImm::Reg(r) if job.key_shift() >= 2 => {
+            RegOrImm::Reg(r) if job.key_shift() >= NIBBLE_UP as u32 => {
                 // Every trip's shift is at least the first, `key_shift`.
                 let t = self.r32();
-                self.ins(["sub", "s32"], (t, r, 2));
+                self.ins(["sub", "s32"], (t, r, NIBBLE_UP));
                 NibbleAt::Below(t)
             }
             RegOrImm::Reg(r) => NibbleAt::Field(r),
@@ -733,26 +733,23 @@ impl Emitter<'_> {
     /// The nibble of `key`'s digit in the packed counts: its shift there (`4 * digit`) and one
     /// at that shift (64 bits).
     fn digit_nibble(&mut self, key: Reg, at: NibbleAt) -> (Reg, Reg) {
-        // `4 * digit` is the digit moved up 2 bits, masked to its field: `0b111100`.
-        const UP: i32 = 2;
-        const FIELD: i32 = ((DIGITS as i32) - 1) << UP;
         let sh = self.r32();
         match at {
-            NibbleAt::Const(s) if s >= UP => {
-                self.ins(["shr", "b32"], (sh, key, s - UP));
-                self.ins(["and", "b32"], (sh, sh, FIELD));
+            NibbleAt::Const(s) if s >= NIBBLE_UP => {
+                self.ins(["shr", "b32"], (sh, key, s - NIBBLE_UP));
+                self.ins(["and", "b32"], (sh, sh, NIBBLE_MASK));
             }
             NibbleAt::Const(s) => {
-                self.ins(["shl", "b32"], (sh, key, UP - s));
-                self.ins(["and", "b32"], (sh, sh, FIELD));
+                self.ins(["shl", "b32"], (sh, key, NIBBLE_UP - s));
+                self.ins(["and", "b32"], (sh, sh, NIBBLE_MASK));
             }
             NibbleAt::Below(t) => {
                 self.ins(["shr", "b32"], (sh, key, t));
-                self.ins(["and", "b32"], (sh, sh, FIELD));
+                self.ins(["and", "b32"], (sh, sh, NIBBLE_MASK));
             }
             NibbleAt::Field(shift) => {
                 self.ins(["bfe", "u32"], (sh, key, shift, DIGIT_BITS));
-                self.ins(["shl", "b32"], (sh, sh, 2));
+                self.ins(["shl", "b32"], (sh, sh, NIBBLE_UP));
             }
         }
         let one = self.r64();
@@ -812,6 +809,11 @@ struct Item {
     key: Reg,
     index: Option<Reg>,
 }
+
+/// `4 * digit`, a digit's place in the packed counts, is the digit moved up `NIBBLE_UP` bits and
+/// masked to `NIBBLE_MASK` (`0b111100`).
+const NIBBLE_UP: i32 = 2;
+const NIBBLE_MASK: i32 = ((DIGITS as i32) - 1) << NIBBLE_UP;
 
 /// Where a pass's digit sits in a key word, as [`Emitter::digit_nibble`] reads it.
 #[derive(Clone, Copy)]

@@ -168,12 +168,8 @@ impl Emitter<'_> {
             };
             let i = self.r32();
             self.ins(["add", "s32"], (i, base, layout.slot_const(s) as i32));
-            let owner = self.r32();
-            if seg.is_power_of_two() {
-                self.ins(["shr", "u32"], (owner, i, seg.trailing_zeros()));
-            } else {
-                self.ins(["div", "u32"], (owner, i, seg as i32));
-            }
+            let owner = self.div_u32(i.into(), seg);
+            let owner = self.in_reg32(owner);
             let bytes = self.r32();
             let at = self.elem_at(src, 1, i.into());
             let width = ["u8", "u16", "", "u32"][g - 1];
