@@ -204,9 +204,10 @@ macro_rules! pass_kernel {
             let local = here.cumsum(0, exclusive = true);
             let order = (d as u8).argsort();
             $($before)*
-            // Each lane walks back over the tiles before for its digit, on its own, four
-            // tiles a step: the four loads are in flight together, and the words are used in
-            // order up to the first that is not ready or is an inclusive prefix. Tile 0's
+            // Each lane walks back over the tiles before for its digit, on its own, two tiles
+            // a step: the two loads are in flight together, and the words are used in order
+            // up to the first that is not ready or is an inclusive prefix (four or eight
+            // tiles a step cost more instructions than the steps they save: BENCHMARKS.md). Tile 0's
             // words are inclusive, so a walk stops there; a step's loads past it read the
             // unwritten words before it, which are never used.
             let mut before = mine * 0;
@@ -215,25 +216,15 @@ macro_rules! pass_kernel {
             while live.any() {
                 let w0 = atomic_load(status, back, sem = relaxed);
                 let w1 = atomic_load(status, back - 256, sem = relaxed);
-                let w2 = atomic_load(status, back - 512, sem = relaxed);
-                let w3 = atomic_load(status, back - 768, sem = relaxed);
                 // 0: an aggregate, 1: an inclusive prefix, anything else: not ready.
                 let s0 = ((w0 >> 32) as i32) - (ready + 1);
                 let s1 = ((w1 >> 32) as i32) - (ready + 1);
-                let s2 = ((w2 >> 32) as i32) - (ready + 1);
-                let s3 = ((w3 >> 32) as i32) - (ready + 1);
                 // `gK`: word K is used; words after an inclusive prefix are not.
                 let g0 = live & ((s0 as u32) < 2);
                 let g1 = g0 & (s0 == 0) & ((s1 as u32) < 2);
-                let g2 = g1 & (s1 == 0) & ((s2 as u32) < 2);
-                let g3 = g2 & (s2 == 0) & ((s3 as u32) < 2);
-                before = before
-                    + select(g0, w0 as i32, 0)
-                    + select(g1, w1 as i32, 0)
-                    + select(g2, w2 as i32, 0)
-                    + select(g3, w3 as i32, 0);
-                back = back - (g0 as i32 + g1 as i32 + g2 as i32 + g3 as i32) * 256;
-                let inclusive = (g0 & (s0 == 1)) | (g1 & (s1 == 1)) | (g2 & (s2 == 1)) | (g3 & (s3 == 1));
+                before = before + select(g0, w0 as i32, 0) + select(g1, w1 as i32, 0);
+                back = back - (g0 as i32 + g1 as i32) * 256;
+                let inclusive = (g0 & (s0 == 1)) | (g1 & (s1 == 1));
                 live = live & !inclusive;
             }
             if tile > 0 {
