@@ -43,7 +43,7 @@
 pub const TILE: usize = 4096;
 
 /// Tiles of look-back words before tile 0's (the pass kernels write the literal 4): never
-/// written, they give the walk's four loads a step an address past tile 0 without a clamp
+/// written, they give the walk's loads (two a step) an address past tile 0 without a clamp
 /// (their values are never used: tile 0's words are inclusive prefixes, where walks stop).
 const LEAD: usize = 4;
 
