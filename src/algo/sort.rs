@@ -17,7 +17,7 @@
 //! four-bit passes of the tile radix sort, the index held in the low bits of each key word),
 //! then a `take` of the keys (a pair pass takes keys and values after the look-back instead,
 //! so that only the order is held across it). Then each of its 256 lanes looks back over the
-//! tiles before it for its own digit, four tiles a step, adding aggregates until it meets an
+//! tiles before it for its own digit, two tiles a step, adding aggregates until it meets an
 //! inclusive prefix: ordering first, as CUB's Onesweep does, gives the predecessors time to
 //! publish their prefixes, so the walks are short. Each key then goes to the start of its
 //! digit (the global counts, scanned once per sort by `digit_starts`), plus the count of that
@@ -25,8 +25,9 @@
 //! runs of one key a thread (`vector_width = 1`), so consecutive lanes write consecutive
 //! addresses (6% faster than runs of four on an H100).
 //!
-//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 8.82 ms, pairs 12.40 ms, against
-//! CUB's 5.52 and 9.41 ms and torch's `sort` 13.68 ms (10.93 and 13.53 ms before the `take`s
+//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 8.39 ms, pairs 12.16 ms, against
+//! CUB's 5.52 and 9.41 ms and torch's `sort` 13.68 ms (8.83 and 12.47 ms with the look-back
+//! reading four tiles a step; 10.93 and 13.53 ms before the `take`s
 //! divided by 4096 with shifts and the look-back's loads lost their clamps, 2026-11-27; 12.35
 //! and 16.60 ms before masked loads stopped waiting for memory where they are issued). The
 //! digits were ranked by `(digit as u8).equal_rank()` (`match.any` per warp) and the keys
@@ -206,10 +207,11 @@ macro_rules! pass_kernel {
             $($before)*
             // Each lane walks back over the tiles before for its digit, on its own, two tiles
             // a step: the two loads are in flight together, and the words are used in order
-            // up to the first that is not ready or is an inclusive prefix (four or eight
-            // tiles a step cost more instructions than the steps they save: BENCHMARKS.md). Tile 0's
-            // words are inclusive, so a walk stops there; a step's loads past it read the
-            // unwritten words before it, which are never used.
+            // up to the first that is not ready or is an inclusive prefix. (Measured on an
+            // H100, BENCHMARKS.md: one tile a step is 5% slower, three, four or eight cost more
+            // instructions than the steps they save.) Tile 0's words are inclusive, so a walk
+            // stops there; a step's loads past it read the unwritten words before it, which
+            // are never used.
             let mut before = mine * 0;
             let mut back = at - 256;
             let mut live = lanes * 0 + tile > 0;
