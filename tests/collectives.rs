@@ -1614,9 +1614,9 @@ fn equal_ranks_and_histograms() {
     }
 }
 
-/// Ranks of 8-bit tiles, which are counted per warp (`match.any`) rather than compared: a
-/// 4096-element `u8` tile of radix digits on 256 threads, an `i8` tile of 37 x 5 (not a whole
-/// number of warps' rounds) and a `bool` tile of 3 x 7 x 11.
+/// Ranks of 8-bit tiles, which are counted per warp (ballots and a shared atomic) rather than
+/// compared: a 4096-element `u8` tile of radix digits on 256 threads, an `i8` tile of 37 x 5
+/// (not a whole number of warps' rounds) and a `bool` tile of 3 x 7 x 11.
 #[tile_kernel(threads = 256)]
 fn byte_ranks(a: GlobalTensor<u8>, b: GlobalTensor<i8>, out: GlobalTensor<i32>) {
     let x = load_global(a, offsets = [0], shape = [4096]);

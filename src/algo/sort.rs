@@ -13,29 +13,31 @@
 //! **One pass** (one block per tile of [`TILE`] keys, tiles taken from a ticket): the block
 //! counts its tile's digits and publishes the counts (256 words, one per digit, each a count
 //! and a state in one 64-bit word, so a relaxed atomic suffices: the count and its state are
-//! read together). It then orders the tile by digit, stably: `(digit as u8).argsort()` (two
-//! four-bit passes of the tile radix sort, the index held in the low bits of each key word),
-//! then a `take` of the keys (a pair pass takes keys and values after the look-back instead,
-//! so that only the order is held across it). Then each of its 256 lanes looks back over the
-//! tiles before it for its own digit, two tiles a step, adding aggregates until it meets an
-//! inclusive prefix: ordering first, as CUB's Onesweep does, gives the predecessors time to
+//! read together). It then orders the tile by digit, stably. The keys-only pass takes
+//! `(digit as u8).argsort()` (two four-bit passes of the tile radix sort, the index held in
+//! the low bits of each key word), then a `take` of the keys. A pair pass places each key and
+//! value in shared memory at its digit's start in the tile plus its rank among the tile's
+//! equal digits (`(digit as u8).equal_rank()`: ballots and a shared atomic per warp, as CUB's
+//! Onesweep ranks), and reads both back in order after the look-back. Then each of its 256
+//! lanes looks back over the tiles before it for its own digit, two tiles a step, adding
+//! aggregates until it meets an inclusive prefix: ordering first, as CUB's Onesweep does, gives the predecessors time to
 //! publish their prefixes, so the walks are short. Each key then goes to the start of its
 //! digit (the global counts, scanned once per sort by `digit_starts`), plus the count of that
 //! digit in earlier tiles, plus its place among the tile's keys of that digit. The passes hold
 //! runs of one key a thread (`vector_width = 1`), so consecutive lanes write consecutive
 //! addresses (6% faster than runs of four on an H100).
 //!
-//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 8.39 ms, pairs 12.16 ms, against
-//! CUB's 5.52 and 9.41 ms and torch's `sort` 13.68 ms (8.83 and 12.47 ms with the look-back
-//! reading four tiles a step; 10.93 and 13.53 ms before the `take`s
-//! divided by 4096 with shifts and the look-back's loads lost their clamps, 2026-11-27; 12.35
-//! and 16.60 ms before masked loads stopped waiting for memory where they are issued). The
-//! digits were ranked by `(digit as u8).equal_rank()` (`match.any` per warp) and the keys
-//! scattered into shared memory by that rank until 2026-11-26: 15.44 and 19.09 ms (and that
-//! ranking, tried again with the divisions by shifts, 2026-11-27: 12.38 ms for keys against
-//! the argsort's 8.79). A pass is bound by latency, not
-//! by memory (`ncu`, a pair pass over 2^24 keys: 0.44 instructions issued a cycle per
-//! scheduler, half the stalls waiting on global or local memory, its spills included).
+//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 8.41 ms, pairs 11.49 ms, against
+//! CUB's 5.52 and 9.41 ms and torch's `sort` 13.68 ms (pairs 12.27 ms with the argsort and the
+//! gathers; 8.83 and 12.47 ms with the look-back reading four tiles a step; 10.93 and 13.53 ms
+//! before the `take`s divided by 4096 with shifts and the look-back's loads lost their clamps,
+//! 2026-11-27; 12.35 and 16.60 ms before masked loads stopped waiting for memory where they
+//! are issued). Both passes ranked by `(digit as u8).equal_rank()` until 2026-11-26 (15.44
+//! and 19.09 ms), when `match.any` grouped the lanes of equal digits: keys took 12.60 ms that
+//! way on 2026-11-27, and 8.42 ms once eight ballots group them (CUB's way), where the
+//! argsort's way takes 8.41 ms. A pass is bound by its instructions and their latency, not by
+//! memory (`ncu`, a keys pass over 2^24 keys: 2.4 times the instructions of CUB's, issued
+//! more densely).
 //!
 //! Flags carry the pass's epoch (`epoch * 4 + state` in the high word), so the storage is
 //! reused without clearing, as in the scan.
@@ -141,21 +143,34 @@ macro_rules! digit_counts_kernel {
 }
 
 /// One digit pass from `keys` (and `vals`) to `keys_out` (and `vals_out`); see the module docs.
-/// The keys-only pass gathers its keys in digit order before the look-back and holds them
-/// across it; a pair pass holds only the order there, and reads its keys again (and its
-/// values) after it: fewer registers live in the loop, so fewer spilled (an H100, 2^28
-/// `(u32, u32)` pairs: 17.79 -> 16.67 ms).
+/// The keys-only pass orders its tile by an argsort of the digits and gathers its keys in that
+/// order before the look-back, holding them across it. A pair pass places each key and value
+/// in shared memory at its digit's start plus its rank among the tile's equal digits
+/// (`equal_rank`) before the look-back, and reads both back in order after it: no second read
+/// of the keys from memory, no gathers, and nothing but the look-back's own values live across
+/// it (an H100, 2^28 `(u32, u32)` pairs: 12.27-12.30 ms with the argsort and two gathers after
+/// the look-back, 11.47-11.51 ms this way; the keys alone measured 8.41-8.43 ms the argsort's
+/// way, 8.44-8.45 ms this way).
 macro_rules! pass_kernel {
     ($name:ident, $blocks:literal, $k:ident, $s:ident, $top:literal) => {
         pass_kernel!(@pass $name, $blocks, $k, $s, $top, [], {
+            let order = (d as u8).argsort();
             let ks = k.take(order, axis = 0);
         }, {}, {});
     };
     ($name:ident, $blocks:literal, $k:ident, $s:ident, $top:literal, $v:ident) => {
         pass_kernel!(@pass $name, $blocks, $k, $s, $top,
-            [vals: GlobalTensor<$v>, vals_out: GlobalTensor<$v>,], {}, {
-            let ks = load_global(keys, offsets = [start], shape = [4096], mask = inside).take(order, axis = 0);
-            let vs = load_global(vals, offsets = [start], shape = [4096], mask = inside).take(order, axis = 0);
+            [vals: GlobalTensor<$v>, vals_out: GlobalTensor<$v>,], {
+            let slot = local.take(d) + (d as u8).equal_rank();
+            let sk = shared_tensor::<$k>([4096]);
+            store_shared_scatter(sk, dim = 0, indices = slot, values = k);
+            let v = load_global(vals, offsets = [start], shape = [4096], mask = inside);
+            let sv = shared_tensor::<$v>([4096]);
+            store_shared_scatter(sv, dim = 0, indices = slot, values = v);
+        }, {
+            sync();
+            let ks = load_shared(sk);
+            let vs = load_shared(sv);
         }, {
             store_global_scatter(vals_out, dim = 0, indices = to, values = vs, mask = keep);
         });
@@ -200,10 +215,10 @@ macro_rules! pass_kernel {
             atomic_store(status, at, ((state as u64) << 32) | (mine as u64), sem = relaxed);
             // The tile ordered by digit, stably, before the look-back, so that its
             // predecessors have mostly published their inclusive prefixes by then (CUB's
-            // Onesweep ranks before it looks back for the same reason): the argsort of the
-            // digits is two four-bit passes of the tile radix sort.
+            // Onesweep ranks before it looks back for the same reason): by an argsort of the
+            // digits (two four-bit passes of the tile radix sort), or by each digit's start
+            // (`local`) plus the rank among equal digits.
             let local = here.cumsum(0, exclusive = true);
-            let order = (d as u8).argsort();
             $($before)*
             // Each lane walks back over the tiles before for its digit, on its own, two tiles
             // a step: the two loads are in flight together, and the words are used in order
@@ -269,7 +284,8 @@ digit_counts_kernel!(digit_counts_k64, u64, i64, 63);
 // 11.19 ms at 3; (u32, u32) pairs 13.52 ms at 3 (80 registers, none spilled), 18.5 ms at 4
 // (188 bytes spilled). With the divisions by shifts (session 40, 20 bytes spilled for keys at
 // 4 blocks): pairs 12.65 ms at 3, 13.60 at 4 (64 registers, none spilled). The other kinds
-// keep bounds measured before masked loads filled first.
+// keep bounds measured before masked loads filled first. Ranked by `equal_rank` (session 41),
+// the (u32, u32) pass holds 80 registers with no spill at 3 (11.47-11.51 ms).
 pass_kernel!(pass_k32, 4, u32, i32, 31);
 pass_kernel!(pass_k32_v32, 3, u32, i32, 31, u32);
 pass_kernel!(pass_k32_v64, 2, u32, i32, 31, u64);

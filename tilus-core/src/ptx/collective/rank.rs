@@ -3,14 +3,14 @@
 //! with every earlier one). This is the rank a stable radix scatter needs, for its digits
 //! (`(digit as u8).equal_rank()`), as CUB's `BlockRadixRankMatch` computes it:
 //! 1. each warp takes a contiguous segment of the tile, 32 elements a round in order, and in
-//!    each round `match.any` groups the lanes holding the same byte. The group's lowest lane
-//!    adds the group's size to the warp's count of its byte (a `[warps][256]` table in shared
-//!    memory) with one shared atomic, whose old value it hands to the group by a shuffle: an
-//!    element's rank in its warp is that count plus its group's lanes below it. A warp barrier
-//!    after each round orders the next round's atomics after this one's in every lane's view.
-//!    Up to 32 rounds are written out one after another rather than as a loop. (Against the
-//!    earlier form, in which every lane read the count and the leader stored it between two
-//!    warp barriers, this measured no faster in the radix sort on an H200: 17.57 -> 17.59 ms.);
+//!    each round groups the lanes holding the same byte by eight ballots, one a bit (CUB's
+//!    `MatchAny`: `match.any.sync` issues far slower, and the device radix sort ranked by it
+//!    took 12.60 ms on an H100 against 9.05 with the ballots, 2026-11-27). The group's highest
+//!    lane adds the group's size to the warp's count of its byte (a `[warps][256]` table in
+//!    shared memory) with one shared atomic, whose old value it hands to the group by a
+//!    shuffle: an element's rank in its warp is that count plus its group's lanes below it. A
+//!    warp barrier after each round orders the next round's atomics after this one's in every
+//!    lane's view. Up to 32 rounds are written out one after another rather than as a loop;
 //! 2. each byte's counts are turned into exclusive prefixes over the warps (thread `b` walks
 //!    the table's column `b`);
 //! 3. every thread reads back the ranks of the elements it holds and adds the prefix of the
@@ -52,8 +52,9 @@ struct Warp {
     src_at: Reg,
     rank_at: Reg,
     first: Reg,
-    /// Lanes below this one.
-    below_me: Reg,
+    /// Lanes up to this one, and above it.
+    upto_me: Reg,
+    above_me: Reg,
     /// Elements in the tile.
     n: usize,
     /// Whether every round of every warp lies inside the tile.
@@ -90,13 +91,14 @@ impl Emitter<'_> {
         )?;
         self.stage(x, d, &layout, src)?;
         self.barrier();
-        let (lane, warp, below_me) = (self.r32(), self.r32(), self.r32());
+        let (lane, warp, upto_me, above_me) = (self.r32(), self.r32(), self.r32(), self.r32());
         self.ins(["and", "b32"], (lane, tid, 31));
         self.ins(["shr", "u32"], (warp, tid, 5));
-        let one = self.r32();
-        self.ins(["mov", "u32"], (one, 1));
-        self.ins(["shl", "b32"], (below_me, one, lane));
-        self.ins(["sub", "s32"], (below_me, below_me, 1));
+        // `(2 << lane) - 1` (for lane 31, 2 << 31 wraps to 0, and 0 - 1 is every lane).
+        self.ins(["mov", "u32"], (upto_me, 2));
+        self.ins(["shl", "b32"], (upto_me, upto_me, lane));
+        self.ins(["sub", "s32"], (upto_me, upto_me, 1));
+        self.ins(["not", "b32"], (above_me, upto_me));
         // This warp's row of the table, and its first element.
         let smem = self.smem_base();
         let row = self.r32();
@@ -114,7 +116,8 @@ impl Emitter<'_> {
             src_at,
             rank_at,
             first,
-            below_me,
+            upto_me,
+            above_me,
             n,
             full: seg * warps == n,
         };
@@ -226,17 +229,17 @@ impl Emitter<'_> {
         let v = self.r32();
         self.ins(["mov", "u32"], (v, BYTES as i32));
         self.ins_if(inside.guard(), ["ld", "shared", "u8"], (v, byte_at));
-        let peers = self.r32();
-        self.ins(["match", "any", "sync", "b32"], (peers, v, -1));
-        let (below, lower, count) = (self.r32(), self.r32(), self.r32());
-        self.ins(["and", "b32"], (below, peers, w.below_me));
-        self.ins(["popc", "b32"], (lower, below));
-        self.ins(["popc", "b32"], (count, peers));
+        let peers = self.peers_of_byte(v, inside);
+        // `upto`: the group's lanes up to this one (the group's size in its highest lane).
+        let (upto, above) = (self.r32(), self.r32());
+        self.ins(["and", "b32"], (upto, peers, w.upto_me));
+        self.ins(["popc", "b32"], (upto, upto));
+        self.ins(["and", "b32"], (above, peers, w.above_me));
         let slot = self.r32();
         self.ins(["mad", "lo", "s32"], (slot, v, 4, w.row));
-        // The group's lowest lane moves the count on and hands the old count to the group.
+        // The group's highest lane moves the count on and hands the old count to the group.
         let leader = self.new_pred();
-        self.ins(["setp", "eq", "u32"], (leader, below, 0));
+        self.ins(["setp", "eq", "u32"], (leader, above, 0));
         if let Predicate::Reg(p) = inside {
             self.ins(["and", "pred"], (leader, leader, p));
         }
@@ -245,20 +248,43 @@ impl Emitter<'_> {
         self.ins_if(
             Guard::If(leader),
             ["atom", "shared", "add", "u32"],
-            (seen, scratch_at(slot, w.table), count),
+            (seen, scratch_at(slot, w.table), upto),
         );
-        let lowest = self.r32();
-        self.ins(["neg", "s32"], (lowest, peers));
-        self.ins(["and", "b32"], (lowest, lowest, peers));
         let from = self.r32();
-        self.ins(["bfind", "u32"], (from, lowest));
+        self.ins(["bfind", "u32"], (from, peers));
         let got = self.shfl("idx", seen, from.into(), 31);
         let rank = self.r32();
-        self.ins(["add", "s32"], (rank, got, lower));
+        self.ins(["add", "s32"], (rank, got, upto));
+        self.ins(["sub", "s32"], (rank, rank, 1));
         self.ins_if(inside.guard(), ["st", "shared", "u32"], (rank_at, rank));
         // The next round's atomics come after this round's in every lane's view.
         self.ins(["bar", "warp", "sync"], (-1,));
         Ok(())
+    }
+
+    /// The lanes of the warp whose byte `v` equals this lane's, among the lanes `inside`: one
+    /// ballot a bit (CUB's `MatchAny`), where `match.any.sync` issues far slower.
+    fn peers_of_byte(&mut self, v: Reg, inside: Predicate) -> Reg {
+        let peers = self.r32();
+        for bit in 0..8 {
+            let (set, on, votes) = (self.r32(), self.new_pred(), self.r32());
+            self.ins(["and", "b32"], (set, v, 1 << bit));
+            self.ins(["setp", "ne", "u32"], (on, set, 0));
+            self.ins(["vote", "sync", "ballot", "b32"], (votes, on, -1));
+            // Lanes that agree with this lane on the bit.
+            self.ins_if(Guard::Unless(on), ["not", "b32"], (votes, votes));
+            if bit == 0 {
+                self.ins(["mov", "b32"], (peers, votes));
+            } else {
+                self.ins(["and", "b32"], (peers, peers, votes));
+            }
+        }
+        if let Predicate::Reg(p) = inside {
+            let lanes_inside = self.r32();
+            self.ins(["vote", "sync", "ballot", "b32"], (lanes_inside, p, -1));
+            self.ins(["and", "b32"], (peers, peers, lanes_inside));
+        }
+        peers
     }
 
     /// Whether element `i + k` of a round is inside the tile (known when every round is).
