@@ -27,9 +27,9 @@
 //! runs of one key a thread (`vector_width = 1`), so consecutive lanes write consecutive
 //! addresses (6% faster than runs of four on an H100).
 //!
-//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 8.41 ms, pairs 11.49 ms, against
-//! CUB's 5.52 and 9.41 ms and torch's `sort` 13.68 ms (pairs 12.27 ms with the argsort and the
-//! gathers; 8.83 and 12.47 ms with the look-back reading four tiles a step; 10.93 and 13.53 ms
+//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 8.29 ms, pairs 11.46 ms, against
+//! CUB's 5.52 and 9.41 ms and torch's `sort` 13.68 ms (keys 8.40 ms when every key went
+//! through the order map; pairs 12.27 ms with the argsort and the gathers; 8.83 and 12.47 ms with the look-back reading four tiles a step; 10.93 and 13.53 ms
 //! before the `take`s divided by 4096 with shifts and the look-back's loads lost their clamps,
 //! 2026-11-27; 12.35 and 16.60 ms before masked loads stopped waiting for memory where they
 //! are issued). Both passes ranked by `(digit as u8).equal_rank()` until 2026-11-26 (15.44
@@ -199,7 +199,13 @@ macro_rules! pass_kernel {
             let start = tile * 4096;
             let inside = arange(4096) + start < n;
             let k = load_global(keys, offsets = [start], shape = [4096], mask = inside);
-            let u = k ^ ((((k as $s) >> $top) as $k & fmask) | smask) ^ dmask;
+            // Unsigned keys sorted ascending are their own ordered bits: no map, a uniform
+            // branch a tile instead of three instructions a key, here and after the look-back.
+            let mapped = (fmask | smask | dmask) != 0;
+            let mut u = k;
+            if mapped {
+                u = k ^ ((((k as $s) >> $top) as $k & fmask) | smask) ^ dmask;
+            }
             // Keys past the end take digit 255, after every real key of the tile; they are
             // counted for the tile's own order but not published.
             let d = select(inside, ((u >> shift) & 255) as i32, 255);
@@ -249,7 +255,10 @@ macro_rules! pass_kernel {
             }
             $($after)*
             let base = load_global(counts, offsets = [pass * 256], shape = [256]);
-            let us = ks ^ ((((ks as $s) >> $top) as $k & fmask) | smask) ^ dmask;
+            let mut us = ks;
+            if mapped {
+                us = ks ^ ((((ks as $s) >> $top) as $k & fmask) | smask) ^ dmask;
+            }
             let ds = ((us >> shift) & 255) as i32;
             let keep = arange(4096) < n - start;
             let to = (base + before - local).take(ds) + arange(4096);
