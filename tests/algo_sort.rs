@@ -8,7 +8,7 @@ mod common;
 use common::{backends, Rng};
 use std::cmp::Ordering;
 use tilus::algo::sort::TILE;
-use tilus::algo::{radix_sort_keys, radix_sort_pairs, SortKey, SortOrder, SortStorage};
+use tilus::algo::{radix_sort_keys, radix_sort_pairs, SortKey, SortOrder, SortStorage, SortValue};
 use tilus::{AsTensor, Device};
 
 /// The order the sorts promise: integers by value, floats by IEEE 754 `totalOrder`.
@@ -195,6 +195,58 @@ fn pairs_of_64_bit_values_and_one_shot_functions() {
             Err(tilus::Error::Misaligned { .. })
         ));
     }
+}
+
+/// Pairs whose values are narrower or wider than their keys: 64-bit keys with 16- and 64-bit
+/// values, 32-bit keys with 16- and 64-bit values (each width pair is its own pass kernel),
+/// few distinct keys so that stability shows, over several tiles, in both directions.
+#[test]
+fn pairs_of_every_key_and_value_width() {
+    let mut rng = Rng::from_env_or_clock();
+    for dev in backends() {
+        for order in [SortOrder::Ascending, SortOrder::Descending] {
+            let n = 2 * TILE + 37;
+            pairs_of::<u64, u16>(&mut rng, &dev, n, order, |i| i as u16);
+            pairs_of::<i64, u64>(&mut rng, &dev, n, order, |i| (i as u64) << 20 | 5);
+            pairs_of::<f64, i16>(&mut rng, &dev, n, order, |i| -(i as i16));
+            pairs_of::<u32, u16>(&mut rng, &dev, n, order, |i| i as u16 ^ 0x5a5a);
+            pairs_of::<f32, u64>(&mut rng, &dev, n, order, |i| !(i as u64));
+        }
+    }
+}
+
+/// One sort of `n` pairs with keys `K` of few distinct values and values `val(position)`,
+/// against the stable CPU order.
+fn pairs_of<K: Key, V: SortValue + PartialEq + std::fmt::Debug>(
+    rng: &mut Rng,
+    dev: &Device,
+    n: usize,
+    order: SortOrder,
+    val: impl Fn(usize) -> V,
+) {
+    let keys: Vec<K> = (0..n).map(|_| K::draw(rng, 7)).collect();
+    let vals: Vec<V> = (0..n).map(val).collect();
+    let idx = reference(&keys, order);
+    let want_keys: Vec<K> = idx.iter().map(|&i| keys[i]).collect();
+    let want_vals: Vec<V> = idx.iter().map(|&i| vals[i]).collect();
+    let (kd, vd) = (dev.upload(&keys).unwrap(), dev.upload(&vals).unwrap());
+    let ko = dev.upload(&vec![K::default(); n]).unwrap();
+    let vo = dev.upload(&vec![V::default(); n]).unwrap();
+    let mut st = SortStorage::<K, V>::new(dev, n).unwrap();
+    st.sort_pairs(&dev.default_stream(), &kd, &vd, &ko, &vo, order)
+        .unwrap();
+    let what = format!(
+        "{} keys of {} with values of {}, {order:?}",
+        n,
+        std::any::type_name::<K>(),
+        std::any::type_name::<V>()
+    );
+    assert_eq!(
+        bits(dev, &ko.download().unwrap()),
+        bits(dev, &want_keys),
+        "{what}: keys"
+    );
+    assert_eq!(vo.download().unwrap(), want_vals, "{what}: values");
 }
 
 #[test]

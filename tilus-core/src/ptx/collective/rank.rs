@@ -4,8 +4,8 @@
 //! (`(digit as u8).equal_rank()`), as CUB's `BlockRadixRankMatch` computes it:
 //! 1. each warp takes a contiguous segment of the tile, 32 elements a round in order, and in
 //!    each round groups the lanes holding the same byte by eight ballots, one a bit (CUB's
-//!    `MatchAny`: `match.any.sync` issues far slower, and the device radix sort ranked by it
-//!    took 12.60 ms on an H100 against 9.05 with the ballots, 2026-11-27). The group's highest
+//!    `MatchAny`: `match.any.sync` issues far slower, and a device radix sort ranked by it
+//!    took 12.60 ms on an H100 against 8.42 with these ballots, 2026-11-27). The group's highest
 //!    lane adds the group's size to the warp's count of its byte (a `[warps][256]` table in
 //!    shared memory) with one shared atomic, whose old value it hands to the group by a
 //!    shuffle: an element's rank in its warp is that count plus its group's lanes below it. A
