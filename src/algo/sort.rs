@@ -20,24 +20,24 @@
 //! equal digits (`(digit as u8).equal_rank()`: ballots and a shared atomic per warp, as CUB's
 //! Onesweep ranks), and reads both back in order after the look-back. Then each of its 256
 //! lanes looks back over the tiles before it for its own digit, two tiles a step, adding
-//! aggregates until it meets an inclusive prefix: ordering first, as CUB's Onesweep does, gives the predecessors time to
-//! publish their prefixes, so the walks are short. Each key then goes to the start of its
-//! digit (the global counts, scanned once per sort by `digit_starts`), plus the count of that
-//! digit in earlier tiles, plus its place among the tile's keys of that digit. The passes hold
-//! runs of one key a thread (`vector_width = 1`), so consecutive lanes write consecutive
-//! addresses (6% faster than runs of four on an H100).
+//! aggregates until it meets an inclusive prefix: ordering first, as CUB's Onesweep does,
+//! gives the predecessors time to publish their prefixes, so the walks are short. Each key
+//! then goes to the start of its digit (the global counts, scanned once per sort by
+//! `digit_starts`), plus the count of that digit in earlier tiles, plus its place among the
+//! tile's keys of that digit. The passes hold runs of one key a thread (`vector_width = 1`),
+//! so consecutive lanes write consecutive addresses (6% faster than runs of four on an H100).
 //!
 //! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 8.29 ms, pairs 11.46 ms, against
 //! CUB's 5.52 and 9.41 ms and torch's `sort` 13.68 ms (keys 8.40 ms when every key went
-//! through the order map; pairs 12.27 ms with the argsort and the gathers; 8.83 and 12.47 ms with the look-back reading four tiles a step; 10.93 and 13.53 ms
-//! before the `take`s divided by 4096 with shifts and the look-back's loads lost their clamps,
-//! 2026-11-27; 12.35 and 16.60 ms before masked loads stopped waiting for memory where they
-//! are issued). Both passes ranked by `(digit as u8).equal_rank()` until 2026-11-26 (15.44
-//! and 19.09 ms), when `match.any` grouped the lanes of equal digits: keys took 12.60 ms that
-//! way on 2026-11-27, and 8.42 ms once eight ballots group them (CUB's way), where the
-//! argsort's way takes 8.41 ms. A pass is bound by its instructions and their latency, not by
-//! memory (`ncu`, a keys pass over 2^24 keys: 2.4 times the instructions of CUB's, issued
-//! more densely).
+//! through the order map; pairs 12.27 ms with the argsort and the gathers; 8.83 and 12.47 ms
+//! with the look-back reading four tiles a step; 10.93 and 13.53 ms before the `take`s divided
+//! by 4096 with shifts and the look-back's loads lost their clamps, 2026-11-27; 12.35 and
+//! 16.60 ms before masked loads stopped waiting for memory where they are issued). Both
+//! passes ranked by `(digit as u8).equal_rank()` until 2026-11-26 (15.44 and 19.09 ms), when
+//! `match.any` grouped the lanes of equal digits: keys took 12.60 ms that way on 2026-11-27,
+//! and 8.42 ms once eight ballots group them (CUB's way), where the argsort's way takes 8.41
+//! ms. A pass is bound by its instructions and their latency, not by memory (`ncu`, a keys
+//! pass over 2^24 keys: 2.4 times the instructions of CUB's, issued more densely).
 //!
 //! Flags carry the pass's epoch (`epoch * 4 + state` in the high word), so the storage is
 //! reused without clearing, as in the scan.

@@ -719,12 +719,22 @@ impl Emitter<'_> {
     /// mask do it, where `bfe` then `shl` take three SASS instructions.
     fn nibble_at(&mut self, job: &RadixJob, shift: RegOrImm) -> NibbleAt {
         match shift {
-            RegOrImm::Imm(s) => NibbleAt::Const(s),
+            RegOrImm::Imm(s) if s >= NIBBLE_UP => NibbleAt::Moved {
+                up: false,
+                by: RegOrImm::Imm(s - NIBBLE_UP),
+            },
+            RegOrImm::Imm(s) => NibbleAt::Moved {
+                up: true,
+                by: RegOrImm::Imm(NIBBLE_UP - s),
+            },
             RegOrImm::Reg(r) if job.key_shift() >= NIBBLE_UP as u32 => {
                 // Every trip's shift is at least the first, `key_shift`.
                 let t = self.r32();
                 self.ins(["sub", "s32"], (t, r, NIBBLE_UP));
-                NibbleAt::Below(t)
+                NibbleAt::Moved {
+                    up: false,
+                    by: RegOrImm::Reg(t),
+                }
             }
             RegOrImm::Reg(r) => NibbleAt::Field(r),
         }
@@ -735,16 +745,8 @@ impl Emitter<'_> {
     fn digit_nibble(&mut self, key: Reg, at: NibbleAt) -> (Reg, Reg) {
         let sh = self.r32();
         match at {
-            NibbleAt::Const(s) if s >= NIBBLE_UP => {
-                self.ins(["shr", "b32"], (sh, key, s - NIBBLE_UP));
-                self.ins(["and", "b32"], (sh, sh, NIBBLE_MASK));
-            }
-            NibbleAt::Const(s) => {
-                self.ins(["shl", "b32"], (sh, key, NIBBLE_UP - s));
-                self.ins(["and", "b32"], (sh, sh, NIBBLE_MASK));
-            }
-            NibbleAt::Below(t) => {
-                self.ins(["shr", "b32"], (sh, key, t));
+            NibbleAt::Moved { up, by } => {
+                self.ins([if up { "shl" } else { "shr" }, "b32"], (sh, key, by));
                 self.ins(["and", "b32"], (sh, sh, NIBBLE_MASK));
             }
             NibbleAt::Field(shift) => {
@@ -815,14 +817,12 @@ struct Item {
 const NIBBLE_UP: i32 = 2;
 const NIBBLE_MASK: i32 = ((DIGITS as i32) - 1) << NIBBLE_UP;
 
-/// Where a pass's digit sits in a key word, as [`Emitter::digit_nibble`] reads it.
+/// How [`Emitter::digit_nibble`] finds `4 * digit` in a key word, chosen once a pass.
 #[derive(Clone, Copy)]
 enum NibbleAt {
-    /// At a constant shift.
-    Const(i32),
-    /// At a shift held less 2 in a register.
-    Below(Reg),
-    /// At a shift in a register that may be below 2.
+    /// The key moved `by` bits (up or down) puts the digit at bit `NIBBLE_UP`; a mask then.
+    Moved { up: bool, by: RegOrImm },
+    /// The digit at a shift in a register that may be below `NIBBLE_UP`: `bfe`, then `shl`.
     Field(Reg),
 }
 
