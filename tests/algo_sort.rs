@@ -307,3 +307,64 @@ fn length_errors_leave_the_outputs_alone() {
         .is_err());
     assert_eq!(out.download().unwrap(), vec![0, 0, 0]);
 }
+
+/// The passes read the keys past the end of the last tile as a fill whose ordered bits are all
+/// ones (digit 255 at every pass) and leave it to the bounded stores to drop them: outputs that
+/// are views into larger tensors keep their neighbours, for every key class and direction, with
+/// real keys equal to the fill (and to its complement) among random ones.
+#[test]
+fn outputs_inside_larger_tensors_keep_their_neighbours() {
+    macro_rules! class {
+        ($rng:ident, $dev:ident, $order:ident, $($k:ty, $v:ty);*) => {$({
+            let n = TILE + 1234;
+            let ones = !<$v>::default();
+            let specials = [ones, 0, ones >> 1, !(ones >> 1)];
+            let raw: Vec<$v> = (0..n)
+                .map(|i| if i % 5 == 0 { specials[i / 5 % 4] } else { $rng.next_u64() as $v })
+                .collect();
+            let keys: Vec<$k> = $dev.upload(&raw).unwrap().bitcast::<$k>().unwrap().download().unwrap();
+            let idx = reference(&keys, $order);
+            let want_keys: Vec<$k> = idx.iter().map(|&i| keys[i]).collect();
+            let kd = $dev.upload(&keys).unwrap();
+            let vals: Vec<u16> = (0..n).map(|i| i as u16).collect();
+            let vd = $dev.upload(&vals).unwrap();
+            let pad = TILE + 8;
+            let poison_k = ones & 0x5a5a_5a5a;
+            let big_k = $dev.full::<$v>(n + 2 * pad, poison_k).unwrap();
+            let big_v = $dev.full::<u16>(n + 2 * pad, 0xbeef).unwrap();
+            {
+                let ko = big_k.view(pad..pad + n).unwrap();
+                let ko = ko.bitcast::<$k>().unwrap();
+                let vo = big_v.view(pad..pad + n).unwrap();
+                let mut st = SortStorage::<$k, u16>::new(&$dev, 3 * n).unwrap();
+                st.sort_pairs(&$dev.default_stream(), &kd, &vd, &ko, &vo, $order).unwrap();
+            }
+            let what = format!("{} keys of {}, {:?}", n, stringify!($k), $order);
+            let got_k = big_k.download().unwrap();
+            let got_v = big_v.download().unwrap();
+            assert!(got_k[..pad].iter().chain(&got_k[pad + n..]).all(|&b| b == poison_k), "{what}: keys around");
+            assert!(got_v[..pad].iter().chain(&got_v[pad + n..]).all(|&b| b == 0xbeef), "{what}: values around");
+            assert_eq!(
+                bits(&$dev, &$dev.upload(&got_k[pad..pad + n]).unwrap().bitcast::<$k>().unwrap().download().unwrap()),
+                bits(&$dev, &want_keys),
+                "{what}: keys"
+            );
+            let want_vals: Vec<u16> = idx.iter().map(|&i| vals[i]).collect();
+            assert_eq!(&got_v[pad..pad + n], &want_vals[..], "{what}: values");
+            // Keys alone into a view.
+            let big = $dev.full::<$v>(n + 2 * pad, poison_k).unwrap();
+            {
+                let ko = big.view(pad..pad + n).unwrap();
+                radix_sort_keys(&$dev, &kd, &ko.bitcast::<$k>().unwrap()).unwrap();
+            }
+            let got = big.download().unwrap();
+            assert!(got[..pad].iter().chain(&got[pad + n..]).all(|&b| b == poison_k), "{what}: keys alone, around");
+        })*};
+    }
+    let mut rng = Rng::from_env_or_clock();
+    for dev in backends() {
+        for order in [SortOrder::Ascending, SortOrder::Descending] {
+            class!(rng, dev, order, u32, u32; i32, u32; f32, u32; u64, u64; i64, u64; f64, u64);
+        }
+    }
+}

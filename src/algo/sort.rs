@@ -13,31 +13,24 @@
 //! **One pass** (one block per tile of [`TILE`] keys, tiles taken from a ticket): the block
 //! counts its tile's digits and publishes the counts (256 words, one per digit, each a count
 //! and a state in one 64-bit word, so a relaxed atomic suffices: the count and its state are
-//! read together). It then orders the tile by digit, stably. The keys-only pass takes
-//! `(digit as u8).argsort()` (two four-bit passes of the tile radix sort, the index held in
-//! the low bits of each key word), then a `take` of the keys. A pair pass places each key and
-//! value in shared memory at its digit's start in the tile plus its rank among the tile's
-//! equal digits (`(digit as u8).equal_rank()`: ballots and a shared atomic per warp, as CUB's
-//! Onesweep ranks), and reads both back in order after the look-back. Then each of its 256
-//! lanes looks back over the tiles before it for its own digit, two tiles a step, adding
-//! aggregates until it meets an inclusive prefix: ordering first, as CUB's Onesweep does,
-//! gives the predecessors time to publish their prefixes, so the walks are short. Each key
-//! then goes to the start of its digit (the global counts, scanned once per sort by
-//! `digit_starts`), plus the count of that digit in earlier tiles, plus its place among the
-//! tile's keys of that digit. The passes hold runs of one key a thread (`vector_width = 1`),
-//! so consecutive lanes write consecutive addresses (6% faster than runs of four on an H100).
+//! read together). It then orders the tile by digit, stably: each key (and its value) goes to
+//! shared memory at its digit's start in the tile plus its rank among the tile's equal digits
+//! (`(digit as u8).equal_rank()`: ballots and a shared atomic per warp, as CUB's Onesweep
+//! ranks), to be read back in order after the look-back. Then each of its 256 lanes looks back
+//! over the tiles before it for its own digit, two tiles a step, adding aggregates until it
+//! meets an inclusive prefix: ordering first, as CUB's Onesweep does, gives the predecessors
+//! time to publish their prefixes, so the walks are short. Each key then goes to the start of
+//! its digit (the global counts, scanned once per sort by `digit_starts`), plus the count of
+//! that digit in earlier tiles, plus its place among the tile's keys of that digit. Keys past
+//! the end of the last tile are read as the key whose ordered bits are all ones: they sort
+//! after the tile's real keys, land past the end, and the bounded stores drop them, so no key
+//! carries a mask. The passes hold runs of one key a thread (`vector_width = 1`), so
+//! consecutive lanes write consecutive addresses (6% faster than runs of four on an H100).
 //!
-//! **Speed** (H100, 2^28 random `u32`, BENCHMARKS.md): keys 8.29 ms, pairs 11.46 ms, against
-//! CUB's 5.52 and 9.41 ms and torch's `sort` 13.68 ms (keys 8.40 ms when every key went
-//! through the order map; pairs 12.27 ms with the argsort and the gathers; 8.83 and 12.47 ms
-//! with the look-back reading four tiles a step; 10.93 and 13.53 ms before the `take`s divided
-//! by 4096 with shifts and the look-back's loads lost their clamps, 2026-11-27; 12.35 and
-//! 16.60 ms before masked loads stopped waiting for memory where they are issued). Both
-//! passes ranked by `(digit as u8).equal_rank()` until 2026-11-26 (15.44 and 19.09 ms), when
-//! `match.any` grouped the lanes of equal digits: keys took 12.60 ms that way on 2026-11-27,
-//! and 8.42 ms once eight ballots group them (CUB's way), where the argsort's way takes 8.41
-//! ms. A pass is bound by its instructions and their latency, not by memory (`ncu`, a keys
-//! pass over 2^24 keys: 2.4 times the instructions of CUB's, issued more densely).
+//! **Speed** (H100, 2^28 random `u32`; BENCHMARKS.md has each step): keys 7.94 ms, pairs
+//! 11.51 ms, against CUB's 5.52 and 9.39 ms and torch's `sort` 13.68 ms. A pass is bound by
+//! its instructions and their latency, not by memory (`ncu`, a keys pass over 2^24 keys, in
+//! session 40: 2.4 times the instructions of CUB's, issued more densely).
 //!
 //! Flags carry the pass's epoch (`epoch * 4 + state` in the high word), so the storage is
 //! reused without clearing, as in the scan.
@@ -143,36 +136,27 @@ macro_rules! digit_counts_kernel {
 }
 
 /// One digit pass from `keys` (and `vals`) to `keys_out` (and `vals_out`); see the module docs.
-/// The keys-only pass orders its tile by an argsort of the digits and gathers its keys in that
-/// order before the look-back, holding them across it. A pair pass places each key and value
-/// in shared memory at its digit's start plus its rank among the tile's equal digits
-/// (`equal_rank`) before the look-back, and reads both back in order after it: no second read
-/// of the keys from memory, no gathers, and nothing but the look-back's own values live across
-/// it (an H100, 2^28 `(u32, u32)` pairs: 12.27-12.30 ms with the argsort and two gathers after
-/// the look-back, 11.47-11.51 ms this way; the keys alone measured 8.41-8.43 ms the argsort's
-/// way, 8.44-8.45 ms this way).
+/// The pass places each key (and value) in shared memory at its digit's start in the tile plus
+/// its rank among the tile's equal digits (`equal_rank`) before the look-back, and reads them
+/// back in order after it: no second read of the keys from memory, no gathers, and nothing but
+/// the look-back's own values live across it. (An H100, 2^28 keys: `(u32, u32)` pairs took
+/// 12.27-12.30 ms with an argsort and two gathers after the look-back, 11.47-11.51 ms this way;
+/// u32 keys 8.05-8.07 ms ordered by `(digit as u8).argsort()` and a `take`, 7.93-7.95 ms this
+/// way, once masks no longer took registers from the rank, 2026-11-27.)
 macro_rules! pass_kernel {
     ($name:ident, $blocks:literal, $k:ident, $s:ident, $top:literal) => {
-        pass_kernel!(@pass $name, $blocks, $k, $s, $top, [], {
-            let order = (d as u8).argsort();
-            let ks = k.take(order, axis = 0);
-        }, {}, {});
+        pass_kernel!(@pass $name, $blocks, $k, $s, $top, [], {}, {}, {});
     };
     ($name:ident, $blocks:literal, $k:ident, $s:ident, $top:literal, $v:ident) => {
         pass_kernel!(@pass $name, $blocks, $k, $s, $top,
             [vals: GlobalTensor<$v>, vals_out: GlobalTensor<$v>,], {
-            let slot = local.take(d) + (d as u8).equal_rank();
-            let sk = shared_tensor::<$k>([4096]);
-            store_shared_scatter(sk, dim = 0, indices = slot, values = k);
-            let v = load_global(vals, offsets = [start], shape = [4096], mask = inside);
+            let v = load_global(vals, offsets = [start], shape = [4096]);
             let sv = shared_tensor::<$v>([4096]);
             store_shared_scatter(sv, dim = 0, indices = slot, values = v);
         }, {
-            sync();
-            let ks = load_shared(sk);
             let vs = load_shared(sv);
         }, {
-            store_global_scatter(vals_out, dim = 0, indices = to, values = vs, mask = keep);
+            store_global_scatter(vals_out, dim = 0, indices = to, values = vs);
         });
     };
     (@pass $name:ident, $blocks:literal, $k:ident, $s:ident, $top:literal, [$($vals:tt)*],
@@ -192,13 +176,18 @@ macro_rules! pass_kernel {
             fmask: $k,
             smask: $k,
             dmask: $k,
+            fill: $k,
         ) {
             let n = keys.len() as i32;
             // Tickets count on across passes and runs: this pass's start at `first`.
             let tile = atomic::global_add(ticket, ones([1])).item() - first;
             let start = tile * 4096;
-            let inside = arange(4096) + start < n;
-            let k = load_global(keys, offsets = [start], shape = [4096], mask = inside);
+            // Keys past the end read as `fill`, whose ordered bits are all ones: digit 255,
+            // after every real key of the tile, for any digit. They are counted for the tile's
+            // own order but not published, and their places are past the end (the last tile's
+            // keys of digit 255 end at `n`), where the bounded stores drop them: no mask a key
+            // to load, order or store.
+            let k = load_global(keys, offsets = [start], shape = [4096], other = fill);
             // Unsigned keys sorted ascending are their own ordered bits: no map, a uniform
             // branch a tile instead of three instructions a key, here and after the look-back.
             let mapped = (fmask | smask | dmask) != 0;
@@ -206,9 +195,7 @@ macro_rules! pass_kernel {
             if mapped {
                 u = k ^ ((((k as $s) >> $top) as $k & fmask) | smask) ^ dmask;
             }
-            // Keys past the end take digit 255, after every real key of the tile; they are
-            // counted for the tile's own order but not published.
-            let d = select(inside, ((u >> shift) & 255) as i32, 255);
+            let d = ((u >> shift) & 255) as i32;
             let here = d.histogram(256);
             let lanes = arange(256);
             let mine = here - select(lanes == 255, max(start + 4096 - n, 0), 0);
@@ -221,10 +208,12 @@ macro_rules! pass_kernel {
             atomic_store(status, at, ((state as u64) << 32) | (mine as u64), sem = relaxed);
             // The tile ordered by digit, stably, before the look-back, so that its
             // predecessors have mostly published their inclusive prefixes by then (CUB's
-            // Onesweep ranks before it looks back for the same reason): by an argsort of the
-            // digits (two four-bit passes of the tile radix sort), or by each digit's start
-            // (`local`) plus the rank among equal digits.
+            // Onesweep ranks before it looks back for the same reason): each key goes to its
+            // digit's start (`local`) plus its rank among the tile's equal digits.
             let local = here.cumsum(0, exclusive = true);
+            let slot = local.take(d) + (d as u8).equal_rank();
+            let sk = shared_tensor::<$k>([4096]);
+            store_shared_scatter(sk, dim = 0, indices = slot, values = k);
             $($before)*
             // Each lane walks back over the tiles before for its digit, on its own, two tiles
             // a step: the two loads are in flight together, and the words are used in order
@@ -253,6 +242,8 @@ macro_rules! pass_kernel {
             if tile > 0 {
                 atomic_store(status, at, (((ready + 2) as u64) << 32) | ((before + mine) as u64), sem = relaxed);
             }
+            sync();
+            let ks = load_shared(sk);
             $($after)*
             let base = load_global(counts, offsets = [pass * 256], shape = [256]);
             let mut us = ks;
@@ -260,9 +251,8 @@ macro_rules! pass_kernel {
                 us = ks ^ ((((ks as $s) >> $top) as $k & fmask) | smask) ^ dmask;
             }
             let ds = ((us >> shift) & 255) as i32;
-            let keep = arange(4096) < n - start;
             let to = (base + before - local).take(ds) + arange(4096);
-            store_global_scatter(keys_out, dim = 0, indices = to, values = ks, mask = keep);
+            store_global_scatter(keys_out, dim = 0, indices = to, values = ks);
             $($store)*
         }
     };
@@ -294,7 +284,9 @@ digit_counts_kernel!(digit_counts_k64, u64, i64, 63);
 // (188 bytes spilled). With the divisions by shifts (session 40, 20 bytes spilled for keys at
 // 4 blocks): pairs 12.65 ms at 3, 13.60 at 4 (64 registers, none spilled). The other kinds
 // keep bounds measured before masked loads filled first. Ranked by `equal_rank` (session 41),
-// the (u32, u32) pass holds 80 registers with no spill at 3 (11.47-11.51 ms).
+// the (u32, u32) pass holds 80 registers with no spill at 3 (11.47-11.51 ms); with no masks
+// (session 42) the keys pass 64 at 4, none spilled (7.93-7.95 ms). A pair pass's shared arrays
+// (60 KB for (u32, u32)) allow no more than 3.
 pass_kernel!(pass_k32, 4, u32, i32, 31);
 pass_kernel!(pass_k32_v32, 3, u32, i32, 31, u32);
 pass_kernel!(pass_k32_v64, 2, u32, i32, 31, u64);
@@ -360,6 +352,9 @@ pub trait KeyBits: crate::Element + Copy + Default {
     const SIGN: Self;
     /// Digit passes: the width in bytes.
     const PASSES: i32;
+    /// The key whose ordered bits under the masks `m` are all ones (the passes' fill for keys
+    /// past the end: digit 255 for any digit).
+    fn fill(m: [Self; 3]) -> Self;
     fn counts(
         stream: &Stream<'_>,
         tiles: u32,
@@ -399,6 +394,25 @@ macro_rules! key_bits {
             const ALL: Self = <$b>::MAX;
             const SIGN: Self = 1 << ($passes * 8 - 1);
             const PASSES: i32 = $passes;
+            fn fill([f, s, d]: [Self; 3]) -> Self {
+                let map = |k: Self| {
+                    let sign = if k >> ($passes * 8 - 1) == 1 {
+                        Self::ALL
+                    } else {
+                        0
+                    };
+                    k ^ ((sign & f) | s) ^ d
+                };
+                // A key with the sign bit clear maps by `s` and `d` alone; else by `f` too.
+                let clear = !d ^ s;
+                let fill = if map(clear) == Self::ALL {
+                    clear
+                } else {
+                    !d ^ (f | s)
+                };
+                debug_assert_eq!(map(fill), Self::ALL);
+                fill
+            }
             fn counts(
                 stream: &Stream<'_>,
                 tiles: u32,
@@ -430,8 +444,21 @@ macro_rules! key_bits {
             ) -> Result<(), crate::Error> {
                 match vals {
                     None => $keys_only::launch_on(
-                        a.stream, a.tiles, keys[0], keys[1], a.counts, a.status, a.ticket, a.epoch,
-                        a.first, a.pass, a.shift, m[0], m[1], m[2],
+                        a.stream,
+                        a.tiles,
+                        keys[0],
+                        keys[1],
+                        a.counts,
+                        a.status,
+                        a.ticket,
+                        a.epoch,
+                        a.first,
+                        a.pass,
+                        a.shift,
+                        m[0],
+                        m[1],
+                        m[2],
+                        Self::fill(m),
                     ),
                     Some(vals) => V::$pairs(a, keys, vals, m),
                 }
@@ -453,8 +480,23 @@ macro_rules! value_bits {
                 m: [u32; 3],
             ) -> Result<(), crate::Error> {
                 $k32::launch_on(
-                    a.stream, a.tiles, keys[0], keys[1], vals[0], vals[1], a.counts, a.status,
-                    a.ticket, a.epoch, a.first, a.pass, a.shift, m[0], m[1], m[2],
+                    a.stream,
+                    a.tiles,
+                    keys[0],
+                    keys[1],
+                    vals[0],
+                    vals[1],
+                    a.counts,
+                    a.status,
+                    a.ticket,
+                    a.epoch,
+                    a.first,
+                    a.pass,
+                    a.shift,
+                    m[0],
+                    m[1],
+                    m[2],
+                    KeyBits::fill(m),
                 )
             }
             fn pass_k64(
@@ -464,8 +506,23 @@ macro_rules! value_bits {
                 m: [u64; 3],
             ) -> Result<(), crate::Error> {
                 $k64::launch_on(
-                    a.stream, a.tiles, keys[0], keys[1], vals[0], vals[1], a.counts, a.status,
-                    a.ticket, a.epoch, a.first, a.pass, a.shift, m[0], m[1], m[2],
+                    a.stream,
+                    a.tiles,
+                    keys[0],
+                    keys[1],
+                    vals[0],
+                    vals[1],
+                    a.counts,
+                    a.status,
+                    a.ticket,
+                    a.epoch,
+                    a.first,
+                    a.pass,
+                    a.shift,
+                    m[0],
+                    m[1],
+                    m[2],
+                    KeyBits::fill(m),
                 )
             }
         }
@@ -669,7 +726,9 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
             None => stream.device().zeros(self.keys.len())?,
         };
         let mut sort = || {
+            // As long as the keys: the passes' bounded stores drop what lies past the end.
             let tmp = tmp_vals.bitcast::<V::Bits>()?;
+            let tmp = tmp.view(0..n)?;
             let vals = [&vals.bitcast()?, &tmp, &vals_out.bitcast()?];
             self.run(
                 stream,

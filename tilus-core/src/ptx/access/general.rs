@@ -196,6 +196,8 @@ impl Emitter<'_> {
         let mut pos: Vec<Option<RegOrImm>> = vec![None; plan.access.shape.len()];
         // m = sum(c_k * stride_k) in 64 bits (the view offset added below).
         let mut m: Option<Reg> = None;
+        // The 32-bit coordinate `m` is the zero extension of, while it is one such term.
+        let mut m_narrow: Option<Reg> = None;
         let mut m_imm: i64 = 0;
         // For a run head: the bounds of every axis but the last, and the last coordinate.
         let last = plan.access.coords.len().saturating_sub(1);
@@ -214,9 +216,14 @@ impl Emitter<'_> {
                 c_last = c.c64;
             }
             // Accumulate c_k * stride_k.
+            let narrow = match (c.c32, strides[k]) {
+                (Some(RegOrImm::Reg(r)), None) => Some(r),
+                _ => None,
+            };
             let Some(term) = self.stride_term(c, strides[k], &mut m_imm)? else {
                 continue;
             };
+            m_narrow = if m.is_none() { narrow } else { None };
             m = Some(match m {
                 None => self.in_reg64(term),
                 Some(acc) => {
@@ -236,6 +243,18 @@ impl Emitter<'_> {
                 base: g.ptr,
                 imm: m_imm.wrapping_mul(size),
             },
+            // The index is a zero-extended 32-bit coordinate: `mul.wide.u32` and an add, which
+            // ptxas makes one `IMAD.WIDE.U32` (from `cvt.u64.u32` and `mad.lo.s64` it adds a
+            // zero to the high word after it: one more instruction an element).
+            Some(i) if g.whole && Some(i) == m && m_narrow.is_some() => {
+                let a = self.r64();
+                self.ins(["mul", "wide", "u32"], (a, m_narrow.unwrap(), size));
+                self.ins(["add", "s64"], (a, a, g.ptr));
+                Addr {
+                    base: a,
+                    imm: m_imm.wrapping_mul(size),
+                }
+            }
             Some(i) => {
                 let a = self.r64();
                 self.ins(["mad", "lo", "s64"], (a, i, size, g.ptr));

@@ -72,6 +72,11 @@ pub(super) enum Mem {
 pub(super) struct Range {
     pub lo: Option<RegOrImm>,
     pub hi: Option<RegOrImm>,
+    /// The same test as one unsigned compare an element, `f - lo < span` (`span =
+    /// max(hi + 1 - lo, 0)`), with `f - lo` as the thread's `f_first - lo` (`rel`) plus the
+    /// slot's constant: an add and a compare, where the two signed tests took three SASS
+    /// instructions an element.
+    pub window: Option<(RegOrImm, RegOrImm)>,
     pub first: Addr,
 }
 
@@ -570,14 +575,12 @@ impl Emitter<'_> {
             } else {
                 plan.layout.slot_const(s)
             };
-            let act = match (r.lo, r.hi) {
-                (Some(lo), Some(hi)) => {
-                    let f = self.flat(plan, s);
-                    let a = self.setp32(BinOp::Ge, "s32", f, lo);
-                    let b = self.setp32(BinOp::Le, "s32", f, hi);
-                    self.and_pred(a, b)
+            let act = match r.window {
+                Some((rel, span)) => {
+                    let t = self.add32(rel, RegOrImm::Imm(c as i32));
+                    self.setp32(BinOp::Lt, "u32", t, span)
                 }
-                _ => self.exists(plan, s),
+                None => self.exists(plan, s),
             };
             let act = self.and_pred(act, mask);
             return Ok(Planned::at(act, r.first.plus((plan.size * c) as i64)));

@@ -46,7 +46,13 @@ impl Emitter<'_> {
                 match rows {
                     None => {
                         let first = self.shared_address(plan, m0);
-                        plan.range = Some(Range { lo, hi, first });
+                        let window = self.range_window(f0, lo, hi);
+                        plan.range = Some(Range {
+                            lo,
+                            hi,
+                            window,
+                            first,
+                        });
                         return Ok(true);
                     }
                     // A distributed tensor: the range serves the vector path; the
@@ -155,7 +161,29 @@ impl Emitter<'_> {
                 Addr { base: a, imm: 0 }
             }
         };
-        Ok(Range { lo, hi, first })
+        let window = self.range_window(f0, lo, hi);
+        Ok(Range {
+            lo,
+            hi,
+            window,
+            first,
+        })
+    }
+
+    /// [`Range::window`]: `(f_first - lo, max(hi + 1 - lo, 0))` for the thread's first element
+    /// index `f0`. Both fit 32 bits: `lo` and `hi` are clamped to the tile.
+    fn range_window(
+        &mut self,
+        f0: RegOrImm,
+        lo: Option<RegOrImm>,
+        hi: Option<RegOrImm>,
+    ) -> Option<(RegOrImm, RegOrImm)> {
+        let (lo, hi) = (lo?, hi?);
+        let rel = self.sub32(f0, lo);
+        let end = self.add32(hi, RegOrImm::Imm(1));
+        let span = self.sub32(end, lo);
+        let span = self.min_max32(true, span, RegOrImm::Imm(0));
+        Some((rel, span))
     }
 
     /// A 64-bit limit clamped to `[-1, n]` as a 32-bit value.
