@@ -136,6 +136,7 @@ macro_rules! select_cmp_kernel {
             lo: $t,
             hi: $t,
             outside: i32,
+            fill: $t,
         ) {
             let n = x.len() as i32;
             let tiles = status.len() as i32;
@@ -145,10 +146,11 @@ macro_rules! select_cmp_kernel {
             // ranked and staged in turn, so a half's ranks (not the whole tile's) live beside
             // the values: 72 registers with no spill at 7 blocks an SM where the whole tile
             // spilled 64 bytes, 64 at 8 blocks (28 bytes spilled).
-            let v1 = load_global(x, offsets = [start], shape = [2048]);
-            let v2 = load_global(x, offsets = [start + 2048], shape = [2048]);
-            let kept1 = (arange(2048) + start < n) & (((v1 >= lo) & (v1 <= hi)) != (outside != 0));
-            let kept2 = (arange(2048) + (start + 2048) < n) & (((v2 >= lo) & (v2 <= hi)) != (outside != 0));
+            // Elements past the end read as `fill`, a value the test rejects: no mask an element.
+            let v1 = load_global(x, offsets = [start], shape = [2048], other = fill);
+            let v2 = load_global(x, offsets = [start + 2048], shape = [2048], other = fill);
+            let kept1 = ((v1 >= lo) & (v1 <= hi)) != (outside != 0);
+            let kept2 = ((v2 >= lo) & (v2 <= hi)) != (outside != 0);
             let first = (kept1 as i32).sum();
             let total = first + (kept2 as i32).sum();
             $($publish)*
@@ -290,6 +292,10 @@ pub trait SelectElement: crate::Element + Copy + Default {
     /// range (it compares false), so it is kept by `NotEqual` alone, as by Rust's operators.
     #[doc(hidden)]
     fn range(keep: Keep<Self>) -> (Self, Self, bool);
+    /// A value the range test of `(lo, hi, outside)` rejects (the comparison kernel's fill past
+    /// the end), `None` when it keeps every value.
+    #[doc(hidden)]
+    fn reject(lo: Self, hi: Self, outside: bool) -> Option<Self>;
 }
 
 /// [`SelectElement::range`] for integers: open ends moved by one, empty past the type's ends.
@@ -304,6 +310,17 @@ macro_rules! int_range {
                 Keep::LessEq(t) => ($t::MIN, t, false),
                 Keep::Equal(t) => (t, t, false),
                 Keep::NotEqual(t) => (t, t, true),
+            }
+        }
+
+        fn reject(lo: $t, hi: $t, outside: bool) -> Option<$t> {
+            if outside || lo > hi {
+                // Inside the range (outside it for an empty one).
+                (lo <= hi || !outside).then_some(lo)
+            } else if lo > $t::MIN {
+                Some(lo - 1)
+            } else {
+                hi.checked_add(1)
             }
         }
     };
@@ -331,6 +348,15 @@ macro_rules! float_range {
                 Keep::NotEqual(t) => (t, t, true),
             }
         }
+
+        fn reject(lo: $t, hi: $t, outside: bool) -> Option<$t> {
+            // NaN fails both compares: never inside a range.
+            if outside {
+                (lo <= hi).then_some(lo)
+            } else {
+                Some($t::NAN)
+            }
+        }
     };
 }
 
@@ -349,8 +375,9 @@ macro_rules! select_element {
                 predicate: Option<Keep<Self>>,
                 partition: bool,
             ) -> Result<(), crate::Error> {
-                if let (Some(p), false) = (predicate, partition) {
-                    let (lo, hi, outside) = Self::range(p);
+                let range = predicate.map(Self::range);
+                let fill = range.and_then(|(lo, hi, outside)| Self::reject(lo, hi, outside));
+                if let (Some((lo, hi, outside)), Some(fill), false) = (range, fill, partition) {
                     return $cmp_kernel::launch_on(
                         stream,
                         st.tiles as u32,
@@ -363,9 +390,11 @@ macro_rules! select_element {
                         lo,
                         hi,
                         outside as i32,
+                        fill,
                     );
                 }
-                // The general kernel: flags (no predicate) or the comparison, and the partition.
+                // The general kernel: flags (no predicate), the partition, or a comparison that
+                // keeps every value.
                 let (lo, hi, outside) =
                     predicate.map_or((Self::default(), Self::default(), false), Self::range);
                 $kernel::launch_on(
@@ -521,4 +550,60 @@ pub fn select_if<T: SelectElement>(
         dev.copy(&out.view(0..kept)?, &result)?;
     }
     Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Keep, SelectElement};
+
+    /// What the kernels test: `lo <= v <= hi`, negated when `outside`.
+    fn kept_by<T: PartialOrd>((lo, hi, outside): (T, T, bool), v: T) -> bool {
+        (v >= lo && v <= hi) != outside
+    }
+
+    /// Every predicate over `thresholds`: the comparison kernel's fill is rejected, and there is
+    /// none only when every one of `values` is kept.
+    fn check<T: SelectElement + PartialOrd + std::fmt::Debug>(thresholds: &[T], values: &[T]) {
+        for &t in thresholds {
+            for keep in [
+                Keep::Greater(t),
+                Keep::GreaterEq(t),
+                Keep::Less(t),
+                Keep::LessEq(t),
+                Keep::Equal(t),
+                Keep::NotEqual(t),
+            ] {
+                let r = T::range(keep);
+                match T::reject(r.0, r.1, r.2) {
+                    Some(fill) => assert!(!kept_by(r, fill), "{keep:?}: {fill:?} is kept"),
+                    None => assert!(
+                        values.iter().all(|&v| kept_by(r, v)),
+                        "{keep:?}: no fill, yet not every value is kept"
+                    ),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fills_are_rejected_and_missing_only_where_all_is_kept() {
+        check(
+            &[i32::MIN, -1, 0, 7, i32::MAX],
+            &[i32::MIN, -1, 0, 1, i32::MAX],
+        );
+        check(&[0, 1, u32::MAX], &[0, 1, u32::MAX - 1, u32::MAX]);
+        check(&[i64::MIN, 0, i64::MAX], &[i64::MIN, 0, i64::MAX]);
+        check(&[0, u64::MAX], &[0, 1, u64::MAX]);
+        let f = [f32::NEG_INFINITY, -0.0, 0.0, 1.5, f32::INFINITY, f32::NAN];
+        check(&f, &f);
+        let d = [
+            f64::NEG_INFINITY,
+            -1.0,
+            0.0,
+            f64::MIN_POSITIVE,
+            f64::INFINITY,
+            f64::NAN,
+        ];
+        check(&d, &d);
+    }
 }

@@ -271,7 +271,7 @@ impl Emitter<'_> {
         let elems: Vec<(Predicate, Addr)> = planned.iter().map(|p| (p.act, p.addr)).collect();
         let local_alts: Vec<_> = planned.iter().map(|p| p.local).collect();
         // Without a range plan (2-D views, index tiles), runs that turn out contiguous at run
-        // time still go as vectors.
+        // time still go as vectors (not a store under the user's mask: `general_vectors`).
         let needed = match (&op, &plan.range, &done) {
             (Op::Load { .. } | Op::Store { .. }, None, None) => {
                 self.general_vectors(&plan, &op, &elems)?
