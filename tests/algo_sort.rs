@@ -1,7 +1,8 @@
 //! `tilus::algo` radix sorts against Rust's stable sort on every backend: every key type, both
 //! directions, pairs (whose values show stability), few distinct keys (contention on one
 //! digit), floats with NaN, infinities and signed zeros, sizes that are not multiples of the
-//! tile, in-place sorts, storage reused across runs, poisoned outputs, and the length errors.
+//! tile and 10^6 keys, sorted and reverse-sorted inputs, in-place sorts, storage reused across
+//! runs, poisoned outputs and outputs inside larger tensors, and the length errors.
 
 mod common;
 
@@ -91,6 +92,12 @@ fn bits<K: SortKey>(dev: &Device, v: &[K]) -> Vec<u64> {
 /// then the same keys alone, in place.
 fn check<K: Key>(rng: &mut Rng, dev: &Device, n: usize, distinct: u64, order: SortOrder) {
     let keys: Vec<K> = (0..n).map(|_| K::draw(rng, distinct)).collect();
+    check_keys(dev, keys, &format!("{distinct} distinct"), order);
+}
+
+/// [`check`] of the given keys (`what` says how they were made).
+fn check_keys<K: Key>(dev: &Device, keys: Vec<K>, what: &str, order: SortOrder) {
+    let n = keys.len();
     let idx = reference(&keys, order);
     let want_keys: Vec<K> = idx.iter().map(|&i| keys[i]).collect();
     let want_vals: Vec<u32> = idx.iter().map(|&i| i as u32).collect();
@@ -102,7 +109,7 @@ fn check<K: Key>(rng: &mut Rng, dev: &Device, n: usize, distinct: u64, order: So
     let mut st = SortStorage::<K, u32>::new(dev, n).unwrap();
     st.sort_pairs(&stream, &kd, &vd, &ko, &vo, order).unwrap();
     let what = format!(
-        "{} keys of {}, {distinct} distinct, {order:?}",
+        "{} keys of {}, {what}, {order:?}",
         n,
         std::any::type_name::<K>()
     );
@@ -146,6 +153,30 @@ fn sorts_match_a_stable_cpu_sort() {
                 check::<i64>(&mut rng, &dev, n, distinct, order);
                 check::<f64>(&mut rng, &dev, n, distinct, order);
             }
+        }
+    }
+}
+
+/// The sizes around the tile and 10^6 keys, already sorted, sorted the other way and
+/// random, in both directions: sorted inputs put a whole tile in one or two digits of the
+/// high passes, so that lanes of one digit look back over long runs of tiles.
+#[test]
+fn sorted_reversed_and_a_million_keys() {
+    let mut rng = Rng::from_env_or_clock();
+    for dev in backends() {
+        for n in [TILE - 1, TILE + 1, 1_000_000] {
+            let random: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
+            let mut sorted = random.clone();
+            sorted.sort();
+            let reversed: Vec<u32> = sorted.iter().rev().copied().collect();
+            // Signed keys across zero, with repeats, in order.
+            let signed: Vec<i32> = (0..n as i32).map(|i| i / 3 - n as i32 / 6).collect();
+            for order in [SortOrder::Ascending, SortOrder::Descending] {
+                check_keys(&dev, sorted.clone(), "sorted", order);
+                check_keys(&dev, reversed.clone(), "reverse-sorted", order);
+                check_keys(&dev, signed.clone(), "sorted signed, repeated", order);
+            }
+            check_keys(&dev, random, "random", SortOrder::Ascending);
         }
     }
 }

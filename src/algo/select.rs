@@ -122,7 +122,9 @@ macro_rules! select_kernel {
 /// tile 741); no look-back 614. A third call: quarters of 1024 at 8 / 9 blocks 677-682 /
 /// 682-690 us against the halves' 686-694 (within 1%, not kept); two halves' counts summed in
 /// one reduction (`k1 + (k2 << 16)`) 687-692; halves with no look-back 579-582. CUB's
-/// `DeviceSelect::If` took 687-692 us in the same session.
+/// `DeviceSelect::If` took 687-692 us in the same session. Session 42 (one call, CUB 686.3
+/// us): 686.5-688.6 us before; the masked scatters element by element 677.1-679.5; and the
+/// elements past the end read as `fill` (no position mask) 669.4-670.9.
 macro_rules! select_cmp_kernel {
     ($name:ident, $t:ident, [$($attr:tt)*], [$($publish:tt)*] [$($lookback:tt)*]) => {
         #[tile_kernel(threads = 128 $($attr)*)]

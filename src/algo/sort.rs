@@ -473,58 +473,21 @@ key_bits!(u64, 8, counts_k64, digit_counts_k64, pass_k64, pass_k64);
 macro_rules! value_bits {
     ($b:ty, $k32:ident, $k64:ident) => {
         impl ValueBits for $b {
-            fn pass_k32(
-                a: &PassArgs<'_>,
-                keys: [&TensorView<'_, u32>; 2],
-                vals: [&TensorView<'_, Self>; 2],
-                m: [u32; 3],
-            ) -> Result<(), crate::Error> {
-                $k32::launch_on(
-                    a.stream,
-                    a.tiles,
-                    keys[0],
-                    keys[1],
-                    vals[0],
-                    vals[1],
-                    a.counts,
-                    a.status,
-                    a.ticket,
-                    a.epoch,
-                    a.first,
-                    a.pass,
-                    a.shift,
-                    m[0],
-                    m[1],
-                    m[2],
-                    KeyBits::fill(m),
-                )
-            }
-            fn pass_k64(
-                a: &PassArgs<'_>,
-                keys: [&TensorView<'_, u64>; 2],
-                vals: [&TensorView<'_, Self>; 2],
-                m: [u64; 3],
-            ) -> Result<(), crate::Error> {
-                $k64::launch_on(
-                    a.stream,
-                    a.tiles,
-                    keys[0],
-                    keys[1],
-                    vals[0],
-                    vals[1],
-                    a.counts,
-                    a.status,
-                    a.ticket,
-                    a.epoch,
-                    a.first,
-                    a.pass,
-                    a.shift,
-                    m[0],
-                    m[1],
-                    m[2],
-                    KeyBits::fill(m),
-                )
-            }
+            value_bits!(@pass pass_k32, u32, $k32);
+            value_bits!(@pass pass_k64, u64, $k64);
+        }
+    };
+    (@pass $method:ident, $kb:ty, $kernel:ident) => {
+        fn $method(
+            a: &PassArgs<'_>,
+            keys: [&TensorView<'_, $kb>; 2],
+            vals: [&TensorView<'_, Self>; 2],
+            m: [$kb; 3],
+        ) -> Result<(), crate::Error> {
+            $kernel::launch_on(
+                a.stream, a.tiles, keys[0], keys[1], vals[0], vals[1], a.counts, a.status,
+                a.ticket, a.epoch, a.first, a.pass, a.shift, m[0], m[1], m[2], KeyBits::fill(m),
+            )
         }
     };
 }
