@@ -18,6 +18,7 @@
 mod attr;
 #[cfg(test)]
 mod compile_time;
+mod edges;
 mod expand;
 #[cfg(test)]
 mod fuzz;

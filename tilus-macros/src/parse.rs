@@ -29,6 +29,38 @@ impl Parser {
         CSpan((self.spans.len() - 1) as u32)
     }
 
+    /// Record the span of a whole expression, its ends found along its edges
+    /// ([`crate::edges`]) rather than by printing it (which costs its size at every level).
+    pub fn spe(&mut self, e: &syn::Expr) -> CSpan {
+        match crate::edges::expr_edges(e) {
+            Some(ends) => {
+                self.spans.push(ends);
+                CSpan((self.spans.len() - 1) as u32)
+            }
+            None => self.spt(e),
+        }
+    }
+
+    /// Record the span of an `if` statement ([`Parser::spe`]).
+    fn spe_if(&mut self, i: &syn::ExprIf) -> CSpan {
+        match crate::edges::if_edges(i) {
+            Some(ends) => {
+                self.spans.push(ends);
+                CSpan((self.spans.len() - 1) as u32)
+            }
+            None => self.spt(i),
+        }
+    }
+
+    /// Record the span of a `let` statement: its `let` to its `;`.
+    fn spl(&mut self, l: &syn::Local) -> CSpan {
+        if !l.attrs.is_empty() {
+            return self.spt(l);
+        }
+        self.spans.push((l.let_token.span, l.semi_token.span));
+        CSpan((self.spans.len() - 1) as u32)
+    }
+
     /// Record the span of a whole syntax node (its first to its last token).
     pub fn spt(&mut self, t: &dyn quote::ToTokens) -> CSpan {
         let mut it = t.to_token_stream().into_iter();
@@ -107,7 +139,7 @@ impl Parser {
                                 return Ok(ast::Stmt::Expr(e));
                             }
                             let name_span = self.sp(w.underscore_token.span);
-                            let span = self.spt(&l);
+                            let span = self.spl(l);
                             return Ok(ast::Stmt::Let {
                                 name: "_".into(),
                                 name_span,
@@ -134,7 +166,7 @@ impl Parser {
                 }
                 let init = self.expr(&init.expr)?;
                 let name_span = self.sp(name_tok);
-                let span = self.spt(&l);
+                let span = self.spl(l);
                 Ok(ast::Stmt::Let {
                     name,
                     name_span,
@@ -153,7 +185,7 @@ impl Parser {
     }
 
     fn expr_stmt(&mut self, e: &syn::Expr) -> PResult<ast::Stmt> {
-        let span = self.spt(&e);
+        let span = self.spe(e);
         match e {
             syn::Expr::Assign(a) => {
                 let (name, name_span) = self.assign_target(&a.left)?;
@@ -235,7 +267,7 @@ impl Parser {
     }
 
     fn if_stmt(&mut self, i: &syn::ExprIf) -> PResult<ast::Stmt> {
-        let span = self.spt(i);
+        let span = self.spe_if(i);
         if let syn::Expr::Let(l) = &*i.cond {
             return self.err(l, "`if let` is not supported in tile kernels");
         }
@@ -273,7 +305,7 @@ impl Parser {
     }
 
     fn range(&mut self, e: &syn::Expr) -> PResult<ast::RangeExpr> {
-        let span = self.spt(&e);
+        let span = self.spe(e);
         match e {
             syn::Expr::Range(r) => self.plain_range(r, span, None),
             syn::Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
@@ -320,7 +352,7 @@ impl Parser {
     }
 
     pub fn expr(&mut self, e: &syn::Expr) -> PResult<ast::Expr> {
-        let span = self.spt(&e);
+        let span = self.spe(e);
         let kind = match e {
             syn::Expr::Lit(l) => self.literal(&l.lit)?,
             syn::Expr::Path(p) => {
@@ -484,7 +516,7 @@ impl Parser {
         let mut out = Vec::new();
         let mut ok = true;
         for e in it {
-            let span = self.spt(&e);
+            let span = self.spe(e);
             let r = match e {
                 // `name = value` inside a call is a keyword argument.
                 syn::Expr::Assign(a) => match &*a.left {
