@@ -868,3 +868,64 @@ fn signed_min_max_of_negated_values() {
         assert!(o16.download().unwrap() == c16, "{dev:?}: i16 chains differ");
     }
 }
+
+// Rank-1 range accesses test their bounds as one unsigned compare of `f - lo` against a span
+// (`Range::window` in tilus-core); a shared tensor's limits are not clamped to the tile, so
+// that 32-bit arithmetic wraps at extreme offsets. Every element outside must read `other`.
+#[tile_kernel(threads = 32)]
+fn shared_part_at(out: GlobalTensor<i32>, offset: i32) {
+    let s = shared_tensor(i32, [100]);
+    store_shared(s, arange(100));
+    sync();
+    let t = load_shared(s, offsets = [offset], shape = [64], other = -7);
+    store_global(out, t, offsets = [0]);
+}
+
+#[tile_kernel(threads = 32)]
+fn global_part_at(x: GlobalTensor<i32>, out: GlobalTensor<i32>, offset: i32) {
+    let t = load_global(x, offsets = [offset], shape = [64], other = -7);
+    store_global(out, t, offsets = [0]);
+}
+
+#[test]
+fn range_bounds_hold_at_extreme_offsets() {
+    for dev in backends() {
+        let x = dev.upload(&(0..100).collect::<Vec<i32>>()).unwrap();
+        for offset in [
+            i32::MIN,
+            i32::MIN + 5,
+            -1_000_000,
+            -64,
+            -63,
+            -1,
+            0,
+            50,
+            99,
+            100,
+            i32::MAX - 63,
+            i32::MAX - 10,
+            i32::MAX,
+        ] {
+            let want: Vec<i32> = (0..64i64)
+                .map(|f| match offset as i64 + f {
+                    i @ 0..100 => i as i32,
+                    _ => -7,
+                })
+                .collect();
+            let out = dev.full::<i32>(64, 123).unwrap();
+            shared_part_at::launch(&dev, 1, &out, offset).unwrap();
+            assert_eq!(
+                out.download().unwrap(),
+                want,
+                "{dev:?}: shared, offset {offset}"
+            );
+            let out = dev.full::<i32>(64, 123).unwrap();
+            global_part_at::launch(&dev, 1, &x, &out, offset).unwrap();
+            assert_eq!(
+                out.download().unwrap(),
+                want,
+                "{dev:?}: global, offset {offset}"
+            );
+        }
+    }
+}

@@ -171,7 +171,11 @@ impl Emitter<'_> {
     }
 
     /// [`Range::window`]: `(f_first - lo, max(hi + 1 - lo, 0))` for the thread's first element
-    /// index `f0`. Both fit 32 bits: `lo` and `hi` are clamped to the tile.
+    /// index `f0`, in wrapping 32-bit arithmetic. A global range's limits are clamped to the
+    /// tile, so nothing wraps. A shared one's are not (`lo = -offset`): where `len - offset`
+    /// wraps (an offset below `len - 2^31`) the span wraps back to `len` and `f - lo` is
+    /// negative, and where `offset + n` wraps the span is `len` and `f - lo` is the offset or
+    /// more, or wraps negative: all fail the unsigned test, as those elements are outside.
     fn range_window(
         &mut self,
         f0: RegOrImm,
