@@ -238,24 +238,24 @@ impl Emitter<'_> {
             act = self.and_pred(act, ok);
         }
         let size = plan.size as i64;
-        let addr = match idx {
-            None => Addr {
+        let addr = match (idx, m_narrow) {
+            (None, _) => Addr {
                 base: g.ptr,
                 imm: m_imm.wrapping_mul(size),
             },
             // The index is a zero-extended 32-bit coordinate: `mul.wide.u32` and an add, which
             // ptxas makes one `IMAD.WIDE.U32` (from `cvt.u64.u32` and `mad.lo.s64` it adds a
             // zero to the high word after it: one more instruction an element).
-            Some(i) if g.whole && Some(i) == m && m_narrow.is_some() => {
+            (Some(i), Some(narrow)) if g.whole && Some(i) == m => {
                 let a = self.r64();
-                self.ins(["mul", "wide", "u32"], (a, m_narrow.unwrap(), size));
+                self.ins(["mul", "wide", "u32"], (a, narrow, size));
                 self.ins(["add", "s64"], (a, a, g.ptr));
                 Addr {
                     base: a,
                     imm: m_imm.wrapping_mul(size),
                 }
             }
-            Some(i) => {
+            (Some(i), _) => {
                 let a = self.r64();
                 self.ins(["mad", "lo", "s64"], (a, i, size, g.ptr));
                 Addr {
