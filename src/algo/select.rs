@@ -316,13 +316,13 @@ macro_rules! int_range {
         }
 
         fn reject(lo: $t, hi: $t, outside: bool) -> Option<$t> {
-            if outside || lo > hi {
-                // Inside the range (outside it for an empty one).
-                (lo <= hi || !outside).then_some(lo)
-            } else if lo > $t::MIN {
-                Some(lo - 1)
-            } else {
-                hi.checked_add(1)
+            match (outside, lo <= hi) {
+                // Outside a range is kept: a value inside it is not (an empty one keeps all).
+                (true, nonempty) => nonempty.then_some(lo),
+                // An empty range keeps nothing.
+                (false, false) => Some(lo),
+                // A range is kept: the value below or above it, where the type has one.
+                (false, true) => lo.checked_sub(1).or_else(|| hi.checked_add(1)),
             }
         }
     };

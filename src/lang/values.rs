@@ -345,8 +345,8 @@ impl<T: Element> Tile<T> {
     /// **Cost.** Tiles of 8-bit elements (`u8`, `i8`, `bool`) are ranked by counting: each
     /// warp groups equal values with eight ballots and keeps a count per value, as CUB's
     /// `BlockRadixRankMatch` does (4096 bytes on 256 threads: about 850 SASS instructions a
-    /// thread; a radix sort pass ordered this way ran as fast as one ordered by an `argsort`
-    /// of its digits, on an H100). Wider types
+    /// thread; the device radix sort's passes order their tiles this way: 2^28 `u32` keys took
+    /// 7.93-7.95 ms on an H100, 8.05-8.07 ms ordered by an `argsort` of the digits). Wider types
     /// compare each element with every earlier one, `n * n / threads` steps a thread: cheap
     /// for a few hundred elements, slow for thousands (4096 `i32` keys on 256 threads take
     /// about 33,000 comparisons a thread). For wide keys with few distinct values, rank a

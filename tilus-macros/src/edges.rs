@@ -17,28 +17,29 @@ pub(crate) fn expr_edges(e: &Expr) -> Option<(Span, Span)> {
     Some((first(e)?, last(e)?))
 }
 
-/// `(first, last)` token spans of an `if` (a statement or an expression).
-pub(crate) fn if_edges(i: &syn::ExprIf) -> Option<(Span, Span)> {
-    if !i.attrs.is_empty() {
-        return None;
+/// The span of `e` when it prints as one token: a delimited group or a literal.
+fn one_token(e: &Expr) -> Option<Span> {
+    match e {
+        Expr::Array(a) => Some(a.bracket_token.span.join()),
+        Expr::Block(b) if b.label.is_none() => Some(b.block.brace_token.span.join()),
+        Expr::Lit(l) => Some(l.lit.span()),
+        Expr::Paren(p) => Some(p.paren_token.span.join()),
+        Expr::Tuple(t) => Some(t.paren_token.span.join()),
+        _ => None,
     }
-    let last = match &i.else_branch {
-        Some((_, e)) => last(e)?,
-        None => i.then_branch.brace_token.span.join(),
-    };
-    Some((i.if_token.span, last))
 }
 
-/// The span of `e`'s first token.
+/// The span of `e`'s first token (its attributes, when it has any, print first: not handled).
 fn first(e: &Expr) -> Option<Span> {
     if !attrs(e).is_empty() {
         return None;
     }
+    if let Some(s) = one_token(e) {
+        return Some(s);
+    }
     Some(match e {
-        Expr::Array(a) => a.bracket_token.span.join(),
         Expr::Assign(a) => first(&a.left)?,
         Expr::Binary(b) => first(&b.left)?,
-        Expr::Block(b) if b.label.is_none() => b.block.brace_token.span.join(),
         Expr::Break(b) => b.break_token.span,
         Expr::Call(c) => first(&c.func)?,
         Expr::Cast(c) => first(&c.expr)?,
@@ -47,11 +48,9 @@ fn first(e: &Expr) -> Option<Span> {
         Expr::ForLoop(f) if f.label.is_none() => f.for_token.span,
         Expr::If(i) => i.if_token.span,
         Expr::Index(i) => first(&i.expr)?,
-        Expr::Lit(l) => l.lit.span(),
         Expr::Loop(l) if l.label.is_none() => l.loop_token.span,
         Expr::Macro(m) => path_first(&m.mac.path)?,
         Expr::MethodCall(m) => first(&m.receiver)?,
-        Expr::Paren(p) => p.paren_token.span.join(),
         Expr::Path(p) if p.qself.is_none() => path_first(&p.path)?,
         Expr::Range(r) => match &r.start {
             Some(s) => first(s)?,
@@ -62,7 +61,6 @@ fn first(e: &Expr) -> Option<Span> {
         },
         Expr::Reference(r) => r.and_token.span,
         Expr::Return(r) => r.return_token.span,
-        Expr::Tuple(t) => t.paren_token.span.join(),
         Expr::Unary(u) => match u.op {
             syn::UnOp::Deref(t) => t.span,
             syn::UnOp::Not(t) => t.span,
@@ -75,16 +73,16 @@ fn first(e: &Expr) -> Option<Span> {
     })
 }
 
-/// The span of `e`'s last token.
+/// The span of `e`'s last token (attributes print before it: no matter here).
 fn last(e: &Expr) -> Option<Span> {
-    if !attrs(e).is_empty() {
-        return None;
+    if let Some(s) = one_token(e) {
+        return Some(s);
     }
     Some(match e {
-        Expr::Array(a) => a.bracket_token.span.join(),
         Expr::Assign(a) => last(&a.right)?,
         Expr::Binary(b) => last(&b.right)?,
-        Expr::Block(b) if b.label.is_none() => b.block.brace_token.span.join(),
+        // A labelled block: its label prints first.
+        Expr::Block(b) => b.block.brace_token.span.join(),
         Expr::Break(b) => match (&b.label, &b.expr) {
             (_, Some(e)) => last(e)?,
             (None, None) => b.break_token.span,
@@ -101,9 +99,11 @@ fn last(e: &Expr) -> Option<Span> {
             syn::Member::Named(i) => i.span(),
             syn::Member::Unnamed(i) => i.span,
         },
-        Expr::If(i) => if_edges(i)?.1,
+        Expr::If(i) => match &i.else_branch {
+            Some((_, e)) => last(e)?,
+            None => i.then_branch.brace_token.span.join(),
+        },
         Expr::Index(i) => i.bracket_token.span.join(),
-        Expr::Lit(l) => l.lit.span(),
         Expr::Loop(l) => l.body.brace_token.span.join(),
         Expr::Macro(m) => match &m.mac.delimiter {
             syn::MacroDelimiter::Paren(p) => p.span.join(),
@@ -111,7 +111,6 @@ fn last(e: &Expr) -> Option<Span> {
             syn::MacroDelimiter::Bracket(b) => b.span.join(),
         },
         Expr::MethodCall(m) => m.paren_token.span.join(),
-        Expr::Paren(p) => p.paren_token.span.join(),
         Expr::Path(p) if p.qself.is_none() => path_last(&p.path)?,
         Expr::Range(r) => match &r.end {
             Some(e) => last(e)?,
@@ -125,7 +124,6 @@ fn last(e: &Expr) -> Option<Span> {
             Some(e) => last(e)?,
             None => r.return_token.span,
         },
-        Expr::Tuple(t) => t.paren_token.span.join(),
         Expr::Unary(u) => last(&u.expr)?,
         Expr::Unsafe(u) => u.block.brace_token.span.join(),
         Expr::While(w) => w.body.brace_token.span.join(),
@@ -133,7 +131,7 @@ fn last(e: &Expr) -> Option<Span> {
     })
 }
 
-/// The expression's own attributes (`#[..]` before it), for the forms handled here.
+/// The expression's own attributes (`#[..]` before it), for the forms [`first`] handles.
 fn attrs(e: &Expr) -> &[syn::Attribute] {
     match e {
         Expr::Array(x) => &x.attrs,

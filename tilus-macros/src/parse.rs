@@ -23,32 +23,23 @@ impl Parser {
         }
     }
 
+    /// Record a span from `first` to `last`.
+    fn push_span(&mut self, first: Span, last: Span) -> CSpan {
+        self.spans.push((first, last));
+        CSpan((self.spans.len() - 1) as u32)
+    }
+
     /// Record a single-token span.
     pub fn sp(&mut self, s: Span) -> CSpan {
-        self.spans.push((s, s));
-        CSpan((self.spans.len() - 1) as u32)
+        self.push_span(s, s)
     }
 
     /// Record the span of a whole expression, its ends found along its edges
     /// ([`crate::edges`]) rather than by printing it (which costs its size at every level).
     pub fn spe(&mut self, e: &syn::Expr) -> CSpan {
         match crate::edges::expr_edges(e) {
-            Some(ends) => {
-                self.spans.push(ends);
-                CSpan((self.spans.len() - 1) as u32)
-            }
+            Some((first, last)) => self.push_span(first, last),
             None => self.spt(e),
-        }
-    }
-
-    /// Record the span of an `if` statement ([`Parser::spe`]).
-    fn spe_if(&mut self, i: &syn::ExprIf) -> CSpan {
-        match crate::edges::if_edges(i) {
-            Some(ends) => {
-                self.spans.push(ends);
-                CSpan((self.spans.len() - 1) as u32)
-            }
-            None => self.spt(i),
         }
     }
 
@@ -57,8 +48,7 @@ impl Parser {
         if !l.attrs.is_empty() {
             return self.spt(l);
         }
-        self.spans.push((l.let_token.span, l.semi_token.span));
-        CSpan((self.spans.len() - 1) as u32)
+        self.push_span(l.let_token.span, l.semi_token.span)
     }
 
     /// Record the span of a whole syntax node (its first to its last token).
@@ -66,8 +56,7 @@ impl Parser {
         let mut it = t.to_token_stream().into_iter();
         let first = it.next().map(|t| t.span()).unwrap_or_else(Span::call_site);
         let last = it.last().map(|t| t.span()).unwrap_or(first);
-        self.spans.push((first, last));
-        CSpan((self.spans.len() - 1) as u32)
+        self.push_span(first, last)
     }
 
     pub fn span_of(&self, s: CSpan) -> Option<(Span, Span)> {
@@ -247,7 +236,7 @@ impl Parser {
                 let body = self.block(&l.body);
                 Ok(ast::Stmt::Loop { body, span })
             }
-            syn::Expr::If(i) => self.if_stmt(i),
+            syn::Expr::If(i) => self.if_stmt(i, span),
             syn::Expr::Break(b) => {
                 if b.label.is_some() || b.expr.is_some() {
                     return self.err(b, "`break` takes no label or value in tile kernels");
@@ -266,8 +255,8 @@ impl Parser {
         }
     }
 
-    fn if_stmt(&mut self, i: &syn::ExprIf) -> PResult<ast::Stmt> {
-        let span = self.spe_if(i);
+    /// An `if` statement, `span` its whole extent (`else` branches included).
+    fn if_stmt(&mut self, i: &syn::ExprIf, span: CSpan) -> PResult<ast::Stmt> {
         if let syn::Expr::Let(l) = &*i.cond {
             return self.err(l, "`if let` is not supported in tile kernels");
         }
@@ -277,7 +266,10 @@ impl Parser {
             None => None,
             Some((_, e)) => match &**e {
                 syn::Expr::Block(b) => Some(self.block(&b.block)),
-                syn::Expr::If(inner) => Some(vec![self.if_stmt(inner)?]),
+                syn::Expr::If(inner) => {
+                    let inner_span = self.spe(e);
+                    Some(vec![self.if_stmt(inner, inner_span)?])
+                }
                 other => return self.err(other, "unsupported `else` branch"),
             },
         };
