@@ -8,7 +8,7 @@ mod common;
 
 use common::{backends, Rng};
 use std::cmp::Ordering;
-use tilus::algo::sort::TILE;
+use tilus::algo::sort::{KeyBits, TILE};
 use tilus::algo::{radix_sort_keys, radix_sort_pairs, SortKey, SortOrder, SortStorage, SortValue};
 use tilus::{AsTensor, Device};
 
@@ -143,6 +143,7 @@ fn sorts_match_a_stable_cpu_sort() {
                 (1000, 0),
                 (3 * TILE + 17, 5),
                 (2 * TILE - 1, 0),
+                (2 * <u32 as KeyBits>::KEYS_TILE + 1, 0),
             ] {
                 check::<u32>(&mut rng, &dev, n, distinct, order);
                 check::<i32>(&mut rng, &dev, n, distinct, order);
@@ -164,7 +165,9 @@ fn sorts_match_a_stable_cpu_sort() {
 fn sorted_reversed_and_a_million_keys() {
     let mut rng = Rng::from_env_or_clock();
     for dev in backends() {
-        for n in [TILE - 1, TILE + 1, 1_000_000] {
+        // Keys-only passes of 32-bit keys take larger tiles than pair passes.
+        let keys_tile = <u32 as KeyBits>::KEYS_TILE;
+        for n in [TILE - 1, TILE + 1, keys_tile - 1, keys_tile + 1, 1_000_000] {
             let random: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
             let mut sorted = random.clone();
             sorted.sort();

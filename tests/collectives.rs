@@ -1653,6 +1653,113 @@ fn equal_ranks_of_bytes_are_counted_per_warp() {
     }
 }
 
+/// `place`: a `u8` tile of 4096 radix digits placed from its own histogram's exclusive
+/// prefixes (counted in one go, the places a permutation of `0..4096`) and from arbitrary
+/// starts; 300 `u8` elements on 256 threads (a last round part empty) from 300 starts; then the
+/// general lowering: an `i8` tile of 37 x 5 from 8 starts (negative values and values past the
+/// starts start at 0), an `i32` tile of 200 from 50 starts and a `bool` tile from 2.
+#[tile_kernel(threads = 256)]
+fn places(
+    a: GlobalTensor<u8>,
+    b: GlobalTensor<i8>,
+    c: GlobalTensor<i32>,
+    s: GlobalTensor<i32>,
+    out: GlobalTensor<i32>,
+) {
+    let x = load_global(a, offsets = [0], shape = [4096]);
+    let own = (x as i32).histogram(256).cumsum(0, exclusive = true);
+    store_global(out, x.place(own), offsets = [0]);
+    let given = load_global(s, offsets = [0], shape = [300]);
+    store_global(out, x.place(given.reshape([300])), offsets = [4096]);
+    let x3 = load_global(a, offsets = [7], shape = [300]);
+    store_global(out, x3.place(given), offsets = [8192]);
+    let y = load_global(b.view(0, [37, 5]), offsets = [0, 0], shape = [37, 5]);
+    let s8 = load_global(s, offsets = [0], shape = [8]);
+    store_global(out.view(8492, [37, 5]), y.place(s8), offsets = [0, 0]);
+    let z = load_global(c, offsets = [0], shape = [200]);
+    store_global(
+        out,
+        z.place(load_global(s, offsets = [0], shape = [50])),
+        offsets = [8677],
+    );
+    let p = load_global(a, offsets = [0], shape = [231]).reshape([3, 7, 11]) > 128;
+    let s2 = load_global(s, offsets = [0], shape = [2]);
+    store_global(out, p.place(s2).reshape([231]), offsets = [8877]);
+}
+
+/// `starts[x]` (0 outside) plus the rank among equal earlier values, wrapping.
+fn places_ref<E: Copy + std::hash::Hash + Eq + Into<i128>>(x: &[E], starts: &[i32]) -> Vec<i32> {
+    x.iter()
+        .zip(ranks_ref(x))
+        .map(|(&v, r)| {
+            let v: i128 = v.into();
+            let s = usize::try_from(v)
+                .ok()
+                .and_then(|i| starts.get(i))
+                .copied()
+                .unwrap_or(0);
+            s.wrapping_add(r)
+        })
+        .collect()
+}
+
+#[test]
+fn places_of_a_counting_sort() {
+    assemble_all("places", places::PTX, places::TARGET);
+    let mut rng = Rng::from_env_or_clock();
+    for round in 0..6 {
+        let spread = [2, 17, 256][round % 3];
+        let a: Vec<u8> = (0..4096).map(|_| rng.range(0, spread) as u8).collect();
+        let b: Vec<i8> = (0..185).map(|_| rng.range(-3, 12) as i8).collect();
+        let c: Vec<i32> = (0..200).map(|_| rng.range(-5, 60)).collect();
+        // Large starts, some near `i32::MAX`: the sums wrap.
+        let s: Vec<i32> = (0..300)
+            .map(|i| match i % 5 {
+                0 => i32::MAX - rng.range(0, 100),
+                _ => rng.range(-1_000_000, 1_000_000),
+            })
+            .collect();
+        let hist = hist_ref(a.iter().map(|&v| v as i128), 256);
+        let own: Vec<i32> = hist
+            .iter()
+            .scan(0, |acc, &h| {
+                let start = *acc;
+                *acc += h;
+                Some(start)
+            })
+            .collect();
+        let mut want = places_ref(&a, &own);
+        let mut sorted = want.clone();
+        sorted.sort();
+        assert_eq!(
+            sorted,
+            (0..4096).collect::<Vec<i32>>(),
+            "own starts: a permutation"
+        );
+        want.extend(places_ref(&a, &s));
+        want.extend(places_ref(&a[7..307], &s));
+        want.extend(places_ref(&b, &s[..8]));
+        want.extend(places_ref(&c, &s[..50]));
+        let p: Vec<u8> = a[..231].iter().map(|&v| (v > 128) as u8).collect();
+        want.extend(places_ref(&p, &s[..2]));
+        for dev in backends() {
+            let (ad, bd, cd, sd) = (
+                dev.upload(&a).unwrap(),
+                dev.upload(&b).unwrap(),
+                dev.upload(&c).unwrap(),
+                dev.upload(&s).unwrap(),
+            );
+            let out = dev.full(want.len(), -1i32).unwrap();
+            places::launch(&dev, 1, &ad, &bd, &cd, &sd, &out).unwrap();
+            same_i32(
+                &out.download().unwrap(),
+                &want,
+                &format!("{dev:?}, spread {spread}"),
+            );
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Random floats: the order of combination `tilus::core::collective` defines.
 

@@ -10,13 +10,13 @@
 //! order, in both directions (a descending sort is not the reverse of an ascending one where
 //! keys repeat).
 //!
-//! **One pass** (one block per tile of [`TILE`] keys, tiles taken from a ticket): the block
-//! counts its tile's digits and publishes the counts (256 words, one per digit, each a count
-//! and a state in one 64-bit word, so a relaxed atomic suffices: the count and its state are
-//! read together). It then orders the tile by digit, stably: each key (and its value) goes to
-//! shared memory at its digit's start in the tile plus its rank among the tile's equal digits
-//! (`(digit as u8).equal_rank()`: ballots and a shared atomic per warp, as CUB's Onesweep
-//! ranks), to be read back in order after the look-back. Then each of its 256 lanes looks back
+//! **One pass** (one block per tile of keys, 4096 to 6144 by the kernel, tiles taken from a
+//! ticket): the block counts its tile's digits and publishes the counts (256 words, one per
+//! digit, each a count and a state in one 64-bit word, so a relaxed atomic suffices: the count
+//! and its state are read together). It then orders the tile by digit, stably: each key (and
+//! its value) goes to shared memory at its place, its digit's start in the tile plus its rank
+//! among the tile's equal digits (`(digit as u8).place(starts)`: ballots and a shared atomic
+//! per warp, as CUB's Onesweep ranks), to be read back in order after the look-back. Then each of its 256 lanes looks back
 //! over the tiles before it for its own digit, two tiles a step, adding aggregates until it
 //! meets an inclusive prefix: ordering first, as CUB's Onesweep does, gives the predecessors
 //! time to publish their prefixes, so the walks are short. Each key then goes to the start of
@@ -27,15 +27,18 @@
 //! carries a mask. The passes hold runs of one key a thread (`vector_width = 1`), so
 //! consecutive lanes write consecutive addresses (6% faster than runs of four on an H100).
 //!
-//! **Speed** (H100, 2^28 random `u32`; BENCHMARKS.md has each step): keys 7.94 ms, pairs
-//! 11.51 ms, against CUB's 5.52 and 9.39 ms and torch's `sort` 13.68 ms. A pass is bound by
-//! its instructions and their latency, not by memory (`ncu`, a keys pass over 2^24 keys, in
-//! session 40: 2.4 times the instructions of CUB's, issued more densely).
+//! **Speed** (H100, 2^28 random `u32`; BENCHMARKS.md has each step): keys 7.28 ms, pairs
+//! 10.95 ms, against CUB's 5.52 and 9.39 ms and torch's `sort` 13.68 ms. A pass is bound by
+//! its instructions and their latency, not by memory (`ncu`, a keys pass over 2^28 keys: 1.22
+//! times the warp instructions of CUB's, 1.63 ms against 1.25, at 37% occupancy against 55%:
+//! 80 registers and 64.5 KB of shared memory a block of 256 threads, against CUB's 56 and
+//! 31 KB for 384).
 //!
 //! Flags carry the pass's epoch (`epoch * 4 + state` in the high word), so the storage is
 //! reused without clearing, as in the scan.
 
-/// Elements per tile of the sort's passes.
+/// Elements per tile of the counting pass, and the shortest tile of a digit pass (whose count
+/// of tiles sizes the look-back words).
 pub const TILE: usize = 4096;
 
 /// Tiles of look-back words before tile 0's (the pass kernels write the literal 4): never
@@ -135,23 +138,25 @@ macro_rules! digit_counts_kernel {
     };
 }
 
-/// One digit pass from `keys` (and `vals`) to `keys_out` (and `vals_out`); see the module docs.
-/// The pass places each key (and value) in shared memory at its digit's start in the tile plus
-/// its rank among the tile's equal digits (`equal_rank`) before the look-back, and reads them
-/// back in order after it: no second read of the keys from memory, no gathers, and nothing but
-/// the look-back's own values live across it. (An H100, 2^28 keys: `(u32, u32)` pairs took
-/// 12.27-12.30 ms with an argsort and two gathers after the look-back, 11.47-11.51 ms this way;
-/// u32 keys 8.05-8.07 ms ordered by `(digit as u8).argsort()` and a `take`, 7.93-7.95 ms this
-/// way, once masks no longer took registers from the rank, 2026-11-27.)
+/// One digit pass from `keys` (and `vals`) to `keys_out` (and `vals_out`), on tiles of `$tile`
+/// keys; see the module docs. The pass places each key (and value) in shared memory at its
+/// digit's start in the tile plus its rank among the tile's equal digits (`place`) before the
+/// look-back, and reads them back in order after it: no second read of the keys from memory, no
+/// gathers, and nothing but the look-back's own values live across it. (An H100, 2^28 keys:
+/// `(u32, u32)` pairs took 12.27-12.30 ms with an argsort and two gathers after the look-back,
+/// 11.47-11.51 ms this way; u32 keys 8.05-8.07 ms ordered by `(digit as u8).argsort()` and a
+/// `take`, 7.93-7.95 ms this way once masks no longer took registers from the rank, and
+/// 7.71-7.72 ms with `place` in one collective instead of `local.take(d) + equal_rank`, on tiles
+/// of 4096; 2026-11-27.)
 macro_rules! pass_kernel {
-    ($name:ident, $blocks:literal, $k:ident, $s:ident, $top:literal) => {
-        pass_kernel!(@pass $name, $blocks, $k, $s, $top, [], {}, {}, {});
+    ($name:ident, $tile:literal, $blocks:literal, $k:ident, $s:ident, $top:literal) => {
+        pass_kernel!(@pass $name, $tile, $blocks, $k, $s, $top, [], {}, {}, {});
     };
-    ($name:ident, $blocks:literal, $k:ident, $s:ident, $top:literal, $v:ident) => {
-        pass_kernel!(@pass $name, $blocks, $k, $s, $top,
+    ($name:ident, $tile:literal, $blocks:literal, $k:ident, $s:ident, $top:literal, $v:ident) => {
+        pass_kernel!(@pass $name, $tile, $blocks, $k, $s, $top,
             [vals: GlobalTensor<$v>, vals_out: GlobalTensor<$v>,], {
-            let v = load_global(vals, offsets = [start], shape = [4096]);
-            let sv = shared_tensor::<$v>([4096]);
+            let v = load_global(vals, offsets = [start], shape = [$tile]);
+            let sv = shared_tensor::<$v>([$tile]);
             store_shared_scatter(sv, dim = 0, indices = slot, values = v);
         }, {
             let vs = load_shared(sv);
@@ -159,7 +164,7 @@ macro_rules! pass_kernel {
             store_global_scatter(vals_out, dim = 0, indices = to, values = vs);
         });
     };
-    (@pass $name:ident, $blocks:literal, $k:ident, $s:ident, $top:literal, [$($vals:tt)*],
+    (@pass $name:ident, $tile:literal, $blocks:literal, $k:ident, $s:ident, $top:literal, [$($vals:tt)*],
         {$($before:tt)*}, {$($after:tt)*}, {$($store:tt)*}) => {
         #[tile_kernel(threads = 256, min_blocks_per_sm = $blocks, vector_width = 1)]
         fn $name(
@@ -181,13 +186,13 @@ macro_rules! pass_kernel {
             let n = keys.len() as i32;
             // Tickets count on across passes and runs: this pass's start at `first`.
             let tile = atomic::global_add(ticket, ones([1])).item() - first;
-            let start = tile * 4096;
+            let start = tile * $tile;
             // Keys past the end read as `fill`, whose ordered bits are all ones: digit 255,
             // after every real key of the tile, for any digit. They are counted for the tile's
             // own order but not published, and their places are past the end (the last tile's
             // keys of digit 255 end at `n`), where the bounded stores drop them: no mask a key
             // to load, order or store.
-            let k = load_global(keys, offsets = [start], shape = [4096], other = fill);
+            let k = load_global(keys, offsets = [start], shape = [$tile], other = fill);
             // Unsigned keys sorted ascending are their own ordered bits: no map, a uniform
             // branch a tile instead of three instructions a key, here and after the look-back.
             let mapped = (fmask | smask | dmask) != 0;
@@ -198,7 +203,7 @@ macro_rules! pass_kernel {
             let d = ((u >> shift) & 255) as i32;
             let here = d.histogram(256);
             let lanes = arange(256);
-            let mine = here - select(lanes == 255, max(start + 4096 - n, 0), 0);
+            let mine = here - select(lanes == 255, max(start + $tile - n, 0), 0);
             let ready = epoch * 4;
             // Tile t's words are at `(t + LEAD) * 256`: the first LEAD tiles of words are never
             // written, and a walk's loads past tile 0 read them (see below).
@@ -211,8 +216,8 @@ macro_rules! pass_kernel {
             // Onesweep ranks before it looks back for the same reason): each key goes to its
             // digit's start (`local`) plus its rank among the tile's equal digits.
             let local = here.cumsum(0, exclusive = true);
-            let slot = local.take(d) + (d as u8).equal_rank();
-            let sk = shared_tensor::<$k>([4096]);
+            let slot = (d as u8).place(local);
+            let sk = shared_tensor::<$k>([$tile]);
             store_shared_scatter(sk, dim = 0, indices = slot, values = k);
             $($before)*
             // Each lane walks back over the tiles before for its digit, on its own, two tiles
@@ -251,7 +256,7 @@ macro_rules! pass_kernel {
                 us = ks ^ ((((ks as $s) >> $top) as $k & fmask) | smask) ^ dmask;
             }
             let ds = ((us >> shift) & 255) as i32;
-            let to = (base + before - local).take(ds) + arange(4096);
+            let to = (base + before - local).take(ds) + arange($tile);
             store_global_scatter(keys_out, dim = 0, indices = to, values = ks);
             $($store)*
         }
@@ -278,23 +283,6 @@ counts_kernel!(counts_k32, u32, i32, 31);
 counts_kernel!(counts_k64, u64, i64, 63);
 digit_counts_kernel!(digit_counts_k32, u32, i32, 31);
 digit_counts_kernel!(digit_counts_k64, u64, i64, 63);
-// The second argument bounds registers to that many blocks an SM. Measured on an H100 (2^28
-// random keys, 2026-11-27): u32 keys 10.93 ms at 4 blocks (120 bytes spilled at 64 registers),
-// 11.19 ms at 3; (u32, u32) pairs 13.52 ms at 3 (80 registers, none spilled), 18.5 ms at 4
-// (188 bytes spilled). With the divisions by shifts (session 40, 20 bytes spilled for keys at
-// 4 blocks): pairs 12.65 ms at 3, 13.60 at 4 (64 registers, none spilled). The other kinds
-// keep bounds measured before masked loads filled first. Ranked by `equal_rank` (session 41),
-// the (u32, u32) pass holds 80 registers with no spill at 3 (11.47-11.51 ms); with no masks
-// (session 42) the keys pass 64 at 4, none spilled (7.93-7.95 ms). A pair pass's shared arrays
-// (60 KB for (u32, u32)) allow no more than 3.
-pass_kernel!(pass_k32, 4, u32, i32, 31);
-pass_kernel!(pass_k32_v32, 3, u32, i32, 31, u32);
-pass_kernel!(pass_k32_v64, 2, u32, i32, 31, u64);
-pass_kernel!(pass_k64, 3, u64, i64, 63);
-pass_kernel!(pass_k64_v32, 2, u64, i64, 63, u32);
-pass_kernel!(pass_k64_v64, 2, u64, i64, 63, u64);
-pass_kernel!(pass_k32_v16, 3, u32, i32, 31, u16);
-pass_kernel!(pass_k64_v16, 2, u64, i64, 63, u16);
 
 /// How the bits of a key type map to the sort order.
 #[doc(hidden)]
@@ -350,6 +338,11 @@ pub enum Digits {
 pub trait KeyBits: crate::Element + Copy + Default {
     const ALL: Self;
     const SIGN: Self;
+    /// Keys per tile of the keys-only pass, at least [`TILE`] (whose count of tiles sizes the
+    /// look-back words).
+    const KEYS_TILE: usize;
+    /// Keys per tile of the pair pass with values `V`, at least [`TILE`].
+    fn pair_tile<V: ValueBits>() -> usize;
     /// Digit passes: the width in bytes.
     const PASSES: i32;
     /// The key whose ordered bits under the masks `m` are all ones (the passes' fill for keys
@@ -374,6 +367,9 @@ pub trait KeyBits: crate::Element + Copy + Default {
 /// The bits values move as (`u32`, `u64`), with the pair kernels of each key width.
 #[doc(hidden)]
 pub trait ValueBits: crate::Element + Copy + Default {
+    /// Keys per tile of the pair passes with 32- and 64-bit keys, at least [`TILE`].
+    const TILE_K32: usize;
+    const TILE_K64: usize;
     fn pass_k32(
         a: &PassArgs<'_>,
         keys: [&TensorView<'_, u32>; 2],
@@ -389,9 +385,16 @@ pub trait ValueBits: crate::Element + Copy + Default {
 }
 
 macro_rules! key_bits {
-    ($b:ty, $passes:literal, $counts:ident, $digit:ident, $keys_only:ident, $pairs:ident) => {
+    ($b:ident, $s:ident, $top:literal, $passes:literal, $counts:ident, $digit:ident,
+        $keys_only:ident [$keys_tile:literal, $keys_blocks:literal], $pairs:ident,
+        $pair_tile:ident) => {
+        pass_kernel!($keys_only, $keys_tile, $keys_blocks, $b, $s, $top);
         impl KeyBits for $b {
             const ALL: Self = <$b>::MAX;
+            const KEYS_TILE: usize = $keys_tile;
+            fn pair_tile<V: ValueBits>() -> usize {
+                V::$pair_tile
+            }
             const SIGN: Self = 1 << ($passes * 8 - 1);
             const PASSES: i32 = $passes;
             fn fill([f, s, d]: [Self; 3]) -> Self {
@@ -467,12 +470,13 @@ macro_rules! key_bits {
     };
 }
 
-key_bits!(u32, 4, counts_k32, digit_counts_k32, pass_k32, pass_k32);
-key_bits!(u64, 8, counts_k64, digit_counts_k64, pass_k64, pass_k64);
-
 macro_rules! value_bits {
-    ($b:ty, $k32:ident, $k64:ident) => {
+    ($b:ident, $k32:ident [$t32:literal, $b32:literal], $k64:ident [$t64:literal, $b64:literal]) => {
+        pass_kernel!($k32, $t32, $b32, u32, i32, 31, $b);
+        pass_kernel!($k64, $t64, $b64, u64, i64, 63, $b);
         impl ValueBits for $b {
+            const TILE_K32: usize = $t32;
+            const TILE_K64: usize = $t64;
             value_bits!(@pass pass_k32, u32, $k32);
             value_bits!(@pass pass_k64, u64, $k64);
         }
@@ -492,9 +496,20 @@ macro_rules! value_bits {
     };
 }
 
-value_bits!(u32, pass_k32_v32, pass_k64_v32);
-value_bits!(u64, pass_k32_v64, pass_k64_v64);
-value_bits!(u16, pass_k32_v16, pass_k64_v16);
+// Each pass kernel's tile (keys a block) and the blocks an SM its registers are bounded to.
+// Longer tiles spread a block's fixed work (its histogram and scan, the rank's tables, the
+// look-back) over more keys a thread, as far as registers allow without spilling at 3 blocks an
+// SM (fewer blocks were slower) and the shared arrays fit (about 10.5 bytes a key for keys,
+// 14.5 for (u32, u32) pairs). Measured on an H100, 2^28 random keys, 2026-11-27: u32 keys
+// 7.93-7.95 ms on tiles of 4096 at 4 blocks (64 registers), 7.28-7.29 ms on 6144 at 3 (80
+// registers, none spilled), 7.38-7.41 ms on 7168 at 3, 8.01-8.02 ms on 8192 at 2; (u32, u32)
+// pairs 11.50-11.58 ms on 4096 at 3, 10.92-10.98 ms on 5120 at 3 (80 registers, none spilled).
+// The other kinds keep the bounds of earlier measurements (BENCHMARKS.md) on tiles of 4096.
+key_bits!(u32, i32, 31, 4, counts_k32, digit_counts_k32, pass_k32 [6144, 3], pass_k32, TILE_K32);
+key_bits!(u64, i64, 63, 8, counts_k64, digit_counts_k64, pass_k64 [4096, 3], pass_k64, TILE_K64);
+value_bits!(u32, pass_k32_v32 [5120, 3], pass_k64_v32 [4096, 2]);
+value_bits!(u64, pass_k32_v64 [4096, 2], pass_k64_v64 [4096, 2]);
+value_bits!(u16, pass_k32_v16 [4096, 3], pass_k64_v16 [4096, 2]);
 
 macro_rules! sort_types {
     (keys { $($k:ty => $b:ty, $class:ident;)* } values { $($v:ty => $vb:ty;)* }) => {
@@ -726,13 +741,14 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
         clear_counts::launch_on(stream, 1, &self.counts)?;
         if n > 0 {
             let tiles = n.div_ceil(TILE) as u32;
+            let pass_tiles = n.div_ceil(K::Bits::pair_tile::<V::Bits>()) as u32;
             let (keys, keys_out) = (keys.bitcast()?, keys_out.bitcast()?);
             let (vals, vals_out) = (vals.bitcast::<V::Bits>()?, vals_out.bitcast()?);
             K::Bits::counts(stream, tiles, &keys, &self.counts, Digits::One { low }, m)?;
             digit_starts::launch_on(stream, 1, &self.counts, 1)?;
             let args = self
                 .look
-                .start_pass(stream, tiles, &self.counts, (0, low))?;
+                .start_pass(stream, pass_tiles, &self.counts, (0, low))?;
             K::Bits::pass(&args, [&keys, &keys_out], Some([&vals, &vals_out]), m)?;
         }
         self.counts.view(0..256)
@@ -756,6 +772,15 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
         let tmp = self.keys.bitcast::<K::Bits>()?;
         let m = order_masks::<K::Bits>(K::CLASS, order == SortOrder::Descending);
         let tiles = n.div_ceil(TILE) as u32;
+        let pass_tile = match vals {
+            Some(_) => K::Bits::pair_tile::<VB>(),
+            None => K::Bits::KEYS_TILE,
+        };
+        debug_assert!(
+            pass_tile >= TILE,
+            "the look-back words hold a tile of TILE keys or more"
+        );
+        let pass_tiles = n.div_ceil(pass_tile) as u32;
         clear_counts::launch_on(stream, 1, &self.counts)?;
         K::Bits::counts(
             stream,
@@ -772,7 +797,7 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
         for pass in 0..passes {
             let args = self
                 .look
-                .start_pass(stream, tiles, &self.counts, (pass, pass * 8))?;
+                .start_pass(stream, pass_tiles, &self.counts, (pass, pass * 8))?;
             let v = vals.map(|v| route(pass, v));
             K::Bits::pass::<VB>(&args, route(pass, [keys[0], &tmp, keys[1]]), v, m)?;
         }

@@ -355,6 +355,21 @@ impl<T: Element> Tile<T> {
         unreachable!()
     }
 
+    /// Each element's place in a stable counting sort of the tile by value, where the elements
+    /// of value `v` start at `starts[v]`: `starts.take(x) + x.equal_rank()` (a value outside
+    /// `starts` starts at 0), an `i32` tile of the tile's shape. `starts` is a rank-1 `i32`
+    /// tile, usually the exclusive [`Tile::cumsum`] of the tile's [`Tile::histogram`]; the
+    /// places then run over `0..n` once each, and a scatter to them orders the tile by value,
+    /// stably.
+    ///
+    /// **Cost.** A `u8` tile with 256 starts or more is counted as [`Tile::equal_rank`] counts
+    /// it, its per-warp prefixes begun at the starts, so the gather and the add are free and no
+    /// register holds both terms at once (an H100 radix sort's keys pass: see
+    /// `tilus::algo::radix_sort_keys`). Other tiles cost an equal rank and a `take`.
+    pub fn place(self, starts: Tile<i32>) -> Tile<i32> {
+        unreachable!()
+    }
+
     /// The counts of the values `0..bins` in an integer tile, as an `i32` tile of shape
     /// `[bins]`; values outside are not counted. With [`Tile::equal_rank`] and an exclusive
     /// [`Tile::cumsum`] of the counts it gives each key's place in a stable partition.

@@ -772,6 +772,14 @@ pub enum Inst {
     EqualRank {
         x: VarId,
     },
+    /// Each element's place in a stable counting sort of the tile by value, where the
+    /// elements of value `v` start at `starts[v]`: `starts[x[i]]` (0 where `x[i]` is outside
+    /// `starts`) plus the [`Inst::EqualRank`] of `x[i]`, an `i32` tile of `x`'s shape. `x`
+    /// is an integer or `bool` tile, `starts` a rank-1 `i32` tile.
+    Place {
+        x: VarId,
+        starts: VarId,
+    },
     /// The counts of the values `0..bins` in an integer tile (an `i32` tile of shape
     /// `[bins]`); values outside are not counted.
     Histogram {
@@ -946,6 +954,10 @@ impl Inst {
             Inst::Take { x, indices, .. } => {
                 out.push(Operand::Var(*x));
                 out.push(Operand::Var(*indices));
+            }
+            Inst::Place { x, starts } => {
+                out.push(Operand::Var(*x));
+                out.push(Operand::Var(*starts));
             }
             Inst::Load { access, other } => {
                 access_ops(access, &mut out);

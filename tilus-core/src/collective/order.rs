@@ -125,6 +125,23 @@ pub fn take(
     out
 }
 
+/// For each element of `xs` (of type `d`), its place in a stable counting sort by value whose
+/// values start at `starts` (`i32` bits): `starts[x]` (0 for a value outside `starts`) plus
+/// the element's [`equal_rank`], wrapping as `i32` arithmetic does.
+pub fn place(d: DType, xs: &[u64], starts: &[u64]) -> Vec<u64> {
+    xs.iter()
+        .zip(equal_rank(xs))
+        .map(|(&x, rank)| {
+            let v = elem::as_i128(d, x);
+            let start = match usize::try_from(v) {
+                Ok(i) if i < starts.len() => starts[i] as u32,
+                _ => 0,
+            };
+            start.wrapping_add(rank as u32) as u64
+        })
+        .collect()
+}
+
 /// For each element, how many elements before it (row-major) have the same bits.
 pub fn equal_rank(xs: &[u64]) -> Vec<u64> {
     let mut seen: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();

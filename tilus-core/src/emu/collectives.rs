@@ -89,6 +89,23 @@ impl<'k> Interp<'_, 'k, '_> {
                 let out = order::equal_rank(&t.bits);
                 self.finish(d, DType::I32, t.shape, &out)
             }
+            Inst::Place { x, starts } => {
+                let t = self.host(x, None, "a place")?;
+                let s = self.host(starts, Some(0), "the starts of a place")?;
+                if s.shape.len() != 1
+                    || s.dtype != DType::I32
+                    || !(t.dtype.is_int() || t.dtype.is_bool())
+                {
+                    return Err(self.malformed(format!(
+                        "a place of `{}` values from `{}` starts of shape {:?}",
+                        t.dtype.name(),
+                        s.dtype.name(),
+                        s.shape
+                    )));
+                }
+                let out = order::place(t.dtype, &t.bits, &s.bits);
+                self.finish(d, DType::I32, t.shape, &out)
+            }
             Inst::Histogram { x, bins } => {
                 let t = self.host(x, None, "a histogram")?;
                 if !t.dtype.is_int() {

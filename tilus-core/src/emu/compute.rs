@@ -92,6 +92,7 @@ impl<'k> Interp<'_, 'k, '_> {
             | Inst::Take { .. }
             | Inst::TopK { .. }
             | Inst::EqualRank { .. }
+            | Inst::Place { .. }
             | Inst::Histogram { .. } => self.collective(d, inst),
             Inst::AllocShared {
                 shape,

@@ -73,6 +73,7 @@ impl Lowerer {
             Form::TopK { indices } => self.topk(def.name, x, dtype, shape, bound, indices, span),
             Form::Take => self.take(x, dtype, shape, bound, span),
             Form::EqualRank => self.equal_rank(x, dtype, shape, span),
+            Form::Place => self.place(x, dtype, shape, bound, span),
             Form::Histogram => self.histogram(x, dtype, bound, span),
             _ => unreachable!("not a collective form"),
         }
@@ -127,6 +128,47 @@ impl Lowerer {
             );
         }
         Ok(self.emit(Inst::EqualRank { x }, tile(DType::I32, shape), span))
+    }
+
+    /// `.place(starts)` of an integer or `bool` tile (a `bool` tile as `u8`, so that the PTX
+    /// lowering sees integers only).
+    fn place(
+        &mut self,
+        x: crate::ir::VarId,
+        dtype: DType,
+        shape: &[usize],
+        bound: &Bound<'_>,
+        span: Span,
+    ) -> LResult<Operand> {
+        if !(dtype.is_int() || dtype.is_bool()) {
+            return self.err(
+                span,
+                format!("`.place(starts)` places integer or `bool` keys, not `{dtype}`: convert to integers first (`x.to_bits()` for floats)"),
+            );
+        }
+        let se = bound.req("starts");
+        let starts = self.req_arg(bound, "starts", None)?;
+        let ty = self.ty(starts);
+        let rank_1_i32 = matches!(&ty, Ty::Tile { dtype: DType::I32, shape } if shape.len() == 1);
+        if !rank_1_i32 {
+            let found = super::ty_name(&ty);
+            return self.err(
+                se.span,
+                format!("the starts of `.place` are a rank-1 `i32` tile (one start a value), found {found}"),
+            );
+        }
+        let starts = starts.var().expect("a tile");
+        let x = if dtype.is_bool() {
+            let as_u8 = Inst::Cast {
+                x: Operand::Var(x),
+                dtype: DType::U8,
+            };
+            let c = self.emit(as_u8, tile(DType::U8, shape), span);
+            c.var().expect("a tile")
+        } else {
+            x
+        };
+        Ok(self.emit(Inst::Place { x, starts }, tile(DType::I32, shape), span))
     }
 
     /// `.histogram(bins)` of an integer tile.

@@ -63,6 +63,7 @@ pub(crate) enum Form {
     },
     Take,
     EqualRank,
+    Place,
     Histogram,
 }
 
@@ -167,6 +168,7 @@ pub(crate) const METHODS: &[MethodDef] = &[
         Form::Take,
     ),
     m("equal_rank", Recv::Tile, NONE, Form::EqualRank),
+    m("place", Recv::Tile, &[req("starts")], Form::Place),
     m(
         "histogram",
         Recv::Tile,

@@ -38,6 +38,7 @@ fn inst_kind(inst: &Inst) -> String {
         Inst::Take { axis, .. } => format!("take axis {axis}"),
         Inst::TopK { k, axis, .. } => format!("topk {k} axis {axis}"),
         Inst::EqualRank { .. } => "equal_rank".into(),
+        Inst::Place { .. } => "place".into(),
         Inst::Histogram { bins, .. } => format!("histogram {bins}"),
         Inst::AllocShared {
             shape,
@@ -192,6 +193,7 @@ impl Emitter<'_> {
             }
             Inst::Take { x, indices, axis } => self.take(d, *x, *indices, *axis),
             Inst::EqualRank { x } => self.equal_rank(d, *x),
+            Inst::Place { x, starts } => self.place(d, *x, *starts),
             Inst::Histogram { x, bins } => self.histogram(d, *x, *bins),
             _ => internal("unhandled instruction"),
         }

@@ -439,7 +439,7 @@ impl Emitter<'_> {
             return internal("equal_rank of a scalar");
         };
         if super::rank::counted_rank_fits(d, self.threads()) {
-            return self.equal_rank_bytes(dst, x, &shape, d);
+            return self.equal_rank_bytes(dst, x, &shape, d, None);
         }
         let layout = self.layout_of(&shape);
         let src = parts(self, &[d.size_bytes() * layout.n])[0];
@@ -474,6 +474,55 @@ impl Emitter<'_> {
                 e.ins(["add", "s32"], (r, r, one));
                 Ok(())
             })?;
+        }
+        self.barrier();
+        Ok(())
+    }
+
+    /// Each element's place in a stable counting sort by value (`Inst::Place`). A `u8` tile
+    /// with 256 starts or more is counted in one go: the per-warp prefixes of the rank's count
+    /// table begin at the starts (`rank.rs`), which saves the gather and the add, and the
+    /// registers that would hold both terms at once. Other tiles add a gather of the starts
+    /// to their equal rank.
+    pub fn place(&mut self, dst: VarId, x: VarId, starts: VarId) -> CodegenResult<()> {
+        let Ty::Tile { shape, dtype: d } = self.ty(x)?.clone() else {
+            return internal("place of a scalar");
+        };
+        let Ty::Tile { shape: sshape, .. } = self.ty(starts)?.clone() else {
+            return internal("place from scalar starts");
+        };
+        let m: usize = sshape.iter().product();
+        if d == DType::U8 && m >= 256 && super::rank::counted_rank_fits(d, self.threads()) {
+            return self.equal_rank_bytes(dst, x, &shape, d, Some(starts));
+        }
+        if !d.is_int() {
+            return internal(format!("place of `{}` values", d.name()));
+        }
+        // Ends with a barrier: the scratch is free again.
+        self.equal_rank(dst, x)?;
+        let starts_layout = self.layout_of(&sshape);
+        let src = parts(self, &[4 * starts_layout.n])[0];
+        self.stage(starts, DType::I32, &starts_layout, src)?;
+        self.barrier();
+        let layout = self.layout_of(&shape);
+        let rs = self.dst_regs(dst)?;
+        let smem = self.smem_base();
+        let known = self.known_below(x, m);
+        for (s, r) in rs.iter().enumerate() {
+            let ex = self.chunk_exists(&layout, s / layout.v);
+            if ex == Predicate::False {
+                continue;
+            }
+            let v = self.reg_or_const(Operand::Var(x), s)?;
+            let v = self.in_reg(v);
+            // Values outside the starts start at 0 (`take`'s rule).
+            let (ok, idx) = self.index_below(d, v, m, ex, known);
+            let start = self.r32();
+            self.ins(["mov", "u32"], (start, 0));
+            let addr = self.r32();
+            self.ins(["mad", "lo", "s32"], (addr, idx, 4, smem));
+            self.ld_scratch(ok.guard(), DType::I32, start, addr, src);
+            self.ins(["add", "s32"], (*r, *r, start));
         }
         self.barrier();
         Ok(())

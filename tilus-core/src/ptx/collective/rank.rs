@@ -20,13 +20,13 @@
 //! elements in row-major order, as the general lowering does.
 
 use super::super::code::Guard;
-use super::super::emit::{CodegenResult, Emitter};
+use super::super::emit::{internal, CodegenResult, Emitter};
 use super::super::regs::Reg;
 use super::super::value::{Predicate, RegOrImm};
 use super::scratch_at;
 use super::staging::{parts, vector_of};
 use crate::dtype::DType;
-use crate::ir::VarId;
+use crate::ir::{Ty, VarId};
 
 /// Distinct values of an 8-bit element.
 const BYTES: usize = 256;
@@ -63,21 +63,34 @@ struct Warp {
 
 impl Emitter<'_> {
     /// `equal_rank` of tile `x` of 8-bit type `d` and shape `shape` into `dst` (see the module
-    /// docs). Starts after and ends with a barrier.
+    /// docs); with `starts` (an `i32` tile of 256 elements or more, `x` of type `u8`), each
+    /// element's place instead (`Inst::Place`): byte `b`'s prefixes over the warps begin at
+    /// `starts[b]` rather than 0. Starts after and ends with a barrier.
     pub(super) fn equal_rank_bytes(
         &mut self,
         dst: VarId,
         x: VarId,
         shape: &[usize],
         d: DType,
+        starts: Option<VarId>,
     ) -> CodegenResult<()> {
         let layout = self.layout_of(shape);
         let n: usize = shape.iter().product();
         let warps = self.threads() / 32;
         // Elements per warp, in whole rounds of 32.
         let seg = n.div_ceil(warps * 32) * 32;
-        let offs = parts(self, &[n, 4 * n, 4 * BYTES * warps]);
-        let (src, ranks, table) = (offs[0], offs[1], offs[2]);
+        let starts = match starts {
+            Some(s) => {
+                let Ty::Tile { shape, .. } = self.ty(s)?.clone() else {
+                    return internal("place from scalar starts");
+                };
+                Some((s, self.layout_of(&shape)))
+            }
+            None => None,
+        };
+        let starts_bytes = starts.as_ref().map_or(0, |(_, l)| 4 * l.n);
+        let offs = parts(self, &[n, 4 * n, 4 * BYTES * warps, starts_bytes]);
+        let (src, ranks, table, first_of) = (offs[0], offs[1], offs[2], offs[3]);
         let tid = self.tid();
         self.counted_loop(
             tid.into(),
@@ -90,6 +103,9 @@ impl Emitter<'_> {
             },
         )?;
         self.stage(x, d, &layout, src)?;
+        if let Some((s, starts_layout)) = &starts {
+            self.stage(*s, DType::I32, starts_layout, first_of)?;
+        }
         self.barrier();
         let (lane, warp, upto_me, above_me) = (self.r32(), self.r32(), self.r32(), self.r32());
         self.ins(["and", "b32"], (lane, tid, 31));
@@ -133,7 +149,8 @@ impl Emitter<'_> {
             })?;
         }
         self.barrier();
-        // 2. Each byte's counts over the warps, as exclusive prefixes.
+        // 2. Each byte's counts over the warps, as exclusive prefixes (from the byte's start).
+        let with_starts = starts.is_some();
         self.counted_loop(
             tid.into(),
             (BYTES as i32).into(),
@@ -143,7 +160,14 @@ impl Emitter<'_> {
                 let smem = e.smem_base();
                 e.ins(["mad", "lo", "s32"], (col, b, 4, smem));
                 let running = e.r32();
-                e.ins(["mov", "u32"], (running, 0));
+                if with_starts {
+                    e.ins(
+                        ["ld", "shared", "u32"],
+                        (running, scratch_at(col, first_of)),
+                    );
+                } else {
+                    e.ins(["mov", "u32"], (running, 0));
+                }
                 for w in 0..warps {
                     let at = scratch_at(col, table + 4 * BYTES * w);
                     let c = e.r32();
