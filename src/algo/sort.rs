@@ -27,8 +27,8 @@
 //! carries a mask. The passes hold runs of one key a thread (`vector_width = 1`), so
 //! consecutive lanes write consecutive addresses (6% faster than runs of four on an H100).
 //!
-//! **Speed** (H100, 2^28 random `u32`; BENCHMARKS.md has each step): keys 7.28 ms, pairs
-//! 10.95 ms, against CUB's 5.52 and 9.39 ms and torch's `sort` 13.68 ms. A pass is bound by
+//! **Speed** (H100, 2^28 random `u32`; BENCHMARKS.md has each step): keys 7.07 ms, pairs
+//! 11.04 ms, against CUB's 5.52 and 9.40 ms and torch's `sort` 13.68 ms. A pass is bound by
 //! its instructions and their latency, not by memory (`ncu`, a keys pass over 2^28 keys: 1.22
 //! times the warp instructions of CUB's, 1.63 ms against 1.25, at 37% occupancy against 55%:
 //! 80 registers and 64.5 KB of shared memory a block of 256 threads, against CUB's 56 and
@@ -504,6 +504,9 @@ macro_rules! value_bits {
 // 7.93-7.95 ms on tiles of 4096 at 4 blocks (64 registers), 7.28-7.29 ms on 6144 at 3 (80
 // registers, none spilled), 7.38-7.41 ms on 7168 at 3, 8.01-8.02 ms on 8192 at 2; (u32, u32)
 // pairs 11.50-11.58 ms on 4096 at 3, 10.92-10.98 ms on 5120 at 3 (80 registers, none spilled).
+// More threads with fewer keys each were slower (u32 keys 7.56-7.73 ms on 384 or 320 threads).
+// The rank's step 3 knows an element's warp where a segment is whole chunks of 256 keys: u32
+// keys 7.06-7.07 ms on 6144 (5120's segments of 640 divide instead).
 // The other kinds keep the bounds of earlier measurements (BENCHMARKS.md) on tiles of 4096.
 key_bits!(u32, i32, 31, 4, counts_k32, digit_counts_k32, pass_k32 [6144, 3], pass_k32, TILE_K32);
 key_bits!(u64, i64, 63, 8, counts_k64, digit_counts_k64, pass_k64 [4096, 3], pass_k64, TILE_K64);

@@ -7,14 +7,15 @@
 //!    `MatchAny`: `match.any.sync` issues far slower, and a device radix sort ranked by it
 //!    took 12.60 ms on an H100 against 8.42 with these ballots, 2026-11-27). The group's highest
 //!    lane adds the group's size to the warp's count of its byte (a `[warps][256]` table in
-//!    shared memory) with one shared atomic, whose old value it hands to the group by a
-//!    shuffle: an element's rank in its warp is that count plus its group's lanes below it. A
-//!    warp barrier after each round orders the next round's atomics after this one's in every
-//!    lane's view. Up to 32 rounds are written out one after another rather than as a loop;
+//!    shared memory), and hands the old count to the group by a shuffle: an element's rank in
+//!    its warp is that count plus its group's lanes below it. A warp barrier after each round
+//!    orders the next round's accesses to the table after this one's in every lane's view. Up
+//!    to 32 rounds are written out one after another rather than as a loop;
 //! 2. each byte's counts are turned into exclusive prefixes over the warps (thread `b` walks
-//!    the table's column `b`);
+//!    the table's column `b`), from `starts[b]` for a `place`;
 //! 3. every thread reads back the ranks of the elements it holds and adds the prefix of the
-//!    element's warp for its byte.
+//!    element's warp for its byte (the warp known when the PTX is written where segments are
+//!    whole chunks of the layout).
 //!
 //! Elements are taken in row-major order, segment after segment, so ranks count the earlier
 //! elements in row-major order, as the general lowering does.
@@ -188,6 +189,11 @@ impl Emitter<'_> {
             .into_iter()
             .find(|&g| layout.v.is_multiple_of(g))
             .unwrap_or(1);
+        // When a warp's segment is a whole number of the layout's chunks (`threads * v`
+        // elements), an element's warp is its slot's chunk offset over the segment, known here:
+        // a thread's part of the index (below `threads * v`) never crosses into the next.
+        let chunk = self.threads() * layout.v;
+        let owner_known = seg.is_multiple_of(chunk);
         for (s, run) in rs.chunks(g).enumerate().map(|(k, r)| (k * g, r)) {
             let guard = match self.chunk_exists(&layout, s / layout.v) {
                 Predicate::False => continue,
@@ -195,8 +201,15 @@ impl Emitter<'_> {
             };
             let i = self.r32();
             self.ins(["add", "s32"], (i, base, layout.slot_const(s) as i32));
-            let owner = self.div_u32(i.into(), seg);
-            let owner = self.in_reg32(owner);
+            let (row, table_at) = if owner_known {
+                let owner = layout.slot_const(s) / seg;
+                (RegOrImm::Imm(0), table + 4 * BYTES * owner)
+            } else {
+                let owner = self.div_u32(i.into(), seg);
+                (RegOrImm::Reg(self.in_reg32(owner)), table)
+            };
+            // The bytes are reloaded rather than read from `x`'s registers, which would then
+            // stay live through the rounds (a keys pass of 24 keys a thread spilled 40 bytes).
             let bytes = self.r32();
             let at = self.elem_at(src, 1, i.into());
             let width = ["u8", "u16", "", "u32"][g - 1];
@@ -214,9 +227,14 @@ impl Emitter<'_> {
                 let v = self.r32();
                 self.ins(["bfe", "u32"], (v, bytes, 8 * k as i32, 8));
                 let slot = self.r32();
-                self.ins(["mad", "lo", "s32"], (slot, owner, BYTES as i32, v));
+                match row {
+                    RegOrImm::Reg(owner) => {
+                        self.ins(["mad", "lo", "s32"], (slot, owner, BYTES as i32, v))
+                    }
+                    RegOrImm::Imm(_) => self.ins(["mov", "b32"], (slot, v)),
+                }
                 let before = self.r32();
-                let at = self.elem_at(table, 4, slot.into());
+                let at = self.elem_at(table_at, 4, slot.into());
                 self.ins_if(guard, ["ld", "shared", "u32"], (before, at));
                 self.ins_if(guard, ["add", "s32"], (*out, *out, before));
             }
@@ -262,17 +280,27 @@ impl Emitter<'_> {
         let slot = self.r32();
         self.ins(["mad", "lo", "s32"], (slot, v, 4, w.row));
         // The group's highest lane moves the count on and hands the old count to the group.
+        // Plain predicated accesses, not an atomic: a round's leaders hold distinct bytes, and
+        // the warp barrier after the round orders them before the next round's (an atomic
+        // under a predicate became a branch and its reconvergence, 2 more instructions).
+        // Other lanes' `seen` and `moved` are never used: the shuffle takes the leader's.
         let leader = self.new_pred();
         self.ins(["setp", "eq", "u32"], (leader, above, 0));
         if let Predicate::Reg(p) = inside {
             self.ins(["and", "pred"], (leader, leader, p));
         }
-        let seen = self.r32();
-        self.ins(["mov", "u32"], (seen, 0));
+        let (seen, moved) = (self.r32(), self.r32());
+        let count_at = scratch_at(slot, w.table);
         self.ins_if(
             Guard::If(leader),
-            ["atom", "shared", "add", "u32"],
-            (seen, scratch_at(slot, w.table), upto),
+            ["ld", "shared", "u32"],
+            (seen, count_at.clone()),
+        );
+        self.ins(["add", "s32"], (moved, seen, upto));
+        self.ins_if(
+            Guard::If(leader),
+            ["st", "shared", "u32"],
+            (count_at, moved),
         );
         let from = self.r32();
         self.ins(["bfind", "u32"], (from, peers));
