@@ -366,6 +366,45 @@ impl<T: Element> Tile<T> {
     /// it, its per-warp prefixes begun at the starts, so the gather and the add are free and no
     /// register holds both terms at once (an H100 radix sort's keys pass: see
     /// `tilus::algo::radix_sort_keys`). Other tiles cost an equal rank and a `take`.
+    ///
+    /// # Example
+    ///
+    /// A stable counting sort of 300 (key, value) pairs by a one-byte key: the keys' histogram,
+    /// its exclusive prefix sums as the starts, and a scatter of each pair to its place.
+    ///
+    /// ```
+    /// use tilus::prelude::*;
+    ///
+    /// #[tile_kernel(threads = 64)]
+    /// fn counting_sort(
+    ///     keys: GlobalTensor<u8>,
+    ///     vals: GlobalTensor<i32>,
+    ///     keys_out: GlobalTensor<u8>,
+    ///     vals_out: GlobalTensor<i32>,
+    /// ) {
+    ///     let k = load_global(keys, offsets = [0], shape = [300]);
+    ///     let v = load_global(vals, offsets = [0], shape = [300]);
+    ///     let starts = (k as i32).histogram(256).cumsum(0, exclusive = true);
+    ///     let at = k.place(starts);
+    ///     store_global_scatter(keys_out, dim = 0, indices = at, values = k);
+    ///     store_global_scatter(vals_out, dim = 0, indices = at, values = v);
+    /// }
+    ///
+    /// fn main() -> Result<(), tilus::Error> {
+    ///     let dev = tilus::Device::emulator();
+    ///     let keys: Vec<u8> = (0..300u32).map(|i| (i * 37 % 11) as u8).collect();
+    ///     let vals: Vec<i32> = (0..300).collect();
+    ///     let (k, v) = (dev.upload(&keys)?, dev.upload(&vals)?);
+    ///     let (ko, vo) = (dev.zeros::<u8>(300)?, dev.zeros::<i32>(300)?);
+    ///     counting_sort::launch(&dev, 1, &k, &v, &ko, &vo)?;
+    ///     // Stable: equal keys keep their input order (a sort by key, then position).
+    ///     let mut want: Vec<(u8, i32)> = keys.iter().copied().zip(vals.iter().copied()).collect();
+    ///     want.sort_by_key(|&(key, _)| key);
+    ///     let got: Vec<(u8, i32)> = ko.download()?.into_iter().zip(vo.download()?).collect();
+    ///     assert_eq!(got, want);
+    ///     Ok(())
+    /// }
+    /// ```
     pub fn place(self, starts: Tile<i32>) -> Tile<i32> {
         unreachable!()
     }

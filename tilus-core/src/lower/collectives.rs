@@ -113,6 +113,17 @@ impl Lowerer {
         Ok(self.reduce_along(op, flat, dtype, &[n], 0, keepdims, span))
     }
 
+    /// Keys that `.equal_rank()` and `.place()` compare for equality: integers or `bool`s.
+    fn equality_keys(&mut self, call: &str, dtype: DType, span: Span) -> LResult<()> {
+        if dtype.is_int() || dtype.is_bool() {
+            return Ok(());
+        }
+        self.err(
+            span,
+            format!("`{call}` ranks integer or `bool` keys, not `{dtype}`: convert to integers first (`x.to_bits()` for floats)"),
+        )
+    }
+
     /// `.equal_rank()` of an integer or `bool` tile.
     fn equal_rank(
         &mut self,
@@ -121,12 +132,7 @@ impl Lowerer {
         shape: &[usize],
         span: Span,
     ) -> LResult<Operand> {
-        if !(dtype.is_int() || dtype.is_bool()) {
-            return self.err(
-                span,
-                format!("`.equal_rank()` ranks integer or `bool` keys, not `{dtype}`: convert to integers first (`x.to_bits()` for floats)"),
-            );
-        }
+        self.equality_keys(".equal_rank()", dtype, span)?;
         Ok(self.emit(Inst::EqualRank { x }, tile(DType::I32, shape), span))
     }
 
@@ -140,12 +146,7 @@ impl Lowerer {
         bound: &Bound<'_>,
         span: Span,
     ) -> LResult<Operand> {
-        if !(dtype.is_int() || dtype.is_bool()) {
-            return self.err(
-                span,
-                format!("`.place(starts)` places integer or `bool` keys, not `{dtype}`: convert to integers first (`x.to_bits()` for floats)"),
-            );
-        }
+        self.equality_keys(".place(starts)", dtype, span)?;
         let se = bound.req("starts");
         let starts = self.req_arg(bound, "starts", None)?;
         let ty = self.ty(starts);
