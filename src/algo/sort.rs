@@ -29,8 +29,8 @@
 //!
 //! **Speed** (H100, 2^28 random `u32`; BENCHMARKS.md has each step): keys 7.07 ms, pairs
 //! 11.04 ms, against CUB's 5.52 and 9.40 ms and torch's `sort` 13.68 ms. A pass is bound by
-//! its instructions and their latency, not by memory (`ncu`, a keys pass over 2^28 keys: 1.22
-//! times the warp instructions of CUB's, 1.63 ms against 1.25, at 37% occupancy against 55%:
+//! its instructions and their latency, not by memory (`ncu`, a keys pass over 2^28 keys, before the
+//! rank's step 3 lost its divisions: 1.22 times the warp instructions of CUB's, 1.63 ms against 1.25, at 37% occupancy against 55%:
 //! 80 registers and 64.5 KB of shared memory a block of 256 threads, against CUB's 56 and
 //! 31 KB for 384).
 //!
@@ -389,6 +389,8 @@ macro_rules! key_bits {
         $keys_only:ident [$keys_tile:literal, $keys_blocks:literal], $pairs:ident,
         $pair_tile:ident) => {
         pass_kernel!($keys_only, $keys_tile, $keys_blocks, $b, $s, $top);
+        // The look-back words are sized for tiles of `TILE` keys: no pass may take shorter ones.
+        const _: () = assert!($keys_tile >= TILE);
         impl KeyBits for $b {
             const ALL: Self = <$b>::MAX;
             const KEYS_TILE: usize = $keys_tile;
@@ -474,6 +476,7 @@ macro_rules! value_bits {
     ($b:ident, $k32:ident [$t32:literal, $b32:literal], $k64:ident [$t64:literal, $b64:literal]) => {
         pass_kernel!($k32, $t32, $b32, u32, i32, 31, $b);
         pass_kernel!($k64, $t64, $b64, u64, i64, 63, $b);
+        const _: () = assert!($t32 >= TILE && $t64 >= TILE);
         impl ValueBits for $b {
             const TILE_K32: usize = $t32;
             const TILE_K64: usize = $t64;
@@ -779,10 +782,6 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
             Some(_) => K::Bits::pair_tile::<VB>(),
             None => K::Bits::KEYS_TILE,
         };
-        debug_assert!(
-            pass_tile >= TILE,
-            "the look-back words hold a tile of TILE keys or more"
-        );
         let pass_tiles = n.div_ceil(pass_tile) as u32;
         clear_counts::launch_on(stream, 1, &self.counts)?;
         K::Bits::counts(

@@ -363,9 +363,10 @@ impl<T: Element> Tile<T> {
     /// stably.
     ///
     /// **Cost.** A `u8` tile with 256 starts or more is counted as [`Tile::equal_rank`] counts
-    /// it, its per-warp prefixes begun at the starts, so the gather and the add are free and no
-    /// register holds both terms at once (an H100 radix sort's keys pass: see
-    /// `tilus::algo::radix_sort_keys`). Other tiles cost an equal rank and a `take`.
+    /// it, its per-warp prefixes begun at the starts: no gather and no add, and no register
+    /// holds both terms at once (on an H100 the radix sort's keys, 2^28 `u32` on tiles of
+    /// 4096, took 7.71-7.72 ms this way against 7.93-7.95 ms with `starts.take(x) +
+    /// x.equal_rank()`). Other tiles cost an equal rank and a `take`.
     ///
     /// # Example
     ///

@@ -22,8 +22,13 @@ use std::time::{Duration, Instant};
 /// Runs per kernel (unless `COMPILE_TIME_RUNS` says); the fastest counts.
 const RUNS: usize = 5;
 
+/// The `tilus::algo` issue's limit on one kernel's macro time (parse, compile, emit).
+const LIMIT_MS: f64 = 20.0;
+
 #[test]
-#[ignore = "a benchmark: run with --ignored --nocapture"]
+#[ignore = "a benchmark (run with --ignored --nocapture); it fails where a kernel takes over \
+    LIMIT_MS: on the 2-core VM of 2026-11-27 the generated differential seed \
+    seed_3997847688021457566 took 18.7-23.4 ms in five runs (over the limit in three)"]
 fn compile_time() {
     let corpus = corpus::load();
     let runs = std::env::var("COMPILE_TIME_RUNS")
@@ -127,4 +132,9 @@ fn compile_time() {
             r.3
         );
     }
+    let over: Vec<String> = (rows.iter())
+        .filter(|r| ms(total(r)) > LIMIT_MS)
+        .map(|r| format!("{} ({:.1} ms)", r.3, ms(total(r))))
+        .collect();
+    assert!(over.is_empty(), "over {LIMIT_MS} ms: {over:?}");
 }
