@@ -15,8 +15,11 @@
 //! digit, each a count and a state in one 64-bit word, so a relaxed atomic suffices: the count
 //! and its state are read together). It then orders the tile by digit, stably: each key (and
 //! its value) goes to shared memory at its place, its digit's start in the tile plus its rank
-//! among the tile's equal digits (`(digit as u8).place(starts)`: ballots and a shared atomic
-//! per warp, as CUB's Onesweep ranks), to be read back in order after the look-back. Then each of its 256 lanes looks back
+//! among the tile's equal digits (`(digit as u8).place(starts)`: ballots and a count table
+//! per warp, as CUB's Onesweep ranks), to be read back in order after the look-back. The keys
+//! pass loads its tile warp-striped, as CUB does, and ranks it in that order (`place(starts,
+//! order = [1, 0, 2])`), so each warp counts its own registers; the pair passes load rows and
+//! rank through shared memory, which measured faster for them (`pass_kernel!`). Then each of its 256 lanes looks back
 //! over the tiles before it for its own digit, two tiles a step, adding aggregates until it
 //! meets an inclusive prefix: ordering first, as CUB's Onesweep does, gives the predecessors
 //! time to publish their prefixes, so the walks are short. Each key then goes to the start of
@@ -27,12 +30,13 @@
 //! carries a mask. The passes hold runs of one key a thread (`vector_width = 1`), so
 //! consecutive lanes write consecutive addresses (6% faster than runs of four on an H100).
 //!
-//! **Speed** (H100, 2^28 random `u32`; BENCHMARKS.md has each step): keys 7.07 ms, pairs
-//! 11.04 ms, against CUB's 5.52 and 9.40 ms and torch's `sort` 13.68 ms. A pass is bound by
-//! its instructions and their latency, not by memory (`ncu`, a keys pass over 2^28 keys, before the
-//! rank's step 3 lost its divisions: 1.22 times the warp instructions of CUB's, 1.63 ms against 1.25, at 37% occupancy against 55%:
-//! 80 registers and 64.5 KB of shared memory a block of 256 threads, against CUB's 56 and
-//! 31 KB for 384).
+//! **Speed** (H100, 2^28 random `u32`; BENCHMARKS.md has each step): keys 6.72 ms, pairs
+//! 10.97 ms, against CUB's 5.52 and 9.38 ms and torch's `sort` 13.69 and 13.68 ms. A pass is
+//! bound by its instructions and their latency, not by memory (`ncu`, a keys pass over 2^28
+//! keys, before the rank's step 3 lost its divisions and the keys pass its staging: 1.22 times
+//! the warp instructions of CUB's, 1.63 ms against 1.25, at 37% occupancy against 55%: 80
+//! registers and 64.5 KB of shared memory a block of 256 threads, against CUB's 56 and 31 KB
+//! for 384).
 //!
 //! Flags carry the pass's epoch (`epoch * 4 + state` in the high word), so the storage is
 //! reused without clearing, as in the scan.
@@ -149,12 +153,31 @@ macro_rules! digit_counts_kernel {
 /// 7.71-7.72 ms with `place` in one collective instead of `local.take(d) + equal_rank`, on tiles
 /// of 4096; 2026-11-27.)
 macro_rules! pass_kernel {
+    // Keys alone: loaded warp-striped (CUB's arrangement): lane `l` of warp `w` holds key
+    // `start + w * $tile / 8 + 32 j + l` in slot `j`, so that each warp's keys are its own
+    // registers in order, which `place` in order `[1, 0, 2]` counts without moving them
+    // through shared memory. The index is the thread's register plus the slot's constant: one
+    // address a thread, an offset a key. (An H100, 2^28 u32 keys: 7.05-7.06 ms loaded in rows
+    // and ranked through shared memory, 6.71-6.73 ms so; 2026-11-27.)
     ($name:ident, $tile:literal, $blocks:literal, $k:ident, $s:ident, $top:literal) => {
-        pass_kernel!(@pass $name, $tile, $blocks, $k, $s, $top, [], {}, {}, {});
+        pass_kernel!(@pass $name, $tile, $blocks, $k, $s, $top, [], {
+            let f = arange($tile);
+            let from = start + ((f >> 5) & 7) * ($tile / 8) + (f >> 8) * 32 + (f & 31);
+            let k = load_global(keys, offsets = [from], shape = [$tile], other = fill);
+        }, {
+            let striped = (d as u8).reshape([$tile / 256, 8, 32]);
+            let slot = striped.place(local, order = [1, 0, 2]).reshape([$tile]);
+        }, {}, {}, {});
     };
+    // Pairs: loaded in rows and ranked through shared memory (warp-striped, the (u32, u32)
+    // pass took 12.34-12.46 ms a sort of 2^28 on an H100 against 10.95-11.03 ms so).
     ($name:ident, $tile:literal, $blocks:literal, $k:ident, $s:ident, $top:literal, $v:ident) => {
         pass_kernel!(@pass $name, $tile, $blocks, $k, $s, $top,
             [vals: GlobalTensor<$v>, vals_out: GlobalTensor<$v>,], {
+            let k = load_global(keys, offsets = [start], shape = [$tile], other = fill);
+        }, {
+            let slot = (d as u8).place(local);
+        }, {
             let v = load_global(vals, offsets = [start], shape = [$tile]);
             let sv = shared_tensor::<$v>([$tile]);
             store_shared_scatter(sv, dim = 0, indices = slot, values = v);
@@ -165,7 +188,7 @@ macro_rules! pass_kernel {
         });
     };
     (@pass $name:ident, $tile:literal, $blocks:literal, $k:ident, $s:ident, $top:literal, [$($vals:tt)*],
-        {$($before:tt)*}, {$($after:tt)*}, {$($store:tt)*}) => {
+        {$($load:tt)*}, {$($rank:tt)*}, {$($before:tt)*}, {$($after:tt)*}, {$($store:tt)*}) => {
         #[tile_kernel(threads = 256, min_blocks_per_sm = $blocks, vector_width = 1)]
         fn $name(
             keys: GlobalTensor<$k>,
@@ -192,7 +215,7 @@ macro_rules! pass_kernel {
             // own order but not published, and their places are past the end (the last tile's
             // keys of digit 255 end at `n`), where the bounded stores drop them: no mask a key
             // to load, order or store.
-            let k = load_global(keys, offsets = [start], shape = [$tile], other = fill);
+            $($load)*
             // Unsigned keys sorted ascending are their own ordered bits: no map, a uniform
             // branch a tile instead of three instructions a key, here and after the look-back.
             let mapped = (fmask | smask | dmask) != 0;
@@ -216,7 +239,7 @@ macro_rules! pass_kernel {
             // Onesweep ranks before it looks back for the same reason): each key goes to its
             // digit's start (`local`) plus its rank among the tile's equal digits.
             let local = here.cumsum(0, exclusive = true);
-            let slot = (d as u8).place(local);
+            $($rank)*
             let sk = shared_tensor::<$k>([$tile]);
             store_shared_scatter(sk, dim = 0, indices = slot, values = k);
             $($before)*

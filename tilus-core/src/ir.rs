@@ -768,17 +768,22 @@ pub enum Inst {
     },
     /// For each element of an integer or `bool` tile, the number of elements before it in
     /// row-major order with the same value (an `i32` tile of `x`'s shape): the rank a stable
-    /// scatter of equal keys needs.
+    /// scatter of equal keys needs. With `order` (a permutation of the axes, outermost
+    /// first), "before" is in the row-major order of the coordinates permuted by it: element
+    /// `c` comes before `c'` when `(c[order[0]], c[order[1]], ..)` is smaller.
     EqualRank {
         x: VarId,
+        order: Option<Vec<usize>>,
     },
     /// Each element's place in a stable counting sort of the tile by value, where the
     /// elements of value `v` start at `starts[v]`: `starts[x[i]]` (0 where `x[i]` is outside
     /// `starts`) plus the [`Inst::EqualRank`] of `x[i]`, an `i32` tile of `x`'s shape. `x`
-    /// is an integer or `bool` tile, `starts` a rank-1 `i32` tile.
+    /// is an integer or `bool` tile, `starts` a rank-1 `i32` tile; `order` as for
+    /// [`Inst::EqualRank`].
     Place {
         x: VarId,
         starts: VarId,
+        order: Option<Vec<usize>>,
     },
     /// The counts of the values `0..bins` in an integer tile (an `i32` tile of shape
     /// `[bins]`); values outside are not counted.
@@ -949,13 +954,13 @@ impl Inst {
             | Inst::Sort { x, .. }
             | Inst::ArgSort { x, .. }
             | Inst::TopK { x, .. }
-            | Inst::EqualRank { x }
+            | Inst::EqualRank { x, .. }
             | Inst::Histogram { x, .. } => out.push(Operand::Var(*x)),
             Inst::Take { x, indices, .. } => {
                 out.push(Operand::Var(*x));
                 out.push(Operand::Var(*indices));
             }
-            Inst::Place { x, starts } => {
+            Inst::Place { x, starts, .. } => {
                 out.push(Operand::Var(*x));
                 out.push(Operand::Var(*starts));
             }

@@ -127,10 +127,16 @@ pub fn take(
 
 /// For each element of `xs` (of type `d`), its place in a stable counting sort by value whose
 /// values start at `starts` (`i32` bits): `starts[x]` (0 for a value outside `starts`) plus
-/// the element's [`equal_rank`], wrapping as `i32` arithmetic does.
-pub fn place(d: DType, xs: &[u64], starts: &[u64]) -> Vec<u64> {
+/// the element's [`equal_rank`] in `order` (see there), wrapping as `i32` arithmetic does.
+pub fn place(
+    d: DType,
+    xs: &[u64],
+    starts: &[u64],
+    shape: &[usize],
+    order: Option<&[usize]>,
+) -> Vec<u64> {
     xs.iter()
-        .zip(equal_rank(xs))
+        .zip(equal_rank(xs, shape, order))
         .map(|(&x, rank)| {
             let v = elem::as_i128(d, x);
             let start = match usize::try_from(v) {
@@ -142,15 +148,43 @@ pub fn place(d: DType, xs: &[u64], starts: &[u64]) -> Vec<u64> {
         .collect()
 }
 
-/// For each element, how many elements before it (row-major) have the same bits.
-pub fn equal_rank(xs: &[u64]) -> Vec<u64> {
+/// For each element (a tile of `shape`, row-major), how many elements before it have the same
+/// bits: before in row-major order, or with `order` (a permutation of the axes, outermost
+/// first) in the row-major order of the coordinates permuted by it.
+pub fn equal_rank(xs: &[u64], shape: &[usize], order: Option<&[usize]>) -> Vec<u64> {
+    let visit: Vec<usize> = match order {
+        None => (0..xs.len()).collect(),
+        Some(order) => permuted_visit(shape, order),
+    };
     let mut seen: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
-    xs.iter()
-        .map(|&x| {
-            let c = seen.entry(x).or_default();
-            let r = *c;
-            *c += 1;
-            r
+    let mut out = vec![0; xs.len()];
+    for f in visit {
+        let c = seen.entry(xs[f]).or_default();
+        out[f] = *c;
+        *c += 1;
+    }
+    out
+}
+
+/// The row-major flat indices of a tile of `shape`, in the row-major order of their
+/// coordinates permuted by `order` (`order[0]` outermost).
+pub fn permuted_visit(shape: &[usize], order: &[usize]) -> Vec<usize> {
+    let n: usize = shape.iter().product();
+    // Row-major strides of the tile, taken in the permuted order.
+    let mut strides = vec![1usize; shape.len()];
+    for k in (0..shape.len().saturating_sub(1)).rev() {
+        strides[k] = strides[k + 1] * shape[k + 1];
+    }
+    let dims: Vec<usize> = order.iter().map(|&a| shape[a]).collect();
+    let steps: Vec<usize> = order.iter().map(|&a| strides[a]).collect();
+    (0..n)
+        .map(|mut p| {
+            let mut f = 0;
+            for k in (0..dims.len()).rev() {
+                f += (p % dims[k]) * steps[k];
+                p /= dims[k];
+            }
+            f
         })
         .collect()
 }
@@ -200,7 +234,17 @@ mod tests {
     #[test]
     fn ranks_takes_and_histograms() {
         let xs: Vec<u64> = [3u64, 1, 3, 3, 0, 1].to_vec();
-        assert_eq!(equal_rank(&xs), vec![0, 0, 1, 2, 0, 1]);
+        assert_eq!(equal_rank(&xs, &[6], None), vec![0, 0, 1, 2, 0, 1]);
+        // As a [2, 3] tile counted down its columns: 3, 3 (rank 1), 1, 0, 3 (rank 2), 1 (rank 1).
+        assert_eq!(
+            equal_rank(&xs, &[2, 3], Some(&[1, 0])),
+            vec![0, 0, 2, 1, 0, 1]
+        );
+        assert_eq!(permuted_visit(&[2, 3], &[1, 0]), vec![0, 3, 1, 4, 2, 5]);
+        assert_eq!(
+            permuted_visit(&[2, 2, 2], &[1, 0, 2]),
+            vec![0, 1, 4, 5, 2, 3, 6, 7]
+        );
         assert_eq!(histogram(DType::I32, &xs, 3), vec![1, 2, 0]);
         // Rows of [2, 3], columns taken in another order (and one out of range).
         let t: Vec<u64> = (10..16).collect();

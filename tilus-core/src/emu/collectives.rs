@@ -84,13 +84,19 @@ impl<'k> Interp<'_, 'k, '_> {
                 self.finish(d, dtype, shape, &out)
             }
             Inst::Take { x, indices, axis } => self.take(d, x, indices, axis),
-            Inst::EqualRank { x } => {
+            Inst::EqualRank { x, ref order } => {
                 let t = self.host(x, None, "an equal rank")?;
-                let out = order::equal_rank(&t.bits);
+                self.check_order(order.as_deref(), &t.shape)?;
+                let out = order::equal_rank(&t.bits, &t.shape, order.as_deref());
                 self.finish(d, DType::I32, t.shape, &out)
             }
-            Inst::Place { x, starts } => {
+            Inst::Place {
+                x,
+                starts,
+                ref order,
+            } => {
                 let t = self.host(x, None, "a place")?;
+                self.check_order(order.as_deref(), &t.shape)?;
                 let s = self.host(starts, Some(0), "the starts of a place")?;
                 if s.shape.len() != 1
                     || s.dtype != DType::I32
@@ -103,7 +109,7 @@ impl<'k> Interp<'_, 'k, '_> {
                         s.shape
                     )));
                 }
-                let out = order::place(t.dtype, &t.bits, &s.bits);
+                let out = order::place(t.dtype, &t.bits, &s.bits, &t.shape, order.as_deref());
                 self.finish(d, DType::I32, t.shape, &out)
             }
             Inst::Histogram { x, bins } => {
@@ -179,6 +185,19 @@ impl<'k> Interp<'_, 'k, '_> {
     }
 
     /// Tile `x` as host bit patterns; with `axis`, the axis must exist.
+    /// That a rank's `order` is a permutation of the tile's axes.
+    fn check_order(&self, order: Option<&[usize]>, shape: &[usize]) -> R<()> {
+        let Some(order) = order else { return Ok(()) };
+        let mut sorted = order.to_vec();
+        sorted.sort_unstable();
+        if sorted != (0..shape.len()).collect::<Vec<_>>() {
+            return Err(self.malformed(format!(
+                "a rank in order {order:?} of a tile of shape {shape:?}"
+            )));
+        }
+        Ok(())
+    }
+
     fn host(&self, x: VarId, axis: Option<usize>, what: &str) -> R<Host> {
         let dtype = self.dtype(Operand::Var(x));
         let (shape, words) = match self.operand(Operand::Var(x))? {

@@ -2547,7 +2547,13 @@ fn collectives_along_axes_give_their_shapes_and_values() {
         ),
         flat_of(top_flat, top, 6),
         put(out, 123, 6, v(top_flat)),
-        inst(ranks, Inst::EqualRank { x: flat }),
+        inst(
+            ranks,
+            Inst::EqualRank {
+                x: flat,
+                order: None,
+            },
+        ),
         put(out, 129, 36, v(ranks)),
         inst(hist, Inst::Histogram { x: flat, bins: 4 }),
         put(out, 165, 4, v(hist)),

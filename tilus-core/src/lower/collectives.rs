@@ -72,7 +72,7 @@ impl Lowerer {
             }
             Form::TopK { indices } => self.topk(def.name, x, dtype, shape, bound, indices, span),
             Form::Take => self.take(x, dtype, shape, bound, span),
-            Form::EqualRank => self.equal_rank(x, dtype, shape, span),
+            Form::EqualRank => self.equal_rank(x, dtype, shape, bound, span),
             Form::Place => self.place(x, dtype, shape, bound, span),
             Form::Histogram => self.histogram(x, dtype, bound, span),
             _ => unreachable!("not a collective form"),
@@ -130,10 +130,42 @@ impl Lowerer {
         x: crate::ir::VarId,
         dtype: DType,
         shape: &[usize],
+        bound: &Bound<'_>,
         span: Span,
     ) -> LResult<Operand> {
         self.equality_keys(".equal_rank()", dtype, span)?;
-        Ok(self.emit(Inst::EqualRank { x }, tile(DType::I32, shape), span))
+        let order = self.order_arg(bound, shape.len())?;
+        Ok(self.emit(Inst::EqualRank { x, order }, tile(DType::I32, shape), span))
+    }
+
+    /// The `order` keyword of `.equal_rank` and `.place`: a permutation of the tile's axes,
+    /// outermost first (`None` for row-major, given or not).
+    fn order_arg(&mut self, bound: &Bound<'_>, rank: usize) -> LResult<Option<Vec<usize>>> {
+        let Some(e) = bound.get("order") else {
+            return Ok(None);
+        };
+        let items = super::args::list_items(e);
+        let mut order = Vec::with_capacity(items.len());
+        for it in &items {
+            order.push(self.axis_arg(it, rank)?);
+        }
+        let mut seen = vec![false; rank];
+        for (&a, it) in order.iter().zip(&items) {
+            if std::mem::replace(&mut seen[a], true) {
+                return self.err(
+                    it.span,
+                    format!("axis {a} is in `order` twice: it lists each of the tile's {rank} axes once (outermost first)"),
+                );
+            }
+        }
+        if order.len() != rank {
+            return self.err(
+                e.span,
+                format!("`order` lists each of the tile's {rank} axes once (outermost first), found {} axes", order.len()),
+            );
+        }
+        let row_major = order.iter().enumerate().all(|(k, &a)| k == a);
+        Ok((!row_major).then_some(order))
     }
 
     /// `.place(starts)` of an integer or `bool` tile (a `bool` tile as `u8`, so that the PTX
@@ -169,7 +201,12 @@ impl Lowerer {
         } else {
             x
         };
-        Ok(self.emit(Inst::Place { x, starts }, tile(DType::I32, shape), span))
+        let order = self.order_arg(bound, shape.len())?;
+        Ok(self.emit(
+            Inst::Place { x, starts, order },
+            tile(DType::I32, shape),
+            span,
+        ))
     }
 
     /// `.histogram(bins)` of an integer tile.

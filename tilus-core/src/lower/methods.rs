@@ -110,6 +110,8 @@ const SCAN: &[P] = &[
     opt("exclusive").meta().keyword(),
     opt("reverse").meta().keyword(),
 ];
+/// The order an equal rank counts in: the axes, outermost first (`order = [1, 0]`).
+const ORDER: P = opt("order").meta().keyword();
 const SORT: &[P] = &[opt("axis").meta(), opt("descending").meta().keyword()];
 const TOPK: &[P] = &[
     req("k").meta(),
@@ -167,8 +169,8 @@ pub(crate) const METHODS: &[MethodDef] = &[
         &[req("indices"), opt("axis").meta()],
         Form::Take,
     ),
-    m("equal_rank", Recv::Tile, NONE, Form::EqualRank),
-    m("place", Recv::Tile, &[req("starts")], Form::Place),
+    m("equal_rank", Recv::Tile, &[ORDER], Form::EqualRank),
+    m("place", Recv::Tile, &[req("starts"), ORDER], Form::Place),
     m(
         "histogram",
         Recv::Tile,

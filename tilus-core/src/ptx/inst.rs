@@ -155,7 +155,12 @@ impl Emitter<'_> {
             }
             Inst::Reshape { x, .. } => {
                 let dt = self.dtype_of(Operand::Var(*x))?;
-                self.elementwise(d, &[Operand::Var(*x)], |e, r, v| e.copy_elem(dt, r, v[0]))
+                self.elementwise(d, &[Operand::Var(*x)], |e, r, v| e.copy_elem(dt, r, v[0]))?;
+                // The same registers' values in a new shape (the layout depends on the count).
+                if let Some(a) = self.affine_of(Operand::Var(*x)).cloned() {
+                    self.note_affine(d, a);
+                }
+                Ok(())
             }
             Inst::Broadcast { x, shape } => self.broadcast(d, *x, shape),
             Inst::Reduce { op, x } => self.reduce(d, *op, *x),
@@ -192,8 +197,8 @@ impl Emitter<'_> {
                 self.sort_line(d, *x, *axis, *largest, placed, Some(*k))
             }
             Inst::Take { x, indices, axis } => self.take(d, *x, *indices, *axis),
-            Inst::EqualRank { x } => self.equal_rank(d, *x),
-            Inst::Place { x, starts } => self.place(d, *x, *starts),
+            Inst::EqualRank { x, order } => self.equal_rank(d, *x, order.as_deref()),
+            Inst::Place { x, starts, order } => self.place(d, *x, *starts, order.as_deref()),
             Inst::Histogram { x, bins } => self.histogram(d, *x, *bins),
             _ => internal("unhandled instruction"),
         }
@@ -279,6 +284,11 @@ impl Emitter<'_> {
         } else {
             None
         };
+        if matches!(dtype, DType::I32 | DType::U32) {
+            let top = (self.threads() - 1) * layout.v;
+            let a = super::emit::affine_arange(base, top, &layout);
+            return self.define_affine(d, a);
+        }
         for (s, r) in rs.iter().enumerate() {
             let c = layout.slot_const(s);
             match base64 {
@@ -440,6 +450,9 @@ impl Emitter<'_> {
     }
 
     fn binary(&mut self, d: VarId, op: BinOp, lhs: Operand, rhs: Operand) -> CodegenResult<()> {
+        if self.affine_binary(d, op, lhs, rhs)? {
+            return Ok(());
+        }
         let dt = self.dtype_of(lhs)?;
         if dt == DType::Bool {
             return self.elementwise(d, &[lhs, rhs], |e, r, v| {

@@ -215,6 +215,27 @@ impl Emitter<'_> {
             if want_head && k == last {
                 c_last = c.c64;
             }
+            // An `i32` index known as the thread's register plus the slot's constant, along
+            // a stride-1 axis: the thread's register addresses it, the constant is the
+            // offset. (An element accessed has its index in `0..dim` below 2^31: the sign
+            // extension of the register plus the constant is that index.)
+            if let (Some(o), None, false) = (affine_index(coord), strides[k], want_head) {
+                if let Some((base, c)) = self.affine_coord(o, s)? {
+                    let w = self.r64();
+                    self.ins(["cvt", "s64", "s32"], (w, base));
+                    m_imm = m_imm.wrapping_add(c);
+                    m_narrow = None;
+                    m = Some(match m {
+                        None => w,
+                        Some(acc) => {
+                            let t = self.r64();
+                            self.ins(["add", "s64"], (t, acc, w));
+                            t
+                        }
+                    });
+                    continue;
+                }
+            }
             // Accumulate c_k * stride_k.
             let narrow = match (c.c32, strides[k]) {
                 (Some(RegOrImm::Reg(r)), None) => Some(r),
@@ -274,6 +295,23 @@ impl Emitter<'_> {
             });
         }
         Ok(p)
+    }
+
+    /// The thread's register and slot `s`'s constant of an `i32` index tile `o` known as
+    /// their sum (`emit/affine.rs`), where the constant is not negative.
+    fn affine_coord(
+        &mut self,
+        o: crate::ir::Operand,
+        s: usize,
+    ) -> CodegenResult<Option<(Reg, i64)>> {
+        if self.dtype_of(o)? != DType::I32 {
+            return Ok(None);
+        }
+        let slot = self.slot_of(o, s)?;
+        Ok(self.affine_of(o).and_then(|a| {
+            let c = *a.consts.get(slot)?;
+            (c >= 0).then_some((a.base, c))
+        }))
     }
 
     /// Coordinate `coord` of slot `s` of a global access: kept in 32 bits when its type is,
@@ -645,5 +683,13 @@ impl Emitter<'_> {
                 }
             }
         }
+    }
+}
+
+/// The index tile of an index coordinate.
+fn affine_index(coord: &Coord) -> Option<crate::ir::Operand> {
+    match coord {
+        Coord::Index(o) => Some(*o),
+        Coord::Pos { .. } => None,
     }
 }

@@ -8,6 +8,7 @@
 //! (`emu/ops.rs`): each thread folds its slots in order from the identity, each warp combines
 //! lanes by a butterfly, then the warp partials are folded in warp order.
 
+mod count_order;
 mod order;
 mod radix;
 mod rank;

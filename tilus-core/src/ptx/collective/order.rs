@@ -433,17 +433,23 @@ impl Emitter<'_> {
             .is_some_and(|b| b < bound as u64)
     }
 
-    /// For each element, the number of equal elements before it in row-major order.
-    pub fn equal_rank(&mut self, dst: VarId, x: VarId) -> CodegenResult<()> {
+    /// For each element, the number of equal elements before it in row-major order (or in
+    /// `order`, see `count_order.rs`): each element compared with every earlier one.
+    pub fn equal_rank(
+        &mut self,
+        dst: VarId,
+        x: VarId,
+        order: Option<&[usize]>,
+    ) -> CodegenResult<()> {
         let Ty::Tile { shape, dtype: d } = self.ty(x)?.clone() else {
             return internal("equal_rank of a scalar");
         };
         if super::rank::counted_rank_fits(d, self.threads()) {
-            return self.equal_rank_bytes(dst, x, &shape, d, None);
+            return self.equal_rank_bytes(dst, x, &shape, d, None, order);
         }
         let layout = self.layout_of(&shape);
         let src = parts(self, &[d.size_bytes() * layout.n])[0];
-        self.stage(x, d, &layout, src)?;
+        self.stage_in_order(x, d, &layout, src, &shape, order)?;
         self.barrier();
         let rs = self.dst_regs(dst)?;
         let acc_t = acc_type(d);
@@ -453,7 +459,7 @@ impl Emitter<'_> {
                 continue;
             }
             self.ins(["mov", "u32"], (*r, 0));
-            let f = self.flat_index(&layout, s);
+            let f = self.count_pos(&layout, &shape, order, s);
             let f = self.in_reg32(f);
             // Threads past the tile's end count nothing (their f is beyond it).
             let end = self.r32();
@@ -484,7 +490,13 @@ impl Emitter<'_> {
     /// table begin at the starts (`rank.rs`), which saves the gather and the add, and the
     /// registers that would hold both terms at once. Other tiles add a gather of the starts
     /// to their equal rank.
-    pub fn place(&mut self, dst: VarId, x: VarId, starts: VarId) -> CodegenResult<()> {
+    pub fn place(
+        &mut self,
+        dst: VarId,
+        x: VarId,
+        starts: VarId,
+        order: Option<&[usize]>,
+    ) -> CodegenResult<()> {
         let Ty::Tile { shape, dtype: d } = self.ty(x)?.clone() else {
             return internal("place of a scalar");
         };
@@ -493,13 +505,13 @@ impl Emitter<'_> {
         };
         let m: usize = sshape.iter().product();
         if d == DType::U8 && m >= 256 && super::rank::counted_rank_fits(d, self.threads()) {
-            return self.equal_rank_bytes(dst, x, &shape, d, Some(starts));
+            return self.equal_rank_bytes(dst, x, &shape, d, Some(starts), order);
         }
         if !d.is_int() {
             return internal(format!("place of `{}` values", d.name()));
         }
         // Ends with a barrier: the scratch is free again.
-        self.equal_rank(dst, x)?;
+        self.equal_rank(dst, x, order)?;
         let starts_layout = self.layout_of(&sshape);
         let src = parts(self, &[4 * starts_layout.n])[0];
         self.stage(starts, DType::I32, &starts_layout, src)?;

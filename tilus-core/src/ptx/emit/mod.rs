@@ -10,6 +10,8 @@
 //! `convert.rs`, `access.rs` and `memops.rs` (memory), `collective.rs` (across threads). They
 //! reach the emitter's state only through its methods.
 
+mod affine;
+pub(in crate::ptx) use affine::affine_arange;
 mod control;
 mod fold;
 mod solo;
@@ -58,6 +60,8 @@ pub(super) struct Emitter<'k> {
     /// Each variable's storage, from its first assignment on.
     storage: Vec<Option<Storage>>,
     known: Known<'k>,
+    /// Integer tiles known as a thread's register plus a slot's constant (`affine.rs`).
+    affine: std::collections::HashMap<crate::ir::VarId, affine::Affine>,
     /// Prologue values already computed.
     cache: BTreeMap<Cached, Reg>,
     /// Labels made so far (they are numbered in order).
@@ -115,6 +119,7 @@ impl<'k> Emitter<'k> {
             code,
             storage: vec![None; k.vars.len()],
             known: Known::new(k),
+            affine: std::collections::HashMap::new(),
             cache: BTreeMap::new(),
             labels: 0,
             loop_ends: Vec::new(),

@@ -100,7 +100,7 @@ impl Known<'_> {
                 indices: true,
                 ..
             } => (self.ty(*x)?.tile_shape()?.get(*axis).copied()? as u64).checked_sub(1),
-            Inst::EqualRank { x } => {
+            Inst::EqualRank { x, .. } => {
                 (crate::ir::numel(self.ty(*x)?.tile_shape()?) as u64).checked_sub(1)
             }
             _ => None,
