@@ -532,7 +532,9 @@ macro_rules! value_bits {
 // pairs 11.50-11.58 ms on 4096 at 3, 10.92-10.98 ms on 5120 at 3 (80 registers, none spilled).
 // More threads with fewer keys each were slower (u32 keys 7.56-7.73 ms on 384 or 320 threads).
 // The rank's step 3 knows an element's warp where a segment is whole chunks of 256 keys: u32
-// keys 7.06-7.07 ms on 6144 (5120's segments of 640 divide instead).
+// keys 7.06-7.07 ms on 6144 (5120's segments of 640 divide instead). Loaded warp-striped and
+// ranked in registers (`pass_kernel!`), u32 keys took 6.71-6.75 ms on 6144 (20 bytes spilled)
+// and 6.88-6.89 ms on 5632 (none spilled), 2026-11-27.
 // The other kinds keep the bounds of earlier measurements (BENCHMARKS.md) on tiles of 4096.
 key_bits!(u32, i32, 31, 4, counts_k32, digit_counts_k32, pass_k32 [6144, 3], pass_k32, TILE_K32);
 key_bits!(u64, i64, 63, 8, counts_k64, digit_counts_k64, pass_k64 [4096, 3], pass_k64, TILE_K64);
