@@ -364,6 +364,36 @@ impl<T: Element> Tile<T> {
     /// (2^28 `u32` keys on an H100: 7.05-7.07 ms ranked through shared memory, 6.71-6.75 ms
     /// so). Other orders stage the elements at their permuted positions (a few index
     /// instructions an element).
+    ///
+    /// # Example
+    ///
+    /// Ranks of a `[2, 3]` tile counted along its rows and down its columns.
+    ///
+    /// ```
+    /// use tilus::prelude::*;
+    ///
+    /// #[tile_kernel(threads = 32)]
+    /// fn ranks(x: GlobalTensor<u8>, out: GlobalTensor<i32>) {
+    ///     let t = load_global(x.view(0, [2, 3]), offsets = [0, 0], shape = [2, 3]);
+    ///     store_global(out.view(0, [2, 3]), t.equal_rank(), offsets = [0, 0]);
+    ///     store_global(out.view(6, [2, 3]), t.equal_rank(order = [1, 0]), offsets = [0, 0]);
+    /// }
+    ///
+    /// fn main() -> Result<(), tilus::Error> {
+    ///     let dev = tilus::Device::emulator();
+    ///     // [[7, 5, 7],
+    ///     //  [7, 7, 5]]
+    ///     let x = dev.upload(&[7u8, 5, 7, 7, 7, 5])?;
+    ///     let out = dev.zeros::<i32>(12)?;
+    ///     ranks::launch(&dev, 1, &x, &out)?;
+    ///     let got = out.download()?;
+    ///     // Along the rows: 7s at (0,0) (0,2) (1,0) (1,1), 5s at (0,1) (1,2).
+    ///     assert_eq!(got[..6], [0, 0, 1, 2, 3, 1]);
+    ///     // Down the columns: 7s at (0,0) (1,0) (1,1) (0,2), 5s at (0,1) (1,2).
+    ///     assert_eq!(got[6..], [0, 0, 3, 1, 2, 1]);
+    ///     Ok(())
+    /// }
+    /// ```
     pub fn equal_rank(self) -> Tile<i32> {
         unreachable!()
     }
