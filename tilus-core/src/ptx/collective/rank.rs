@@ -37,6 +37,7 @@ use super::scratch_at;
 use super::staging::{parts, vector_of};
 use crate::dtype::DType;
 use crate::ir::{Operand, Ty, VarId};
+use crate::layout::Layout;
 
 /// Distinct values of an 8-bit element.
 const BYTES: usize = 256;
@@ -85,8 +86,9 @@ struct Warp {
     /// Lanes up to this one, and above it.
     upto_me: Reg,
     above_me: Reg,
-    /// Elements in the tile.
+    /// Elements in the tile, and in each warp's segment (whole rounds of 32).
     n: usize,
+    seg: usize,
     /// Whether every round of every warp lies inside the tile.
     full: bool,
 }
@@ -128,17 +130,7 @@ impl Emitter<'_> {
             &[staged, staged_ranks, 4 * BYTES * warps, starts_bytes],
         );
         let (src, ranks, table, first_of) = (offs[0], offs[1], offs[2], offs[3]);
-        let tid = self.tid();
-        self.counted_loop(
-            tid.into(),
-            ((BYTES * warps) as i32).into(),
-            self.threads() as u32,
-            |e, k| {
-                let at = e.elem_at(table, 4, k.into());
-                e.ins(["st", "shared", "u32"], (at, 0));
-                Ok(())
-            },
-        )?;
+        self.zero_table(table, warps)?;
         if !held {
             self.stage_in_order(x, d, &layout, src, shape, order)?;
         }
@@ -146,36 +138,7 @@ impl Emitter<'_> {
             self.stage(*s, DType::I32, starts_layout, first_of)?;
         }
         self.barrier();
-        let (lane, warp, upto_me, above_me) = (self.r32(), self.r32(), self.r32(), self.r32());
-        self.ins(["and", "b32"], (lane, tid, 31));
-        self.ins(["shr", "u32"], (warp, tid, 5));
-        // `(2 << lane) - 1` (for lane 31, 2 << 31 wraps to 0, and 0 - 1 is every lane).
-        self.ins(["mov", "u32"], (upto_me, 2));
-        self.ins(["shl", "b32"], (upto_me, upto_me, lane));
-        self.ins(["sub", "s32"], (upto_me, upto_me, 1));
-        self.ins(["not", "b32"], (above_me, upto_me));
-        // This warp's row of the table, and its first element.
-        let smem = self.smem_base();
-        let row = self.r32();
-        self.ins(["mad", "lo", "s32"], (row, warp, (4 * BYTES) as i32, smem));
-        let first = self.r32();
-        self.ins(["mad", "lo", "s32"], (first, warp, seg as i32, lane));
-        let (src_at, rank_at) = (self.r32(), self.r32());
-        self.ins(["add", "s32"], (src_at, first, smem));
-        self.ins(["mad", "lo", "s32"], (rank_at, first, 4, smem));
-        let w = Warp {
-            src,
-            ranks,
-            table,
-            row,
-            src_at,
-            rank_at,
-            first,
-            upto_me,
-            above_me,
-            n,
-            full: seg * warps == n,
-        };
+        let w = self.rank_warp(src, ranks, table, seg, n);
         // 1. Ranks within the warp, round by round (every lane of a warp runs every round).
         let rounds = seg / 32;
         let rs = self.dst_regs(dst)?;
@@ -195,7 +158,84 @@ impl Emitter<'_> {
         }
         self.barrier();
         // 2. Each byte's counts over the warps, as exclusive prefixes (from the byte's start).
-        let with_starts = starts.is_some();
+        let first_of = starts.is_some().then_some(first_of);
+        self.column_prefixes(table, warps, first_of, held)?;
+        self.barrier();
+        // 3. Each thread's own elements: the rank in the warp plus the warp's prefix of the
+        // element's byte.
+        if held {
+            self.held_ranks_out(&rs, &w);
+        } else {
+            self.staged_ranks_out(&rs, &w, &layout, shape, order)?;
+        }
+        self.barrier();
+        Ok(())
+    }
+
+    /// Zeroes the `[warps][256]` count table at scratch offset `table`.
+    fn zero_table(&mut self, table: usize, warps: usize) -> CodegenResult<()> {
+        let tid = self.tid();
+        self.counted_loop(
+            tid.into(),
+            ((BYTES * warps) as i32).into(),
+            self.threads() as u32,
+            |e, k| {
+                let at = e.elem_at(table, 4, k.into());
+                e.ins(["st", "shared", "u32"], (at, 0));
+                Ok(())
+            },
+        )
+    }
+
+    /// This lane's part of the rounds: its masks, its warp's row of the table and its first
+    /// element of the warp's segment (`seg` elements a warp, `n` in the tile).
+    fn rank_warp(&mut self, src: usize, ranks: usize, table: usize, seg: usize, n: usize) -> Warp {
+        let tid = self.tid();
+        let warps = self.threads() / 32;
+        let (lane, warp, upto_me, above_me) = (self.r32(), self.r32(), self.r32(), self.r32());
+        self.ins(["and", "b32"], (lane, tid, 31));
+        self.ins(["shr", "u32"], (warp, tid, 5));
+        // `(2 << lane) - 1` (for lane 31, 2 << 31 wraps to 0, and 0 - 1 is every lane).
+        self.ins(["mov", "u32"], (upto_me, 2));
+        self.ins(["shl", "b32"], (upto_me, upto_me, lane));
+        self.ins(["sub", "s32"], (upto_me, upto_me, 1));
+        self.ins(["not", "b32"], (above_me, upto_me));
+        // This warp's row of the table, and its first element.
+        let smem = self.smem_base();
+        let row = self.r32();
+        self.ins(["mad", "lo", "s32"], (row, warp, (4 * BYTES) as i32, smem));
+        let first = self.r32();
+        self.ins(["mad", "lo", "s32"], (first, warp, seg as i32, lane));
+        let (src_at, rank_at) = (self.r32(), self.r32());
+        self.ins(["add", "s32"], (src_at, first, smem));
+        self.ins(["mad", "lo", "s32"], (rank_at, first, 4, smem));
+        Warp {
+            src,
+            ranks,
+            table,
+            row,
+            src_at,
+            rank_at,
+            first,
+            upto_me,
+            above_me,
+            n,
+            seg,
+            full: seg * warps == n,
+        }
+    }
+
+    /// Step 2: thread `b` turns column `b` of the count table (byte `b`'s count in each warp)
+    /// into exclusive prefixes, from `starts[b]` (staged at `first_of`) where given. Held ranks
+    /// carry their byte above them (`Round::Held`): their prefixes take it off again.
+    fn column_prefixes(
+        &mut self,
+        table: usize,
+        warps: usize,
+        first_of: Option<usize>,
+        held: bool,
+    ) -> CodegenResult<()> {
+        let tid = self.tid();
         self.counted_loop(
             tid.into(),
             (BYTES as i32).into(),
@@ -205,17 +245,11 @@ impl Emitter<'_> {
                 let smem = e.smem_base();
                 e.ins(["mad", "lo", "s32"], (col, b, 4, smem));
                 let running = e.r32();
-                if with_starts {
-                    e.ins(
-                        ["ld", "shared", "u32"],
-                        (running, scratch_at(col, first_of)),
-                    );
-                } else {
-                    e.ins(["mov", "u32"], (running, 0));
+                match first_of {
+                    Some(off) => e.ins(["ld", "shared", "u32"], (running, scratch_at(col, off))),
+                    None => e.ins(["mov", "u32"], (running, 0)),
                 }
                 if held {
-                    // A held rank carries its byte above it (`Round::Held`): the prefixes
-                    // take it off again.
                     let tag = e.r32();
                     e.ins(["shl", "b32"], (tag, b, HELD_RANK_BITS));
                     e.ins(["sub", "s32"], (running, running, tag));
@@ -229,25 +263,36 @@ impl Emitter<'_> {
                 }
                 Ok(())
             },
-        )?;
-        self.barrier();
-        // 3. Each thread's own elements: the rank in the warp plus the warp's prefix of the
-        // element's byte.
-        if held {
-            // The rank and the byte share the register (`Round::Held`), the prefix takes the
-            // byte off, and the table's row is this warp's: the entry's offset is the bits
-            // above the rank (`byte * 4`, the rank being below `2^(HELD_RANK_BITS - 2)`).
-            for out in &rs {
-                let (offset, before) = (self.r32(), self.r32());
-                self.ins(["shr", "u32"], (offset, *out, HELD_RANK_BITS - 2));
-                let at = self.r32();
-                self.ins(["add", "s32"], (at, offset, w.row));
-                self.ins(["ld", "shared", "u32"], (before, scratch_at(at, table)));
-                self.ins(["add", "s32"], (*out, *out, before));
-            }
-            self.barrier();
-            return Ok(());
+        )
+    }
+
+    /// Step 3 of held ranks (`rs`, each with its byte above it): the rank and the byte share
+    /// the register, the prefix takes the byte off, and the table's row is this warp's: the
+    /// entry's offset is the bits above the rank (`byte * 4`, the rank being below
+    /// `2^(HELD_RANK_BITS - 2)`).
+    fn held_ranks_out(&mut self, rs: &[Reg], w: &Warp) {
+        for out in rs {
+            let (offset, before) = (self.r32(), self.r32());
+            self.ins(["shr", "u32"], (offset, *out, HELD_RANK_BITS - 2));
+            let at = self.r32();
+            self.ins(["add", "s32"], (at, offset, w.row));
+            self.ins(["ld", "shared", "u32"], (before, scratch_at(at, w.table)));
+            self.ins(["add", "s32"], (*out, *out, before));
         }
+    }
+
+    /// Step 3 of staged ranks: each of this thread's elements (of a tile of `shape` laid out
+    /// as `layout`, counted in `order`) reads its rank and byte back from their staged
+    /// position, and adds its warp's prefix of the byte into `rs`.
+    fn staged_ranks_out(
+        &mut self,
+        rs: &[Reg],
+        w: &Warp,
+        layout: &Layout,
+        shape: &[usize],
+        order: Option<&[usize]>,
+    ) -> CodegenResult<()> {
+        let (src, ranks, table, seg) = (w.src, w.ranks, w.table, w.seg);
         let base = self.tid_times(layout.v);
         // A run of `g` elements at a time: its ranks in one vector load, its bytes in one load
         // (in a permuted order, an element at a time: a run's positions are not consecutive).
@@ -261,7 +306,7 @@ impl Emitter<'_> {
         let chunk = self.threads() * layout.v;
         let owner_known = order.is_none() && seg.is_multiple_of(chunk);
         for (s, run) in rs.chunks(g).enumerate().map(|(k, r)| (k * g, r)) {
-            let guard = match self.chunk_exists(&layout, s / layout.v) {
+            let guard = match self.chunk_exists(layout, s / layout.v) {
                 Predicate::False => continue,
                 p => p.guard(),
             };
@@ -272,7 +317,7 @@ impl Emitter<'_> {
                     i
                 }
                 Some(_) => {
-                    let p = self.count_pos(&layout, shape, order, s);
+                    let p = self.count_pos(layout, shape, order, s);
                     self.in_reg32(p)
                 }
             };
@@ -314,7 +359,6 @@ impl Emitter<'_> {
                 self.ins_if(guard, ["add", "s32"], (*out, *out, before));
             }
         }
-        self.barrier();
         Ok(())
     }
 
