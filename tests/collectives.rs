@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::{assemble_all, backends, Rng};
+use common::{assemble_all, backends, places_from, wrapping_starts, Rng};
 use std::cmp::Ordering;
 use std::fmt::Debug;
 use tilus::core::elem::Elem;
@@ -1689,18 +1689,7 @@ fn places(
 
 /// `starts[x]` (0 outside) plus the rank among equal earlier values, wrapping.
 fn places_ref<E: Copy + std::hash::Hash + Eq + Into<i128>>(x: &[E], starts: &[i32]) -> Vec<i32> {
-    x.iter()
-        .zip(ranks_ref(x))
-        .map(|(&v, r)| {
-            let v: i128 = v.into();
-            let s = usize::try_from(v)
-                .ok()
-                .and_then(|i| starts.get(i))
-                .copied()
-                .unwrap_or(0);
-            s.wrapping_add(r)
-        })
-        .collect()
+    places_from(x, &ranks_ref(x), starts)
 }
 
 #[test]
@@ -1713,12 +1702,7 @@ fn places_of_a_counting_sort() {
         let b: Vec<i8> = (0..185).map(|_| rng.range(-3, 12) as i8).collect();
         let c: Vec<i32> = (0..200).map(|_| rng.range(-5, 60)).collect();
         // Large starts, some near `i32::MAX`: the sums wrap.
-        let s: Vec<i32> = (0..300)
-            .map(|i| match i % 5 {
-                0 => i32::MAX - rng.range(0, 100),
-                _ => rng.range(-1_000_000, 1_000_000),
-            })
-            .collect();
+        let s = wrapping_starts(&mut rng, 300);
         let hist = hist_ref(a.iter().map(|&v| v as i128), 256);
         let own: Vec<i32> = hist
             .iter()

@@ -14,7 +14,7 @@
 
 mod common;
 
-use common::{assemble_all, backends, Rng};
+use common::{assemble_all, backends, places_from, wrapping_starts, Rng};
 use tilus::prelude::*;
 
 /// Ranks in permuted orders: `a` as a warp-striped `[6, 8, 32]` `u8` tile (place from 256
@@ -110,17 +110,7 @@ fn ordered_places<E: Copy + std::hash::Hash + Eq + Into<i128>>(
     order: &[usize],
     starts: &[i32],
 ) -> Vec<i32> {
-    x.iter()
-        .zip(ordered_ranks(x, shape, order))
-        .map(|(&v, r)| {
-            let s = usize::try_from(v.into())
-                .ok()
-                .and_then(|i| starts.get(i))
-                .copied()
-                .unwrap_or(0);
-            s.wrapping_add(r)
-        })
-        .collect()
+    places_from(x, &ordered_ranks(x, shape, order), starts)
 }
 
 fn same(got: &[i32], want: &[i32], what: &str) {
@@ -138,12 +128,7 @@ fn ranks_in_permuted_orders() {
         let spread = [2, 17, 256][round % 3];
         let a: Vec<u8> = (0..1536).map(|_| rng.range(0, spread) as u8).collect();
         let c: Vec<i32> = (0..200).map(|_| rng.range(-5, 60)).collect();
-        let s: Vec<i32> = (0..256)
-            .map(|i| match i % 5 {
-                0 => i32::MAX - rng.range(0, 100),
-                _ => rng.range(-1_000_000, 1_000_000),
-            })
-            .collect();
+        let s = wrapping_starts(&mut rng, 256);
         let striped = [6, 8, 32];
         let mut want = ordered_places(&a, &striped, &[1, 0, 2], &s);
         want.extend(ordered_ranks(&a, &striped, &[1, 0, 2]));

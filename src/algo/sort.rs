@@ -157,8 +157,8 @@ macro_rules! pass_kernel {
     // `start + w * $tile / 8 + 32 j + l` in slot `j`, so that each warp's keys are its own
     // registers in order, which `place` in order `[1, 0, 2]` counts without moving them
     // through shared memory. The index is the thread's register plus the slot's constant: one
-    // address a thread, an offset a key. (An H100, 2^28 u32 keys: 7.05-7.06 ms loaded in rows
-    // and ranked through shared memory, 6.71-6.73 ms so; 2026-11-27.)
+    // address a thread, an offset a key. (An H100, 2^28 u32 keys: 7.05-7.07 ms loaded in rows
+    // and ranked through shared memory, 6.71-6.75 ms so; 2026-11-27.)
     ($name:ident, $tile:literal, $blocks:literal, $k:ident, $s:ident, $top:literal) => {
         pass_kernel!(@pass $name, $tile, $blocks, $k, $s, $top, [], {
             let f = arange($tile);

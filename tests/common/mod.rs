@@ -70,3 +70,29 @@ pub use tilus_testkit::Rng;
 pub fn is_bound_test(line: &str, len: usize) -> bool {
     line.contains("setp.lt.u32") && line.trim_end().ends_with(&format!(", {len};"))
 }
+
+/// The places of a stable counting sort (`Tile::place`): `starts[v]` (0 where `v` is outside
+/// them) plus each element's rank among the equal ones counted before it, wrapping as `i32`.
+pub fn places_from<E: Copy + Into<i128>>(x: &[E], ranks: &[i32], starts: &[i32]) -> Vec<i32> {
+    x.iter()
+        .zip(ranks)
+        .map(|(&v, &r)| {
+            let s = usize::try_from(v.into())
+                .ok()
+                .and_then(|i| starts.get(i))
+                .copied()
+                .unwrap_or(0);
+            s.wrapping_add(r)
+        })
+        .collect()
+}
+
+/// `n` counting-sort starts, large and every fifth near `i32::MAX`, so that places wrap.
+pub fn wrapping_starts(rng: &mut Rng, n: usize) -> Vec<i32> {
+    (0..n)
+        .map(|i| match i % 5 {
+            0 => i32::MAX - rng.range(0, 100),
+            _ => rng.range(-1_000_000, 1_000_000),
+        })
+        .collect()
+}

@@ -170,13 +170,12 @@ pub fn equal_rank(xs: &[u64], shape: &[usize], order: Option<&[usize]>) -> Vec<u
 /// coordinates permuted by `order` (`order[0]` outermost).
 pub fn permuted_visit(shape: &[usize], order: &[usize]) -> Vec<usize> {
     let n: usize = shape.iter().product();
-    // Row-major strides of the tile, taken in the permuted order.
-    let mut strides = vec![1usize; shape.len()];
-    for k in (0..shape.len().saturating_sub(1)).rev() {
-        strides[k] = strides[k + 1] * shape[k + 1];
-    }
+    // Each permuted axis's extent and its row-major stride in the tile.
     let dims: Vec<usize> = order.iter().map(|&a| shape[a]).collect();
-    let steps: Vec<usize> = order.iter().map(|&a| strides[a]).collect();
+    let steps: Vec<usize> = order
+        .iter()
+        .map(|&a| AxisView::new(shape, a).inner)
+        .collect();
     (0..n)
         .map(|mut p| {
             let mut f = 0;

@@ -219,30 +219,28 @@ impl Emitter<'_> {
             // a stride-1 axis: the thread's register addresses it, the constant is the
             // offset. (An element accessed has its index in `0..dim` below 2^31: the sign
             // extension of the register plus the constant is that index.)
-            if let (Some(o), None, false) = (affine_index(coord), strides[k], want_head) {
-                if let Some((base, c)) = self.affine_coord(o, s)? {
+            let affine = match (affine_index(coord), strides[k], want_head) {
+                (Some(o), None, false) => self.affine_coord(o, s)?,
+                _ => None,
+            };
+            // Accumulate c_k * stride_k.
+            let (term, narrow) = match affine {
+                Some((base, c)) => {
                     let w = self.r64();
                     self.ins(["cvt", "s64", "s32"], (w, base));
                     m_imm = m_imm.wrapping_add(c);
-                    m_narrow = None;
-                    m = Some(match m {
-                        None => w,
-                        Some(acc) => {
-                            let t = self.r64();
-                            self.ins(["add", "s64"], (t, acc, w));
-                            t
-                        }
-                    });
-                    continue;
+                    (RegOrConst::Reg(w), None)
                 }
-            }
-            // Accumulate c_k * stride_k.
-            let narrow = match (c.c32, strides[k]) {
-                (Some(RegOrImm::Reg(r)), None) => Some(r),
-                _ => None,
-            };
-            let Some(term) = self.stride_term(c, strides[k], &mut m_imm)? else {
-                continue;
+                None => {
+                    let narrow = match (c.c32, strides[k]) {
+                        (Some(RegOrImm::Reg(r)), None) => Some(r),
+                        _ => None,
+                    };
+                    match self.stride_term(c, strides[k], &mut m_imm)? {
+                        Some(term) => (term, narrow),
+                        None => continue,
+                    }
+                }
             };
             m_narrow = if m.is_none() { narrow } else { None };
             m = Some(match m {
@@ -617,7 +615,13 @@ impl Emitter<'_> {
     }
 
     /// Position along `axis` of tile flat index `f` (div/rem by compile-time constants).
-    fn tile_pos(&mut self, f: RegOrImm, shape: &[usize], axis: usize, ext: usize) -> RegOrImm {
+    pub(in crate::ptx) fn tile_pos(
+        &mut self,
+        f: RegOrImm,
+        shape: &[usize],
+        axis: usize,
+        ext: usize,
+    ) -> RegOrImm {
         let stride: usize = shape[axis + 1..].iter().product();
         let mut p = f;
         if stride != 1 {

@@ -46,11 +46,7 @@ impl Emitter<'_> {
         let Some(order) = order else { return f };
         let mut p = RegOrImm::Imm(0);
         for &a in order {
-            let stride: usize = shape[a + 1..].iter().product();
-            let mut c = self.div_u32(f, stride);
-            if a != 0 {
-                c = self.rem_u32(c, shape[a]);
-            }
+            let c = self.tile_pos(f, shape, a, shape[a]);
             let scaled = self.mul32(p, RegOrImm::Imm(shape[a] as i32));
             p = self.add32(scaled, c);
         }

@@ -104,9 +104,7 @@ impl Emitter<'_> {
                 c => self.ins(["add", "s32"], (*r, a.base, c as i32)),
             }
         }
-        if self.known().single_site(d) {
-            self.affine.insert(d, a);
-        }
+        self.note_affine(d, a);
         Ok(())
     }
 
