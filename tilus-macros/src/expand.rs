@@ -3,6 +3,7 @@
 
 use crate::attr;
 use crate::parse::Parser;
+use crate::timing::Stages;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
@@ -10,22 +11,44 @@ use syn::spanned::Spanned;
 use tilus_core::ast;
 use tilus_core::ir::{DType, ParamKind};
 
-pub fn tile_kernel(attr_tokens: TokenStream, item: TokenStream) -> TokenStream {
+/// The expansion, and the kernel's name (for `TILUS_MACRO_TIMES`, [`crate::timing`]).
+pub fn tile_kernel(
+    attr_tokens: TokenStream,
+    item: TokenStream,
+    stages: &mut Option<Stages>,
+) -> (String, TokenStream) {
     let func: syn::ItemFn = match syn::parse2(item) {
         Ok(f) => f,
-        Err(e) => return e.to_compile_error(),
+        Err(e) => return (String::new(), e.to_compile_error()),
     };
+    Stages::mark(stages, "parse");
+    let name = func.sig.ident.to_string();
     let (p, def) = match front(attr_tokens, &func) {
         Front::Def(p, def) => (p, def),
-        Front::Errors(errors) => return emit(&func, None, errors),
+        Front::Errors(errors) => return (name, emit(&func, None, errors)),
     };
-    match compile_caught(&def) {
+    Stages::mark(stages, "front");
+    let compiled = compile_caught(&def);
+    Stages::mark(stages, "compile");
+    let out = expand_compiled(&func, p, &def, compiled);
+    Stages::mark(stages, "emit");
+    (name, out)
+}
+
+/// The items of a compiled kernel, or its errors and the stub.
+fn expand_compiled(
+    func: &syn::ItemFn,
+    p: Parser,
+    def: &ast::KernelDef,
+    compiled: Result<tilus_core::Compiled, Vec<tilus_core::diag::Diagnostic>>,
+) -> TokenStream {
+    match compiled {
         Ok(compiled) => {
             dump_ptx(&def.name, &compiled.ptx);
             for (target, ptx) in &compiled.variants {
                 dump_ptx(&format!("{}.sm_{target}", def.name), ptx);
             }
-            emit(&func, Some(&compiled), Vec::new())
+            emit(func, Some(&compiled), Vec::new())
         }
         Err(diags) => {
             // With rustc's unstable diagnostics (nightly, `--cfg tilus_nightly_diagnostics`) the
@@ -33,12 +56,12 @@ pub fn tile_kernel(attr_tokens: TokenStream, item: TokenStream) -> TokenStream {
             #[cfg(tilus_nightly_diagnostics)]
             {
                 crate::report::emit_nightly(&p, func.sig.ident.span(), &diags);
-                return emit(&func, None, Vec::new());
+                return emit(func, None, Vec::new());
             }
             #[cfg(not(tilus_nightly_diagnostics))]
             {
-                let errors = diagnostics_to_errors(&p, &func, diags);
-                emit(&func, None, errors)
+                let errors = diagnostics_to_errors(&p, func, diags);
+                emit(func, None, errors)
             }
         }
     }

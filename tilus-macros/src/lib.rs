@@ -26,6 +26,7 @@ mod parse;
 mod report;
 #[cfg(test)]
 mod roundtrip;
+mod timing;
 
 use proc_macro::TokenStream;
 
@@ -47,5 +48,10 @@ use proc_macro::TokenStream;
 /// secondary places as `note:`s.
 #[proc_macro_attribute]
 pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand::tile_kernel(attr.into(), item.into()).into()
+    let mut stages = timing::Stages::from_env();
+    let (name, out) = expand::tile_kernel(attr.into(), item.into(), &mut stages);
+    let out = out.into();
+    timing::Stages::mark(&mut stages, "to_rustc");
+    timing::Stages::finish(stages, &name);
+    out
 }
