@@ -194,10 +194,16 @@ fn index_math(x: GlobalTensor<i32>, out: GlobalTensor<i32>, start: i32, m: i32) 
 fn index_arithmetic_on_arange() {
     assemble_all("index_math", index_math::PTX, index_math::TARGET);
     let mut rng = Rng::from_env_or_clock();
-    for _ in 0..4 {
+    // Random starts, and starts whose indices wrap past `i32::MAX` or lie far below 0 (the
+    // gathers' bound tests compare each slot's constant with the thread's bounds).
+    let extremes = [i32::MAX - 600, i32::MIN + 100, -5000];
+    for round in 0..7 {
         let len = rng.range(200, 3000) as usize;
         let x: Vec<i32> = (0..len).map(|_| rng.range(-1_000_000, 1_000_000)).collect();
-        let start = rng.range(-300, 2000);
+        let start = match round {
+            0..4 => rng.range(-300, 2000),
+            r => extremes[r - 4],
+        };
         let m = rng.range(0, 400);
         let at = |i: i64| -> i32 {
             usize::try_from(i)
@@ -208,7 +214,7 @@ fn index_arithmetic_on_arange() {
         };
         let mut want = Vec::new();
         let idx: Vec<i32> = (0..1000)
-            .map(|f: i32| start + ((f >> 5) & 7) * m + (f >> 8) * 32 + (f & 31))
+            .map(|f: i32| start.wrapping_add(((f >> 5) & 7) * m + (f >> 8) * 32 + (f & 31)))
             .collect();
         want.extend(&idx);
         want.extend((0..1000).map(|f: i32| (f << 3) - f * 5 + 7));
@@ -216,9 +222,9 @@ fn index_arithmetic_on_arange() {
         want.extend((0..1000).map(|f: i32| (f - 500) >> 4));
         want.extend((0..1000).map(|f: i32| (f + 3) >> 3));
         want.extend((0..1000).map(|f: i32| (f * 3) & 255));
-        want.extend((0..1000).map(|f: i32| (f + start) >> 1));
+        want.extend((0..1000).map(|f: i32| f.wrapping_add(start) >> 1));
         want.extend(idx.iter().map(|&i| at(i as i64)));
-        want.extend((0..1000).map(|f: i32| at(((f & 255) * 2 - 40 + start) as i64)));
+        want.extend((0..1000).map(|f: i32| at(((f & 255) * 2 - 40).wrapping_add(start) as i64)));
         want.extend((0..1000u32).map(|u| ((u >> 8) * 7 + (u & 3)) as i32));
         for dev in backends() {
             let xd = dev.upload(&x).unwrap();

@@ -27,6 +27,10 @@
 //! step 3 finds the table entry from the rank's own register, and step 2's prefixes take the
 //! byte off again. A tile of 6144 bytes on 256 threads saves its 30 KB of staging and five
 //! shared accesses an element (the rank's static SASS 1152 -> 1039 instructions a thread).
+//! The count table starts each byte's entries at `(byte << 24) - 1` there, so the count a
+//! round reads back is the rank's high part already: the rank is one add, and ptxas, which
+//! leaves the rounds' last adds until step 3, keeps two registers a round waiting rather than
+//! three (the keys pass's spill 20 -> 12 bytes, 24 instructions a thread fewer).
 
 use super::super::code::Guard;
 use super::super::emit::{internal, CodegenResult, Emitter};
@@ -63,7 +67,7 @@ enum Round {
 /// Where a round's rank goes.
 enum RankTo {
     Scratch(super::super::code::Address),
-    Reg(Reg, Reg),
+    Reg(Reg),
 }
 
 /// Where a held rank's byte begins: the rank is below `2^22` (a warp's segment is no longer),
@@ -130,7 +134,7 @@ impl Emitter<'_> {
             &[staged, staged_ranks, 4 * BYTES * warps, starts_bytes],
         );
         let (src, ranks, table, first_of) = (offs[0], offs[1], offs[2], offs[3]);
-        self.zero_table(table, warps)?;
+        self.clear_table(table, warps, held)?;
         if !held {
             self.stage_in_order(x, d, &layout, src, shape, order)?;
         }
@@ -172,19 +176,53 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    /// Zeroes the `[warps][256]` count table at scratch offset `table`.
-    fn zero_table(&mut self, table: usize, warps: usize) -> CodegenResult<()> {
+    /// Starts the `[warps][256]` count table at scratch offset `table`: zeroes, or for held
+    /// ranks each byte's [`bias`](Self::table_bias), so that the count a round reads back plus
+    /// the lane's place in its group is its rank with the byte above it, in one add.
+    fn clear_table(&mut self, table: usize, warps: usize, held: bool) -> CodegenResult<()> {
         let tid = self.tid();
+        let threads = self.threads();
+        // A whole number of rows a pass: every entry a thread clears is of its own byte.
+        let own_bias = if !held {
+            Some(RegOrImm::Imm(0))
+        } else if threads.is_multiple_of(BYTES) {
+            let byte = self.r32();
+            self.ins(["and", "b32"], (byte, tid, (BYTES - 1) as i32));
+            Some(self.table_bias(byte, held))
+        } else {
+            None
+        };
         self.counted_loop(
             tid.into(),
             ((BYTES * warps) as i32).into(),
-            self.threads() as u32,
+            threads as u32,
             |e, k| {
                 let at = e.elem_at(table, 4, k.into());
-                e.ins(["st", "shared", "u32"], (at, 0));
+                let bias = match own_bias {
+                    Some(bias) => bias,
+                    None => {
+                        let byte = e.r32();
+                        e.ins(["and", "b32"], (byte, k, (BYTES - 1) as i32));
+                        e.table_bias(byte, held)
+                    }
+                };
+                e.ins(["st", "shared", "u32"], (at, bias));
                 Ok(())
             },
         )
+    }
+
+    /// Where byte `b`'s count starts: 0, or for held ranks `(b << HELD_RANK_BITS) - 1`, the
+    /// byte above the rank and the `- 1` of the rank (no register holds the byte for it after
+    /// the round's ballots). Staged ranks keep 0: ptxas folds their `- 1` into the add.
+    fn table_bias(&mut self, byte: Reg, held: bool) -> RegOrImm {
+        if !held {
+            return RegOrImm::Imm(0);
+        }
+        let bias = self.r32();
+        self.ins(["shl", "b32"], (bias, byte, HELD_RANK_BITS));
+        self.ins(["sub", "s32"], (bias, bias, 1));
+        RegOrImm::Reg(bias)
     }
 
     /// This lane's part of the rounds: its masks, its warp's row of the table and its first
@@ -249,10 +287,15 @@ impl Emitter<'_> {
                     Some(off) => e.ins(["ld", "shared", "u32"], (running, scratch_at(col, off))),
                     None => e.ins(["mov", "u32"], (running, 0)),
                 }
-                if held {
-                    let tag = e.r32();
-                    e.ins(["shl", "b32"], (tag, b, HELD_RANK_BITS));
-                    e.ins(["sub", "s32"], (running, running, tag));
+                // Held: each entry is the warp's count plus the byte's bias, and the ranks carry
+                // the byte above them (the bias plus one), which the prefix takes off.
+                let bias = match e.table_bias(b, held) {
+                    RegOrImm::Reg(bias) => Some(bias),
+                    RegOrImm::Imm(_) => None,
+                };
+                if let Some(bias) = bias {
+                    e.ins(["sub", "s32"], (running, running, bias));
+                    e.ins(["sub", "s32"], (running, running, 1));
                 }
                 for w in 0..warps {
                     let at = scratch_at(col, table + 4 * BYTES * w);
@@ -260,6 +303,9 @@ impl Emitter<'_> {
                     e.ins(["ld", "shared", "u32"], (c, at.clone()));
                     e.ins(["st", "shared", "u32"], (at, running));
                     e.ins(["add", "s32"], (running, running, c));
+                    if let Some(bias) = bias {
+                        e.ins(["sub", "s32"], (running, running, bias));
+                    }
                 }
                 Ok(())
             },
@@ -383,7 +429,7 @@ impl Emitter<'_> {
     fn rank_round(&mut self, w: &Warp, round: Round) -> CodegenResult<()> {
         // Where the lane's byte and rank are, and whether its element is inside the tile.
         let (v, rank_to, inside) = match round {
-            Round::Held { byte, out } => (byte, RankTo::Reg(byte, out), Predicate::True),
+            Round::Held { byte, out } => (byte, RankTo::Reg(out), Predicate::True),
             Round::Staged(r) => {
                 let (byte_at, rank_at, inside) = match r {
                     RegOrImm::Imm(k) => {
@@ -446,14 +492,15 @@ impl Emitter<'_> {
         let from = self.r32();
         self.ins(["bfind", "u32"], (from, peers));
         let got = self.shfl("idx", seen, from.into(), 31);
-        let rank = self.r32();
-        self.ins(["add", "s32"], (rank, got, upto));
-        self.ins(["sub", "s32"], (rank, rank, 1));
         match rank_to {
-            RankTo::Scratch(at) => self.ins_if(inside.guard(), ["st", "shared", "u32"], (at, rank)),
-            RankTo::Reg(byte, out) => {
-                self.ins(["mad", "lo", "s32"], (out, byte, 1 << HELD_RANK_BITS, rank))
+            RankTo::Scratch(at) => {
+                let rank = self.r32();
+                self.ins(["add", "s32"], (rank, got, upto));
+                self.ins(["sub", "s32"], (rank, rank, 1));
+                self.ins_if(inside.guard(), ["st", "shared", "u32"], (at, rank))
             }
+            // The count came with its byte's bias (`table_bias`): the rank is one add.
+            RankTo::Reg(out) => self.ins(["add", "s32"], (out, got, upto)),
         }
         // The next round's atomics come after this round's in every lane's view.
         self.ins(["bar", "warp", "sync"], (-1,));
