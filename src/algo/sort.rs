@@ -29,6 +29,8 @@
 //! after the tile's real keys, land past the end, and the bounded stores drop them, so no key
 //! carries a mask. The passes hold runs of one key a thread (`vector_width = 1`), so
 //! consecutive lanes write consecutive addresses (6% faster than runs of four on an H100).
+//! The keys pass also asks for the tile a block will take about one tile a multiprocessor
+//! later (`prefetch_global`), so that its load finds it in the L2.
 //!
 //! **Speed** (H100, 2^28 random `u32`; BENCHMARKS.md has each step): keys 6.72 ms, pairs
 //! 10.97 ms, against CUB's 5.52 and 9.38 ms and torch's `sort` 13.69 and 13.68 ms. A pass is
@@ -160,10 +162,15 @@ macro_rules! pass_kernel {
     // address a thread, an offset a key. (An H100, 2^28 u32 keys: 7.05-7.07 ms loaded in rows
     // and ranked through shared memory, 6.71-6.75 ms so; 2026-11-27.)
     ($name:ident, $tile:literal, $blocks:literal, $k:ident, $s:ident, $top:literal) => {
-        pass_kernel!(@pass $name, $tile, $blocks, $k, $s, $top, [], {
+        pass_kernel!(@pass $name, $tile, $blocks, $k, $s, $top, [ahead: i32,], {
             let f = arange($tile);
             let from = start + ((f >> 5) & 7) * ($tile / 8) + (f >> 8) * 32 + (f & 31);
             let k = load_global(keys, offsets = [from], shape = [$tile], other = fill);
+            // The tile a block takes about one tile a multiprocessor from now (`ahead` tiles
+            // on), into the L2 while this one is ranked (an H100, 2^28 u32 keys: 6.69 -> 6.55
+            // ms at 66, 132 or 198 tiles ahead; 6.95 ms at 792, whose lines were evicted
+            // before they were read, and the pair passes slower with any).
+            prefetch_global(keys, offsets = [start + ahead * $tile], shape = [$tile]);
         }, {
             let striped = (d as u8).reshape([$tile / 256, 8, 32]);
             let slot = striped.place(local, order = [1, 0, 2]).reshape([$tile]);
@@ -344,6 +351,8 @@ pub struct PassArgs<'a> {
     /// The pass's row of the digit counts, and the bit its digit starts at.
     pass: i32,
     shift: i32,
+    /// How many tiles ahead the keys pass prefetches: one a multiprocessor.
+    ahead: i32,
 }
 
 /// Which digits a counting pass counts (into `counts[row * 256 + digit]`).
@@ -476,6 +485,7 @@ macro_rules! key_bits {
                         a.tiles,
                         keys[0],
                         keys[1],
+                        a.ahead,
                         a.counts,
                         a.status,
                         a.ticket,
@@ -656,6 +666,7 @@ impl LookbackWords {
             first,
             pass,
             shift,
+            ahead: stream.device().multiprocessors() as i32,
         })
     }
 }

@@ -220,7 +220,7 @@
 //! | grid | [`block_idx`], [`grid_dim`] |
 //! | making tiles | [`arange`], [`zeros`], [`ones`], [`full`], [`lane_ids`] |
 //! | element-wise | [`select`], [`min`], [`max`], [`abs`], [`sqrt`], [`fma`], [`exp`], [`ln`] (also `log`), [`f32::from_bits`](from_bits) |
-//! | global memory | [`load_global`], [`store_global`], [`store_global_scatter`] |
+//! | global memory | [`load_global`], [`store_global`], [`store_global_scatter`], [`prefetch_global`] (a hint for the L2 cache) |
 //! | shared memory | [`shared_tensor`], [`load_shared`], [`store_shared`], [`store_shared_scatter`] |
 //! | ordering | [`sync`], [`fence`] (see [`memory_model`]), [`nanosleep`] (a back-off for spin loops) |
 //! | tilus atomics | `atomic::{shared,global}_{add,sub,min,max,exch,cas,and,or,xor,inc,dec}`, `atomic::{shared,global}_scatter_{add,sub,min,max}`: see [`atomic`] |

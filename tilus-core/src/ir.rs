@@ -835,6 +835,12 @@ pub enum Inst {
         access: Access,
         value: Operand,
     },
+    /// A hint: bring the addressed elements of a global tensor into the L2 cache (PTX
+    /// `prefetch.global.L2`, an element a 128-byte line). Reads and writes nothing: elements
+    /// outside the tensor are skipped, and the emulator does nothing.
+    Prefetch {
+        access: Access,
+    },
     /// Atomic load `ld.{sem}.{scope}` (sem is relaxed or acquire).
     AtomicLoad {
         access: Access,
@@ -875,6 +881,7 @@ impl Inst {
         match self {
             Inst::Load { access, .. }
             | Inst::Store { access, .. }
+            | Inst::Prefetch { access }
             | Inst::AtomicLoad { access, .. }
             | Inst::AtomicStore { access, .. }
             | Inst::AtomicRmw { access, .. } => Some(access),
@@ -887,6 +894,7 @@ impl Inst {
         match self {
             Inst::Load { access, .. }
             | Inst::Store { access, .. }
+            | Inst::Prefetch { access }
             | Inst::AtomicLoad { access, .. }
             | Inst::AtomicStore { access, .. }
             | Inst::AtomicRmw { access, .. } => Some(access),
@@ -903,6 +911,7 @@ impl Inst {
                 | Inst::ClusterSync
                 | Inst::Fence { .. }
                 | Inst::Store { .. }
+                | Inst::Prefetch { .. }
                 | Inst::AtomicStore { .. }
                 | Inst::AtomicRmw { .. }
                 | Inst::AtomicLoad { .. }
@@ -968,7 +977,9 @@ impl Inst {
                 access_ops(access, &mut out);
                 out.push(*other);
             }
-            Inst::AtomicLoad { access, .. } => access_ops(access, &mut out),
+            Inst::AtomicLoad { access, .. } | Inst::Prefetch { access } => {
+                access_ops(access, &mut out)
+            }
             Inst::Store { access, value } | Inst::AtomicStore { access, value, .. } => {
                 access_ops(access, &mut out);
                 out.push(*value);

@@ -355,6 +355,8 @@ impl<'c, 'k, 'a> Interp<'c, 'k, 'a> {
                 | Inst::ClusterSync,
                 _,
             ) => self.memory_inst(dst, inst),
+            // A hint for the GPU's cache: nothing to do here.
+            (Inst::Prefetch { .. }, _) => Ok(()),
             (_, Some(d)) => self.value_inst(d, inst),
             // An instruction without side effects and without a destination is skipped (DCE
             // would have removed it; nothing observable changes).

@@ -32,6 +32,7 @@ enum Builtin {
     /// `f32::from_bits(x)` and the other float types'.
     FromBits(DType),
     LoadGlobal,
+    PrefetchGlobal,
     StoreGlobal,
     SharedTensor,
     LoadShared,
@@ -142,6 +143,11 @@ const BUILTINS: &[BuiltinDef] = &[
             opt("other"),
             opt("mask"),
         ],
+    ),
+    def(
+        "prefetch_global",
+        Builtin::PrefetchGlobal,
+        &[req("src"), req("offsets").list(), req("shape").meta()],
     ),
     def(
         "store_global",
@@ -587,6 +593,7 @@ impl Lowerer {
             Builtin::LoadShared => self.load_shared(&bound, span).map(Some),
             Builtin::StoreShared => self.store_shared(&bound, span).map(|()| None),
             Builtin::LoadGlobal => self.load_global(&bound, span).map(Some),
+            Builtin::PrefetchGlobal => self.prefetch_global(&bound, span).map(|()| None),
             Builtin::StoreGlobal => self.store_global(&bound, span).map(|()| None),
             Builtin::Fence => self.fence(&bound, span).map(|()| None),
             Builtin::StoreScatter(space) => self.store_scatter(&bound, space, span).map(|()| None),

@@ -5,7 +5,8 @@ use super::args::Bound;
 use super::memory::whole;
 use super::{shape_str, ty_name, LResult, Lowerer};
 use crate::diag::Diagnostic;
-use crate::ir::{numel, Access, Inst, Operand, Space, Span, Ty};
+use crate::dtype::DType;
+use crate::ir::{numel, Access, BinOp, Coord, Inst, Operand, Space, Span, Ty};
 
 impl Lowerer {
     /// `load_shared(src)`: a load of a whole shared tensor into a tile; with `offsets` and
@@ -151,6 +152,77 @@ impl Lowerer {
             );
         }
         self.bounded_load(bound, m, dtype, shape, bound.req("offsets").span, span)
+    }
+
+    /// `prefetch_global(src, offsets = [o], shape = [n])`: asks the GPU to bring elements `o ..
+    /// o + n` of a 1-D global tensor into its L2 cache. Lowered to a [`Inst::Prefetch`] at one
+    /// element a 128-byte line (`o`, `o + step`, .., and the last, `o + n - 1`, so that a region
+    /// that starts inside a line still has its last line), bounds-checked like a load: a region
+    /// partly or wholly outside the tensor prefetches what is inside, and never faults.
+    pub(super) fn prefetch_global(&mut self, bound: &Bound<'_>, span: Span) -> LResult<()> {
+        let src = self.req_arg(bound, "src", None)?;
+        let (m, dtype, rank) = self.global_arg(src, bound.req("src").span)?;
+        let shape = self.shape_arg(bound.req("shape"))?;
+        if rank != 1 || shape.len() != 1 {
+            return self.err(
+                bound.req("shape").span,
+                format!(
+                    "`prefetch_global` takes a region of a 1-D tensor, found shape {} of a rank-{rank} tensor (a row of a larger one is a 1-D `.view(..)`)",
+                    shape_str(&shape)
+                ),
+            );
+        }
+        let offsets = bound.list("offsets").expect("required");
+        let coords = self.offsets_arg(&offsets, bound.req("offsets").span, 1)?;
+        let Coord::Pos { offset, .. } = coords[0] else {
+            return self.err(span, "`prefetch_global`: an offset");
+        };
+        let n = shape[0];
+        if n == 0 {
+            return Ok(());
+        }
+        /// Bytes a prefetch brings in (one L2 line).
+        const LINE: usize = 128;
+        let step = (LINE / dtype.size_bytes()).max(1);
+        let points = n.div_ceil(step) + 1;
+        // Index arithmetic in 64 bits: an offset near the end of `i32` plus the region stays
+        // exact (and out of bounds, where it is skipped).
+        let d = DType::I64;
+        let wide = if self.ty(offset).dtype() == d {
+            offset
+        } else {
+            self.emit(
+                Inst::Cast {
+                    x: offset,
+                    dtype: d,
+                },
+                Ty::Scalar(d),
+                span,
+            )
+        };
+        let at = self.emit(
+            Inst::Arange {
+                n: points,
+                dtype: d,
+            },
+            Ty::Tile {
+                dtype: d,
+                shape: vec![points],
+            },
+            span,
+        );
+        let at = self.binop_ir(BinOp::Mul, at, Operand::Imm(step as u64, d), d, span)?;
+        let at = self.binop_ir(BinOp::Min, at, Operand::Imm(n as u64 - 1, d), d, span)?;
+        let at = self.binop_ir(BinOp::Add, at, wide, d, span)?;
+        let access = Access {
+            mem: m,
+            shape: vec![points],
+            coords: vec![Coord::Index(at)],
+            mask: None,
+            check_bounds: true,
+        };
+        self.emit_void(Inst::Prefetch { access }, span);
+        Ok(())
     }
 
     /// `store_global(dst, offsets, value)`: a bounds-checked, optionally masked store of a tile

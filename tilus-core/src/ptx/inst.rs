@@ -66,6 +66,7 @@ fn inst_kind(inst: &Inst) -> String {
         Inst::Store { access, .. } => {
             format!("store {:?} {:?}", access.shape, access.coords).to_lowercase()
         }
+        Inst::Prefetch { access } => format!("prefetch {:?}", access.shape).to_lowercase(),
         Inst::AtomicLoad { sem, scope, .. } => format!("atomic_load {} {}", sem.ptx(), scope.ptx()),
         Inst::AtomicStore { sem, scope, .. } => {
             format!("atomic_store {} {}", sem.ptx(), scope.ptx())
@@ -107,6 +108,7 @@ impl Emitter<'_> {
                 return Ok(());
             }
             Inst::Store { .. }
+            | Inst::Prefetch { .. }
             | Inst::AtomicStore { .. }
             | Inst::AtomicRmw { .. }
             | Inst::AtomicLoad { .. } => {

@@ -125,6 +125,13 @@ impl Emitter<'_> {
                     self.ins_if(g, ["st", sp, d.info().mem], (*addr, val));
                 }
             }
+            Op::Prefetch => {
+                for (act, addr) in elems {
+                    if *act != Predicate::False {
+                        self.ins_if(act.guard(), ["prefetch", "global", "L2"], (*addr,));
+                    }
+                }
+            }
             Op::AtomicLoad { dst, sem, scope } => {
                 for (s, (act, addr)) in elems.iter().enumerate() {
                     if *act != Predicate::False {
@@ -388,6 +395,7 @@ impl Emitter<'_> {
                 self.ins_if(g, st, (addr, regs));
             }
             Op::Rmw(_) => return internal("vector path for an atomic read-modify-write"),
+            Op::Prefetch => return internal("vector path for a prefetch"),
         }
         Ok(())
     }

@@ -172,7 +172,7 @@ impl Op {
         match self {
             Op::Load { .. } | Op::Store { .. } => true,
             Op::AtomicLoad { sem, .. } | Op::AtomicStore { sem, .. } => *sem == Sem::Relaxed,
-            Op::Rmw(_) => false,
+            Op::Rmw(_) | Op::Prefetch => false,
         }
     }
 }
@@ -197,6 +197,8 @@ pub(super) enum Op {
         scope: Scope,
     },
     Rmw(Rmw),
+    /// `prefetch.global.L2` at each active element (`Inst::Prefetch`).
+    Prefetch,
 }
 
 /// An atomic read-modify-write's operands (`Inst::AtomicRmw` with registers for its result).
@@ -227,7 +229,9 @@ pub(super) enum VectorPart {
 impl Emitter<'_> {
     pub fn memory(&mut self, dst: Option<VarId>, inst: &Inst) -> CodegenResult<()> {
         let (access, sem) = match inst {
-            Inst::Load { access, .. } | Inst::Store { access, .. } => (access, Sem::Relaxed),
+            Inst::Load { access, .. } | Inst::Store { access, .. } | Inst::Prefetch { access } => {
+                (access, Sem::Relaxed)
+            }
             Inst::AtomicLoad { access, sem, .. }
             | Inst::AtomicStore { access, sem, .. }
             | Inst::AtomicRmw { access, sem, .. } => (access, *sem),
@@ -327,6 +331,7 @@ impl Emitter<'_> {
                 None => return Ok(None),
             },
             Inst::Store { value, .. } => Op::Store { value: *value },
+            Inst::Prefetch { .. } => Op::Prefetch,
             Inst::AtomicLoad { scope, .. } => Op::AtomicLoad {
                 dst: dst_regs(self)?,
                 sem,
