@@ -32,8 +32,8 @@
 //! The keys pass also asks for the tile a block will take about one tile a multiprocessor
 //! later (`prefetch_global`), so that its load finds it in the L2.
 //!
-//! **Speed** (H100, 2^28 random `u32`; BENCHMARKS.md has each step): keys 6.72 ms, pairs
-//! 10.97 ms, against CUB's 5.52 and 9.38 ms and torch's `sort` 13.69 and 13.68 ms. A pass is
+//! **Speed** (H100, 2^28 random `u32`; BENCHMARKS.md has each step): keys 6.57 ms, pairs
+//! 11.00 ms, against CUB's 5.54 and 9.40 ms and torch's `sort` 13.69 and 13.68 ms. A pass is
 //! bound by its instructions and their latency, not by memory (`ncu`, a keys pass over 2^28
 //! keys, before the rank's step 3 lost its divisions and the keys pass its staging: 1.22 times
 //! the warp instructions of CUB's, 1.63 ms against 1.25, at 37% occupancy against 55%: 80
