@@ -14,4 +14,9 @@ fn shared(x: GlobalTensor<f32>) {
     store_global(x, load_shared(s), offsets = [0]);
 }
 
+#[tile_kernel(threads = 128)]
+fn two_offsets(x: GlobalTensor<f32>) {
+    prefetch_global(x, offsets = [0, 4], shape = [128]);
+}
+
 fn main() {}

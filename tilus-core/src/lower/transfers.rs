@@ -173,10 +173,16 @@ impl Lowerer {
             );
         }
         let offsets = bound.list("offsets").expect("required");
-        let coords = self.offsets_arg(&offsets, bound.req("offsets").span, 1)?;
-        let Coord::Pos { offset, .. } = coords[0] else {
-            return self.err(span, "`prefetch_global`: an offset");
+        let &[(offset, offset_span)] = offsets.as_slice() else {
+            return self.err(
+                bound.req("offsets").span,
+                format!(
+                    "expected 1 offset, one per tensor dimension, found {}",
+                    offsets.len()
+                ),
+            );
         };
+        let offset = self.uniform_int(offset, offset_span, "an offset")?;
         let n = shape[0];
         if n == 0 {
             return Ok(());
