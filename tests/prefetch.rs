@@ -47,9 +47,9 @@ fn prefetches_change_nothing() {
         );
         assemble_all(name, ptx, target);
     }
-    // `[o + 1000, +1000)` of i32 is 32 elements a line, plus the last: 33 prefetches.
-    let lines = |ptx: &str| ptx.matches("prefetch.global.L2").count();
-    assert!(lines(ahead_i32::PTX) >= 4, "{}", ahead_i32::PTX);
+    // Four regions, each at least one prefetch instruction (a line's element on a thread).
+    let prefetches = |ptx: &str| ptx.matches("prefetch.global.L2").count();
+    assert!(prefetches(ahead_i32::PTX) >= 4, "{}", ahead_i32::PTX);
     let mut rng = Rng::from_env_or_clock();
     for round in 0..6 {
         let len = rng.range(500, 5000) as usize;

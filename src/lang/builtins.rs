@@ -905,7 +905,7 @@ pub fn load_global<T: Element>(src: GlobalTensor<T>, offsets: Coords, shape: Sha
 /// a 128-byte line, spread over the block's threads); the rest of the region is skipped, so a
 /// region past either end is harmless. The emulator does nothing. It pays where a block knows
 /// which data a block after it will read: the radix sort's keys pass prefetches the tile it
-/// expects to be taken one tile a multiprocessor later (an H100, 2^28 `u32` keys: 2.1% faster;
+/// expects to be taken one tile a multiprocessor later (an H100, 2^28 `u32` keys: 1.7% faster;
 /// its pair passes, and prefetches further ahead, measured slower: the L2 is shared, and lines
 /// brought in too early are evicted before they are read).
 ///

@@ -360,9 +360,9 @@ impl<T: Element> Tile<T> {
     /// warp counts its own registers and nothing moves through shared memory. Loaded so that
     /// element `(j, w, l)` is key `32 J w + 32 j + l` of a contiguous run (CUB's warp-striped
     /// arrangement: an index computed from `arange` by shifts, masks, sums and products costs
-    /// its arithmetic once a thread and an add an element), the order is the keys' own order; the device radix sort's keys pass does this
-    /// (2^28 `u32` keys on an H100: 7.05-7.07 ms ranked through shared memory, 6.71-6.75 ms
-    /// so). Other orders stage the elements at their permuted positions (a few index
+    /// its arithmetic once a thread and an add an element), the order is the keys' own order;
+    /// the device radix sort's keys pass does this (2^28 `u32` keys on an H100: 7.05-7.07 ms
+    /// ranked through shared memory, 6.71-6.75 ms so). Other orders stage the elements at their permuted positions (a few index
     /// instructions an element).
     ///
     /// # Example

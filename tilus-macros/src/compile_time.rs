@@ -17,7 +17,7 @@
 //!
 //! This runs the macro's stages outside rustc, on proc-macro2's fallback tokens with its
 //! `span-locations` feature (a dev-dependency of this crate): syn's parse and the literals'
-//! lexing cost about three times what they cost under rustc, where the tokens are the
+//! lexing cost two to three times what they cost under rustc, where the tokens are the
 //! compiler's. It is the benchmark to compare two trees of the compiler by; the time a user
 //! meets is measured in rustc itself (`TILUS_MACRO_TIMES`, `crate::timing`), by
 //! `bash scripts/compile-times` (2026-11-27, 2-core VM: the seed below took 19.6 ms here and

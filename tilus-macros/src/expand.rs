@@ -19,7 +19,7 @@ pub fn tile_kernel(
 ) -> (String, TokenStream) {
     let func: syn::ItemFn = match syn::parse2(item) {
         Ok(f) => f,
-        Err(e) => return (String::new(), e.to_compile_error()),
+        Err(e) => return ("(unparsed)".into(), e.to_compile_error()),
     };
     Stages::mark(stages, "parse");
     let name = func.sig.ident.to_string();

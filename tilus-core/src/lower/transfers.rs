@@ -187,10 +187,7 @@ impl Lowerer {
         if n == 0 {
             return Ok(());
         }
-        /// Bytes a prefetch brings in (one L2 line).
-        const LINE: usize = 128;
-        let step = (LINE / dtype.size_bytes()).max(1);
-        let points = n.div_ceil(step) + 1;
+        let (step, points) = prefetch_points(n, dtype.size_bytes());
         // Index arithmetic in 64 bits: an offset near the end of `i32` plus the region stays
         // exact (and out of bounds, where it is skipped).
         let d = DType::I64;
@@ -294,5 +291,41 @@ impl Lowerer {
         let value = self.value_of_shape(v, bound.req("values").span, dtype, &shape, "`values`")?;
         self.emit_void(Inst::Store { access, value }, span);
         Ok(())
+    }
+}
+
+/// Bytes a prefetch brings in (one L2 line).
+const LINE: usize = 128;
+
+/// The elements a prefetch of `n` elements of `size` bytes names: `points` of them, `step`
+/// apart and the last clipped to `n - 1`, so that every line the region touches holds one
+/// wherever the region starts.
+fn prefetch_points(n: usize, size: usize) -> (usize, usize) {
+    let step = (LINE / size).max(1);
+    (step, n.div_ceil(step) + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{prefetch_points, LINE};
+    use tilus_testkit::Rng;
+
+    /// Every line a region touches, at any start and element size, holds a named element.
+    #[test]
+    fn prefetch_points_cover_every_line() {
+        let mut rng = Rng::from_env_or_clock();
+        for _ in 0..5000 {
+            let size = [1usize, 2, 4, 8, 16][rng.below(5) as usize];
+            let n = rng.range(1, 5000) as usize;
+            let start = rng.below(1 << 20) as usize * size;
+            let (step, points) = prefetch_points(n, size);
+            let mut named: Vec<usize> = (0..points)
+                .map(|k| (start + (k * step).min(n - 1) * size) / LINE)
+                .collect();
+            named.sort_unstable();
+            named.dedup();
+            let lines: Vec<usize> = (start / LINE..=(start + n * size - 1) / LINE).collect();
+            assert_eq!(named, lines, "n {n}, size {size}, start {start}");
+        }
     }
 }
