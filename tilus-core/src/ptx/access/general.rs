@@ -42,6 +42,7 @@ impl Emitter<'_> {
                     dims32: std::cell::RefCell::new(vec![[None, None]; rank]),
                     dims,
                     strides,
+                    affine_addrs: Default::default(),
                 }
             }
             Mem::Shared { shape, .. } => {
@@ -187,10 +188,21 @@ impl Emitter<'_> {
         mut act: Predicate,
         want_head: bool,
     ) -> CodegenResult<Planned> {
-        let Some(General::Global { dims, strides, .. }) = &plan.general else {
+        let Some(General::Global {
+            dims,
+            strides,
+            affine_addrs,
+            ..
+        }) = &plan.general
+        else {
             return internal("global plan without its set-up");
         };
         let (dims, strides) = (dims.clone(), strides.clone());
+        // A whole tensor's one coordinate, an `arange`-derived index: the thread's register
+        // addresses every slot (`affine_base`), computed once an access.
+        let one_affine = plan.access.coords.len() == 1 && g.whole;
+        let mut affine_base: Option<Reg> = None;
+        let mut shared_addr: Option<Reg> = None;
         let check = plan.access.check_bounds;
         let mut f = None;
         let mut pos: Vec<Option<RegOrImm>> = vec![None; plan.access.shape.len()];
@@ -225,6 +237,22 @@ impl Emitter<'_> {
             };
             // Accumulate c_k * stride_k.
             let (term, narrow) = match affine {
+                Some((base, c)) if one_affine => {
+                    m_imm = m_imm.wrapping_add(c);
+                    affine_base = Some(base);
+                    let known = affine_addrs
+                        .borrow()
+                        .iter()
+                        .find(|e| e.0 == base)
+                        .map(|e| e.1);
+                    if let Some(a) = known {
+                        shared_addr = Some(a);
+                        continue;
+                    }
+                    let w = self.r64();
+                    self.ins(["cvt", "s64", "s32"], (w, base));
+                    (RegOrConst::Reg(w), None)
+                }
                 Some((base, c)) => {
                     let w = self.r64();
                     self.ins(["cvt", "s64", "s32"], (w, base));
@@ -258,6 +286,10 @@ impl Emitter<'_> {
         }
         let size = plan.size as i64;
         let addr = match (idx, m_narrow) {
+            _ if let Some(a) = shared_addr => Addr {
+                base: a,
+                imm: m_imm.wrapping_mul(size),
+            },
             (None, _) => Addr {
                 base: g.ptr,
                 imm: m_imm.wrapping_mul(size),
@@ -277,6 +309,9 @@ impl Emitter<'_> {
             (Some(i), _) => {
                 let a = self.r64();
                 self.ins(["mad", "lo", "s64"], (a, i, size, g.ptr));
+                if let Some(base) = affine_base {
+                    affine_addrs.borrow_mut().push((base, a));
+                }
                 Addr {
                     base: a,
                     imm: m_imm.wrapping_mul(size),
@@ -293,6 +328,54 @@ impl Emitter<'_> {
             });
         }
         Ok(p)
+    }
+
+    /// For a bounds-checked access of a whole tensor at an `arange`-derived `i32` index (the
+    /// thread's register plus each slot's constant, `emit/affine.rs`): whether every slot of
+    /// this thread is inside the tensor, tested at the smallest and the largest constant, so
+    /// that where it holds the slots need no test each (`None`: not such an access).
+    ///
+    /// Why two tests suffice: the constants are not negative, so `base + lo` cannot wrap below
+    /// `i32::MIN`; where either end wraps past `i32::MAX` it reads negative and fails the
+    /// unsigned test. Both ends inside `0..dim` with no wrap put every index between them, each
+    /// slot's own `base + c`, inside too.
+    pub(super) fn affine_all_inside(
+        &mut self,
+        plan: &Plan,
+        slots: usize,
+    ) -> CodegenResult<Option<Predicate>> {
+        if plan.uniform || !plan.access.check_bounds || plan.range.is_some() {
+            return Ok(None);
+        }
+        let (Mem::Global(g), [Coord::Index(o)]) = (&plan.mem, plan.access.coords.as_slice()) else {
+            return Ok(None);
+        };
+        if !g.whole {
+            return Ok(None);
+        }
+        let mut ends: Option<(Reg, i64, i64)> = None;
+        for s in 0..slots {
+            let Some((base, c)) = self.affine_coord(*o, s)? else {
+                return Ok(None);
+            };
+            ends = match ends {
+                None => Some((base, c, c)),
+                Some((b, lo, hi)) if b == base => Some((b, lo.min(c), hi.max(c))),
+                Some(_) => return Ok(None),
+            };
+        }
+        let Some((base, lo, hi)) = ends else {
+            return Ok(None);
+        };
+        let (Ok(lo), Ok(hi)) = (i32::try_from(lo), i32::try_from(hi)) else {
+            return Ok(None);
+        };
+        let dim = self.dim32(plan, 0, true)?;
+        let first = self.add32(RegOrImm::Reg(base), RegOrImm::Imm(lo));
+        let last = self.add32(RegOrImm::Reg(base), RegOrImm::Imm(hi));
+        let first_in = self.setp32(BinOp::Lt, "u32", first, dim);
+        let last_in = self.setp32(BinOp::Lt, "u32", last, dim);
+        Ok(Some(self.and_pred(first_in, last_in)))
     }
 
     /// The thread's register and slot `s`'s constant of an `i32` index tile `o` known as

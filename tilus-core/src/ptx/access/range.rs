@@ -170,6 +170,30 @@ impl Emitter<'_> {
         })
     }
 
+    /// Whether every slot of this thread passes the window test of `plan`'s range (`None`: it
+    /// has none), tested at the first slot and the last: their constants are the smallest and
+    /// the largest, and the unsigned test `rel + c < span` passes for a run of constants
+    /// exactly where it passes at both ends (no run of a tile's slots spans `2^31`, so the sum
+    /// cannot wrap between them). Where it holds, the slots need no test each.
+    pub(super) fn range_all_inside(
+        &mut self,
+        plan: &Plan,
+        slots: usize,
+    ) -> CodegenResult<Option<Predicate>> {
+        let window = plan.range.as_ref().and_then(|r| r.window);
+        let (Some((rel, span)), false, Some(last)) = (window, plan.uniform, slots.checked_sub(1))
+        else {
+            return Ok(None);
+        };
+        let Ok(c) = i32::try_from(plan.layout.slot_const(last)) else {
+            return Ok(None);
+        };
+        let end = self.add32(rel, RegOrImm::Imm(c));
+        let first_in = self.setp32(BinOp::Lt, "u32", rel, span);
+        let last_in = self.setp32(BinOp::Lt, "u32", end, span);
+        Ok(Some(self.and_pred(first_in, last_in)))
+    }
+
     /// [`Range::window`]: `(f_first - lo, max(hi + 1 - lo, 0))` for the thread's first element
     /// index `f0`, in wrapping 32-bit arithmetic. A global range's limits are clamped to the
     /// tile, so nothing wraps. A shared one's are not (`lo = -offset`): where `len - offset`

@@ -103,7 +103,57 @@ impl Known<'_> {
             Inst::EqualRank { x, .. } => {
                 (crate::ir::numel(self.ty(*x)?.tile_shape()?) as u64).checked_sub(1)
             }
+            Inst::Place { x, starts, .. } => self.counting_sort_places(*x, *starts),
             _ => None,
+        }
+    }
+
+    /// The places of a counting sort of a tile by its own histogram are below its element
+    /// count: where `starts` is the running sum (exclusive, either direction) of a histogram
+    /// of the values `x` holds, every one of them counted (below the bins), the elements of
+    /// value `v` take `starts[v] ..starts[v] + count[v]`, inside `0..numel`. (The radix sort's
+    /// passes store each key at its place in a shared tile of that many: no test a key.)
+    fn counting_sort_places(&self, x: VarId, starts: VarId) -> Option<u64> {
+        let Some(Inst::Scan {
+            op: ScanOp::Add,
+            x: counts,
+            exclusive: true,
+            ..
+        }) = self.defs.def_of(starts)
+        else {
+            return None;
+        };
+        let Some(Inst::Histogram { x: counted, bins }) = self.defs.def_of(*counts) else {
+            return None;
+        };
+        let all_counted = self.upper_bound(Operand::Var(*counted))? < *bins as u64;
+        // One definition of the source: the values counted are the values placed (a source
+        // assigned again could change between the histogram and the place).
+        let source = self.value_source(*counted);
+        let same_values = self.value_source(x) == source && self.defs.assigned_once(source);
+        let numel = crate::ir::numel(self.ty(x)?.tile_shape()?) as u64;
+        (all_counted && same_values).then(|| numel.checked_sub(1))?
+    }
+
+    /// The variable whose values `v` holds, element for element in some shape: followed back
+    /// through reshapes, copies and casts that keep every value (the source's bound fits the
+    /// new integer type).
+    fn value_source(&self, mut v: VarId) -> VarId {
+        loop {
+            v = match self.defs.def_of(v) {
+                Some(Inst::Reshape { x, .. } | Inst::Mov(Operand::Var(x))) => *x,
+                Some(Inst::Cast {
+                    x: Operand::Var(x),
+                    dtype,
+                }) if dtype.is_int()
+                    && self
+                        .upper_bound(Operand::Var(*x))
+                        .is_some_and(|b| b <= dtype.int_max()) =>
+                {
+                    *x
+                }
+                _ => return v,
+            }
         }
     }
 
