@@ -5,7 +5,9 @@
 //! * a user variable named like a compiler temporary (`_t...`) was aliased instead of copied;
 //! * kernels named like PTX reserved words, or with more parameters than the PTX parameter
 //!   space holds, were accepted and then rejected by ptxas;
-//! * a tensor where a value is expected reached the back end as an internal error.
+//! * a tensor where a value is expected reached the back end as an internal error;
+//! * a parameter whose type came from a `macro_rules!` `$t:ty` fragment (an invisible group)
+//!   was rejected as an unsupported type.
 
 mod common;
 
@@ -927,5 +929,40 @@ fn range_bounds_hold_at_extreme_offsets() {
                 "{dev:?}: global, offset {offset}"
             );
         }
+    }
+}
+
+/// Kernels written by a `macro_rules!` macro whose types are `ty` fragments (rustc hands each
+/// over wrapped in an invisible group): a whole tensor type, an element type inside
+/// `GlobalTensor<..>`, a scalar type, a cast's type and a generic argument.
+macro_rules! scaled_copy {
+    ($name:ident, $tensor:ty, $elem:ty, $scalar:ty) => {
+        #[tile_kernel(threads = 64)]
+        fn $name(x: $tensor, out: GlobalTensor<$elem>, k: $scalar) {
+            let t = load_global(x, offsets = [0], shape = [64]);
+            let s = shared_tensor::<$elem>([64]);
+            store_shared(s, (t * k) as $elem);
+            sync();
+            store_global(out, load_shared(s), offsets = [0]);
+        }
+    };
+}
+
+scaled_copy!(scaled_i32, GlobalTensor<i32>, i32, i32);
+scaled_copy!(scaled_f64, GlobalTensor<f64>, f64, f64);
+
+#[test]
+fn parameter_types_from_macro_fragments_are_accepted() {
+    let x: Vec<i32> = (0..64).collect();
+    let y: Vec<f64> = (0..64).map(|i| i as f64 * 0.5).collect();
+    for dev in backends() {
+        let (xd, out) = (dev.upload(&x).unwrap(), dev.zeros::<i32>(64).unwrap());
+        scaled_i32::launch(&dev, 1, &xd, &out, 3).unwrap();
+        let want: Vec<i32> = x.iter().map(|v| v * 3).collect();
+        assert_eq!(out.download().unwrap(), want, "{dev:?}");
+        let (yd, out) = (dev.upload(&y).unwrap(), dev.zeros::<f64>(64).unwrap());
+        scaled_f64::launch(&dev, 1, &yd, &out, -2.0).unwrap();
+        let want: Vec<f64> = y.iter().map(|v| v * -2.0).collect();
+        assert_eq!(out.download().unwrap(), want, "{dev:?}");
     }
 }

@@ -318,7 +318,7 @@ fn launcher_params(func: &syn::ItemFn, compiled: Option<&tilus_core::Compiled>) 
             ident
         };
         let ty = &pt.ty;
-        let is_tensor = matches!(&**ty, syn::Type::Path(tp) if tp.path.segments.last().is_some_and(|s| s.ident == "GlobalTensor"));
+        let is_tensor = matches!(crate::parse::unwrapped(ty), syn::Type::Path(tp) if tp.path.segments.last().is_some_and(|s| s.ident == "GlobalTensor"));
         // The element type: from the compiled IR, or (after an error, for the stub) from the
         // declared name, `i32` when it names none, so that a rejected element type is not
         // reported a second time by rustc.
@@ -457,11 +457,16 @@ fn items_and_bodies(
 
 /// The element type a parameter type names (`GlobalTensor<u8>` or `u8`), if any.
 fn declared_dtype(ty: &syn::Type) -> Option<DType> {
-    let syn::Type::Path(tp) = ty else { return None };
+    let syn::Type::Path(tp) = crate::parse::unwrapped(ty) else {
+        return None;
+    };
     let last = tp.path.segments.last()?;
     let name = match &last.arguments {
         syn::PathArguments::AngleBracketed(ab) => match ab.args.first()? {
-            syn::GenericArgument::Type(syn::Type::Path(p)) => p.path.get_ident()?.to_string(),
+            syn::GenericArgument::Type(t) => match crate::parse::unwrapped(t) {
+                syn::Type::Path(p) => p.path.get_ident()?.to_string(),
+                _ => return None,
+            },
             _ => return None,
         },
         _ => last.ident.to_string(),

@@ -383,7 +383,7 @@ impl Parser {
                 ast::ExprKind::Unary { op, x: Box::new(self.expr(&u.expr)?) }
             }
             syn::Expr::Cast(c) => {
-                let ty = match &*c.ty {
+                let ty = match unwrapped(&c.ty) {
                     syn::Type::Path(p) if p.path.get_ident().is_some() => p.path.get_ident().expect("checked").to_string(),
                     other => return self.err(other, "casts are to an element type (`as f32`, `as u8`, `as bool`)"),
                 };
@@ -561,20 +561,22 @@ impl Parser {
                 syn::PathArguments::None => {}
                 syn::PathArguments::AngleBracketed(ab) if i + 1 == n => {
                     for ga in &ab.args {
-                        match ga {
-                            syn::GenericArgument::Type(syn::Type::Path(tp))
-                                if tp.path.get_ident().is_some() =>
-                            {
+                        let ga_type = match ga {
+                            syn::GenericArgument::Type(t) => Some(unwrapped(t)),
+                            _ => None,
+                        };
+                        match (ga, ga_type) {
+                            (_, Some(syn::Type::Path(tp))) if tp.path.get_ident().is_some() => {
                                 let s = self.spt(&tp);
                                 generics.push(ast::GenericArg::Type(
                                     tp.path.get_ident().expect("checked").to_string(),
                                     s,
                                 ));
                             }
-                            syn::GenericArgument::Const(e) => {
+                            (syn::GenericArgument::Const(e), _) => {
                                 generics.push(ast::GenericArg::Const(self.expr(e)?))
                             }
-                            other => return self.err(other, "unsupported generic argument"),
+                            (other, _) => return self.err(other, "unsupported generic argument"),
                         }
                     }
                 }
@@ -591,9 +593,21 @@ impl Parser {
     }
 }
 
+/// The type a macro_rules `$t:ty` fragment or parentheses wrap (rustc hands such a fragment
+/// over as an invisible group).
+pub(crate) fn unwrapped(t: &syn::Type) -> &syn::Type {
+    match t {
+        syn::Type::Group(g) => unwrapped(&g.elem),
+        syn::Type::Paren(p) => unwrapped(&p.elem),
+        _ => t,
+    }
+}
+
 /// `GlobalTensor<elem>` (any path ending in it) or a plain scalar type name.
 fn param_ty(t: &syn::Type) -> Option<ast::ParamTy> {
-    let syn::Type::Path(tp) = t else { return None };
+    let syn::Type::Path(tp) = unwrapped(t) else {
+        return None;
+    };
     if tp.qself.is_some() {
         return None;
     }
@@ -605,7 +619,10 @@ fn param_ty(t: &syn::Type) -> Option<ast::ParamTy> {
         if ab.args.len() != 1 {
             return None;
         }
-        let syn::GenericArgument::Type(syn::Type::Path(elem)) = &ab.args[0] else {
+        let syn::GenericArgument::Type(elem) = &ab.args[0] else {
+            return None;
+        };
+        let syn::Type::Path(elem) = unwrapped(elem) else {
             return None;
         };
         let id = elem.path.get_ident()?;
