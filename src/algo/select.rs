@@ -217,22 +217,27 @@ macro_rules! lookback_select {
 }
 
 // How long a kernel sleeps before the look-back's first read, and how many blocks share an SM.
-// The 32-bit comparison kernels: 8 blocks an SM (64 registers, 28 bytes spilled) and 1500 ns.
-// Measured on an H100 (2^28 `i32`, `x > 0`, copies of the kernel in one call each,
-// 2026-11-27), the whole tile at once: 4 blocks (unbounded, 100 registers) 856 us (700 ns); 5
-// blocks 778; 6 blocks 778 (700 ns), 758-762 (1200, 1500, 2000 ns); 7 blocks 765 (900 ns),
-// 740-742 (1200), 737-739 (1500), 740-747 (2000), 754 (3000); 8 blocks (132 bytes spilled)
-// 919. In halves: see `select_cmp_kernel!`. More blocks an SM hide more of one block's wait;
-// a longer sleep lets its predecessors publish first. Earlier, at 4 blocks (session 36): no
-// sleep 938-942 us, 300 ns 904-911, 600 895, 800 896-904, 1500 905, 2500 1037. The general
-// kernel (flags, partition) keeps 700 ns; its 32-bit forms are bounded to 4 blocks an SM (see
-// `select_kernel!`). The 64-bit kernels keep 700 ns and no bound (not measured again).
+// The 32-bit comparison kernels: 7 blocks an SM (72 registers, no spill) and 1500 ns. Measured
+// on an H100 (2^28 `i32`, `x > 0`, builds differing in one setting, alternately in one call,
+// 2026-11-27). With the prefetch (two calls): 8 blocks (28 bytes spilled) 612.7-626.1 us, **7
+// blocks 605.2-611.6**, 6 blocks 672-679; at 7 blocks, sleeps of 2000 / 2500 / 3500 ns
+// 605.7-607.1 / 618.1-619.5 / 617.6-619.6; at 8 blocks, 1000 / 2500 / 3500 ns 628.8-637.0 /
+// 611.5-617.5 / 610.7-616.0; the prefetch 2 or 5 tiles an SM on instead of 3, 618.5-626.9.
+// Before the prefetch, the whole tile at once: 4 blocks (unbounded, 100 registers) 856 us (700
+// ns); 5 blocks 778; 6 blocks 778 (700 ns), 758-762 (1200, 1500, 2000 ns); 7 blocks 765 (900
+// ns), 740-742 (1200), 737-739 (1500), 740-747 (2000), 754 (3000); 8 blocks (132 bytes
+// spilled) 919; in halves, 8 blocks best (see `select_cmp_kernel!`). More blocks an SM hide
+// more of one block's wait; a longer sleep lets its predecessors publish first. Earlier, at 4
+// blocks (session 36): no sleep 938-942 us, 300 ns 904-911, 600 895, 800 896-904, 1500 905,
+// 2500 1037. The general kernel (flags, partition) keeps 700 ns; its 32-bit forms are bounded
+// to 4 blocks an SM (see `select_kernel!`). The 64-bit kernels keep 700 ns and no bound (not
+// measured again).
 lookback_select!(
     select_i32,
     select_cmp_i32,
     i32,
     general_blocks = 4,
-    cmp_blocks = 8,
+    cmp_blocks = 7,
     cmp_delay = 1500
 );
 lookback_select!(
@@ -240,7 +245,7 @@ lookback_select!(
     select_cmp_u32,
     u32,
     general_blocks = 4,
-    cmp_blocks = 8,
+    cmp_blocks = 7,
     cmp_delay = 1500
 );
 lookback_select!(select_i64, select_cmp_i64, i64);
@@ -250,7 +255,7 @@ lookback_select!(
     select_cmp_f32,
     f32,
     general_blocks = 4,
-    cmp_blocks = 8,
+    cmp_blocks = 7,
     cmp_delay = 1500
 );
 lookback_select!(select_f64, select_cmp_f64, f64);
