@@ -32,13 +32,14 @@
 //! The keys pass also asks for the tile a block will take about one tile a multiprocessor
 //! later (`prefetch_global`), so that its load finds it in the L2.
 //!
-//! **Speed** (H100, 2^28 random `u32`; BENCHMARKS.md has each step): keys 6.57 ms, pairs
-//! 11.00 ms, against CUB's 5.54 and 9.40 ms and torch's `sort` 13.69 and 13.68 ms. A pass is
-//! bound by its instructions and their latency, not by memory (`ncu`, a keys pass over 2^28
-//! keys, before the rank's step 3 lost its divisions and the keys pass its staging: 1.22 times
-//! the warp instructions of CUB's, 1.63 ms against 1.25, at 37% occupancy against 55%: 80
-//! registers and 64.5 KB of shared memory a block of 256 threads, against CUB's 56 and 31 KB
-//! for 384).
+//! **Speed** (H100, 2^28 random `u32`; BENCHMARKS.md has each step): keys 6.53 ms, pairs
+//! 10.96 ms, against CUB's 5.52 and 9.40 ms (the same call) and torch's `sort` 13.66 and 13.67
+//! ms. A pass is bound by latency, not by memory or its instructions (`ncu`, a keys pass over
+//! 2^28 keys, 2026-11-27: 1.43 ms against CUB's 1.24 with 5% more warp instructions, at 24
+//! warps an SM against CUB's 35: 80 registers and 34 KB of shared memory a block of 256
+//! threads, against CUB's 56 and 31 KB for 384; a quarter of the warps' time in the
+//! look-back's loop, waiting for the predecessors' words). At 64 registers (4 blocks an SM) the
+//! keys pass spills 156 bytes.
 //!
 //! Flags carry the pass's epoch (`epoch * 4 + state` in the high word), so the storage is
 //! reused without clearing, as in the scan.
