@@ -171,10 +171,11 @@ impl Emitter<'_> {
     }
 
     /// Whether every slot of this thread passes the window test of `plan`'s range (`None`: it
-    /// has none), tested at the first slot and the last: their constants are the smallest and
-    /// the largest, and the unsigned test `rel + c < span` passes for a run of constants
-    /// exactly where it passes at both ends (no run of a tile's slots spans `2^31`, so the sum
-    /// cannot wrap between them). Where it holds, the slots need no test each.
+    /// has none), tested at the first slot and the last, whose constants are the smallest and
+    /// the largest. Where the unsigned test `rel + c < span` passes at both ends it passes for
+    /// every constant between: the first end's sum is below `span`, itself below `2^31` (a
+    /// tile's or a shared tensor's length), and a thread's constants differ by less than
+    /// `2^31`, so no sum between wraps. Where it holds, the slots need no test each.
     pub(super) fn range_all_inside(
         &mut self,
         plan: &Plan,
