@@ -173,16 +173,10 @@ impl Lowerer {
             );
         }
         let offsets = bound.list("offsets").expect("required");
-        let &[(offset, offset_span)] = offsets.as_slice() else {
-            return self.err(
-                bound.req("offsets").span,
-                format!(
-                    "expected 1 offset, one per tensor dimension, found {}",
-                    offsets.len()
-                ),
-            );
+        let coords = self.offsets_arg(&offsets, bound.req("offsets").span, 1)?;
+        let &[Coord::Pos { offset, .. }] = coords.as_slice() else {
+            return self.err(span, "internal: one offset, one coordinate");
         };
-        let offset = self.uniform_int(offset, offset_span, "an offset")?;
         let n = shape[0];
         if n == 0 {
             return Ok(());
@@ -191,18 +185,7 @@ impl Lowerer {
         // Index arithmetic in 64 bits: an offset near the end of `i32` plus the region stays
         // exact (and out of bounds, where it is skipped).
         let d = DType::I64;
-        let wide = if self.ty(offset).dtype() == d {
-            offset
-        } else {
-            self.emit(
-                Inst::Cast {
-                    x: offset,
-                    dtype: d,
-                },
-                Ty::Scalar(d),
-                span,
-            )
-        };
+        let wide = self.cast(offset, d, span)?;
         let at = self.emit(
             Inst::Arange {
                 n: points,
