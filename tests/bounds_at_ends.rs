@@ -87,16 +87,12 @@ fn offsets(rng: &mut Rng, len: usize) -> Vec<i32> {
 
 #[test]
 fn bound_tests_at_the_ends_touch_exactly_the_elements_inside() {
-    for (name, ptx, target) in [
-        ("range_load", range_load::PTX, range_load::TARGET),
-        ("range_store", range_store::PTX, range_store::TARGET),
-        ("affine_gather", affine_gather::PTX, affine_gather::TARGET),
-        (
-            "affine_scatter",
-            affine_scatter::PTX,
-            affine_scatter::TARGET,
-        ),
-        ("affine_atomic", affine_atomic::PTX, affine_atomic::TARGET),
+    for (name, ptx, target) in common::kernels![
+        range_load,
+        range_store,
+        affine_gather,
+        affine_scatter,
+        affine_atomic
     ] {
         // The untested path and the tested one, for each access the test is about.
         assert!(

@@ -759,28 +759,16 @@ fn contiguous_runs_of_a_distributed_tensor_go_as_vectors_and_stay_exact() {
 
 #[test]
 fn cluster_kernels_assemble_with_their_cluster_shape() {
-    for (name, ptx, target) in [
-        ("cluster_info", cluster_info::PTX, cluster_info::TARGET),
-        (
-            "cluster_histogram",
-            cluster_histogram::PTX,
-            cluster_histogram::TARGET,
-        ),
-        ("ring", ring::PTX, ring::TARGET),
-        ("too_early", too_early::PTX, too_early::TARGET),
-        (
-            "skipped_barrier",
-            skipped_barrier::PTX,
-            skipped_barrier::TARGET,
-        ),
-        ("peer_atomics", peer_atomics::PTX, peer_atomics::TARGET),
-        ("handoff", handoff::PTX, handoff::TARGET),
-        (
-            "shared_writers",
-            shared_writers::PTX,
-            shared_writers::TARGET,
-        ),
-        ("two_flags", two_flags::PTX, two_flags::TARGET),
+    for (name, ptx, target) in common::kernels![
+        cluster_info,
+        cluster_histogram,
+        ring,
+        too_early,
+        skipped_barrier,
+        peer_atomics,
+        handoff,
+        shared_writers,
+        two_flags
     ] {
         assert_eq!(target, 90, "{name}");
         common::assemble_all(name, ptx, target);

@@ -36,11 +36,7 @@ fn ahead_f64(x: GlobalTensor<f64>, out: GlobalTensor<f64>, o: i32) {
 
 #[test]
 fn prefetches_change_nothing() {
-    for (name, ptx, target) in [
-        ("ahead_i32", ahead_i32::PTX, ahead_i32::TARGET),
-        ("ahead_u8", ahead_u8::PTX, ahead_u8::TARGET),
-        ("ahead_f64", ahead_f64::PTX, ahead_f64::TARGET),
-    ] {
+    for (name, ptx, target) in common::kernels![ahead_i32, ahead_u8, ahead_f64] {
         assert!(
             ptx.contains("prefetch.global.L2"),
             "{name}: no prefetch in\n{ptx}"

@@ -647,19 +647,15 @@ fn exp_and_ln_are_accurate_and_identical_on_every_backend() {
 
 #[test]
 fn every_kernel_here_assembles() {
-    for (name, ptx, target) in [
-        ("f32_math", f32_math::PTX, f32_math::TARGET),
-        ("bytes", bytes::PTX, bytes::TARGET),
-        ("wide_counter", wide_counter::PTX, wide_counter::TARGET),
-        ("halves", halves::PTX, halves::TARGET),
-        ("float_atomics", float_atomics::PTX, float_atomics::TARGET),
-        ("literals", literals::PTX, literals::TARGET),
-        ("conversions", conversions::PTX, conversions::TARGET),
-        (
-            "transcendental",
-            transcendental::PTX,
-            transcendental::TARGET,
-        ),
+    for (name, ptx, target) in common::kernels![
+        f32_math,
+        bytes,
+        wide_counter,
+        halves,
+        float_atomics,
+        literals,
+        conversions,
+        transcendental
     ] {
         common::assemble_all(name, ptx, target);
     }

@@ -66,11 +66,7 @@ fn reference(x: &[i32], b: &[u8], n: usize) -> Vec<i32> {
 
 #[test]
 fn every_vector_width_gives_the_same_results() {
-    for (name, ptx, target) in [
-        ("runs_default", runs_default::PTX, runs_default::TARGET),
-        ("runs_of_two", runs_of_two::PTX, runs_of_two::TARGET),
-        ("runs_of_one", runs_of_one::PTX, runs_of_one::TARGET),
-    ] {
+    for (name, ptx, target) in common::kernels![runs_default, runs_of_two, runs_of_one] {
         assemble_all(name, ptx, target);
     }
     let mut rng = Rng::from_env_or_clock();

@@ -62,6 +62,17 @@ pub fn assemble_all(name: &str, ptx: &str, target: u32) {
     }
 }
 
+/// `kernels![a, b]`: each `#[tile_kernel]`'s name, PTX and target, `[("a", a::PTX,
+/// a::TARGET), ..]`, for the checks that go over every kernel of a test.
+#[allow(unused_macros)] // not every test binary lists its kernels
+macro_rules! kernels {
+    ($($k:ident),* $(,)?) => {
+        [$((stringify!($k), $k::PTX, $k::TARGET)),*]
+    };
+}
+#[allow(unused_imports)] // not every test binary lists its kernels
+pub(crate) use kernels;
+
 #[allow(unused_imports)] // not every test binary draws random numbers
 pub use tilus_testkit::Rng;
 
