@@ -21,8 +21,8 @@
 //! order = [1, 0, 2])`), so each warp counts its own registers; the pair passes load rows and
 //! rank through shared memory, which measured faster for them (`pass_kernel!`). Then each of
 //! its 256 lanes looks back over the tiles before it for its own digit, two tiles a step,
-//! adding aggregates until it meets an inclusive prefix: ordering first, as CUB's Onesweep does, gives the predecessors
-//! time to publish their prefixes, so the walks are short. Each key then goes to the start of
+//! adding aggregates until it meets an inclusive prefix: ordering first, as CUB's Onesweep
+//! does, gives the predecessors time to publish their prefixes, so the walks are short. Each key then goes to the start of
 //! its digit (the global counts, scanned once per sort by `digit_starts`), plus the count of
 //! that digit in earlier tiles, plus its place among the tile's keys of that digit. Keys past
 //! the end of the last tile are read as the key whose ordered bits are all ones: they sort
@@ -35,7 +35,7 @@
 //! **Speed** (H100, 2^28 random `u32`; BENCHMARKS.md has each step): keys 6.53 ms, pairs
 //! 10.96 ms, against CUB's 5.52 and 9.40 ms (the same call) and torch's `sort` 13.66 and 13.67
 //! ms. A pass is bound by latency, not by memory or its instructions (`ncu`, a keys pass over
-//! 2^28 keys, 2026-11-27: 1.43 ms against CUB's 1.24 with 5% more warp instructions, at 24
+//! 2^28 keys, 2026-11-27: 1.42 ms against CUB's 1.24 with 1% more warp instructions, at 24
 //! warps an SM against CUB's 35: 80 registers and 34 KB of shared memory a block of 256
 //! threads, against CUB's 56 and 31 KB for 384; a quarter of the warps' time in the
 //! look-back's loop, waiting for the predecessors' words). At 64 registers (4 blocks an SM) the
