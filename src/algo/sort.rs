@@ -32,21 +32,23 @@
 //! The keys pass also asks for the tile a block will take about one tile a multiprocessor
 //! later (`prefetch_global`), so that its load finds it in the L2.
 //!
-//! **Speed** (H100, 2^28 random `u32`; BENCHMARKS.md has each step): keys 6.53 ms, pairs
-//! 10.96 ms, against CUB's 5.52 and 9.40 ms (the same call) and torch's `sort` 13.66 and 13.67
-//! ms. A pass is bound by latency, not by memory or its instructions (`ncu`, a keys pass over
+//! **Speed** (H100, 2^28 random `u32`; BENCHMARKS.md has each step): keys 6.22 ms, pairs
+//! 10.69 ms, against CUB's 5.52 and 9.41 ms (the same call) and torch's `sort` 13.66 and 13.67
+//! ms. The counting pass takes 462 us (CUB's 456), each digit pass 1.42 ms (CUB's 1.24). A
+//! pass is bound by latency, not by memory or its instructions (`ncu`, a keys pass over
 //! 2^28 keys, 2026-11-27: 1.42 ms against CUB's 1.24 with 1% more warp instructions, at 24
 //! warps an SM against CUB's 35: 80 registers and 34 KB of shared memory a block of 256
 //! threads, against CUB's 56 and 31 KB for 384; a quarter of the warps' time in the
 //! look-back's loop, waiting for the predecessors' words). At 64 registers (4 blocks an SM) the
 //! keys pass spills 156 bytes; tiles of 5120 keys that fit there (the keys reloaded after the
-//! rank) were 1.9% slower: more warps did not pay for more tiles' fixed work.
+//! rank) were 1.9% slower: more warps did not pay for more tiles' fixed work, and neither did
+//! CUB's own arrangement, 16 keys on each of 384 threads (56 registers, 3 blocks an SM; 10%
+//! slower, `pass_kernel!`'s `$threads`).
 //!
 //! Flags carry the pass's epoch (`epoch * 4 + state` in the high word), so the storage is
 //! reused without clearing, as in the scan.
 
-/// Elements per tile of the counting pass, and the shortest tile of a digit pass (whose count
-/// of tiles sizes the look-back words).
+/// The shortest tile of a digit pass (whose count of tiles sizes the look-back words).
 pub const TILE: usize = 4096;
 
 /// Tiles of look-back words before tile 0's (the pass kernels write the literal 4): never
@@ -57,90 +59,75 @@ const LEAD: usize = 4;
 use crate::prelude::*;
 use crate::AsTensor;
 
-/// Blocks of the counting pass of one digit ([`digit_counts_kernel`], grid-strided over the
-/// tiles) on a GPU: enough to fill an H100 or H200 several times over, few enough that their
-/// final atomics are cheap.
-const COUNT_BLOCKS_GPU: u32 = 1024;
+/// Keys a block of the counting pass ([`counts_kernel`]) takes a step: 16 a thread (the kernel
+/// writes the literal 8192).
+const COUNT_TILE: usize = 8192;
 
-/// The same on the emulator, whose workers run a few blocks at a time: the tests' sizes then
-/// take several tiles a block, as a GPU's large sizes do.
+/// Blocks of the counting pass an SM on a GPU, grid-strided over the keys: as many as run at
+/// once (512 threads, 32 registers), so that no block waits for a second wave. (An H100: 500
+/// us on 4 blocks of 512 threads an SM, 504 us on 8 of 256, with masked keys.)
+const COUNT_BLOCKS_PER_SM: u32 = 4;
+
+/// Blocks of the counting pass on the emulator, whose workers run a few blocks at a time: the
+/// tests' sizes then take several tiles a block, as a GPU's large sizes do.
 const COUNT_BLOCKS_EMULATOR: u32 = 8;
 
-/// The counting pass: the histogram of every digit of the tile's keys (mapped to ordered bits
-/// by the masks), added to `counts[pass * 256 + digit]`.
+/// The counting pass: histograms of `passes` digits of every key (the bytes at bits `low`,
+/// `low + 8`, .. of its ordered bits under the masks), added to `counts[p * 256 + digit]`.
+/// Grid-strided, as CUB's histogram kernel: a block counts every tile it takes into one table
+/// of counters in shared memory (an atomic a key and digit, no barrier between tiles) and adds
+/// the table to `counts` once, at the end. Keys past the end read as `fill`, whose ordered bits
+/// are all ones: counted as digit 255 of every pass, and taken off once at the end, so that no
+/// key carries a mask (a masked atomic is a branch of its own in the SASS). (An H100, 2^28 u32
+/// keys, four digits: 767 us with a block a tile, each adding its 1,024 counts with global
+/// atomics; 500 us so, masked; CUB's histogram kernel 456 us.)
 macro_rules! counts_kernel {
-    ($name:ident, $k:ident, $s:ident, $top:literal) => {
-        #[tile_kernel(threads = 256)]
-        fn $name(
-            keys: GlobalTensor<$k>,
-            counts: GlobalTensor<i32>,
-            passes: i32,
-            fmask: $k,
-            smask: $k,
-            dmask: $k,
-        ) {
-            let n = keys.len() as i32;
-            let start = block_idx() * 4096;
-            let inside = arange(4096) + start < n;
-            let k = load_global(keys, offsets = [start], shape = [4096], mask = inside);
-            let u = k ^ ((((k as $s) >> $top) as $k & fmask) | smask) ^ dmask;
-            let lanes = arange(256);
-            for p in 0..passes {
-                // Keys past the end get digit 256, which the histogram does not count.
-                let d = select(inside, ((u >> (p * 8)) & 255) as i32, 256);
-                atomic_add(counts, p * 256 + lanes, d.histogram(256), sem = relaxed);
-            }
-        }
-    };
-}
-
-/// The counting pass of a single digit (the byte at bit `low`), grid-strided: a block sums its
-/// tiles' histograms in shared memory (each thread its own bins) and adds them to `counts`
-/// once, at the end. With an atomic per bin and tile, as [`counts_kernel`] does, 2^16 blocks
-/// met on 256 words for 2^28 keys: an H100 counted one digit in 765 us, at 42% of the memory's
-/// rate, and the deterministic `index_add` into 2^22 outputs (which counts one digit) took
-/// 7983 us, 7634-7666 us with this kernel on 1024 blocks. For the sort's four digits the
-/// histograms outweigh the atomics, and this form (on 1024 blocks or a block a tile) took
-/// 150 us longer than [`counts_kernel`].
-macro_rules! digit_counts_kernel {
-    ($name:ident, $k:ident, $s:ident, $top:literal) => {
-        #[tile_kernel(threads = 256)]
+    ($name:ident, $k:ident, $s:ident, $top:literal, $digits:literal) => {
+        #[tile_kernel(threads = 512)]
         fn $name(
             keys: GlobalTensor<$k>,
             counts: GlobalTensor<i32>,
             low: i32,
+            passes: i32,
             fmask: $k,
             smask: $k,
             dmask: $k,
+            fill: $k,
         ) {
             let n = keys.len() as i32;
-            let lanes = arange(256);
-            let sums = shared_tensor(i32, [256]);
-            store_shared_scatter(
-                sums,
-                dim = 0,
-                indices = lanes,
-                values = zeros([256], dtype = i32),
-            );
-            for start in (block_idx() * 4096..n).step_by(grid_dim() * 4096) {
-                let inside = arange(4096) + start < n;
-                let k = load_global(keys, offsets = [start], shape = [4096], mask = inside);
+            let table = shared_tensor(i32, [$digits * 256]);
+            let all = arange($digits * 256);
+            store_shared_scatter(table, dim = 0, indices = all, values = 0);
+            sync();
+            for start in (block_idx() * 8192..n).step_by(grid_dim() * 8192) {
+                let k = load_global(keys, offsets = [start], shape = [8192], other = fill);
                 let u = k ^ ((((k as $s) >> $top) as $k & fmask) | smask) ^ dmask;
-                // Keys past the end get digit 256, which the histogram does not count.
-                let d = select(inside, ((u >> low) & 255) as i32, 256);
-                let before = load_shared(sums, offsets = [lanes], shape = [256]);
-                store_shared_scatter(
-                    sums,
-                    dim = 0,
-                    indices = lanes,
-                    values = before + d.histogram(256),
-                );
+                // `p` below the constant `$digits`: every counter's index known in bounds.
+                for p in 0..$digits {
+                    if p < passes {
+                        let d = ((u >> (low + p * 8)) & 255) as i32;
+                        atomic::shared_scatter_add(
+                            table,
+                            dim = 0,
+                            indices = p * 256 + d,
+                            values = 1,
+                        );
+                    }
+                }
             }
-            atomic_add(
+            sync();
+            // The block that took the last tile counted its keys past the end as digit 255.
+            let last = (n - 1) / 8192;
+            let mine = (n > 0) & (block_idx() == last % grid_dim());
+            let pad = select(mine, (last + 1) * 8192 - n, 0);
+            let c = atomic_load(table, all, sem = relaxed, scope = cta)
+                - select((all & 255) == 255, pad, 0);
+            atomic::global_scatter_add(
                 counts,
-                lanes,
-                load_shared(sums, offsets = [lanes], shape = [256]),
-                sem = relaxed,
+                dim = 0,
+                indices = all,
+                values = c,
+                mask = (c != 0) & (all < passes * 256),
             );
         }
     };
@@ -163,10 +150,11 @@ macro_rules! pass_kernel {
     // through shared memory. The index is the thread's register plus the slot's constant: one
     // address a thread, an offset a key. (An H100, 2^28 u32 keys: 7.05-7.07 ms loaded in rows
     // and ranked through shared memory, 6.71-6.75 ms so; 2026-11-27.)
-    ($name:ident, $tile:literal, $blocks:literal, $k:ident, $s:ident, $top:literal) => {
-        pass_kernel!(@pass $name, $tile, $blocks, $k, $s, $top, [ahead: i32,], {
+    ($name:ident, $tile:literal, $threads:literal, $blocks:literal, $k:ident, $s:ident, $top:literal) => {
+        pass_kernel!(@pass $name, $tile, $threads, $blocks, $k, $s, $top, [ahead: i32,], {
             let f = arange($tile);
-            let from = start + ((f >> 5) & 7) * ($tile / 8) + (f >> 8) * 32 + (f & 31);
+            let warps = $threads / 32;
+            let from = start + ((f >> 5) % warps) * ($tile / warps) + (f / $threads) * 32 + (f & 31);
             let k = load_global(keys, offsets = [from], shape = [$tile], other = fill);
             // The tile a block takes about one tile a multiprocessor from now (`ahead` tiles
             // on), into the L2 while this one is ranked (an H100, 2^28 u32 keys: 6.69 -> 6.55
@@ -175,14 +163,14 @@ macro_rules! pass_kernel {
             // pair passes slower with any).
             prefetch_global(keys, offsets = [start + ahead * $tile], shape = [$tile]);
         }, {
-            let striped = (d as u8).reshape([$tile / 256, 8, 32]);
+            let striped = (d as u8).reshape([$tile / $threads, $threads / 32, 32]);
             let slot = striped.place(local, order = [1, 0, 2]).reshape([$tile]);
         }, {}, {}, {});
     };
     // Pairs: loaded in rows and ranked through shared memory (warp-striped, the (u32, u32)
     // pass took 12.34-12.46 ms a sort of 2^28 on an H100 against 10.95-11.03 ms so).
     ($name:ident, $tile:literal, $blocks:literal, $k:ident, $s:ident, $top:literal, $v:ident) => {
-        pass_kernel!(@pass $name, $tile, $blocks, $k, $s, $top,
+        pass_kernel!(@pass $name, $tile, 256, $blocks, $k, $s, $top,
             [vals: GlobalTensor<$v>, vals_out: GlobalTensor<$v>,], {
             let k = load_global(keys, offsets = [start], shape = [$tile], other = fill);
         }, {
@@ -197,9 +185,9 @@ macro_rules! pass_kernel {
             store_global_scatter(vals_out, dim = 0, indices = to, values = vs);
         });
     };
-    (@pass $name:ident, $tile:literal, $blocks:literal, $k:ident, $s:ident, $top:literal, [$($vals:tt)*],
+    (@pass $name:ident, $tile:literal, $threads:literal, $blocks:literal, $k:ident, $s:ident, $top:literal, [$($vals:tt)*],
         {$($load:tt)*}, {$($rank:tt)*}, {$($before:tt)*}, {$($after:tt)*}, {$($store:tt)*}) => {
-        #[tile_kernel(threads = 256, min_blocks_per_sm = $blocks, vector_width = 1)]
+        #[tile_kernel(threads = $threads, min_blocks_per_sm = $blocks, vector_width = 1)]
         fn $name(
             keys: GlobalTensor<$k>,
             keys_out: GlobalTensor<$k>,
@@ -312,10 +300,8 @@ fn clear_counts(counts: GlobalTensor<i32>) {
     store_global(counts, zeros([2048]), offsets = [0]);
 }
 
-counts_kernel!(counts_k32, u32, i32, 31);
-counts_kernel!(counts_k64, u64, i64, 63);
-digit_counts_kernel!(digit_counts_k32, u32, i32, 31);
-digit_counts_kernel!(digit_counts_k64, u64, i64, 63);
+counts_kernel!(counts_k32, u32, i32, 31, 4);
+counts_kernel!(counts_k64, u64, i64, 63, 8);
 
 /// How the bits of a key type map to the sort order.
 #[doc(hidden)]
@@ -358,16 +344,6 @@ pub struct PassArgs<'a> {
     ahead: i32,
 }
 
-/// Which digits a counting pass counts (into `counts[row * 256 + digit]`).
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy)]
-pub enum Digits {
-    /// The lowest `n` bytes, rows `0..n` ([`counts_kernel`], a block a tile).
-    Lowest(i32),
-    /// The byte at bit `low`, row 0 ([`digit_counts_kernel`], grid-strided).
-    One { low: i32 },
-}
-
 /// The unsigned bits keys are sorted as (`u32`, `u64`), with their kernels.
 #[doc(hidden)]
 pub trait KeyBits: crate::Element + Copy + Default {
@@ -383,12 +359,13 @@ pub trait KeyBits: crate::Element + Copy + Default {
     /// The key whose ordered bits under the masks `m` are all ones (the passes' fill for keys
     /// past the end: digit 255 for any digit).
     fn fill(m: [Self; 3]) -> Self;
+    /// Adds the counts of `passes` digits of `keys`, from the byte at bit `low` on, to
+    /// `counts[p * 256 + digit]` ([`counts_kernel`]).
     fn counts(
         stream: &Stream<'_>,
-        tiles: u32,
         keys: &TensorView<'_, Self>,
         counts: &GlobalTensor<i32>,
-        digits: Digits,
+        digits: (i32, i32),
         m: [Self; 3],
     ) -> Result<(), crate::Error>;
     fn pass<V: ValueBits>(
@@ -420,10 +397,18 @@ pub trait ValueBits: crate::Element + Copy + Default {
 }
 
 macro_rules! key_bits {
-    ($b:ident, $s:ident, $top:literal, $passes:literal, $counts:ident, $digit:ident,
-        $keys_only:ident [$keys_tile:literal, $keys_blocks:literal], $pairs:ident,
+    ($b:ident, $s:ident, $top:literal, $passes:literal, $counts:ident,
+        $keys_only:ident [$keys_tile:literal, $keys_threads:literal, $keys_blocks:literal], $pairs:ident,
         $pair_tile:ident) => {
-        pass_kernel!($keys_only, $keys_tile, $keys_blocks, $b, $s, $top);
+        pass_kernel!(
+            $keys_only,
+            $keys_tile,
+            $keys_threads,
+            $keys_blocks,
+            $b,
+            $s,
+            $top
+        );
         // The look-back words are sized for tiles of `TILE` keys: no pass may take shorter ones.
         const _: () = assert!($keys_tile >= TILE);
         impl KeyBits for $b {
@@ -455,26 +440,22 @@ macro_rules! key_bits {
             }
             fn counts(
                 stream: &Stream<'_>,
-                tiles: u32,
                 keys: &TensorView<'_, Self>,
                 counts: &GlobalTensor<i32>,
-                digits: Digits,
+                (low, passes): (i32, i32),
                 m: [Self; 3],
             ) -> Result<(), crate::Error> {
-                match digits {
-                    Digits::Lowest(passes) => {
-                        $counts::launch_on(stream, tiles, keys, counts, passes, m[0], m[1], m[2])
-                    }
-                    Digits::One { low } => {
-                        let blocks = if stream.device().is_gpu() {
-                            COUNT_BLOCKS_GPU
-                        } else {
-                            COUNT_BLOCKS_EMULATOR
-                        };
-                        let grid = tiles.min(blocks);
-                        $digit::launch_on(stream, grid, keys, counts, low, m[0], m[1], m[2])
-                    }
-                }
+                let dev = stream.device();
+                let blocks = if dev.is_gpu() {
+                    dev.multiprocessors() * COUNT_BLOCKS_PER_SM
+                } else {
+                    COUNT_BLOCKS_EMULATOR
+                };
+                let grid = (keys.len().div_ceil(COUNT_TILE) as u32).clamp(1, blocks);
+                let fill = Self::fill(m);
+                $counts::launch_on(
+                    stream, grid, keys, counts, low, passes, m[0], m[1], m[2], fill,
+                )
             }
             fn pass<V: ValueBits>(
                 a: &PassArgs<'_>,
@@ -543,14 +524,18 @@ macro_rules! value_bits {
 // 7.93-7.95 ms on tiles of 4096 at 4 blocks (64 registers), 7.28-7.29 ms on 6144 at 3 (80
 // registers, none spilled), 7.38-7.41 ms on 7168 at 3, 8.01-8.02 ms on 8192 at 2; (u32, u32)
 // pairs 11.50-11.58 ms on 4096 at 3, 10.92-10.98 ms on 5120 at 3 (80 registers, none spilled).
-// More threads with fewer keys each were slower (u32 keys 7.56-7.73 ms on 384 or 320 threads).
+// More threads with fewer keys each were slower (u32 keys 7.56-7.73 ms on 384 or 320 threads);
+// warp-striped too (2026-11-28, against 6.51-6.56 ms): 6144 keys on 384 threads at 3 blocks
+// (56 registers, CUB's arrangement but 16 keys a thread) 7.13-7.14 ms, 5376 on 384 at 3
+// 7.37-7.38, 6912 on 384 at 3 (60 bytes spilled) 7.20-7.22, 6144 on 512 at 2 7.76, 7680 on 512
+// at 2 7.20-7.23.
 // The rank's step 3 knows an element's warp where a segment is whole chunks of 256 keys: u32
 // keys 7.06-7.07 ms on 6144 (5120's segments of 640 divide instead). Loaded warp-striped and
 // ranked in registers (`pass_kernel!`), u32 keys took 6.71-6.75 ms on 6144 (20 bytes spilled)
 // and 6.88-6.89 ms on 5632 (none spilled), 2026-11-27.
 // The other kinds keep the bounds of earlier measurements (BENCHMARKS.md) on tiles of 4096.
-key_bits!(u32, i32, 31, 4, counts_k32, digit_counts_k32, pass_k32 [6144, 3], pass_k32, TILE_K32);
-key_bits!(u64, i64, 63, 8, counts_k64, digit_counts_k64, pass_k64 [4096, 3], pass_k64, TILE_K64);
+key_bits!(u32, i32, 31, 4, counts_k32, pass_k32 [6144, 256, 3], pass_k32, TILE_K32);
+key_bits!(u64, i64, 63, 8, counts_k64, pass_k64 [4096, 256, 3], pass_k64, TILE_K64);
 value_bits!(u32, pass_k32_v32 [5120, 3], pass_k64_v32 [4096, 2]);
 value_bits!(u64, pass_k32_v64 [4096, 2], pass_k64_v64 [4096, 2]);
 value_bits!(u16, pass_k32_v16 [4096, 3], pass_k64_v16 [4096, 2]);
@@ -785,11 +770,10 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
         let m = order_masks::<K::Bits>(K::CLASS, false);
         clear_counts::launch_on(stream, 1, &self.counts)?;
         if n > 0 {
-            let tiles = n.div_ceil(TILE) as u32;
             let pass_tiles = n.div_ceil(K::Bits::pair_tile::<V::Bits>()) as u32;
             let (keys, keys_out) = (keys.bitcast()?, keys_out.bitcast()?);
             let (vals, vals_out) = (vals.bitcast::<V::Bits>()?, vals_out.bitcast()?);
-            K::Bits::counts(stream, tiles, &keys, &self.counts, Digits::One { low }, m)?;
+            K::Bits::counts(stream, &keys, &self.counts, (low, 1), m)?;
             digit_starts::launch_on(stream, 1, &self.counts, 1)?;
             let args = self
                 .look
@@ -816,21 +800,13 @@ impl<K: SortKey, V: SortValue> SortStorage<K, V> {
         }
         let tmp = self.keys.bitcast::<K::Bits>()?;
         let m = order_masks::<K::Bits>(K::CLASS, order == SortOrder::Descending);
-        let tiles = n.div_ceil(TILE) as u32;
         let pass_tile = match vals {
             Some(_) => K::Bits::pair_tile::<VB>(),
             None => K::Bits::KEYS_TILE,
         };
         let pass_tiles = n.div_ceil(pass_tile) as u32;
         clear_counts::launch_on(stream, 1, &self.counts)?;
-        K::Bits::counts(
-            stream,
-            tiles,
-            keys[0],
-            &self.counts,
-            Digits::Lowest(passes),
-            m,
-        )?;
+        K::Bits::counts(stream, keys[0], &self.counts, (0, passes), m)?;
         digit_starts::launch_on(stream, 1, &self.counts, passes)?;
         // An even number of passes ends in `out`, an odd one in `tmp`, copied to `out` after
         // ([`route`]).

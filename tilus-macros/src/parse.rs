@@ -299,12 +299,17 @@ impl Parser {
     fn range(&mut self, e: &syn::Expr) -> PResult<ast::RangeExpr> {
         let span = self.spe(e);
         match e {
+            // A range from a `macro_rules!` `$r:expr` fragment, which rustc wraps in an
+            // invisible group.
+            syn::Expr::Group(g) => self.range(&g.expr),
             syn::Expr::Range(r) => self.plain_range(r, span, None),
             syn::Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
-                let inner = match &*m.receiver {
-                    syn::Expr::Paren(p) => &*p.expr,
-                    other => other,
-                };
+                let mut inner = &*m.receiver;
+                while let syn::Expr::Paren(syn::ExprParen { expr, .. })
+                | syn::Expr::Group(syn::ExprGroup { expr, .. }) = inner
+                {
+                    inner = expr;
+                }
                 let syn::Expr::Range(r) = inner else {
                     return self.err(&m.receiver, "expected a range `start..end`");
                 };

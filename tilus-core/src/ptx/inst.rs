@@ -455,6 +455,17 @@ impl Emitter<'_> {
         if self.affine_binary(d, op, lhs, rhs)? {
             return Ok(());
         }
+        // Two constants (`let warps = 384 / 32; let segment = 6144 / warps;`): the result is
+        // one too, moved in rather than computed.
+        let known = |o: Operand| {
+            let c = self.known().constant(o)?;
+            let d = self.known().dtype(o)?;
+            Some(Operand::Imm(crate::elem::canon(d, c as u64), d))
+        };
+        let (lhs, rhs) = match (known(lhs), known(rhs)) {
+            (Some(a), Some(b)) => (a, b),
+            _ => (lhs, rhs),
+        };
         let dt = self.dtype_of(lhs)?;
         if dt == DType::Bool {
             return self.elementwise(d, &[lhs, rhs], |e, r, v| {

@@ -1,6 +1,7 @@
 //! Integer tiles known as one register of the thread plus a constant a slot: `arange` (the
 //! thread's run base plus the slot's offset) and what adds, subtracts, multiplies and shifts
-//! it by scalars, and masks or shifts it right where the slots' constants allow. Index
+//! it by scalars, and masks, shifts, divides or takes remainders of it where the slots'
+//! constants allow. Index
 //! arithmetic on `arange` then costs an instruction a thread instead of one an element (ptxas
 //! cannot fold `(tid + 256 s) >> 8` to `s`: it does not know `tid < 256`), and a gather at such
 //! an index is addressed from the thread's register with the slot's constant as the offset.
@@ -151,10 +152,15 @@ impl Emitter<'_> {
         }
     }
 
-    /// A scalar operand's register or constant (`None` for a tile).
+    /// A scalar operand's register or constant (`None` for a tile): an immediate where it is
+    /// one or is known to be one (`Known::constant`), so that the folds needing a constant
+    /// see it.
     fn uniform(&mut self, o: Operand) -> CodegenResult<Option<RegOrImm>> {
         if self.is_tile(o)? {
             return Ok(None);
+        }
+        if let Some(c) = self.known().constant(o).and_then(|c| i32::try_from(c).ok()) {
+            return Ok(Some(RegOrImm::Imm(c)));
         }
         Ok(Some(self.reg_or_imm(o, 0)?))
     }
@@ -190,6 +196,10 @@ impl Emitter<'_> {
             ThreadOp::Shl => self.ins(["shl", "b32"], (base, a.base, u)),
             ThreadOp::Shr => self.ins(["shr", "u32"], (base, a.base, u)),
             ThreadOp::And => self.ins(["and", "b32"], (base, a.base, u)),
+            ThreadOp::Div => self.ins(["div", "u32"], (base, a.base, u)),
+            ThreadOp::Rem => self.ins(["rem", "u32"], (base, a.base, u)),
+            ThreadOp::Zero => self.ins(["mov", "b32"], (base, 0)),
+            ThreadOp::Keep => self.ins(["mov", "b32"], (base, a.base)),
         }
         Some(Affine {
             base,
@@ -200,7 +210,8 @@ impl Emitter<'_> {
 }
 
 /// The thread's instruction of a folded operation with scalar `u`: `g + u`, `g - u`, `u - g`,
-/// `g * u`, `g << u`, `g >> u` (logical), `g & u`.
+/// `g * u`, `g << u`, `g >> u` (logical), `g & u`, `g / u` and `g % u` (unsigned: folded only
+/// where every value is non-negative, where signed and unsigned agree).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ThreadOp {
     Add,
@@ -210,6 +221,12 @@ enum ThreadOp {
     Shl,
     Shr,
     And,
+    Div,
+    Rem,
+    /// `0`: a quotient whose dividend is known below the divisor.
+    Zero,
+    /// `g`: a remainder whose dividend is known below the divisor.
+    Keep,
 }
 
 /// A folded operation: the thread's instruction, and the result's range and constants.
@@ -277,6 +294,28 @@ fn fold_scalar(
             }
             (ThreadOp::And, Some((0, m)), vec![0; consts.len()])
         }
+        // Exact where the thread's value and every slot's are not negative and `k` divides
+        // every constant: `(g + m k) / k == g / k + m` and `(g + m k) % k == g % k`. Indices
+        // of a warp-striped tile on a count of warps that is not a power of two take these
+        // (`(f >> 5) % 12` on 384 threads).
+        (BinOp::Div | BinOp::Rem, false, Some(k)) if k > 0 => {
+            let (lo, hi) = range?;
+            if lo < 0 || !a.non_negative() || consts.iter().any(|c| c % k != 0) {
+                return None;
+            }
+            // A thread's value below `k` (the thread's index in a block of `k` threads) has
+            // quotient 0 and is its own remainder: no instruction that ptxas, which does not
+            // know the bound, would keep.
+            match (op, hi < k) {
+                (BinOp::Div, below) => (
+                    if below { ThreadOp::Zero } else { ThreadOp::Div },
+                    Some((lo / k, hi / k)),
+                    consts.iter().map(|c| c / k).collect(),
+                ),
+                (_, true) => (ThreadOp::Keep, Some((lo, hi)), vec![0; consts.len()]),
+                (_, false) => (ThreadOp::Rem, Some((0, k - 1)), vec![0; consts.len()]),
+            }
+        }
         _ => return None,
     };
     Some(Folded { op, range, consts })
@@ -327,6 +366,10 @@ mod tests {
             ThreadOp::Shl => g.wrapping_shl(u as u32),
             ThreadOp::Shr => ((g as u32) >> u) as i32,
             ThreadOp::And => g & u,
+            ThreadOp::Div => ((g as u32) / (u as u32)) as i32,
+            ThreadOp::Rem => ((g as u32) % (u as u32)) as i32,
+            ThreadOp::Zero => 0,
+            ThreadOp::Keep => g,
         }
     }
 
@@ -342,6 +385,10 @@ mod tests {
             BinOp::Shr if unsigned => ((a as u32) >> b) as i32,
             BinOp::Shr => a >> b,
             BinOp::And => a & b,
+            BinOp::Div if unsigned => ((a as u32) / (b as u32)) as i32,
+            BinOp::Div => a / b,
+            BinOp::Rem if unsigned => ((a as u32) % (b as u32)) as i32,
+            BinOp::Rem => a % b,
             _ => unreachable!("not folded"),
         }
     }
@@ -383,6 +430,10 @@ mod tests {
             (BinOp::Shl | BinOp::Shr, _) => Some(rng.range(0, 32) as i64),
             (BinOp::And, 1) => Some((rng.next_u64() as i32) as i64),
             (BinOp::And, _) => Some((1i64 << rng.range(0, 31)) - 1),
+            (BinOp::Div | BinOp::Rem, 1) => Some(rng.range(-5, 5000) as i64),
+            (BinOp::Div | BinOp::Rem, _) => {
+                Some([1i64, 3, 12, 32, 384, 256, 7][rng.below(7) as usize])
+            }
             (_, 1) => Some((rng.next_u64() as i32) as i64),
             _ => Some(rng.range(-300, 300) as i64),
         }
@@ -400,8 +451,10 @@ mod tests {
             BinOp::Shl,
             BinOp::Shr,
             BinOp::And,
+            BinOp::Div,
+            BinOp::Rem,
         ];
-        let mut folded = [0usize; 6];
+        let mut folded = [0usize; 8];
         for _ in 0..40_000 {
             let k = rng.below(ops.len() as u64) as usize;
             let (op, flipped) = (ops[k], rng.below(2) == 1);

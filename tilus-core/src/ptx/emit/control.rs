@@ -154,7 +154,7 @@ impl Emitter<'_> {
         let step_v = self.reg_or_const(step, 0)?;
         let (end_v, step_v) = (self.snapshot(end, end_v)?, self.snapshot(step, step_v)?);
         let i = self.dst_regs(var)?[0];
-        self.known.record_loop_var(var, start, step);
+        self.known.record_loop_var(var, start, end, step);
         self.ins(["mov", d.info().bit_reg()], (i, start_v));
         let nonpos = self.setp_elem(BinOp::Le, d, step_v, RegOrConst::Const(0, d));
         let empty = self.setp_elem(BinOp::Ge, d, RegOrConst::Reg(i), end_v);

@@ -55,6 +55,14 @@ impl Known<'_> {
         self.upper_bounds[d as usize] = within(dt, self.bound_of(dt, inst));
     }
 
+    /// Records `bound` (where it fits `d`'s type) for `d`, defined at one site by something
+    /// other than an instruction (a loop's head).
+    pub(super) fn set_upper_bound(&mut self, d: VarId, bound: Option<u64>) {
+        if let Some(dt) = self.dtype(Operand::Var(d)) {
+            self.upper_bounds[d as usize] = within(dt, bound);
+        }
+    }
+
     fn bound_of(&self, dt: DType, inst: &Inst) -> Option<u64> {
         let b = |o: &Operand| self.upper_bound(*o);
         match inst {

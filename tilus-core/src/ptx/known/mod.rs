@@ -50,6 +50,43 @@ impl<'k> Known<'k> {
         self.defs.single_site(v)
     }
 
+    /// The value of an integer scalar operand of at most 32 bits where it is a constant: an
+    /// immediate, or a variable assigned once by a move or an arithmetic of constants
+    /// (`let warps = 384 / 32;` then `f % warps`), as the instruction computes it. Lowering
+    /// gives such expressions registers; the folds that need a constant divisor or shift ask
+    /// this instead.
+    pub fn constant(&self, o: Operand) -> Option<i64> {
+        self.constant_at(o, 8)
+    }
+
+    /// [`constant`](Self::constant), through at most `depth` definitions.
+    fn constant_at(&self, o: Operand, depth: u32) -> Option<i64> {
+        let d = self.dtype(o)?;
+        if !d.is_int() || d.bits() > 32 {
+            return None;
+        }
+        let bits = match o {
+            Operand::Imm(c, _) => c,
+            Operand::Var(v) => {
+                if depth == 0 || !matches!(self.ty(v)?, Ty::Scalar(_)) {
+                    return None;
+                }
+                let c = |o: &Operand| self.constant_at(*o, depth - 1).map(|c| c as u64);
+                match self.defs.def_of(v)? {
+                    Inst::Mov(x) => c(x)?,
+                    Inst::Binary { op, lhs, rhs } if !op.is_comparison() => {
+                        if self.dtype(*lhs)? != d || self.dtype(*rhs)? != d {
+                            return None;
+                        }
+                        crate::elem::binary(*op, d, c(lhs)?, c(rhs)?)
+                    }
+                    _ => return None,
+                }
+            }
+        };
+        i64::try_from(crate::elem::as_i128(d, crate::elem::canon(d, bits))).ok()
+    }
+
     /// The type of `v` (`None` for a variable out of range, which the emitter reports).
     fn ty(&self, v: VarId) -> Option<&'k Ty> {
         self.kernel.vars.get(v as usize).map(|var| &var.ty)
@@ -78,10 +115,17 @@ impl<'k> Known<'k> {
         self.set_trailing_zeros(v, 64);
     }
 
-    /// A `for` loop's variable, `start` plus multiples of `step`.
-    pub fn record_loop_var(&mut self, var: VarId, start: Operand, step: Operand) {
+    /// A `for` loop's variable, `start` plus multiples of `step`, below `end` in the body (the
+    /// loop tests `var < end` before each iteration, without wrapping: `control.rs`). From a
+    /// start known non-negative, it is at most `end`'s bound less one: `for p in 0..4` then
+    /// `p * 256 + byte` indexes 1,024 counters with no test.
+    pub fn record_loop_var(&mut self, var: VarId, start: Operand, end: Operand, step: Operand) {
         let n = self.trailing_zeros(start).min(self.trailing_zeros(step));
         self.set_trailing_zeros(var, n);
+        if self.single_site(var) && self.upper_bound(start).is_some() {
+            let bound = self.upper_bound(end).map(|e| e.saturating_sub(1));
+            self.set_upper_bound(var, bound);
+        }
     }
 
     /// Records what follows for `d` from its definition by `inst`, just generated.
@@ -121,7 +165,7 @@ impl<'k> Known<'k> {
     }
 
     /// The element type of `o`.
-    fn dtype(&self, o: Operand) -> Option<crate::dtype::DType> {
+    pub fn dtype(&self, o: Operand) -> Option<crate::dtype::DType> {
         match o {
             Operand::Var(v) => Some(self.ty(v)?.dtype()),
             Operand::Imm(_, d) => Some(d),
