@@ -16,7 +16,8 @@ use tilus::prelude::*;
 
 /// A kernel that counts four bytes of each of 1,024 `u32` into a shared table of 1,024
 /// counters, `table[p * 256 + byte p]`, over a loop whose bounds the tokens give, then copies
-/// the table to `out`.
+/// the table to `out`. (The range comes from an `$range:expr` fragment, which rustc wraps in
+/// an invisible group: the macro's parser once rejected such a loop.)
 macro_rules! counting_kernel {
     ($(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*), $range:expr) => {
         $(#[$doc])*

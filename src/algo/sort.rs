@@ -33,7 +33,7 @@
 //! later (`prefetch_global`), so that its load finds it in the L2.
 //!
 //! **Speed** (H100, 2^28 random `u32`; BENCHMARKS.md has each step): keys 6.22 ms, pairs
-//! 10.69 ms, against CUB's 5.52 and 9.41 ms (the same call) and torch's `sort` 13.66 and 13.67
+//! 10.63 ms, against CUB's 5.52 and 9.39 ms (the same call) and torch's `sort` 13.66 and 13.67
 //! ms. The counting pass takes 462 us (CUB's 456), each digit pass 1.42 ms (CUB's 1.24). A
 //! pass is bound by latency, not by memory or its instructions (`ncu`, a keys pass over
 //! 2^28 keys, 2026-11-27: 1.42 ms against CUB's 1.24 with 1% more warp instructions, at 24
@@ -63,11 +63,6 @@ use crate::AsTensor;
 /// writes the literal 8192).
 const COUNT_TILE: usize = 8192;
 
-/// Blocks of the counting pass an SM on a GPU, grid-strided over the keys: as many as run at
-/// once (512 threads, 32 registers), so that no block waits for a second wave. (An H100: 500
-/// us on 4 blocks of 512 threads an SM, 504 us on 8 of 256, with masked keys.)
-const COUNT_BLOCKS_PER_SM: u32 = 4;
-
 /// Blocks of the counting pass on the emulator, whose workers run a few blocks at a time: the
 /// tests' sizes then take several tiles a block, as a GPU's large sizes do.
 const COUNT_BLOCKS_EMULATOR: u32 = 8;
@@ -81,9 +76,14 @@ const COUNT_BLOCKS_EMULATOR: u32 = 8;
 /// key carries a mask (a masked atomic is a branch of its own in the SASS). (An H100, 2^28 u32
 /// keys, four digits: 767 us with a block a tile, each adding its 1,024 counts with global
 /// atomics; 500 us so, masked; CUB's histogram kernel 456 us.)
+///
+/// The grid is `$blocks` an SM on a GPU, as many as run at once (the registers bounded to
+/// them), so that no block waits for a second wave: 4 for 32-bit keys (32 registers), 3 for
+/// 64-bit ones (40; at 4 they spill 156 bytes). (An H100, u32 keys: 500 us on 4 blocks of 512
+/// threads an SM, 504 us on 8 of 256, with masked keys.)
 macro_rules! counts_kernel {
-    ($name:ident, $k:ident, $s:ident, $top:literal, $digits:literal) => {
-        #[tile_kernel(threads = 512)]
+    ($name:ident, $k:ident, $s:ident, $top:literal, $digits:literal, $blocks:literal) => {
+        #[tile_kernel(threads = 512, min_blocks_per_sm = $blocks)]
         fn $name(
             keys: GlobalTensor<$k>,
             counts: GlobalTensor<i32>,
@@ -300,9 +300,6 @@ fn clear_counts(counts: GlobalTensor<i32>) {
     store_global(counts, zeros([2048]), offsets = [0]);
 }
 
-counts_kernel!(counts_k32, u32, i32, 31, 4);
-counts_kernel!(counts_k64, u64, i64, 63, 8);
-
 /// How the bits of a key type map to the sort order.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -397,9 +394,10 @@ pub trait ValueBits: crate::Element + Copy + Default {
 }
 
 macro_rules! key_bits {
-    ($b:ident, $s:ident, $top:literal, $passes:literal, $counts:ident,
+    ($b:ident, $s:ident, $top:literal, $passes:literal, $counts:ident [$count_blocks:literal],
         $keys_only:ident [$keys_tile:literal, $keys_threads:literal, $keys_blocks:literal], $pairs:ident,
         $pair_tile:ident) => {
+        counts_kernel!($counts, $b, $s, $top, $passes, $count_blocks);
         pass_kernel!(
             $keys_only,
             $keys_tile,
@@ -447,7 +445,7 @@ macro_rules! key_bits {
             ) -> Result<(), crate::Error> {
                 let dev = stream.device();
                 let blocks = if dev.is_gpu() {
-                    dev.multiprocessors() * COUNT_BLOCKS_PER_SM
+                    dev.multiprocessors() * $count_blocks
                 } else {
                     COUNT_BLOCKS_EMULATOR
                 };
@@ -534,8 +532,8 @@ macro_rules! value_bits {
 // ranked in registers (`pass_kernel!`), u32 keys took 6.71-6.75 ms on 6144 (20 bytes spilled)
 // and 6.88-6.89 ms on 5632 (none spilled), 2026-11-27.
 // The other kinds keep the bounds of earlier measurements (BENCHMARKS.md) on tiles of 4096.
-key_bits!(u32, i32, 31, 4, counts_k32, pass_k32 [6144, 256, 3], pass_k32, TILE_K32);
-key_bits!(u64, i64, 63, 8, counts_k64, pass_k64 [4096, 256, 3], pass_k64, TILE_K64);
+key_bits!(u32, i32, 31, 4, counts_k32 [4], pass_k32 [6144, 256, 3], pass_k32, TILE_K32);
+key_bits!(u64, i64, 63, 8, counts_k64 [3], pass_k64 [4096, 256, 3], pass_k64, TILE_K64);
 value_bits!(u32, pass_k32_v32 [5120, 3], pass_k64_v32 [4096, 2]);
 value_bits!(u64, pass_k32_v64 [4096, 2], pass_k64_v64 [4096, 2]);
 value_bits!(u16, pass_k32_v16 [4096, 3], pass_k64_v16 [4096, 2]);
