@@ -33,7 +33,7 @@
 //! later (`prefetch_global`), so that its load finds it in the L2.
 //!
 //! **Speed** (H100, 2^28 random `u32`; BENCHMARKS.md has each step): keys 6.22 ms, pairs
-//! 10.63 ms, against CUB's 5.52 and 9.39 ms (the same call) and torch's `sort` 13.66 and 13.67
+//! 10.63 ms, against CUB's 5.52 and 9.39 ms (the same call) and torch's `sort` 13.68 and 13.69
 //! ms. The counting pass takes 462 us (CUB's 456), each digit pass 1.42 ms (CUB's 1.24). A
 //! pass is bound by latency, not by memory or its instructions (`ncu`, a keys pass over
 //! 2^28 keys, 2026-11-27: 1.42 ms against CUB's 1.24 with 1% more warp instructions, at 24

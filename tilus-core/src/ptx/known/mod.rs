@@ -118,12 +118,17 @@ impl<'k> Known<'k> {
     /// A `for` loop's variable, `start` plus multiples of `step`, below `end` in the body (the
     /// loop tests `var < end` before each iteration, without wrapping: `control.rs`). From a
     /// start known non-negative, it is at most `end`'s bound less one: `for p in 0..4` then
-    /// `p * 256 + byte` indexes 1,024 counters with no test.
+    /// `p * 256 + byte` indexes 1,024 counters with no test. (The bound also covers `start`
+    /// itself, which the variable keeps where the loop never runs, so that it holds even for a
+    /// read after the loop, which Rust's scoping does not allow the macro's kernels.)
     pub fn record_loop_var(&mut self, var: VarId, start: Operand, end: Operand, step: Operand) {
         let n = self.trailing_zeros(start).min(self.trailing_zeros(step));
         self.set_trailing_zeros(var, n);
-        if self.single_site(var) && self.upper_bound(start).is_some() {
-            let bound = self.upper_bound(end).map(|e| e.saturating_sub(1));
+        if self.single_site(var) {
+            let bound = match (self.upper_bound(start), self.upper_bound(end)) {
+                (Some(s), Some(e)) => Some(s.max(e.saturating_sub(1))),
+                _ => None,
+            };
             self.set_upper_bound(var, bound);
         }
     }
@@ -188,5 +193,114 @@ fn binary_trailing_zeros(op: BinOp, int: bool, ta: u32, tb: u32, rhs: Operand) -
             _ => 0,
         },
         _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Block, DType, ForLoop, Param, ParamKind, Span, Stmt, Target, Var};
+
+    fn inst(dst: VarId, inst: Inst) -> Stmt {
+        Stmt::Inst {
+            dst: Some(dst),
+            inst,
+            span: Span::NONE,
+        }
+    }
+
+    fn binary(op: BinOp, lhs: Operand, rhs: Operand) -> Inst {
+        Inst::Binary { op, lhs, rhs }
+    }
+
+    /// A kernel of `i32` scalars: variable 0 the parameter `n`, the others `body`'s.
+    fn kernel(vars: usize, body: Block) -> Kernel {
+        Kernel {
+            name: "k".into(),
+            threads: 32,
+            cluster: crate::ir::Grid::new(1, 1, 1),
+            min_blocks_per_sm: None,
+            vector_width: None,
+            target: Target::DEFAULT,
+            params: vec![Param {
+                name: "n".into(),
+                kind: ParamKind::Scalar(DType::I32),
+            }],
+            vars: (0..vars)
+                .map(|i| Var::new(format!("v{i}"), Ty::Scalar(DType::I32)))
+                .collect(),
+            shared_bytes: 0,
+            body,
+        }
+    }
+
+    /// Constants through `let`s and arithmetic, as the instruction computes them; nothing
+    /// where a parameter, a second assignment or a loop enters.
+    #[test]
+    fn constants_are_followed_through_assignments() {
+        let (v, n) = (Operand::Var, Operand::i32);
+        let body = vec![
+            inst(1, binary(BinOp::Div, n(384), n(32))),
+            inst(2, binary(BinOp::Div, n(6144), v(1))),
+            inst(3, binary(BinOp::Rem, n(-7), v(1))),
+            inst(4, binary(BinOp::Add, v(0), v(1))),
+            inst(5, Inst::Mov(n(1))),
+            inst(5, Inst::Mov(n(2))),
+            inst(6, binary(BinOp::Div, n(1), n(0))),
+            Stmt::For(ForLoop {
+                var: 7,
+                start: n(0),
+                end: n(4),
+                step: n(1),
+                body: vec![],
+                span: Span::NONE,
+            }),
+        ];
+        let k = kernel(8, body);
+        let known = Known::new(&k);
+        let c = |i: VarId| known.constant(Operand::Var(i));
+        assert_eq!((c(1), c(2), c(3)), (Some(12), Some(512), Some(-7)));
+        // A parameter, a variable assigned twice, a loop's variable: not constants.
+        assert_eq!((c(0), c(4), c(5), c(7)), (None, None, None, None));
+        // Division by zero is 0 in the language, as in the instruction.
+        assert_eq!(c(6), Some(0));
+        assert_eq!(
+            known.constant(Operand::Imm(300, DType::I64)),
+            None,
+            "64 bits"
+        );
+    }
+
+    /// The bound of a loop's variable covers its start (kept where the loop never runs) and
+    /// its end less one; nothing where either is unknown or may be negative.
+    #[test]
+    fn loop_variables_are_bounded_by_start_and_end() {
+        let n = Operand::i32;
+        let cases = [
+            ((n(0), n(4)), Some(3)),
+            ((n(5), n(3)), Some(5)),
+            ((n(2), n(1000)), Some(999)),
+            ((n(-1), n(4)), None),
+            ((n(0), Operand::Var(0)), None),
+            ((Operand::Var(0), n(4)), None),
+        ];
+        for ((start, end), want) in cases {
+            let body = vec![Stmt::For(ForLoop {
+                var: 1,
+                start,
+                end,
+                step: n(1),
+                body: vec![],
+                span: Span::NONE,
+            })];
+            let k = kernel(2, body);
+            let mut known = Known::new(&k);
+            known.record_loop_var(1, start, end, n(1));
+            assert_eq!(
+                known.upper_bound(Operand::Var(1)),
+                want,
+                "{start:?}..{end:?}"
+            );
+        }
     }
 }
