@@ -78,20 +78,10 @@ placing_kernel! {
     }
 }
 
-/// Bound tests against 1,024 in the shared scatter (from its comment to the next one's).
+/// Bound tests against 1,024 in the shared scatter.
 fn scatter_bound_tests(ptx: &str) -> usize {
-    let lines: Vec<&str> = ptx.lines().collect();
-    let Some(start) = lines
-        .iter()
-        .position(|l| l.contains("// _ = store") && l.contains("[index("))
-    else {
-        panic!("no scatter in\n{ptx}");
-    };
-    lines[start + 1..]
-        .iter()
-        .take_while(|l| !l.trim_start().starts_with("//"))
-        .filter(|l| common::is_bound_test(l, 1024))
-        .count()
+    let scatter = |l: &str| l.contains("// _ = store") && l.contains("[index(");
+    common::bound_tests_at(ptx, scatter, 1024)
 }
 
 #[test]

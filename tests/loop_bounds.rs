@@ -53,17 +53,9 @@ counting_kernel! {
     any_end(hi: i32), 0..hi
 }
 
-/// Bound tests against 1,024 in the loop's shared atomic (from its comment to the next one's).
+/// Bound tests against 1,024 in the loop's shared atomic.
 fn atomic_bound_tests(ptx: &str) -> usize {
-    let lines: Vec<&str> = ptx.lines().collect();
-    let Some(start) = lines.iter().position(|l| l.contains("= atomic_add")) else {
-        panic!("no atomic in\n{ptx}");
-    };
-    lines[start + 1..]
-        .iter()
-        .take_while(|l| !l.trim_start().starts_with("//"))
-        .filter(|l| common::is_bound_test(l, 1024))
-        .count()
+    common::bound_tests_at(ptx, |l| l.contains("= atomic_add"), 1024)
 }
 
 /// `counts[p * 256 + b]`: how many of `x` have byte `p` equal to `b`, for `p` in `passes`.
@@ -144,6 +136,20 @@ fn striped_named_constants(x: GlobalTensor<i32>, out: GlobalTensor<i32>) {
     );
 }
 
+/// Element `f` from `x[(f % 12) * 512 + f / 12]` (a permutation of 6,144): the thread's own
+/// index, up to 383, is not below 12, so the thread divides once, and each slot adds its
+/// constant (`384 s / 12`) to the quotient.
+#[tile_kernel(threads = 384, vector_width = 1)]
+fn by_twelve(x: GlobalTensor<i32>, out: GlobalTensor<i32>) {
+    let f = arange(6144);
+    let from = (f % 12) * 512 + f / 12;
+    store_global(
+        out,
+        load_global(x, offsets = [from], shape = [6144]),
+        offsets = [0],
+    );
+}
+
 /// Divisions and remainders in the PTX of a kernel (the thread's own, if any, included).
 fn divisions(ptx: &str) -> usize {
     ptx.lines()
@@ -162,6 +168,9 @@ fn striped_indices_by_constants_fold_to_a_register_a_thread() {
         // the thread's own ones are known (its index is below 384).
         assert_eq!(divisions(ptx), 0, "{name}\n{ptx}");
     }
+    // One quotient and one remainder a thread, not one a slot (16 each).
+    assemble_all("by_twelve", by_twelve::PTX, by_twelve::TARGET);
+    assert_eq!(divisions(by_twelve::PTX), 2, "{}", by_twelve::PTX);
     let x: Vec<i32> = (0..6144).map(|i| i * 7 + 1).collect();
     let want: Vec<i32> = (0..6144)
         .map(|f: usize| x[((f >> 5) % 12) * 512 + (f / 384) * 32 + (f & 31)])
@@ -173,5 +182,11 @@ fn striped_indices_by_constants_fold_to_a_register_a_thread() {
             launch(&dev, 1, &xd, &out).unwrap();
             assert_eq!(out.download().unwrap(), want, "{dev:?}");
         }
+        let out = dev.full(6144, -1).unwrap();
+        by_twelve::launch(&dev, 1, &xd, &out).unwrap();
+        let want: Vec<i32> = (0..6144)
+            .map(|f: usize| x[(f % 12) * 512 + f / 12])
+            .collect();
+        assert_eq!(out.download().unwrap(), want, "{dev:?}");
     }
 }

@@ -82,6 +82,17 @@ pub fn is_bound_test(line: &str, len: usize) -> bool {
     line.contains("setp.lt.u32") && line.trim_end().ends_with(&format!(", {len};"))
 }
 
+/// Bound tests against `len` in one instruction of `ptx`: from the first comment line `at`
+/// accepts (the emitter writes one before each instruction) to the next comment.
+pub fn bound_tests_at(ptx: &str, at: impl Fn(&str) -> bool, len: usize) -> usize {
+    let mut lines = ptx.lines().skip_while(|l| !at(l));
+    assert!(lines.next().is_some(), "no such instruction in\n{ptx}");
+    lines
+        .take_while(|l| !l.trim_start().starts_with("//"))
+        .filter(|l| is_bound_test(l, len))
+        .count()
+}
+
 /// The places of a stable counting sort (`Tile::place`): `starts[v]` (0 where `v` is outside
 /// them) plus each element's rank among the equal ones counted before it, wrapping as `i32`.
 pub fn places_from<E: Copy + Into<i128>>(x: &[E], ranks: &[i32], starts: &[i32]) -> Vec<i32> {

@@ -110,21 +110,13 @@ impl Defs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::{Block, DType, Operand, Param, ParamKind, Span, Stmt, Target, Ty, Var};
-
-    fn inst(dst: VarId, inst: Inst) -> Stmt {
-        Stmt::Inst {
-            dst: Some(dst),
-            inst,
-            span: Span::NONE,
-        }
-    }
+    use crate::ir::{Block, Operand, Span, Stmt};
+    use crate::passes::{scalar_test_kernel, test_def as inst};
 
     /// A loop variable that an instruction also assigns, read after the loop: every question
     /// gets one answer, whoever asks.
     #[test]
     fn one_answer_for_every_pass() {
-        let i32s = Ty::Scalar(DType::I32);
         let body: Block = vec![
             inst(1, Inst::Mov(Operand::i32(5))),
             Stmt::For(crate::ir::ForLoop {
@@ -138,23 +130,7 @@ mod tests {
             inst(2, Inst::Mov(Operand::i32(7))),
             inst(4, Inst::Mov(Operand::Var(2))),
         ];
-        let k = Kernel {
-            name: "k".into(),
-            threads: 32,
-            cluster: crate::ir::Grid::new(1, 1, 1),
-            min_blocks_per_sm: None,
-            vector_width: None,
-            target: Target::DEFAULT,
-            params: vec![Param {
-                name: "n".into(),
-                kind: ParamKind::Scalar(DType::I32),
-            }],
-            vars: (0..5)
-                .map(|i| Var::new(format!("v{i}"), i32s.clone()))
-                .collect(),
-            shared_bytes: 0,
-            body,
-        };
+        let k = scalar_test_kernel(5, body);
         let d = Defs::of(&k);
         // The parameter: one site (the launch), never assigned by an instruction.
         assert!(d.is_param(0) && d.single_site(0) && !d.assigned_once(0));

@@ -128,13 +128,7 @@ mod tests {
         crate::passes::test_kernel(body, vars)
     }
 
-    fn def(dst: VarId, inst: Inst) -> Stmt {
-        Stmt::Inst {
-            dst: Some(dst),
-            inst,
-            span: Span(0),
-        }
-    }
+    use crate::passes::test_def as def;
 
     fn load() -> Inst {
         Inst::Load {

@@ -36,6 +36,36 @@ pub(crate) fn test_kernel(body: crate::ir::Block, vars: Vec<crate::ir::Var>) -> 
     }
 }
 
+/// A one-block kernel of 32 threads whose `vars` variables are `i32` scalars, around a test's
+/// body: variable 0 is the parameter `n`.
+#[cfg(test)]
+pub(crate) fn scalar_test_kernel(vars: usize, body: crate::ir::Block) -> Kernel {
+    use crate::ir::*;
+    Kernel {
+        threads: 32,
+        params: vec![Param {
+            name: "n".into(),
+            kind: ParamKind::Scalar(DType::I32),
+        }],
+        ..test_kernel(
+            body,
+            (0..vars)
+                .map(|i| Var::new(format!("v{i}"), Ty::Scalar(DType::I32)))
+                .collect(),
+        )
+    }
+}
+
+/// `dst = inst`, a statement of a test's body.
+#[cfg(test)]
+pub(crate) fn test_def(dst: crate::ir::VarId, inst: crate::ir::Inst) -> crate::ir::Stmt {
+    crate::ir::Stmt::Inst {
+        dst: Some(dst),
+        inst,
+        span: crate::ir::Span(0),
+    }
+}
+
 /// Elements `0..4` of variable 0 (the test kernel's tensor).
 #[cfg(test)]
 pub(crate) fn test_access() -> crate::ir::Access {

@@ -199,39 +199,11 @@ fn binary_trailing_zeros(op: BinOp, int: bool, ta: u32, tb: u32, rhs: Operand) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::{Block, DType, ForLoop, Param, ParamKind, Span, Stmt, Target, Var};
-
-    fn inst(dst: VarId, inst: Inst) -> Stmt {
-        Stmt::Inst {
-            dst: Some(dst),
-            inst,
-            span: Span::NONE,
-        }
-    }
+    use crate::ir::{DType, ForLoop, Span, Stmt};
+    use crate::passes::{scalar_test_kernel as kernel, test_def as inst};
 
     fn binary(op: BinOp, lhs: Operand, rhs: Operand) -> Inst {
         Inst::Binary { op, lhs, rhs }
-    }
-
-    /// A kernel of `i32` scalars: variable 0 the parameter `n`, the others `body`'s.
-    fn kernel(vars: usize, body: Block) -> Kernel {
-        Kernel {
-            name: "k".into(),
-            threads: 32,
-            cluster: crate::ir::Grid::new(1, 1, 1),
-            min_blocks_per_sm: None,
-            vector_width: None,
-            target: Target::DEFAULT,
-            params: vec![Param {
-                name: "n".into(),
-                kind: ParamKind::Scalar(DType::I32),
-            }],
-            vars: (0..vars)
-                .map(|i| Var::new(format!("v{i}"), Ty::Scalar(DType::I32)))
-                .collect(),
-            shared_bytes: 0,
-            body,
-        }
     }
 
     /// Constants through `let`s and arithmetic, as the instruction computes them; nothing
