@@ -220,3 +220,78 @@ fn in_order_reductions_match_the_cpu_fold() {
         assert_eq!(out.download().unwrap(), vec![9.0, 9.0]);
     }
 }
+
+/// `segmented_reduce`'s integer sums (`i32` and `u32` by `chunk_sums!`: a block's rows read in
+/// chunks of 4096 and scanned, a row's sum the difference of its end's and start's prefixes;
+/// 64-bit ones by the fold): rows over chunk edges, one row of everything, empty rows at both
+/// ends, offsets that start past 0 and off a multiple of 4, 1024-row groups cut short,
+/// wrapping in every type, and bad offsets.
+#[test]
+fn integer_sums_in_chunks_match_the_cpu() {
+    let mut rng = Rng::from_env_or_clock();
+    let n = 1_000_003;
+    let big: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
+    let edges = |len: i32| -> Vec<i32> { (0..=n as i32 / len).map(|r| r * len).collect() };
+    let mut shapes: Vec<(&str, Vec<i32>)> = vec![
+        ("rows of 1..64", offsets(&mut rng, n, (1, 65))),
+        ("rows of 0..3", offsets(&mut rng, 20_000, (0, 4))),
+        ("one row", vec![0, n as i32]),
+        ("rows of 4096", edges(4096)),
+        ("rows of 4095", edges(4095)),
+        ("rows of 9000..20000", offsets(&mut rng, n, (9000, 20_000))),
+    ];
+    // Empty rows first and last, and a span starting at 7 (not a multiple of 4).
+    let mut o = vec![7, 7, 7];
+    o.extend(
+        offsets(&mut rng, 300_000, (0, 100))
+            .iter()
+            .map(|&v| (v + 7).min(300_000)),
+    );
+    o.extend([300_000, 300_000]);
+    shapes.push(("empty rows at both ends, from 7", o));
+    for dev in backends() {
+        let xd64 = dev.upload(&big).unwrap();
+        let x32: Vec<i32> = big.iter().map(|&v| v as i32).collect();
+        let xd32 = dev.upload(&x32).unwrap();
+        for (what, o) in &shapes {
+            let rows = o.len() - 1;
+            let od = dev.upload(o).unwrap();
+            // One past the rows stays as it was.
+            let out = dev.full::<i32>(rows + 1, -7777).unwrap();
+            segmented_reduce(&dev, &xd32, &od, &out.view(0..rows).unwrap(), ScanOp::Sum).unwrap();
+            let mut want = row_sums(&x32, o, i32::wrapping_add);
+            want.push(-7777);
+            assert_eq!(
+                out.download().unwrap(),
+                want,
+                "i32 {what} on {}",
+                dev.name()
+            );
+            let out = dev.full::<u64>(rows, 5).unwrap();
+            segmented_reduce(&dev, &xd64, &od, &out, ScanOp::Sum).unwrap();
+            assert_eq!(
+                out.download().unwrap(),
+                row_sums(&big, o, u64::wrapping_add),
+                "u64 {what} on {}",
+                dev.name()
+            );
+        }
+        // i64 and u32 on one shape.
+        let o = &shapes[0].1;
+        let od = dev.upload(o).unwrap();
+        let x: Vec<i64> = big.iter().map(|&v| v as i64).collect();
+        let out = dev.zeros::<i64>(o.len() - 1).unwrap();
+        segmented_reduce(&dev, &dev.upload(&x).unwrap(), &od, &out, ScanOp::Sum).unwrap();
+        assert_eq!(out.download().unwrap(), row_sums(&x, o, i64::wrapping_add));
+        let x: Vec<u32> = big.iter().map(|&v| v as u32).collect();
+        let out = dev.zeros::<u32>(o.len() - 1).unwrap();
+        segmented_reduce(&dev, &dev.upload(&x).unwrap(), &od, &out, ScanOp::Sum).unwrap();
+        assert_eq!(out.download().unwrap(), row_sums(&x, o, u32::wrapping_add));
+        // Offsets out of order or out of range: unspecified sums, but no fault and no hang.
+        let bad = dev
+            .upload(&[50, -3, 1_000_000_000, 7, i32::MAX, -9])
+            .unwrap();
+        let out = dev.zeros::<i32>(5).unwrap();
+        segmented_reduce(&dev, &xd32, &bad, &out, ScanOp::Sum).unwrap();
+    }
+}
