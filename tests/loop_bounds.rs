@@ -71,16 +71,8 @@ fn byte_counts(x: &[u32], passes: std::ops::Range<i32>) -> Vec<i32> {
 
 #[test]
 fn a_loop_variable_is_below_the_loop_end() {
-    for (name, ptx, target, known) in [
-        (
-            "constant_bounds",
-            constant_bounds::PTX,
-            constant_bounds::TARGET,
-            true,
-        ),
-        ("any_start", any_start::PTX, any_start::TARGET, false),
-        ("any_end", any_end::PTX, any_end::TARGET, false),
-    ] {
+    let kernels = common::kernels![constant_bounds, any_start, any_end];
+    for ((name, ptx, target), known) in kernels.into_iter().zip([true, false, false]) {
         assemble_all(name, ptx, target);
         let tests = atomic_bound_tests(ptx);
         match known {

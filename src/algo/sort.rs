@@ -11,26 +11,25 @@
 //! keys repeat).
 //!
 //! **One pass** (one block per tile of keys, 4096 to 6144 by the kernel, tiles taken from a
-//! ticket): the block counts its tile's digits and publishes the counts (256 words, one per
-//! digit, each a count and a state in one 64-bit word, so a relaxed atomic suffices: the count
-//! and its state are read together). It then orders the tile by digit, stably: each key (and
-//! its value) goes to shared memory at its place, its digit's start in the tile plus its rank
-//! among the tile's equal digits (`(digit as u8).place(starts)`: ballots and a count table
-//! per warp, as CUB's Onesweep ranks), to be read back in order after the look-back. The keys
-//! pass loads its tile warp-striped, as CUB does, and ranks it in that order (`place(starts,
-//! order = [1, 0, 2])`), so each warp counts its own registers; the pair passes load rows and
-//! rank through shared memory, which measured faster for them (`pass_kernel!`). Then each of
-//! its 256 lanes looks back over the tiles before it for its own digit, two tiles a step,
-//! adding aggregates until it meets an inclusive prefix: ordering first, as CUB's Onesweep
-//! does, gives the predecessors time to publish their prefixes, so the walks are short. Each key then goes to the start of
-//! its digit (the global counts, scanned once per sort by `digit_starts`), plus the count of
-//! that digit in earlier tiles, plus its place among the tile's keys of that digit. Keys past
-//! the end of the last tile are read as the key whose ordered bits are all ones: they sort
-//! after the tile's real keys, land past the end, and the bounded stores drop them, so no key
-//! carries a mask. The passes hold runs of one key a thread (`vector_width = 1`), so
-//! consecutive lanes write consecutive addresses (6% faster than runs of four on an H100).
-//! The keys pass also asks for the tile a block will take about one tile a multiprocessor
-//! later (`prefetch_global`), so that its load finds it in the L2.
+//! ticket): the block counts its tile's digits and publishes the counts (256 words, one per digit,
+//! each a count and a state in one 64-bit word, so a relaxed atomic suffices: the count and its
+//! state are read together). It then orders the tile by digit, stably: each key (and its value)
+//! goes to shared memory at its place, its digit's start in the tile plus its rank among the tile's
+//! equal digits (`(digit as u8).place(starts)`: ballots and a count table per warp, as CUB's
+//! Onesweep ranks), to be read back in order after the look-back. The keys pass loads its tile
+//! warp-striped, as CUB does, and ranks it in that order (`place(starts, order = [1, 0, 2])`), so
+//! each warp counts its own registers; the pair passes load rows and rank through shared memory,
+//! which measured faster for them (`pass_kernel!`). Then each of its 256 lanes looks back over the
+//! tiles before it for its own digit, two tiles a step, adding aggregates until it meets an
+//! inclusive prefix: ordering first, as CUB's Onesweep does, gives the predecessors time to publish
+//! their prefixes, so the walks are short. Each key then goes to the start of its digit (the global
+//! counts, scanned once per sort by `digit_starts`), plus the count of that digit in earlier tiles,
+//! plus its place among the tile's keys of that digit. Keys past the end of the last tile are read
+//! as the key whose ordered bits are all ones: they sort after the tile's real keys, land past the
+//! end, and the bounded stores drop them, so no key carries a mask. The passes hold runs of one key
+//! a thread (`vector_width = 1`), so consecutive lanes write consecutive addresses (6% faster than
+//! runs of four on an H100). The keys pass also asks for the tile a block will take about one tile
+//! a multiprocessor later (`prefetch_global`), so that its load finds it in the L2.
 //!
 //! **Speed** (H100, 2^28 random `u32`; BENCHMARKS.md has each step): keys 6.22 ms, pairs
 //! 10.63 ms, against CUB's 5.52 and 9.39 ms (the same call) and torch's `sort` 13.68 and 13.69

@@ -1,10 +1,10 @@
 //! Integer tiles known as one register of the thread plus a constant a slot: `arange` (the
 //! thread's run base plus the slot's offset) and what adds, subtracts, multiplies and shifts
 //! it by scalars, and masks, shifts, divides or takes remainders of it where the slots'
-//! constants allow. Index
-//! arithmetic on `arange` then costs an instruction a thread instead of one an element (ptxas
-//! cannot fold `(tid + 256 s) >> 8` to `s`: it does not know `tid < 256`), and a gather at such
-//! an index is addressed from the thread's register with the slot's constant as the offset.
+//! constants allow. Index arithmetic on `arange` then costs an instruction a thread instead of
+//! one an element (ptxas cannot fold `(tid + 256 s) >> 8` to `s`: it does not know `tid <
+//! 256`), and a gather at such an index is addressed from the thread's register with the slot's
+//! constant as the offset.
 //!
 //! Each slot's register still receives its value (`base + c`, one `add`), so every other use
 //! reads registers as before; ptxas drops the ones nothing reads.
