@@ -200,9 +200,11 @@ macro_rules! row_fold {
 /// value is read once and only scanned, whatever the rows' lengths, where a lane a row
 /// (`row_fold!`) gathers values 32 rows apart and runs as long as the block's longest row.
 /// Each chunk's loads are issued before the previous chunk is scanned, at 3 blocks an SM (80
-/// registers). An H200, 2^28 `i32` in rows of 1..64: 399.7-400.9 us against the fold's
-/// 419.5-424.4 (the chunks loaded one at a time: 454.6-457.5; at 4 blocks an SM 494.8-498.8;
-/// with the chunk two or four ahead prefetched into the L2 as well, 427.0-429.4; 2026-11-28).
+/// registers). 2^28 `i32` in rows of 1..64 (2026-11-28): an H100 430.4-432.3 us against the
+/// fold's 481.3-482.8 (0.80 of its read limit); an H200 399.7-402.6 against 419.5-425.9 (the
+/// chunks loaded one at a time: 454.6-457.5; at 4 blocks an SM 494.8-498.8; with the chunk two
+/// or four ahead prefetched into the L2 as well, 427.0-429.4; the chunk two ahead in registers
+/// or 2048 rows a block at a time, slower still on the H100).
 /// 32-bit sums only: 64-bit ones spill 432 bytes at 3 blocks an SM, and keep the fold.
 macro_rules! chunk_sums {
     ($name:ident, $t:ident, $zero:expr) => {
