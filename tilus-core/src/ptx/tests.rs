@@ -1,5 +1,5 @@
 //! Hand-built IR kernels: every emitted module must assemble with ptxas for sm_70, sm_80 and
-//! sm_90 (only sm_90 for `.target sm_90`), and generation must be deterministic.
+//! sm_90 (those at or above its `.target`), and generation must be deterministic.
 
 use super::generate;
 use crate::ir::*;
@@ -821,12 +821,7 @@ fn check_assembles(k: &Kernel) -> String {
     let m = generate(k).unwrap_or_else(|e| panic!("{}: {e}", k.name));
     let again = generate(k).unwrap();
     assert_eq!(m, again, "generation is not deterministic");
-    let sms: &[u32] = if k.target.0 >= 90 {
-        &[90]
-    } else {
-        &[70, 80, 90]
-    };
-    for &sm in sms {
+    for sm in [70, 80, 90].into_iter().filter(|&sm| sm >= k.target.0) {
         match assemble(&m.text, sm) {
             Ok(AssembleOutcome::Assembled { .. }) => {}
             Ok(AssembleOutcome::Skipped) => eprintln!("ptxas not found: skipped sm_{sm}"),
@@ -896,6 +891,31 @@ fn everything_sm90_cluster() {
     let text = check_assembles(&k);
     assert!(text.contains(".target sm_90"));
     assert!(text.contains("st.relaxed.cluster.shared.s32"));
+}
+
+/// A warp folds 32-bit integers in one `redux.sync` from sm_80 on (every operator, `i32` and
+/// `bool`), and by shuffles before: the same kernel at both targets.
+#[test]
+fn warp_folds_are_one_redux_from_sm80() {
+    let new = check_assembles(&everything(Target(80)));
+    for s in [
+        "redux.sync.add.s32",
+        "redux.sync.min.s32",
+        "redux.sync.max.s32",
+        "redux.sync.or.b32",
+        "redux.sync.and.b32",
+    ] {
+        assert!(new.contains(s), "missing `{s}`");
+    }
+    let old = check_assembles(&everything(Target::DEFAULT));
+    assert!(!old.contains("redux"), "sm_70 has no redux.sync");
+    let folds = |t: &str| t.matches("shfl.sync.bfly").count();
+    assert!(
+        folds(&new) + 5 * 5 <= folds(&old),
+        "each fold's five shuffles are gone: {} -> {}",
+        folds(&old),
+        folds(&new)
+    );
 }
 
 #[test]

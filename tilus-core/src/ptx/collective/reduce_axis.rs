@@ -133,6 +133,11 @@ impl Emitter<'_> {
         idx: Option<Reg>,
         lanes: usize,
     ) -> CodegenResult<()> {
+        if let (AxisReduce::Fold(f), 32) = (op, lanes) {
+            let ins = acc_opcode(fold_op(f), acc_type(d))?;
+            self.fold_warp(f, acc_type(d), acc, &ins);
+            return Ok(());
+        }
         let mut b = lanes / 2;
         while b >= 1 {
             match (op, idx) {
@@ -183,11 +188,15 @@ impl Emitter<'_> {
                 let w = self.widen_for_fold(d, val);
                 self.ins(ins.clone(), (acc, acc, w));
             }
-            let mut b = lanes / 2;
-            while b >= 1 {
-                let t = self.shfl_bfly(acc, b as u32);
-                self.ins(ins.clone(), (acc, acc, t));
-                b /= 2;
+            if lanes == 32 {
+                self.fold_warp(f, acc_t, acc, &ins);
+            } else {
+                let mut b = lanes / 2;
+                while b >= 1 {
+                    let t = self.shfl_bfly(acc, b as u32);
+                    self.ins(ins.clone(), (acc, acc, t));
+                    b /= 2;
+                }
             }
             let row = self.r32();
             let first = (o * (layout.threads / lanes)) as u32;
