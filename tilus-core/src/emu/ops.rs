@@ -1,7 +1,8 @@
 //! Tile reductions, in the order the PTX performs them.
 //!
 //! Integer and `bool` reductions are associative and commutative, so any order gives the PTX's
-//! value. Float ones are not: they follow the back end's order exactly (`ptx/collective.rs`):
+//! value (from sm_80 on a warp folds them in one `redux.sync`). Float ones are not: they follow
+//! the back end's order exactly (`ptx/collective/mod.rs`):
 //! each thread folds the elements it owns in slot order starting from the identity, each warp
 //! combines its lanes by a butterfly (`shfl.bfly` 16, 8, 4, 2, 1), then the warps' partials are
 //! folded in warp order. `f16`/`bf16` are reduced in `f32` and rounded once at the end.
