@@ -193,39 +193,47 @@ macro_rules! row_fold {
 }
 
 /// Integer sums (wrapping addition is associative, so the loop's value in any order): a block
-/// takes 1024 rows at a time and reads their values, contiguous from the first row's start to
-/// the last row's end, in coalesced chunks of 4096. Each chunk's inclusive scan goes to shared
+/// takes 512 rows at a time and reads their values, contiguous from the first row's start to the
+/// last row's end, in coalesced chunks of 2048. Each chunk's inclusive scan goes to shared
 /// memory, continued from the chunks before (`carry`), and a row whose start or end falls in
 /// the chunk reads its prefix there; the row's sum is the difference of its two prefixes. Every
 /// value is read once and only scanned, whatever the rows' lengths, where a lane a row
 /// (`row_fold!`) gathers values 32 rows apart and runs as long as the block's longest row.
-/// Each chunk's loads are issued before the previous chunk is scanned, at 3 blocks an SM (80
-/// registers). 2^28 `i32` in rows of 1..64 (2026-11-28): an H100 430.4-432.3 us against the
-/// fold's 481.3-482.8 (0.80 of its read limit); an H200 399.7-402.6 against 419.5-425.9 (the
-/// chunks loaded one at a time: 454.6-457.5; at 4 blocks an SM 494.8-498.8; with the chunk two
-/// or four ahead prefetched into the L2 as well, 427.0-429.4; the chunk two ahead in registers
-/// or 2048 rows a block at a time, slower still on the H100).
-/// 32-bit sums only: 64-bit ones spill 432 bytes at 3 blocks an SM, and keep the fold.
+/// Each chunk's loads are issued before the previous chunk is scanned.
+///
+/// Blocks of 128 threads, 6 an SM (80 registers, no spill): the same 48 KB of chunks in flight
+/// an SM as 3 blocks of 256 threads with chunks of 4096 and 1024 rows, in twice the blocks, each
+/// waiting at barriers of half the warps. 2^28 `i32` in rows of 1..64 (2026-11-28, session 49,
+/// copies of the kernel in one call each): an H100 408.3-409.2 us against 427.2-427.8 for
+/// 256 threads (0.84 of the read limit against 0.80), an H200 341.2-344.4 against 395.8-399.8
+/// (0.72 against 0.61); 128 threads with 256 rows at 8 blocks (64 registers, 32 bytes spilled)
+/// 410.2-412.3 / 337.6-338.4, at 5 blocks with 512 rows 416.5-417.1 / 350.8-354.9; 256 threads
+/// with chunks of 2048 at 4 blocks (64 registers), 1024 / 512 rows, 512.1-513.1 / 450.2-451.2
+/// (H100), 509.6-512.1 / 412.4-414.9 (H200). Earlier, 256 threads (session 48): the chunks
+/// loaded one at a time 454.6-457.5 us (H200); at 4 blocks an SM 494.8-498.8; with the chunk
+/// two or four ahead prefetched into the L2 as well, 427.0-429.4; the chunk two ahead in
+/// registers or 2048 rows a block at a time, slower still on the H100.
+/// 32-bit sums only: 64-bit ones spill at this register bound, and keep the fold.
 macro_rules! chunk_sums {
     ($name:ident, $t:ident, $zero:expr) => {
-        #[tile_kernel(threads = 256, min_blocks_per_sm = 3)]
+        #[tile_kernel(threads = 128, min_blocks_per_sm = 6)]
         fn $name(x: GlobalTensor<$t>, offsets: GlobalTensor<i32>, out: GlobalTensor<$t>) {
             let n = x.len() as i32;
             let rows = out.len() as i32;
-            let prefix = shared_tensor::<$t>([4096]);
-            for first in (block_idx() * 1024..rows).step_by(grid_dim() * 1024) {
-                let inside = arange(1024) + first < rows;
+            let prefix = shared_tensor::<$t>([2048]);
+            for first in (block_idx() * 512..rows).step_by(grid_dim() * 512) {
+                let inside = arange(512) + first < rows;
                 let s = load_global(
                     offsets,
                     offsets = [first],
-                    shape = [1024],
+                    shape = [512],
                     mask = inside,
                     other = n,
                 );
                 let e = load_global(
                     offsets,
                     offsets = [first + 1],
-                    shape = [1024],
+                    shape = [512],
                     mask = inside,
                     other = 0,
                 );
@@ -233,24 +241,24 @@ macro_rules! chunk_sums {
                 // never a longer walk), its start rounded down to 4 values (16-byte loads).
                 let lo = max(s.min(), 0) & -4;
                 let hi = min(e.max(), n);
-                let mut at_start = full([1024], $zero);
-                let mut at_end = full([1024], $zero);
+                let mut at_start = full([512], $zero);
+                let mut at_end = full([512], $zero);
                 // The sum of the span's values before the chunk.
-                let mut carry = full([1024], $zero);
+                let mut carry = full([512], $zero);
                 // Each chunk's loads are issued before the chunk before is scanned.
                 let mut v = load_global(
                     x,
                     offsets = [lo],
-                    shape = [4096],
-                    mask = arange(4096) + lo < hi,
+                    shape = [2048],
+                    mask = arange(2048) + lo < hi,
                     other = $zero,
                 );
-                for c in (lo..hi).step_by(4096) {
+                for c in (lo..hi).step_by(2048) {
                     let next = load_global(
                         x,
-                        offsets = [c + 4096],
-                        shape = [4096],
-                        mask = arange(4096) + c + 4096 < hi,
+                        offsets = [c + 2048],
+                        shape = [2048],
+                        mask = arange(2048) + c + 2048 < hi,
                         other = $zero,
                     );
                     store_shared(prefix, v.cumsum(0));
@@ -259,26 +267,26 @@ macro_rules! chunk_sums {
                     // A row's prefix at its start is the inclusive prefix of the value before.
                     let i = s - 1 - c;
                     let j = e - 1 - c;
-                    let here_i = inside & (i >= 0) & (i < 4096);
-                    let here_j = inside & (j >= 0) & (j < 4096);
+                    let here_i = inside & (i >= 0) & (i < 2048);
+                    let here_j = inside & (j >= 0) & (j < 2048);
                     let pi = load_shared(
                         prefix,
                         offsets = [i],
-                        shape = [1024],
+                        shape = [512],
                         mask = here_i,
                         other = $zero,
                     );
                     let pj = load_shared(
                         prefix,
                         offsets = [j],
-                        shape = [1024],
+                        shape = [512],
                         mask = here_j,
                         other = $zero,
                     );
                     at_start = select(here_i, carry + pi, at_start);
                     at_end = select(here_j, carry + pj, at_end);
                     carry = carry
-                        + load_shared(prefix, offsets = [arange(1024) * 0 + 4095], shape = [1024]);
+                        + load_shared(prefix, offsets = [arange(512) * 0 + 2047], shape = [512]);
                     sync();
                 }
                 store_global(out, at_end - at_start, offsets = [first]);
@@ -302,7 +310,7 @@ macro_rules! row_folds {
     };
     (chunked $t:ident: $sum:ident $zero:expr, $min:ident $top:expr, $max:ident $bottom:expr) => {
         chunk_sums!($sum, $t, $zero);
-        row_folds!(@rest $t: $sum 1024, $min $top, $max $bottom);
+        row_folds!(@rest $t: $sum 512, $min $top, $max $bottom);
     };
     (@rest $t:ident: $sum:ident $sum_rows:literal, $min:ident $top:expr, $max:ident $bottom:expr) => {
         row_fold!(
