@@ -221,12 +221,12 @@ fn in_order_reductions_match_the_cpu_fold() {
     }
 }
 
-/// `segmented_reduce`'s integer sums (`i32` and `u32` by `chunk_sums!`: a block's rows read in
-/// chunks of 2048 and scanned, a row's sum the difference of its end's and start's prefixes;
-/// 64-bit ones by the fold): rows over chunk edges (rows of the chunk's length and one less, of
-/// twice that and one less), one row of everything, empty rows at both ends, offsets that start
-/// past 0 and off a multiple of 4, 512-row groups cut short, wrapping in every type, and bad
-/// offsets.
+/// `segmented_reduce`'s integer sums (`chunk_sums!`: a block's rows read in chunks of 2048
+/// values, 1024 for 64-bit ones, and scanned, a row's sum the difference of its end's and
+/// start's prefixes): rows over chunk edges (rows of each chunk's length and one less, of
+/// 4096 and 4095), one row of everything, empty rows at both ends, offsets that start past 0
+/// and off a multiple of 4, 512- and 256-row groups cut short, wrapping in every type, and bad
+/// offsets in both widths.
 #[test]
 fn integer_sums_in_chunks_match_the_cpu() {
     let mut rng = Rng::from_env_or_clock();
@@ -237,6 +237,8 @@ fn integer_sums_in_chunks_match_the_cpu() {
         ("rows of 1..64", offsets(&mut rng, n, (1, 65))),
         ("rows of 0..3", offsets(&mut rng, 20_000, (0, 4))),
         ("one row", vec![0, n as i32]),
+        ("rows of 1024", edges(1024)),
+        ("rows of 1023", edges(1023)),
         ("rows of 2048", edges(2048)),
         ("rows of 2047", edges(2047)),
         ("rows of 4096", edges(4096)),
@@ -296,5 +298,7 @@ fn integer_sums_in_chunks_match_the_cpu() {
             .unwrap();
         let out = dev.zeros::<i32>(5).unwrap();
         segmented_reduce(&dev, &xd32, &bad, &out, ScanOp::Sum).unwrap();
+        let out = dev.zeros::<u64>(5).unwrap();
+        segmented_reduce(&dev, &xd64, &bad, &out, ScanOp::Sum).unwrap();
     }
 }

@@ -193,8 +193,9 @@ macro_rules! row_fold {
 }
 
 /// Integer sums (wrapping addition is associative, so the loop's value in any order): a block
-/// takes 512 rows at a time and reads their values, contiguous from the first row's start to the
-/// last row's end, in coalesced chunks of 2048. Each chunk's inclusive scan goes to shared
+/// takes `$rows` rows at a time and reads their values, contiguous from the first row's start to
+/// the last row's end, in coalesced chunks of `$chunk` (2048 and 512 rows for 32-bit values,
+/// 1024 and 256 for 64-bit ones: 8 KB a chunk). Each chunk's inclusive scan goes to shared
 /// memory, continued from the chunks before (`carry`), and a row whose start or end falls in
 /// the chunk reads its prefix there; the row's sum is the difference of its two prefixes. Every
 /// value is read once and only scanned, whatever the rows' lengths, where a lane a row
@@ -213,27 +214,32 @@ macro_rules! row_fold {
 /// loaded one at a time 454.6-457.5 us (H200); at 4 blocks an SM 494.8-498.8; with the chunk
 /// two or four ahead prefetched into the L2 as well, 427.0-429.4; the chunk two ahead in
 /// registers or 2048 rows a block at a time, slower still on the H100.
-/// 32-bit sums only: 64-bit ones spill at this register bound, and keep the fold.
+/// 64-bit sums (an H100, 2^27 `i64` in rows of 1..64, copies of the kernel in one call, each
+/// checked against the CPU): the lane-a-row fold they took before 532.9-533.2 us, chunks of
+/// 1024 and 256 rows at 6 blocks (80 registers, no spill) 398.3-398.6 (0.86 of the read
+/// limit), chunks of 2048 and 512 rows at 4 blocks (128 registers, 16 bytes spilled)
+/// 399.1-399.6, 1024 and 256 at 8 blocks (64, 48 spilled) 404.6-404.9; chunks of 2048 at 6
+/// blocks spill 368 bytes.
 macro_rules! chunk_sums {
-    ($name:ident, $t:ident, $zero:expr) => {
+    ($name:ident, $t:ident, $zero:expr, $chunk:literal, $rows:literal, $last:literal) => {
         #[tile_kernel(threads = 128, min_blocks_per_sm = 6)]
         fn $name(x: GlobalTensor<$t>, offsets: GlobalTensor<i32>, out: GlobalTensor<$t>) {
             let n = x.len() as i32;
             let rows = out.len() as i32;
-            let prefix = shared_tensor::<$t>([2048]);
-            for first in (block_idx() * 512..rows).step_by(grid_dim() * 512) {
-                let inside = arange(512) + first < rows;
+            let prefix = shared_tensor::<$t>([$chunk]);
+            for first in (block_idx() * $rows..rows).step_by(grid_dim() * $rows) {
+                let inside = arange($rows) + first < rows;
                 let s = load_global(
                     offsets,
                     offsets = [first],
-                    shape = [512],
+                    shape = [$rows],
                     mask = inside,
                     other = n,
                 );
                 let e = load_global(
                     offsets,
                     offsets = [first + 1],
-                    shape = [512],
+                    shape = [$rows],
                     mask = inside,
                     other = 0,
                 );
@@ -241,24 +247,24 @@ macro_rules! chunk_sums {
                 // never a longer walk), its start rounded down to 4 values (16-byte loads).
                 let lo = max(s.min(), 0) & -4;
                 let hi = min(e.max(), n);
-                let mut at_start = full([512], $zero);
-                let mut at_end = full([512], $zero);
+                let mut at_start = full([$rows], $zero);
+                let mut at_end = full([$rows], $zero);
                 // The sum of the span's values before the chunk.
-                let mut carry = full([512], $zero);
+                let mut carry = full([$rows], $zero);
                 // Each chunk's loads are issued before the chunk before is scanned.
                 let mut v = load_global(
                     x,
                     offsets = [lo],
-                    shape = [2048],
-                    mask = arange(2048) + lo < hi,
+                    shape = [$chunk],
+                    mask = arange($chunk) + lo < hi,
                     other = $zero,
                 );
-                for c in (lo..hi).step_by(2048) {
+                for c in (lo..hi).step_by($chunk) {
                     let next = load_global(
                         x,
-                        offsets = [c + 2048],
-                        shape = [2048],
-                        mask = arange(2048) + c + 2048 < hi,
+                        offsets = [c + $chunk],
+                        shape = [$chunk],
+                        mask = arange($chunk) + c + $chunk < hi,
                         other = $zero,
                     );
                     store_shared(prefix, v.cumsum(0));
@@ -267,26 +273,30 @@ macro_rules! chunk_sums {
                     // A row's prefix at its start is the inclusive prefix of the value before.
                     let i = s - 1 - c;
                     let j = e - 1 - c;
-                    let here_i = inside & (i >= 0) & (i < 2048);
-                    let here_j = inside & (j >= 0) & (j < 2048);
+                    let here_i = inside & (i >= 0) & (i < $chunk);
+                    let here_j = inside & (j >= 0) & (j < $chunk);
                     let pi = load_shared(
                         prefix,
                         offsets = [i],
-                        shape = [512],
+                        shape = [$rows],
                         mask = here_i,
                         other = $zero,
                     );
                     let pj = load_shared(
                         prefix,
                         offsets = [j],
-                        shape = [512],
+                        shape = [$rows],
                         mask = here_j,
                         other = $zero,
                     );
                     at_start = select(here_i, carry + pi, at_start);
                     at_end = select(here_j, carry + pj, at_end);
                     carry = carry
-                        + load_shared(prefix, offsets = [arange(512) * 0 + 2047], shape = [512]);
+                        + load_shared(
+                            prefix,
+                            offsets = [arange($rows) * 0 + $last],
+                            shape = [$rows],
+                        );
                     sync();
                 }
                 store_global(out, at_end - at_start, offsets = [first]);
@@ -296,7 +306,8 @@ macro_rules! chunk_sums {
 }
 
 /// The three folds (sum, min, max) of one element type, and its [`SegmentedReduceElement`];
-/// `chunked` for 32-bit integers, whose sums take `chunk_sums!`.
+/// `chunked` for integers, whose sums take `chunk_sums!` (chunks of `$chunk` values, `$rows`
+/// rows a block, `$last` the chunk's last index).
 macro_rules! row_folds {
     ($t:ident: $sum:ident $zero:expr, $min:ident $top:expr, $max:ident $bottom:expr) => {
         row_fold!(
@@ -308,9 +319,9 @@ macro_rules! row_folds {
         );
         row_folds!(@rest $t: $sum 256, $min $top, $max $bottom);
     };
-    (chunked $t:ident: $sum:ident $zero:expr, $min:ident $top:expr, $max:ident $bottom:expr) => {
-        chunk_sums!($sum, $t, $zero);
-        row_folds!(@rest $t: $sum 512, $min $top, $max $bottom);
+    (chunked [$chunk:literal, $rows:literal, $last:literal] $t:ident: $sum:ident $zero:expr, $min:ident $top:expr, $max:ident $bottom:expr) => {
+        chunk_sums!($sum, $t, $zero, $chunk, $rows, $last);
+        row_folds!(@rest $t: $sum $rows, $min $top, $max $bottom);
     };
     (@rest $t:ident: $sum:ident $sum_rows:literal, $min:ident $top:expr, $max:ident $bottom:expr) => {
         row_fold!(
@@ -363,10 +374,12 @@ pub trait SegmentedReduceElement: crate::Element + Copy + Default {
 
 row_folds!(f32: fold_sum_f32 0.0f32, fold_min_f32 f32::from_bits(2139095040u32), fold_max_f32 f32::from_bits(4286578688u32));
 row_folds!(f64: fold_sum_f64 0.0f64, fold_min_f64 f64::from_bits(9218868437227405312u64), fold_max_f64 f64::from_bits(18442240474082181120u64));
-row_folds!(chunked i32: chunk_sum_i32 0i32, fold_min_i32 2147483647i32, fold_max_i32 -2147483648i32);
-row_folds!(chunked u32: chunk_sum_u32 0u32, fold_min_u32 4294967295u32, fold_max_u32 0u32);
-row_folds!(i64: fold_sum_i64 0i64, fold_min_i64 9223372036854775807i64, fold_max_i64 -9223372036854775808i64);
-row_folds!(u64: fold_sum_u64 0u64, fold_min_u64 18446744073709551615u64, fold_max_u64 0u64);
+// Chunks of 2048 32-bit values, 512 rows a block; 64-bit values in chunks of 1024 and 256 rows,
+// the same 8 KB a block in flight (see `chunk_sums!`).
+row_folds!(chunked [2048, 512, 2047] i32: chunk_sum_i32 0i32, fold_min_i32 2147483647i32, fold_max_i32 -2147483648i32);
+row_folds!(chunked [2048, 512, 2047] u32: chunk_sum_u32 0u32, fold_min_u32 4294967295u32, fold_max_u32 0u32);
+row_folds!(chunked [1024, 256, 1023] i64: chunk_sum_i64 0i64, fold_min_i64 9223372036854775807i64, fold_max_i64 -9223372036854775808i64);
+row_folds!(chunked [1024, 256, 1023] u64: chunk_sum_u64 0u64, fold_min_u64 18446744073709551615u64, fold_max_u64 0u64);
 
 /// `out[r]` = the values `x[offsets[r]..offsets[r + 1]]` combined with `op` **in order, left to
 /// right**, from the operator's identity (0, the type's largest or smallest value, `inf`/`-inf`
@@ -376,7 +389,7 @@ row_folds!(u64: fold_sum_u64 0u64, fold_min_u64 18446744073709551615u64, fold_ma
 /// parallel and a long row takes one addition a value. `offsets` has one element more than
 /// `out`; offsets must not decrease and must lie in `0..=x.len()` (others give unspecified
 /// results, never a fault). No temporary storage. A row chains one operation a value, so its
-/// time grows with its length; [`segmented_sum`]'s (integers) does not. `i32` and `u32` sums
+/// time grows with its length; [`segmented_sum`]'s (integers) does not. Integer sums
 /// (wrapping, so the loop's value in any order) are the exception: a block scans its rows'
 /// values in coalesced chunks and takes each row's sum as a difference of prefixes, so a long
 /// row costs its block one scan a chunk rather than one lane an addition a value.
