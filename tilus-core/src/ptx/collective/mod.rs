@@ -259,11 +259,7 @@ impl Emitter<'_> {
         if self.kernel().target.0 < 80 || acc.size_bytes() != 4 || acc.is_float() {
             return None;
         }
-        let ty = if acc.info().arith == "s32" {
-            "s32"
-        } else {
-            "u32"
-        };
+        let ty = if acc.is_signed() { "s32" } else { "u32" };
         let (name, ty) = match op {
             ReduceOp::Sum => ("add", ty),
             ReduceOp::Min => ("min", ty),
