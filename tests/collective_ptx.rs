@@ -108,3 +108,39 @@ fn collectives_assemble() {
     assemble_all("narrow", narrow::PTX, narrow::TARGET);
     assemble_all("wide", wide::PTX, wide::TARGET);
 }
+
+/// Integer folds of rows that span a warp's 32 lanes, and of a whole tile, on sm_90.
+#[tile_kernel(threads = 128, target = 90)]
+fn warp_folds(
+    x: GlobalTensor<i32>,
+    u: GlobalTensor<u32>,
+    f: GlobalTensor<f32>,
+    out: GlobalTensor<i32>,
+) {
+    let t = load_global(x.view(0, [4, 32]), offsets = [0, 0], shape = [4, 32]);
+    let tu = load_global(u.view(0, [4, 32]), offsets = [0, 0], shape = [4, 32]);
+    let tf = load_global(f.view(0, [4, 32]), offsets = [0, 0], shape = [4, 32]);
+    let rows = t.sum(1) + t.max(axis = 1) + (tu.min(axis = 1) as i32) + (tf.sum(1) as i32);
+    let all = full([4], t.sum());
+    store_global(out, rows + all, offsets = [0]);
+}
+
+/// From sm_80 on a warp folds 32-bit integers in one `redux.sync`, along an axis and whole;
+/// floats keep the butterfly (their order is fixed, and `redux.sync` has no `f32` before
+/// sm_100a).
+#[test]
+fn integer_warp_folds_are_one_redux() {
+    let ptx = warp_folds::PTX;
+    assemble_all("warp_folds", ptx, warp_folds::TARGET);
+    for s in [
+        "redux.sync.add.s32",
+        "redux.sync.max.s32",
+        "redux.sync.min.u32",
+    ] {
+        assert!(ptx.contains(s), "missing `{s}`:\n{ptx}");
+    }
+    assert!(
+        ptx.contains("shfl.sync.bfly.b32"),
+        "the f32 fold's butterfly:\n{ptx}"
+    );
+}
