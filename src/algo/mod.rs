@@ -5,8 +5,7 @@
 //! * [`select`]: order-preserving compaction and partition, in one pass.
 //! * [`segmented`]: integer sums of CSR rows (segments), as differences of one scan, and
 //!   in-order reductions of rows (`segmented_reduce`: float sums as the sequential loop,
-//!   min/max; 32-bit integer sums as differences of prefixes, a block's rows scanned in
-//!   chunks).
+//!   min/max; integer sums as differences of prefixes, a block's rows scanned in chunks).
 //! * [`runs`]: `unique` and `run_length_encode` of consecutive equal elements.
 //! * [`sort`]: stable LSD radix sorts of keys and of key-value pairs, Onesweep-style.
 //! * [`histogram`]: `histogram_even`, counts in equal-width bins, with the kernel chosen by

@@ -221,7 +221,7 @@ macro_rules! row_fold {
 /// 399.1-399.6, 1024 and 256 at 8 blocks (64, 48 spilled) 404.6-404.9; chunks of 2048 at 6
 /// blocks spill 368 bytes.
 macro_rules! chunk_sums {
-    ($name:ident, $t:ident, $zero:expr, $chunk:literal, $rows:literal, $last:literal) => {
+    ($name:ident, $t:ident, $zero:expr, $chunk:literal, $rows:literal) => {
         #[tile_kernel(threads = 128, min_blocks_per_sm = 6)]
         fn $name(x: GlobalTensor<$t>, offsets: GlobalTensor<i32>, out: GlobalTensor<$t>) {
             let n = x.len() as i32;
@@ -294,7 +294,7 @@ macro_rules! chunk_sums {
                     carry = carry
                         + load_shared(
                             prefix,
-                            offsets = [arange($rows) * 0 + $last],
+                            offsets = [arange($rows) * 0 + ($chunk - 1)],
                             shape = [$rows],
                         );
                     sync();
@@ -307,7 +307,7 @@ macro_rules! chunk_sums {
 
 /// The three folds (sum, min, max) of one element type, and its [`SegmentedReduceElement`];
 /// `chunked` for integers, whose sums take `chunk_sums!` (chunks of `$chunk` values, `$rows`
-/// rows a block, `$last` the chunk's last index).
+/// rows a block).
 macro_rules! row_folds {
     ($t:ident: $sum:ident $zero:expr, $min:ident $top:expr, $max:ident $bottom:expr) => {
         row_fold!(
@@ -319,8 +319,8 @@ macro_rules! row_folds {
         );
         row_folds!(@rest $t: $sum 256, $min $top, $max $bottom);
     };
-    (chunked [$chunk:literal, $rows:literal, $last:literal] $t:ident: $sum:ident $zero:expr, $min:ident $top:expr, $max:ident $bottom:expr) => {
-        chunk_sums!($sum, $t, $zero, $chunk, $rows, $last);
+    (chunked [$chunk:literal, $rows:literal] $t:ident: $sum:ident $zero:expr, $min:ident $top:expr, $max:ident $bottom:expr) => {
+        chunk_sums!($sum, $t, $zero, $chunk, $rows);
         row_folds!(@rest $t: $sum $rows, $min $top, $max $bottom);
     };
     (@rest $t:ident: $sum:ident $sum_rows:literal, $min:ident $top:expr, $max:ident $bottom:expr) => {
@@ -376,10 +376,10 @@ row_folds!(f32: fold_sum_f32 0.0f32, fold_min_f32 f32::from_bits(2139095040u32),
 row_folds!(f64: fold_sum_f64 0.0f64, fold_min_f64 f64::from_bits(9218868437227405312u64), fold_max_f64 f64::from_bits(18442240474082181120u64));
 // Chunks of 2048 32-bit values, 512 rows a block; 64-bit values in chunks of 1024 and 256 rows,
 // the same 8 KB a block in flight (see `chunk_sums!`).
-row_folds!(chunked [2048, 512, 2047] i32: chunk_sum_i32 0i32, fold_min_i32 2147483647i32, fold_max_i32 -2147483648i32);
-row_folds!(chunked [2048, 512, 2047] u32: chunk_sum_u32 0u32, fold_min_u32 4294967295u32, fold_max_u32 0u32);
-row_folds!(chunked [1024, 256, 1023] i64: chunk_sum_i64 0i64, fold_min_i64 9223372036854775807i64, fold_max_i64 -9223372036854775808i64);
-row_folds!(chunked [1024, 256, 1023] u64: chunk_sum_u64 0u64, fold_min_u64 18446744073709551615u64, fold_max_u64 0u64);
+row_folds!(chunked [2048, 512] i32: chunk_sum_i32 0i32, fold_min_i32 2147483647i32, fold_max_i32 -2147483648i32);
+row_folds!(chunked [2048, 512] u32: chunk_sum_u32 0u32, fold_min_u32 4294967295u32, fold_max_u32 0u32);
+row_folds!(chunked [1024, 256] i64: chunk_sum_i64 0i64, fold_min_i64 9223372036854775807i64, fold_max_i64 -9223372036854775808i64);
+row_folds!(chunked [1024, 256] u64: chunk_sum_u64 0u64, fold_min_u64 18446744073709551615u64, fold_max_u64 0u64);
 
 /// `out[r]` = the values `x[offsets[r]..offsets[r + 1]]` combined with `op` **in order, left to
 /// right**, from the operator's identity (0, the type's largest or smallest value, `inf`/`-inf`

@@ -28,6 +28,10 @@ impl Known<'_> {
             Operand::Imm(c, d) if d.is_int() => u64::try_from(crate::elem::as_i128(d, c)).ok(),
             Operand::Imm(..) => None,
             Operand::Var(v) => {
+                // A constant scalar (`let last = 2048 - 1;`) bounds itself.
+                if let Some(c) = self.constant(o) {
+                    return u64::try_from(c).ok();
+                }
                 let d = self.dtype(o)?;
                 let known = match self.single_site(v) {
                     true => self.upper_bounds[v as usize],

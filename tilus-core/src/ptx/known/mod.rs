@@ -241,6 +241,9 @@ mod tests {
             None,
             "64 bits"
         );
+        // A constant bounds itself; a negative one is no unsigned bound.
+        let b = |i: VarId| known.upper_bound(Operand::Var(i));
+        assert_eq!((b(1), b(2), b(3)), (Some(12), Some(512), None));
     }
 
     /// The bound of a loop's variable covers its start (kept where the loop never runs) and
