@@ -78,6 +78,9 @@ impl Emitter<'_> {
             if let Some(plan) = self.solo_plan(s) {
                 return self.solo_loop(s, &plan);
             }
+            if let Some(plan) = self.warp_plan(s) {
+                return self.warp_loop(s, &plan);
+            }
         }
         self.stmt_generic(s)
     }

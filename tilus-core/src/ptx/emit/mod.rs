@@ -16,6 +16,7 @@ mod control;
 mod fold;
 mod solo;
 mod storage;
+mod warp_loop;
 
 use std::collections::BTreeMap;
 
@@ -84,6 +85,9 @@ pub(super) struct Emitter<'k> {
     solo: bool,
     /// Block barriers emitted inside the current solo loop (there must be none).
     solo_barriers: u32,
+    /// Generating a loop that each warp leaves on its own (`warp_loop.rs`); its block barriers
+    /// are counted in `solo_barriers` too (there must be none).
+    warp_loop: bool,
     /// References of each variable in the whole kernel, once a solo loop needed them.
     references: std::cell::RefCell<Option<Vec<u32>>>,
 }
@@ -131,6 +135,7 @@ impl<'k> Emitter<'k> {
             span: Span::NONE,
             solo: false,
             solo_barriers: 0,
+            warp_loop: false,
             references: std::cell::RefCell::new(None),
         }
     }
@@ -262,7 +267,7 @@ impl<'k> Emitter<'k> {
     }
     /// A barrier of the whole block (`bar.sync 0`).
     pub fn barrier(&mut self) {
-        if self.solo {
+        if self.solo || self.warp_loop {
             self.solo_barriers += 1;
         }
         self.ins(["bar", "sync"], (0,));

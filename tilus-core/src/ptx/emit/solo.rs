@@ -142,7 +142,7 @@ impl Emitter<'_> {
 
     /// How often each variable is referenced in the whole kernel (reads, assignments, loop
     /// variables), computed once.
-    fn reference_counts(&self) -> std::cell::Ref<'_, Vec<u32>> {
+    pub(super) fn reference_counts(&self) -> std::cell::Ref<'_, Vec<u32>> {
         if self.references.borrow().is_none() {
             let k = self.kernel();
             let mut n = vec![0u32; k.vars.len()];
