@@ -22,6 +22,7 @@
 //!   iteration as it went in, and `t` stays false. [`Identity`] proves it by evaluating the
 //!   body with `t` false (`false & x` is false, `select(false, a, b)` is `b`, `x + 0` is `x`,
 //!   integers only).
+//!
 //! So the iterations a warp skips would have changed nothing of its lanes, and no lane of
 //! another warp reads them (lane-local). The emulator runs the loop block-wide, as written.
 
@@ -178,6 +179,10 @@ impl Emitter<'_> {
             *inside.entry(v).or_default() += 1;
         });
         let used_after = |v: VarId| refs[v as usize] > inside[&v];
+        // A warp never computes the condition's scalar.
+        if used_after(*c) {
+            return None;
+        }
         // Scalars: defined once, from values the loop does not change, and not used after it.
         let mut steady: Vec<VarId> = Vec::new();
         for st in body {
