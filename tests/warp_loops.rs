@@ -166,13 +166,13 @@ fn warp_by_warp_loops_match_the_cpu() {
     let status: Vec<u64> = (0..tiles * 256)
         .map(|i| {
             let state = if i < 256 || rng.below(7) == 0 { 2 } else { 1 };
-            (state << 32) | (rng.below(1000) as u64)
+            (state << 32) | rng.below(1000)
         })
         .collect();
     let lim: Vec<i32> = (0..128).map(|i| (rng.below(50) + i % 3) as i32).collect();
     for dev in backends() {
         let st = dev.upload(&status).unwrap();
-        for tile in [0, 1, 2, 17, tiles as i32 - 1] {
+        for tile in [0, 1, 2, 17, tiles - 1] {
             let out = dev.full::<i32>(512, -1).unwrap();
             walk::launch(&dev, 1, &st, &out, tile).unwrap();
             let got = out.download().unwrap();
