@@ -164,7 +164,23 @@ macro_rules! pass_kernel {
         }, {
             let striped = (d as u8).reshape([$tile / $threads, $threads / 32, 32]);
             let slot = striped.place(local, order = [1, 0, 2]).reshape([$tile]);
-        }, {}, {}, {});
+        }, {}, {
+            // Two tiles' words a step, in flight together, used in order up to the first
+            // that is not ready or is an inclusive prefix. (An H100, 2^28 u32 keys: 5.94-5.95
+            // ms so, 6.24-6.25 ms a word a step; three, four or eight words cost more
+            // instructions than the steps they save; 2026-11-28.)
+            let w0 = atomic_load(status, back, sem = relaxed);
+            let w1 = atomic_load(status, back - 256, sem = relaxed);
+            // 0: an aggregate, 1: an inclusive prefix, anything else: not ready.
+            let s0 = ((w0 >> 32) as i32) - (ready + 1);
+            let s1 = ((w1 >> 32) as i32) - (ready + 1);
+            // `gK`: word K is used; words after an inclusive prefix are not.
+            let g0 = live & ((s0 as u32) < 2);
+            let g1 = g0 & (s0 == 0) & ((s1 as u32) < 2);
+            before = before + select(g0, w0 as i32, 0) + select(g1, w1 as i32, 0);
+            back = back - (g0 as i32 + g1 as i32) * 256;
+            live = live & !((g0 & (s0 == 1)) | (g1 & (s1 == 1)));
+        }, {}, {});
     };
     // Pairs: loaded in rows and ranked through shared memory (warp-striped, the (u32, u32)
     // pass took 12.34-12.46 ms a sort of 2^28 on an H100 against 10.95-11.03 ms so).
@@ -179,13 +195,22 @@ macro_rules! pass_kernel {
             let sv = shared_tensor::<$v>([$tile]);
             store_shared_scatter(sv, dim = 0, indices = slot, values = v);
         }, {
+            // A word a step. (An H100, 2^28 (u32, u32) pairs: 10.41-10.45 ms so, 10.92-10.97
+            // ms with the keys pass's two; 2026-11-28.)
+            let w = atomic_load(status, back, sem = relaxed);
+            let s = ((w >> 32) as i32) - (ready + 1);
+            let used = live & ((s as u32) < 2);
+            before = before + select(used, w as i32, 0);
+            back = back - used as i32 * 256;
+            live = live & !(used & (s == 1));
+        }, {
             let vs = load_shared(sv);
         }, {
             store_global_scatter(vals_out, dim = 0, indices = to, values = vs);
         });
     };
     (@pass $name:ident, $tile:literal, $threads:literal, $blocks:literal, $k:ident, $s:ident, $top:literal, [$($vals:tt)*],
-        {$($load:tt)*}, {$($rank:tt)*}, {$($before:tt)*}, {$($after:tt)*}, {$($store:tt)*}) => {
+        {$($load:tt)*}, {$($rank:tt)*}, {$($before:tt)*}, {$($step:tt)*}, {$($after:tt)*}, {$($store:tt)*}) => {
         #[tile_kernel(threads = $threads, min_blocks_per_sm = $blocks, vector_width = 1)]
         fn $name(
             keys: GlobalTensor<$k>,
@@ -240,29 +265,17 @@ macro_rules! pass_kernel {
             let sk = shared_tensor::<$k>([$tile]);
             store_shared_scatter(sk, dim = 0, indices = slot, values = k);
             $($before)*
-            // Each lane walks back over the tiles before for its digit, on its own, two tiles
-            // a step: the two loads are in flight together, and the words are used in order
-            // up to the first that is not ready or is an inclusive prefix. (Measured on an
-            // H100, BENCHMARKS.md: one tile a step is 5% slower, three, four or eight cost more
-            // instructions than the steps they save.) Tile 0's words are inclusive, so a walk
-            // stops there; a step's loads past it read the unwritten words before it, which
-            // are never used.
+            // Each lane walks back over the tiles before for its digit, on its own, a warp
+            // a step (`vote.sync.any`, no block barrier: a done lane's words are a fixed point
+            // of the step), up to the first word that is an inclusive prefix. A step is
+            // `$step`: the keys pass reads two tiles' words a step, the pair passes one (see
+            // the arms above). Tile 0's words are inclusive, so a walk stops there; a step's
+            // loads past it read the unwritten words before it, which are never used.
             let mut before = mine * 0;
             let mut back = at - 256;
             let mut live = lanes * 0 + tile > 0;
             while live.any() {
-                let w0 = atomic_load(status, back, sem = relaxed);
-                let w1 = atomic_load(status, back - 256, sem = relaxed);
-                // 0: an aggregate, 1: an inclusive prefix, anything else: not ready.
-                let s0 = ((w0 >> 32) as i32) - (ready + 1);
-                let s1 = ((w1 >> 32) as i32) - (ready + 1);
-                // `gK`: word K is used; words after an inclusive prefix are not.
-                let g0 = live & ((s0 as u32) < 2);
-                let g1 = g0 & (s0 == 0) & ((s1 as u32) < 2);
-                before = before + select(g0, w0 as i32, 0) + select(g1, w1 as i32, 0);
-                back = back - (g0 as i32 + g1 as i32) * 256;
-                let inclusive = (g0 & (s0 == 1)) | (g1 & (s1 == 1));
-                live = live & !inclusive;
+                $($step)*
             }
             if tile > 0 {
                 atomic_store(status, at, (((ready + 2) as u64) << 32) | ((before + mine) as u64), sem = relaxed);
