@@ -183,7 +183,8 @@ macro_rules! pass_kernel {
         }, {}, {});
     };
     // Pairs: loaded in rows and ranked through shared memory (warp-striped, the (u32, u32)
-    // pass took 12.34-12.46 ms a sort of 2^28 on an H100 against 10.95-11.03 ms so).
+    // pass took 12.34-12.46 ms a sort of 2^28 on an H100 against 10.95-11.03 ms so; with the
+    // walk warp by warp, 10.67-10.73 ms against 10.40-10.43, 2026-11-28).
     ($name:ident, $tile:literal, $blocks:literal, $k:ident, $s:ident, $top:literal, $v:ident) => {
         pass_kernel!(@pass $name, $tile, 256, $blocks, $k, $s, $top,
             [vals: GlobalTensor<$v>, vals_out: GlobalTensor<$v>,], {
