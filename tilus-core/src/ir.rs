@@ -902,6 +902,25 @@ impl Inst {
         }
     }
 
+    /// Whether each element of the result comes from the same element of the operands alone
+    /// (or from none: `arange`, `lane_ids`, `full`), with no memory: what a lane computes
+    /// without the rest of the block (scalar operands are the same in every lane).
+    pub fn is_elementwise(&self) -> bool {
+        matches!(
+            self,
+            Inst::Mov(_)
+                | Inst::Arange { .. }
+                | Inst::LaneIds { .. }
+                | Inst::Full { .. }
+                | Inst::Binary { .. }
+                | Inst::Unary { .. }
+                | Inst::Fma { .. }
+                | Inst::Select { .. }
+                | Inst::Cast { .. }
+                | Inst::Bitcast { .. }
+        )
+    }
+
     /// Whether the instruction has effects beyond its result (so DCE must keep it).
     pub fn has_side_effects(&self) -> bool {
         matches!(

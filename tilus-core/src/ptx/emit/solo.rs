@@ -96,23 +96,14 @@ impl Emitter<'_> {
     fn solo_inst(&self, inst: &Inst) -> bool {
         let k = self.kernel();
         match inst {
-            Inst::Mov(_)
-            | Inst::BlockIdx { .. }
+            _ if inst.is_elementwise() => true,
+            Inst::BlockIdx { .. }
             | Inst::GridDim { .. }
             | Inst::ClusterRank
             | Inst::ClusterSize
             | Inst::ClusterIdx { .. }
             | Inst::Dim { .. }
             | Inst::View { .. }
-            | Inst::Arange { .. }
-            | Inst::LaneIds { .. }
-            | Inst::Full { .. }
-            | Inst::Binary { .. }
-            | Inst::Unary { .. }
-            | Inst::Fma { .. }
-            | Inst::Select { .. }
-            | Inst::Cast { .. }
-            | Inst::Bitcast { .. }
             | Inst::Reshape { .. }
             | Inst::Nanosleep { .. }
             | Inst::Reduce { .. } => true,

@@ -251,17 +251,8 @@ impl Emitter<'_> {
         let k = self.kernel();
         let global = |a: &crate::ir::Access| matches!(k.ty(a.mem), Ty::Global { .. });
         match inst {
-            Inst::Mov(_)
-            | Inst::Arange { .. }
-            | Inst::LaneIds { .. }
-            | Inst::Full { .. }
-            | Inst::Binary { .. }
-            | Inst::Unary { .. }
-            | Inst::Fma { .. }
-            | Inst::Select { .. }
-            | Inst::Cast { .. }
-            | Inst::Bitcast { .. }
-            | Inst::Nanosleep { .. } => true,
+            _ if inst.is_elementwise() => true,
+            Inst::Nanosleep { .. } => true,
             Inst::Load { access, .. } | Inst::Prefetch { access } => global(access),
             Inst::AtomicLoad { access, sem, .. } => {
                 global(access) && !sem.has_acquire() && !sem.has_release()
