@@ -122,6 +122,27 @@ impl Emitter<'_> {
     /// How `while` loop `s` runs warp by warp (see the module's documentation); `None` when it
     /// must run block-wide.
     pub(super) fn warp_plan(&self, s: &Stmt) -> Option<WarpPlan> {
+        if self.solo || self.threads() <= 32 {
+            return None;
+        }
+        let (c, live, body) = self.any_loop(s)?;
+        let defs = self.lane_local_defs(body)?;
+        let refs = self.reference_counts();
+        let mut inside = HashMap::<VarId, u32>::new();
+        for_each_var(std::slice::from_ref(s), &mut |u| {
+            let (VarUse::Read(v) | VarUse::Def(v, _) | VarUse::LoopVar(v)) = u;
+            *inside.entry(v).or_default() += 1;
+        });
+        let used_after = |v: VarId| refs[v as usize] > inside[&v];
+        // A warp never computes the condition's scalar.
+        let ok = !used_after(c)
+            && self.steady_scalars(body, &defs, &used_after)
+            && self.done_lanes_fixed(body, live, &defs, &used_after);
+        ok.then_some(WarpPlan { live })
+    }
+
+    /// `while t.any() { body }`: the condition's scalar, `t` (a `bool` tile) and the body.
+    fn any_loop<'s>(&self, s: &'s Stmt) -> Option<(VarId, VarId, &'s [Stmt])> {
         let Stmt::While {
             cond_block,
             cond: Operand::Var(c),
@@ -131,10 +152,6 @@ impl Emitter<'_> {
         else {
             return None;
         };
-        if self.solo || self.threads() <= 32 {
-            return None;
-        }
-        let k = self.kernel();
         let [Stmt::Inst {
             dst: Some(d),
             inst:
@@ -147,18 +164,19 @@ impl Emitter<'_> {
         else {
             return None;
         };
-        if d != c
-            || !matches!(
-                k.ty(*live),
-                Ty::Tile {
-                    dtype: DType::Bool,
-                    ..
-                }
-            )
-        {
-            return None;
-        }
-        // Flat and lane-local.
+        let bool_tile = matches!(
+            self.kernel().ty(*live),
+            Ty::Tile {
+                dtype: DType::Bool,
+                ..
+            }
+        );
+        (d == c && bool_tile).then_some((*c, *live, &body[..]))
+    }
+
+    /// How many times the body assigns each variable, where the body is flat and every
+    /// instruction lane-local.
+    fn lane_local_defs(&self, body: &[Stmt]) -> Option<HashMap<VarId, u32>> {
         let mut defs: HashMap<VarId, u32> = HashMap::new();
         for st in body {
             let Stmt::Inst { dst, inst, .. } = st else {
@@ -171,19 +189,18 @@ impl Emitter<'_> {
                 *defs.entry(*v).or_default() += 1;
             }
         }
-        let refs = self.reference_counts();
-        let mut inside = HashMap::<VarId, u32>::new();
-        let one = std::slice::from_ref(s);
-        for_each_var(one, &mut |u| {
-            let (VarUse::Read(v) | VarUse::Def(v, _) | VarUse::LoopVar(v)) = u;
-            *inside.entry(v).or_default() += 1;
-        });
-        let used_after = |v: VarId| refs[v as usize] > inside[&v];
-        // A warp never computes the condition's scalar.
-        if used_after(*c) {
-            return None;
-        }
-        // Scalars: defined once, from values the loop does not change, and not used after it.
+        Some(defs)
+    }
+
+    /// Whether the body's scalars are the same in every warp: each defined once, from values
+    /// the loop does not change, and not used after the loop.
+    fn steady_scalars(
+        &self,
+        body: &[Stmt],
+        defs: &HashMap<VarId, u32>,
+        used_after: &dyn Fn(VarId) -> bool,
+    ) -> bool {
+        let k = self.kernel();
         let mut steady: Vec<VarId> = Vec::new();
         for st in body {
             let Stmt::Inst {
@@ -202,17 +219,30 @@ impl Emitter<'_> {
                 }
             }
             if !ok {
-                return None;
+                return false;
             }
             steady.push(*v);
         }
-        // Every carried variable is a fixed point of a lane that is done.
+        true
+    }
+
+    /// Whether every tile the loop carries (read in an iteration before it is assigned, or
+    /// used after the loop) comes out of an iteration as it went in for a lane whose elements
+    /// of `live` are false, and `live` stays false ([`Identity`]).
+    fn done_lanes_fixed(
+        &self,
+        body: &[Stmt],
+        live: VarId,
+        defs: &HashMap<VarId, u32>,
+        used_after: &dyn Fn(VarId) -> bool,
+    ) -> bool {
+        let k = self.kernel();
         let mut id = Identity {
             k,
-            now: HashMap::from([(*live, Value::Const(0))]),
+            now: HashMap::from([(live, Value::Const(0))]),
         };
         id.run(body);
-        let mut read_first: Vec<VarId> = vec![*live];
+        let mut read_first: Vec<VarId> = vec![live];
         let mut seen: Vec<VarId> = Vec::new();
         for st in body {
             let Stmt::Inst { dst, inst, .. } = st else {
@@ -229,21 +259,15 @@ impl Emitter<'_> {
                 seen.push(*v);
             }
         }
-        for &v in defs.keys() {
-            if k.ty(v).is_scalar() {
-                continue;
-            }
-            let carried = read_first.contains(&v) || used_after(v);
-            let want = if v == *live {
+        defs.keys().all(|&v| {
+            let carried = !k.ty(v).is_scalar() && (read_first.contains(&v) || used_after(v));
+            let want = if v == live {
                 Value::Const(0)
             } else {
                 Value::Same(v)
             };
-            if carried && id.now.get(&v).copied().unwrap_or(Value::Same(v)) != want {
-                return None;
-            }
-        }
-        Some(WarpPlan { live: *live })
+            !carried || id.now.get(&v).copied().unwrap_or(Value::Same(v)) == want
+        })
     }
 
     /// Whether `inst` reads and writes only the lanes that hold its elements, and no memory.
