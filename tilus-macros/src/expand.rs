@@ -214,9 +214,11 @@ fn dump_ptx(name: &str, ptx: &str) {
 /// profiles), and an escaped literal (`Literal::string`) is escaped character by character. The
 /// literal is well formed by construction (its `#`s outnumber any in `s` after a quote). A crate
 /// of the library's kernels and the generated seeds (135 kernels), 2-core VM, `bash
-/// scripts/compile-times`, 2026-11-28: with Cargo's defaults (macro unoptimised) mean 5.66 ->
-/// 4.91 ms a kernel against proc-macro2's `parse`, slowest 23.95 -> 20.76; with the macro
-/// optimised 1.87 -> 1.75, slowest 8.65 -> 7.70 (escaped literals: 4.75-4.78 and 2.00). On
+/// scripts/compile-times`, this form and proc-macro2's `parse` alternately, two runs each,
+/// 2026-11-28: with Cargo's defaults (macro unoptimised) mean 5.77-5.88 -> 5.07-5.42 ms a
+/// kernel, the largest seed's emit 9.1 -> 6.0-6.2 ms; with the macro optimised 1.92-2.00 ->
+/// 1.88-1.91 ms (within the runs' spread). Escaped literals (earlier runs, not alternated) were
+/// no faster unoptimised and slower optimised (the largest seed's emit 5.1 ms). On
 /// proc-macro2's fallback tokens (the macro's unit tests, `compile_time.rs`) proc-macro2 lexes
 /// it (390 KB of PTX: 2 ms raw, 12 ms escaped).
 pub(crate) fn str_lit(s: &str) -> TokenStream {
