@@ -196,11 +196,16 @@ fn check_signature(sig: &syn::Signature, errors: &mut Vec<syn::Error>) {
     }
 }
 
-/// Write the PTX to `$TILUS_DUMP_PTX/<name>.ptx` when that variable is set at build time (a
-/// variant for a newer target to `<name>.sm_<target>.ptx`).
+/// Write the PTX to `$TILUS_DUMP_PTX/<crate>/<name>.ptx` when that variable is set at build
+/// time (a variant for a newer target to `<name>.sm_<target>.ptx`). A folder a crate (Cargo's
+/// `CARGO_CRATE_NAME` for the crate being compiled): kernels of one name in two crates (two
+/// examples' `axpy`) would otherwise overwrite each other.
 fn dump_ptx(name: &str, ptx: &str) {
     if let Some(dir) = std::env::var_os("TILUS_DUMP_PTX") {
-        let dir = std::path::PathBuf::from(dir);
+        let mut dir = std::path::PathBuf::from(dir);
+        if let Ok(krate) = std::env::var("CARGO_CRATE_NAME") {
+            dir.push(krate);
+        }
         let _ = std::fs::create_dir_all(&dir);
         let _ = std::fs::write(dir.join(format!("{name}.ptx")), ptx);
     }
