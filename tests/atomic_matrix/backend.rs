@@ -60,7 +60,7 @@ fn spec(c: &Combo, k: &Compiled) -> &'static KernelSpec {
         .collect();
     let name: &'static str = Box::leak(k.ir.name.clone().into_boxed_str());
     let ptx: &'static str = Box::leak(k.ptx.clone().into_boxed_str());
-    let ir: &'static str = Box::leak(k.ir.to_json().into_boxed_str());
+    let ir: &'static [u8] = Box::leak(k.ir.to_bytes().into_boxed_slice());
     let params: &'static [ParamSpec] = Box::leak(params.into_boxed_slice());
     // SAFETY: PTX, IR and parameter list are the output of one `tilus::core::compile`, as in
     // the launchers the macro generates; every tensor is accessed within its length (bounds

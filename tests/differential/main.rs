@@ -152,7 +152,7 @@ fn run_on(dev: &Device, spec: &'static KernelSpec, inp: &Inputs) -> Result<Vec<V
 fn leak_spec(
     name: &str,
     ptx: &str,
-    ir_json: String,
+    ir: Vec<u8>,
     threads: u32,
     shared_bytes: usize,
     cluster: Option<[u32; 3]>,
@@ -173,7 +173,7 @@ fn leak_spec(
         KernelSpec::new_clustered(
             name.to_string().leak(),
             ptx.to_string().leak(),
-            ir_json.leak(),
+            ir.leak(),
             threads,
             shared_bytes,
             params,
@@ -249,7 +249,7 @@ fn check_kernel(seed: u64, index: usize, devices: &[(String, Device, bool)]) -> 
     let spec = leak_spec(
         &name,
         &compiled.ptx,
-        compiled.ir.to_json(),
+        compiled.ir.to_bytes(),
         def.options.threads,
         compiled.shared_bytes,
         def.options.cluster,
@@ -257,7 +257,7 @@ fn check_kernel(seed: u64, index: usize, devices: &[(String, Device, bool)]) -> 
     let spec_unopt = leak_spec(
         &name,
         &compiled.ptx,
-        unopt.to_json(),
+        unopt.to_bytes(),
         def.options.threads,
         compiled.shared_bytes,
         def.options.cluster,
@@ -279,7 +279,7 @@ fn check_kernel(seed: u64, index: usize, devices: &[(String, Device, bool)]) -> 
             let spec = leak_spec(
                 &name,
                 &c.ptx,
-                c.ir.to_json(),
+                c.ir.to_bytes(),
                 def.options.threads,
                 c.shared_bytes,
                 def.options.cluster,

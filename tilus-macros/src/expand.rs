@@ -417,7 +417,8 @@ fn items_and_bodies(
             let ptx = str_lit(&c.ptx);
             let variant_targets = c.variants.iter().map(|(t, _)| *t);
             let variant_ptx = c.variants.iter().map(|(_, p)| str_lit(p));
-            let ir = str_lit(&c.ir.to_json());
+            // A byte string (escaped by `proc_macro`, in the compiler's optimised code).
+            let ir = proc_macro2::Literal::byte_string(&c.ir.to_bytes());
             let threads = c.ir.threads;
             let shared = c.shared_bytes;
             let target = c.ir.target.0;

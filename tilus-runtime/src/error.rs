@@ -160,7 +160,7 @@ pub enum Error {
         /// Extra explanation (empty, or starting with `"; "`).
         detail: String,
     },
-    /// The embedded kernel description is unusable (IR JSON that does not parse, or that
+    /// The embedded kernel description is unusable (IR that does not decode, or that
     /// disagrees with the launcher's parameter list). Indicates mismatched crate versions.
     #[error("kernel `{kernel}`: invalid kernel spec: {message}")]
     InvalidSpec {

@@ -91,7 +91,7 @@ pub(crate) fn describe_kind(kind: &ParamKind) -> String {
 /// // SAFETY: the spec is only inspected here, never launched.
 /// static SPEC: KernelSpec = unsafe {
 ///     KernelSpec::new(
-///         "fill", "// ptx", "{}", 256, 0,
+///         "fill", "// ptx", b"", 256, 0,
 ///         &[ParamSpec::tensor("out", DType::I32), ParamSpec::scalar("value", DType::I32)],
 ///     )
 /// };
@@ -102,7 +102,7 @@ pub(crate) fn describe_kind(kind: &ParamKind) -> String {
 pub struct KernelSpec {
     name: &'static str,
     ptx: &'static str,
-    ir_json: &'static str,
+    ir_bytes: &'static [u8],
     threads: u32,
     shared_bytes: usize,
     params: &'static [ParamSpec],
@@ -123,18 +123,18 @@ impl KernelSpec {
     /// pointer and a `u64` length per tensor, each scalar in its PTX parameter width: narrow
     /// integers and `bool` widened to 32 bits). The caller promises that the PTX entry
     /// `entry_name(name)` takes exactly those parameters and accesses each tensor only within
-    /// `0..len`, and that `ir_json` is the IR of the same kernel. `#[tile_kernel]` upholds this
+    /// `0..len`, and that `ir_bytes` is the IR of the same kernel (`Kernel::to_bytes`). `#[tile_kernel]` upholds this
     /// by construction (it generates all of them from one checked IR); hand-written specs must.
     pub const unsafe fn new(
         name: &'static str,
         ptx: &'static str,
-        ir_json: &'static str,
+        ir_bytes: &'static [u8],
         threads: u32,
         shared_bytes: usize,
         params: &'static [ParamSpec],
     ) -> KernelSpec {
         // SAFETY: the caller's promise, for a kernel without clusters or variants.
-        unsafe { Self::new_clustered(name, ptx, ir_json, threads, shared_bytes, params, [1; 3]) }
+        unsafe { Self::new_clustered(name, ptx, ir_bytes, threads, shared_bytes, params, [1; 3]) }
     }
 
     /// [`new`](Self::new) for a kernel launched in thread-block clusters of `cluster` blocks.
@@ -147,7 +147,7 @@ impl KernelSpec {
     pub const unsafe fn new_clustered(
         name: &'static str,
         ptx: &'static str,
-        ir_json: &'static str,
+        ir_bytes: &'static [u8],
         threads: u32,
         shared_bytes: usize,
         params: &'static [ParamSpec],
@@ -159,7 +159,7 @@ impl KernelSpec {
                 name,
                 ptx,
                 &[],
-                ir_json,
+                ir_bytes,
                 threads,
                 shared_bytes,
                 params,
@@ -182,7 +182,7 @@ impl KernelSpec {
         name: &'static str,
         ptx: &'static str,
         variants: &'static [(u32, &'static str)],
-        ir_json: &'static str,
+        ir_bytes: &'static [u8],
         threads: u32,
         shared_bytes: usize,
         params: &'static [ParamSpec],
@@ -191,7 +191,7 @@ impl KernelSpec {
         KernelSpec {
             name,
             ptx,
-            ir_json,
+            ir_bytes,
             threads,
             shared_bytes,
             params,
@@ -231,9 +231,9 @@ impl KernelSpec {
             .map_or(self.ptx, |(_, ptx)| ptx)
     }
 
-    /// The JSON-serialised IR the emulator runs.
-    pub fn ir_json(&self) -> &'static str {
-        self.ir_json
+    /// The IR the emulator runs, serialised ([`Kernel::to_bytes`]).
+    pub fn ir_bytes(&self) -> &'static [u8] {
+        self.ir_bytes
     }
 
     /// Threads per block.
@@ -251,13 +251,13 @@ impl KernelSpec {
         self.params
     }
 
-    /// The kernel's IR, parsed from [`ir_json`](Self::ir_json) on first use and checked against
+    /// The kernel's IR, decoded from [`ir_bytes`](Self::ir_bytes) on first use and checked against
     /// the parameter list and block size of this spec.
     pub fn ir(&self) -> Result<&Kernel> {
         self.ir
             .get_or_init(|| {
-                let k = Kernel::from_json(self.ir_json)
-                    .map_err(|e| format!("the embedded IR does not parse: {e}"))?;
+                let k = Kernel::from_bytes(self.ir_bytes)
+                    .map_err(|e| format!("the embedded IR does not decode: {e}"))?;
                 self.check_ir(&k)?;
                 Ok(k)
             })
@@ -462,7 +462,7 @@ mod tests {
         static VARIANTS: [(u32, &str); 2] = [(90, "sm90"), (100, "sm100")];
         // SAFETY: never launched.
         let spec = unsafe {
-            KernelSpec::new_with_variants("k", "base", &VARIANTS, "", 32, 0, &[], [1; 3])
+            KernelSpec::new_with_variants("k", "base", &VARIANTS, b"", 32, 0, &[], [1; 3])
         };
         assert_eq!(spec.ptx_for(70), "base");
         assert_eq!(spec.ptx_for(89), "base");
@@ -471,7 +471,7 @@ mod tests {
         assert_eq!(spec.ptx_for(120), "sm100");
         assert_eq!(spec.ptx(), "base");
         // SAFETY: never launched.
-        let plain = unsafe { KernelSpec::new("k", "base", "", 32, 0, &[]) };
+        let plain = unsafe { KernelSpec::new("k", "base", b"", 32, 0, &[]) };
         assert_eq!(plain.ptx_for(90), "base");
     }
 }

@@ -20,7 +20,7 @@ const PTX: &str = r#".version 7.0
 }
 "#;
 
-static SPEC: KernelSpec = unsafe { KernelSpec::new("null_store", PTX, "{}", 32, 0, &[]) };
+static SPEC: KernelSpec = unsafe { KernelSpec::new("null_store", PTX, b"", 32, 0, &[]) };
 
 #[test]
 fn kernel_fault_is_an_error() {

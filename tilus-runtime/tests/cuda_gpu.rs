@@ -135,7 +135,7 @@ fn fill_spec() -> &'static KernelSpec {
             KernelSpec::new(
                 "fill_gpu",
                 leak(format!("{HEADER}{FILL_PTX}")),
-                "{}",
+                b"",
                 256,
                 0,
                 FILL_PARAMS,
@@ -149,7 +149,7 @@ fn smem_spec(shared: usize) -> &'static KernelSpec {
         KernelSpec::new(
             "smem_rot",
             leak(format!("{HEADER}{SMEM_PTX}")),
-            "{}",
+            b"",
             256,
             shared,
             SMEM_PARAMS,
@@ -228,7 +228,7 @@ fn launch_fill_and_abi_with_two_tensors() {
             KernelSpec::new(
                 "add_k",
                 leak(format!("{HEADER}{ADD_PTX}")),
-                "{}",
+                b"",
                 128,
                 0,
                 ADD_PARAMS,
@@ -306,7 +306,7 @@ fn validation_on_gpu() {
             leak(format!(
                 "{HEADER}.visible .entry fill_gpu() {{ bogus.instruction; }}"
             )),
-            "{}",
+            b"",
             32,
             0,
             &[],
@@ -319,7 +319,7 @@ fn validation_on_gpu() {
         KernelSpec::new(
             "no_such_entry",
             leak(format!("{HEADER}{FILL_PTX}")),
-            "{}",
+            b"",
             32,
             0,
             &[],

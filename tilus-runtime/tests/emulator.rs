@@ -185,7 +185,7 @@ fn launch_rejects_wrong_kind() {
         KernelSpec::new(
             "flags",
             "",
-            "{}",
+            b"",
             32,
             0,
             &[ParamSpec::tensor("f", DType::Bool)],
@@ -262,7 +262,7 @@ fn launch_rejects_too_much_shared_memory() {
 #[test]
 fn launch_rejects_too_many_threads() {
     let dev = Device::emulator();
-    static SPEC: KernelSpec = unsafe { KernelSpec::new("wide", "", "{}", 2048, 0, &[]) };
+    static SPEC: KernelSpec = unsafe { KernelSpec::new("wide", "", b"", 2048, 0, &[]) };
     let err = dev.launch(&SPEC, 1, &[]).unwrap_err();
     assert!(
         matches!(
@@ -275,7 +275,7 @@ fn launch_rejects_too_many_threads() {
         ),
         "{err}"
     );
-    static ZERO: KernelSpec = unsafe { KernelSpec::new("none", "", "{}", 0, 0, &[]) };
+    static ZERO: KernelSpec = unsafe { KernelSpec::new("none", "", b"", 0, 0, &[]) };
     assert!(matches!(
         dev.launch(&ZERO, 1, &[]),
         Err(Error::Threads { threads: 0, .. })
@@ -304,7 +304,7 @@ fn launch_rejects_tensor_of_another_device() {
 #[test]
 fn launch_rejects_invalid_ir() {
     let dev = Device::emulator();
-    static BAD: KernelSpec = unsafe { KernelSpec::new("bad", "", "not json", 32, 0, &[]) };
+    static BAD: KernelSpec = unsafe { KernelSpec::new("bad", "", b"not IR", 32, 0, &[]) };
     let err = dev.launch(&BAD, 1, &[]).unwrap_err();
     assert!(
         matches!(&err, Error::InvalidSpec { kernel, .. } if kernel == "bad"),
@@ -318,12 +318,12 @@ fn launch_rejects_invalid_ir() {
 
     // IR whose parameters disagree with the launcher's.
     let k = empty_kernel("mismatch", 32, &[("x", ParamKind::Scalar(DType::I32))]);
-    let json: &'static str = Box::leak(k.to_json().into_boxed_str());
+    let ir: &'static [u8] = Box::leak(k.to_bytes().into_boxed_slice());
     let spec: &'static KernelSpec = Box::leak(Box::new(unsafe {
         KernelSpec::new(
             "mismatch",
             "",
-            json,
+            ir,
             32,
             0,
             Box::leak(Box::new([ParamSpec::scalar("y", DType::I32)])),

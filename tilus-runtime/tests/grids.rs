@@ -194,7 +194,7 @@ fn respec(spec: &'static KernelSpec, cluster: [u32; 3], ptx: &'static str) -> &'
         KernelSpec::new_clustered(
             spec.name(),
             ptx,
-            spec.ir_json(),
+            spec.ir_bytes(),
             spec.threads(),
             spec.shared_bytes(),
             spec.params(),

@@ -1647,8 +1647,8 @@ fn malformed_ir_is_an_error_not_a_panic() {
 }
 
 #[test]
-fn kernel_survives_a_json_round_trip() {
-    let kernel = Kernel::from_json(&histogram_kernel(64, 16).to_json()).unwrap();
+fn kernel_survives_a_bytes_round_trip() {
+    let kernel = Kernel::from_bytes(&histogram_kernel(64, 16).to_bytes()).unwrap();
     let (d, h) = (mem(&[1, 2, 3, 3, 15]), mem(&[0; 16]));
     launch(
         &kernel,
@@ -1666,6 +1666,42 @@ fn kernel_survives_a_json_round_trip() {
         want[i] += 1;
     }
     assert_eq!(read(&h), want);
+}
+
+/// Bytes that are not a whole kernel's IR are an error naming why, never a panic: another
+/// format (the JSON of earlier versions), another version's magic, a cut or padded encoding.
+#[test]
+fn malformed_ir_bytes_are_errors() {
+    let bytes = histogram_kernel(64, 16).to_bytes();
+    assert!(bytes.starts_with(IR_MAGIC));
+    assert_eq!(
+        Kernel::from_bytes(b"{\"name\":\"k\"}"),
+        Err(IrDecodeError::NotIr)
+    );
+    let mut other_version = b"tilus-ir 0.0.0\0".to_vec();
+    other_version.extend_from_slice(&bytes[IR_MAGIC.len()..]);
+    assert_eq!(
+        Kernel::from_bytes(&other_version),
+        Err(IrDecodeError::NotIr)
+    );
+    for cut in [
+        IR_MAGIC.len(),
+        IR_MAGIC.len() + 1,
+        bytes.len() / 2,
+        bytes.len() - 1,
+    ] {
+        let e = Kernel::from_bytes(&bytes[..cut]).unwrap_err();
+        assert!(
+            matches!(e, IrDecodeError::Malformed(_)),
+            "cut at {cut}: {e}"
+        );
+    }
+    let mut padded = bytes.clone();
+    padded.push(0);
+    assert_eq!(Kernel::from_bytes(&padded), Err(IrDecodeError::Trailing(1)));
+    assert!(IrDecodeError::NotIr
+        .to_string()
+        .contains(env!("CARGO_PKG_VERSION")));
 }
 
 #[test]

@@ -38,8 +38,8 @@ pub enum Class {
     Unspanned,
     /// Compiling the same AST twice gave different PTX (or IR).
     Nondeterminism,
-    /// The IR the macro embeds as JSON (the runtime's emulator reads it back) does not read
-    /// back as the same IR.
+    /// The IR the macro embeds as bytes (`Kernel::to_bytes`; the runtime's emulator reads it
+    /// back) does not read back as the same IR.
     Roundtrip,
     /// ptxas rejected the PTX of an accepted kernel.
     Ptxas,
@@ -56,7 +56,7 @@ impl fmt::Display for Class {
             Class::Internal => "internal compiler error",
             Class::Unspanned => "diagnostic without a span",
             Class::Nondeterminism => "nondeterministic PTX",
-            Class::Roundtrip => "IR JSON round trip",
+            Class::Roundtrip => "IR bytes round trip",
             Class::Ptxas => "ptxas rejection",
             Class::Emulator => "emulator bug",
             Class::Hang => "hang",
@@ -263,15 +263,15 @@ fn check_inner(k: &Kernel) -> Checked {
 
 /// The embedded IR must read back as itself.
 fn roundtrip(ir: &tilus_core::ir::Kernel) -> Option<Failure> {
-    match tilus_core::ir::Kernel::from_json(&ir.to_json()) {
+    match tilus_core::ir::Kernel::from_bytes(&ir.to_bytes()) {
         Ok(back) if back == *ir => None,
         Ok(_) => Some(Failure::new(
             Class::Roundtrip,
-            "the IR read back from its JSON differs",
+            "the IR read back from its bytes differs",
         )),
         Err(e) => Some(Failure::new(
             Class::Roundtrip,
-            format!("the IR's JSON does not read back: {e}"),
+            format!("the IR's bytes do not read back: {e}"),
         )),
     }
 }

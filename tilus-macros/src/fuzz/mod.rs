@@ -725,7 +725,7 @@ fn report(sh: &Shared, hang: Option<(u64, u8)>, elapsed: Duration) -> (String, S
         ("internal compiler errors", Class::Internal),
         ("diagnostics without span", Class::Unspanned),
         ("nondeterministic PTX", Class::Nondeterminism),
-        ("IR JSON round trips", Class::Roundtrip),
+        ("IR bytes round trips", Class::Roundtrip),
         ("ptxas failures", Class::Ptxas),
         ("emulator bugs", Class::Emulator),
         ("hangs", Class::Hang),

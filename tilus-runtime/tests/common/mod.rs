@@ -24,7 +24,7 @@ pub fn leak_spec(kernel: &Kernel, ptx: &str, shared_bytes: usize) -> &'static Ke
         KernelSpec::new(
             Box::leak(kernel.name.clone().into_boxed_str()),
             Box::leak(ptx.to_string().into_boxed_str()),
-            Box::leak(kernel.to_json().into_boxed_str()),
+            Box::leak(kernel.to_bytes().into_boxed_slice()),
             kernel.threads,
             shared_bytes,
             Box::leak(params.into_boxed_slice()),
