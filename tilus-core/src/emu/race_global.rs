@@ -537,131 +537,119 @@ impl GlobalShadow {
     pub fn access(
         &self,
         kind: Kind,
-        (base, width): (usize, usize),
+        at: (usize, usize),
         elements: Elements<'_>,
         who: &GridClock,
         cache: &mut PageCache,
     ) -> Result<(), GlobalConflict> {
-        let f = field(kind);
-        let me1 = who.block as u64 + 1;
-        // The exclusive word of this access alone, when the block and clock fit in one.
-        let compact = (me1 < FULL && who.own <= CLOCK_MAX).then(|| {
-            (
-                me1 << 40,
-                (who.own as u64) << shift(f),
-                !((CLOCK_MAX as u64) << shift(f)),
-            )
-        });
-        let one = |page: &mut Page, slot: usize, i: usize| -> Result<(), GlobalConflict> {
-            let w = page.words[slot];
-            if let Some((tag, bits, keep)) = compact {
-                if w == 0 {
-                    page.words[slot] = tag | bits;
-                    return Ok(());
-                }
-                if w & !LOW == tag {
-                    page.words[slot] = (w & keep) | bits;
-                    return Ok(());
-                }
-            }
-            slow(page, slot, w, kind, who, compact.map(|c| c.0 | c.1)).map_err(
-                |(earlier, block)| GlobalConflict {
-                    element: i,
-                    earlier,
-                    block,
-                },
-            )
-        };
-        let page_of = |i: usize| (base + i * width) & !(PAGE - 1);
+        let rec = Recorder::new(kind, who);
         match elements {
-            Elements::Runs(runs) => {
-                for (first, len) in runs {
-                    let mut i = first;
-                    let end = first + len;
-                    while i < end {
-                        let key = (page_of(i), width);
-                        let mut g = self
-                            .page(key, cache)
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner());
-                        let slot0 = (base + i * width - key.0) / width;
-                        let n = (PAGE / width - slot0).min(end - i);
-                        if compact.is_some() {
-                            let once = std::iter::once((slot0, n));
-                            if g.summarise(f, (me1 as u32, who.own), once) {
-                                i += n;
-                                continue;
-                            }
-                        }
-                        g.materialise();
-                        let words = &mut g.words[slot0..slot0 + n];
-                        match compact {
-                            // Every word untouched or this block's alone (the common case):
-                            // updated in two branch-free passes.
-                            Some((tag, bits, keep))
-                                if words.iter().all(|&w| w == 0 || w & !LOW == tag) =>
-                            {
-                                for w in words.iter_mut() {
-                                    *w = (*w & keep) | tag | bits;
-                                }
-                            }
-                            _ => {
-                                for k in 0..n {
-                                    one(&mut g, slot0 + k, i + k)?;
-                                }
-                            }
-                        }
+            Elements::Runs(runs) => self.access_runs(&rec, at, runs, cache),
+            Elements::Each(addrs) => self.access_each(&rec, at, addrs, cache),
+        }
+    }
+
+    /// [`access`](Self::access) of runs `(first, len)` of consecutive elements, a page at a
+    /// time.
+    fn access_runs(
+        &self,
+        rec: &Recorder<'_>,
+        (base, width): (usize, usize),
+        runs: &mut dyn Iterator<Item = (usize, usize)>,
+        cache: &mut PageCache,
+    ) -> Result<(), GlobalConflict> {
+        for (first, len) in runs {
+            let mut i = first;
+            let end = first + len;
+            while i < end {
+                let key = (page_of(base + i * width), width);
+                let mut g = self
+                    .page(key, cache)
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner());
+                let slot0 = (base + i * width - key.0) / width;
+                let n = (PAGE / width - slot0).min(end - i);
+                if rec.compact.is_some() {
+                    let once = std::iter::once((slot0, n));
+                    if g.summarise(rec.f, (rec.me1 as u32, rec.who.own), once) {
                         i += n;
+                        continue;
                     }
                 }
-            }
-            Elements::Each(addrs) => {
-                // By page, so that each page is locked once.
-                let mut order = std::mem::take(&mut cache.order);
-                order.clear();
-                order.extend(
-                    addrs
-                        .iter()
-                        .filter(|&&p| p != super::access::INACTIVE)
-                        .map(|&p| p as usize),
-                );
-                order.sort_unstable();
-                let mut at = 0;
-                let mut found = Ok(());
-                while at < order.len() && found.is_ok() {
-                    let key = (page_of(order[at]), width);
-                    let mut g = self
-                        .page(key, cache)
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner());
-                    let group = order[at..]
-                        .iter()
-                        .take_while(|&&i| page_of(i) == key.0)
-                        .count();
-                    if compact.is_some() {
-                        let slots = order[at..at + group]
-                            .iter()
-                            .map(|&i| ((base + i * width - key.0) / width, 1));
-                        if g.summarise(f, (me1 as u32, who.own), slots) {
-                            at += group;
-                            continue;
+                g.materialise();
+                let words = &mut g.words[slot0..slot0 + n];
+                match rec.compact {
+                    // Every word untouched or this block's alone (the common case): updated in
+                    // two branch-free passes.
+                    Some((tag, bits, keep)) if words.iter().all(|&w| w == 0 || w & !LOW == tag) => {
+                        for w in words.iter_mut() {
+                            *w = (*w & keep) | tag | bits;
                         }
                     }
-                    g.materialise();
-                    while at < order.len() && page_of(order[at]) == key.0 {
-                        let i = order[at];
-                        at += 1;
-                        if let Err(e) = one(&mut g, (base + i * width - key.0) / width, i) {
-                            found = Err(e);
-                            break;
+                    _ => {
+                        for k in 0..n {
+                            rec.one(&mut g, slot0 + k, i + k)?;
                         }
                     }
                 }
-                cache.order = order;
-                found?;
+                i += n;
             }
         }
         Ok(())
+    }
+
+    /// [`access`](Self::access) of elements at any indices (`INACTIVE` skipped), sorted by
+    /// page so that each page is locked once.
+    fn access_each(
+        &self,
+        rec: &Recorder<'_>,
+        (base, width): (usize, usize),
+        addrs: &[i64],
+        cache: &mut PageCache,
+    ) -> Result<(), GlobalConflict> {
+        let page_at = |i: usize| page_of(base + i * width);
+        let mut order = std::mem::take(&mut cache.order);
+        order.clear();
+        order.extend(
+            addrs
+                .iter()
+                .filter(|&&p| p != super::access::INACTIVE)
+                .map(|&p| p as usize),
+        );
+        order.sort_unstable();
+        let mut at = 0;
+        let mut found = Ok(());
+        while at < order.len() && found.is_ok() {
+            let key = (page_at(order[at]), width);
+            let mut g = self
+                .page(key, cache)
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            let group = order[at..]
+                .iter()
+                .take_while(|&&i| page_at(i) == key.0)
+                .count();
+            if rec.compact.is_some() {
+                let slots = order[at..at + group]
+                    .iter()
+                    .map(|&i| ((base + i * width - key.0) / width, 1));
+                if g.summarise(rec.f, (rec.me1 as u32, rec.who.own), slots) {
+                    at += group;
+                    continue;
+                }
+            }
+            g.materialise();
+            while at < order.len() && page_at(order[at]) == key.0 {
+                let i = order[at];
+                at += 1;
+                if let Err(e) = rec.one(&mut g, (base + i * width - key.0) / width, i) {
+                    found = Err(e);
+                    break;
+                }
+            }
+        }
+        cache.order = order;
+        found
     }
 
     /// An atomic write of `sem` by `clock`'s agent to `keys`, before it is performed: the
@@ -734,6 +722,66 @@ fn key_hash(k: SyncKey) -> usize {
         SyncKey::Cluster(b) => b.wrapping_mul(31),
         SyncKey::Dsmem(c, b) => c ^ b.wrapping_mul(17),
         SyncKey::Barrier(c) => c.wrapping_mul(7),
+    }
+}
+
+/// The page (its first host address) holding host address `addr`.
+fn page_of(addr: usize) -> usize {
+    addr & !(PAGE - 1)
+}
+
+/// One access's recording of each element in its shadow word: the field of its kind, the
+/// block, and the exclusive word of this access alone when the block and clock fit in one
+/// (`(tag, bits, keep)`: the block's tag, the clock in the kind's field, the mask that keeps
+/// the other fields).
+struct Recorder<'a> {
+    kind: Kind,
+    f: usize,
+    me1: u64,
+    compact: Option<(u64, u64, u64)>,
+    who: &'a GridClock,
+}
+
+impl<'a> Recorder<'a> {
+    fn new(kind: Kind, who: &'a GridClock) -> Recorder<'a> {
+        let f = field(kind);
+        let me1 = who.block as u64 + 1;
+        let compact = (me1 < FULL && who.own <= CLOCK_MAX).then(|| {
+            (
+                me1 << 40,
+                (who.own as u64) << shift(f),
+                !((CLOCK_MAX as u64) << shift(f)),
+            )
+        });
+        Recorder {
+            kind,
+            f,
+            me1,
+            compact,
+            who,
+        }
+    }
+
+    /// Checks and records element `i`, at `slot` of `page`.
+    #[inline]
+    fn one(&self, page: &mut Page, slot: usize, i: usize) -> Result<(), GlobalConflict> {
+        let w = page.words[slot];
+        if let Some((tag, bits, keep)) = self.compact {
+            if w == 0 {
+                page.words[slot] = tag | bits;
+                return Ok(());
+            }
+            if w & !LOW == tag {
+                page.words[slot] = (w & keep) | bits;
+                return Ok(());
+            }
+        }
+        let own = self.compact.map(|c| c.0 | c.1);
+        slow(page, slot, w, self.kind, self.who, own).map_err(|(earlier, block)| GlobalConflict {
+            element: i,
+            earlier,
+            block,
+        })
     }
 }
 

@@ -188,6 +188,36 @@ impl Emitter<'_> {
         mut act: Predicate,
         want_head: bool,
     ) -> CodegenResult<Planned> {
+        let check = plan.access.check_bounds;
+        let (sum, rows, c_last) = self.index_sum(plan, g, s, &mut act, want_head)?;
+        let (idx, inside) = self.base_index(g, sum.m, sum.m_imm, check);
+        if let Some(ok) = inside {
+            act = self.and_pred(act, ok);
+        }
+        let addr = self.element_address(plan, g, &sum, idx)?;
+        let mut p = Planned::at(act, addr);
+        if want_head {
+            p.head = Some(RunHead {
+                rows,
+                c_last: if check { c_last } else { None },
+                idx_end: (check && !g.whole).then_some((idx, sum.m_imm)),
+                addr,
+            });
+        }
+        Ok(p)
+    }
+
+    /// An element's linear index in its view, `sum(c_k * stride_k)`, with each axis's bounds
+    /// test and-ed into `act`; for a run head (`want_head`) also the bounds of every axis but
+    /// the last, and the last coordinate.
+    fn index_sum(
+        &mut self,
+        plan: &Plan,
+        g: &GlobalView,
+        s: usize,
+        act: &mut Predicate,
+        want_head: bool,
+    ) -> CodegenResult<(IndexSum, Predicate, Option<RegOrConst>)> {
         let Some(General::Global {
             dims,
             strides,
@@ -201,17 +231,10 @@ impl Emitter<'_> {
         // A whole tensor's one coordinate, an `arange`-derived index: the thread's register
         // addresses every slot (`affine_base`), computed once an access.
         let one_affine = plan.access.coords.len() == 1 && g.whole;
-        let mut affine_base: Option<Reg> = None;
-        let mut shared_addr: Option<Reg> = None;
         let check = plan.access.check_bounds;
+        let mut sum = IndexSum::default();
         let mut f = None;
         let mut pos: Vec<Option<RegOrImm>> = vec![None; plan.access.shape.len()];
-        // m = sum(c_k * stride_k) in 64 bits (the view offset added below).
-        let mut m: Option<Reg> = None;
-        // The 32-bit coordinate `m` is the zero extension of, while it is one such term.
-        let mut m_narrow: Option<Reg> = None;
-        let mut m_imm: i64 = 0;
-        // For a run head: the bounds of every axis but the last, and the last coordinate.
         let last = plan.access.coords.len().saturating_sub(1);
         let mut rows = Predicate::True;
         let mut c_last = None;
@@ -219,7 +242,7 @@ impl Emitter<'_> {
             let c = self.global_coord(plan, s, coord, &mut f, &mut pos)?;
             if check {
                 let ok = self.global_axis_check(plan, k, dims[k], c)?;
-                act = self.and_pred(act, ok);
+                *act = self.and_pred(*act, ok);
                 if want_head && k != last {
                     rows = self.and_pred(rows, ok);
                 }
@@ -238,15 +261,15 @@ impl Emitter<'_> {
             // Accumulate c_k * stride_k.
             let (term, narrow) = match affine {
                 Some((base, c)) if one_affine => {
-                    m_imm = m_imm.wrapping_add(c);
-                    affine_base = Some(base);
+                    sum.m_imm = sum.m_imm.wrapping_add(c);
+                    sum.affine_base = Some(base);
                     let known = affine_addrs
                         .borrow()
                         .iter()
                         .find(|e| e.0 == base)
                         .map(|e| e.1);
                     if let Some(a) = known {
-                        shared_addr = Some(a);
+                        sum.shared_addr = Some(a);
                         continue;
                     }
                     let w = self.r64();
@@ -256,7 +279,7 @@ impl Emitter<'_> {
                 Some((base, c)) => {
                     let w = self.r64();
                     self.ins(["cvt", "s64", "s32"], (w, base));
-                    m_imm = m_imm.wrapping_add(c);
+                    sum.m_imm = sum.m_imm.wrapping_add(c);
                     (RegOrConst::Reg(w), None)
                 }
                 None => {
@@ -264,14 +287,14 @@ impl Emitter<'_> {
                         (Some(RegOrImm::Reg(r)), None) => Some(r),
                         _ => None,
                     };
-                    match self.stride_term(c, strides[k], &mut m_imm)? {
+                    match self.stride_term(c, strides[k], &mut sum.m_imm)? {
                         Some(term) => (term, narrow),
                         None => continue,
                     }
                 }
             };
-            m_narrow = if m.is_none() { narrow } else { None };
-            m = Some(match m {
+            sum.m_narrow = if sum.m.is_none() { narrow } else { None };
+            sum.m = Some(match sum.m {
                 None => self.in_reg64(term),
                 Some(acc) => {
                     let t = self.r64();
@@ -280,54 +303,46 @@ impl Emitter<'_> {
                 }
             });
         }
-        let (idx, inside) = self.base_index(g, m, m_imm, check);
-        if let Some(ok) = inside {
-            act = self.and_pred(act, ok);
-        }
+        Ok((sum, rows, c_last))
+    }
+
+    /// The address of the element at `sum` in `g`, given its index in the tensor (`idx`, from
+    /// [`base_index`](Self::base_index): the view's offset added, `None` when constant).
+    fn element_address(
+        &mut self,
+        plan: &Plan,
+        g: &GlobalView,
+        sum: &IndexSum,
+        idx: Option<Reg>,
+    ) -> CodegenResult<Addr> {
         let size = plan.size as i64;
-        let addr = match (idx, m_narrow) {
-            _ if let Some(a) = shared_addr => Addr {
-                base: a,
-                imm: m_imm.wrapping_mul(size),
-            },
-            (None, _) => Addr {
-                base: g.ptr,
-                imm: m_imm.wrapping_mul(size),
-            },
+        let imm = sum.m_imm.wrapping_mul(size);
+        if let Some(a) = sum.shared_addr {
+            return Ok(Addr { base: a, imm });
+        }
+        Ok(match (idx, sum.m_narrow) {
+            (None, _) => Addr { base: g.ptr, imm },
             // The index is a zero-extended 32-bit coordinate: `mul.wide.u32` and an add, which
             // ptxas makes one `IMAD.WIDE.U32` (from `cvt.u64.u32` and `mad.lo.s64` it adds a
             // zero to the high word after it: one more instruction an element).
-            (Some(i), Some(narrow)) if g.whole && Some(i) == m => {
+            (Some(i), Some(narrow)) if g.whole && Some(i) == sum.m => {
                 let a = self.r64();
                 self.ins(["mul", "wide", "u32"], (a, narrow, size));
                 self.ins(["add", "s64"], (a, a, g.ptr));
-                Addr {
-                    base: a,
-                    imm: m_imm.wrapping_mul(size),
-                }
+                Addr { base: a, imm }
             }
             (Some(i), _) => {
                 let a = self.r64();
                 self.ins(["mad", "lo", "s64"], (a, i, size, g.ptr));
-                if let Some(base) = affine_base {
+                if let Some(base) = sum.affine_base {
+                    let Some(General::Global { affine_addrs, .. }) = &plan.general else {
+                        return internal("global plan without its set-up");
+                    };
                     affine_addrs.borrow_mut().push((base, a));
                 }
-                Addr {
-                    base: a,
-                    imm: m_imm.wrapping_mul(size),
-                }
+                Addr { base: a, imm }
             }
-        };
-        let mut p = Planned::at(act, addr);
-        if want_head {
-            p.head = Some(RunHead {
-                rows,
-                c_last: if check { c_last } else { None },
-                idx_end: (check && !g.whole).then_some((idx, m_imm)),
-                addr,
-            });
-        }
-        Ok(p)
+        })
     }
 
     /// For a bounds-checked access of a whole tensor at an `arange`-derived `i32` index (the
@@ -779,4 +794,21 @@ fn affine_index(coord: &Coord) -> Option<crate::ir::Operand> {
         Coord::Index(o) => Some(*o),
         Coord::Pos { .. } => None,
     }
+}
+
+/// An element's linear index in its view as [`Emitter::index_sum`] builds it: `m + m_imm`.
+#[derive(Default)]
+struct IndexSum {
+    /// The sum of the coordinates' terms `c_k * stride_k` held in registers (64-bit), `None`
+    /// while every term is a constant.
+    m: Option<Reg>,
+    /// The 32-bit coordinate `m` is the zero extension of, while it is one such term.
+    m_narrow: Option<Reg>,
+    /// The constant part of the index.
+    m_imm: i64,
+    /// A whole tensor's one `arange`-derived coordinate: the thread's register that addresses
+    /// every slot of the access.
+    affine_base: Option<Reg>,
+    /// The address an earlier slot of the access computed from `affine_base`.
+    shared_addr: Option<Reg>,
 }

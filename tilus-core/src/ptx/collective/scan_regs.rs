@@ -15,8 +15,9 @@
 //! are its bits and the emulator's (`crate::collective::scan`); integers, equal in any order,
 //! also take a cheaper running fold in step 3.
 
-use super::super::code::Guard;
+use super::super::code::{Guard, Opcode};
 use super::super::emit::{CodegenResult, Emitter};
+use super::super::regs::Reg;
 use super::super::value::Predicate;
 use super::scratch_at;
 use super::staging::{acc_opcode, parts};
@@ -60,6 +61,22 @@ pub(super) fn registers_fit(d: DType, layout: &Layout, threads: usize, exclusive
     (int || float) && threads.is_multiple_of(32) && layout.outer * (threads / 32) <= MOST_BLOCKS
 }
 
+/// What the three steps of a scan in registers share.
+struct RegScan {
+    /// The operator's accumulate instruction.
+    ins: Opcode,
+    d: DType,
+    layout: Layout,
+    warps: usize,
+    /// The identity's bits.
+    id_bits: u64,
+    /// The scratch offset of the blocks' totals (`layout.outer * warps` of them).
+    totals: usize,
+    lane: Reg,
+    warp: Reg,
+    smem: Reg,
+}
+
 impl Emitter<'_> {
     /// A forward scan (`op`, inclusive or `exclusive`) of the integer tile `x` of type `d`
     /// laid out as `layout`, into `dst` (see the module docs). Ends with a barrier.
@@ -71,29 +88,53 @@ impl Emitter<'_> {
         op: ScanOp,
         exclusive: bool,
     ) -> CodegenResult<()> {
-        let ins = acc_opcode(op.binop(), d)?;
-        let size = d.size_bytes();
         let warps = self.threads() / 32;
-        let blocks = layout.outer * warps;
-        let totals = parts(self, &[size * blocks])[0];
-        let id_bits = identity(op, d);
+        let totals = parts(self, &[d.size_bytes() * layout.outer * warps])[0];
         let tid = self.tid();
         let (lane, warp) = (self.r32(), self.r32());
         self.ins(["and", "b32"], (lane, tid, 31));
         self.ins(["shr", "u32"], (warp, tid, 5));
-        let smem = self.smem_base();
-        // 1. Each run's total and its exclusive prefix in the warp; lane 31 writes the warp's
-        // total of the chunk. Slots that do not exist count as the identity. Runs whose warp
-        // totals fit a few bits scan several chunks in one word (`packed_fields`).
+        let sc = RegScan {
+            ins: acc_opcode(op.binop(), d)?,
+            d,
+            layout,
+            warps,
+            id_bits: identity(op, d),
+            totals,
+            lane,
+            warp,
+            smem: self.smem_base(),
+        };
         let fields = packed_fields(self.known().upper_bound(Operand::Var(x)), d, op, &layout);
+        let runs = self.scan_run_totals(&sc, x, fields)?;
+        self.barrier();
+        let prefixes = self.scan_block_prefixes(&sc)?;
+        self.scan_runs_from(&sc, dst, x, runs, &prefixes, exclusive)?;
+        // The next collective may reuse the totals' scratch.
+        self.barrier();
+        Ok(())
+    }
+
+    /// Step 1: each run's total and its exclusive prefix in the warp; lane 31 writes the
+    /// warp's total of the chunk. Slots that do not exist count as the identity. Runs whose
+    /// warp totals fit a few bits scan several chunks in one word (`fields`, from
+    /// [`packed_fields`]). Returns, per run, whether it exists and its prefix in the warp.
+    fn scan_run_totals(
+        &mut self,
+        sc: &RegScan,
+        x: VarId,
+        fields: Option<(usize, usize)>,
+    ) -> CodegenResult<Vec<(Predicate, Reg)>> {
+        let (d, layout, ins) = (sc.d, &sc.layout, &sc.ins);
+        let size = d.size_bytes();
         let per_word = fields.map_or(1, |(_, n)| n);
         let mut runs = Vec::with_capacity(layout.outer);
         let chunks: Vec<usize> = (0..layout.outer).collect();
         for group in chunks.chunks(per_word) {
             let mut totals_of = Vec::with_capacity(group.len());
             for &o in group {
-                let exists = self.chunk_exists(&layout, o);
-                let t = self.acc_const(d, id_bits)?;
+                let exists = self.chunk_exists(layout, o);
+                let t = self.acc_const(d, sc.id_bits)?;
                 if exists != Predicate::False {
                     for i in 0..layout.v {
                         let v = self.reg_or_const(Operand::Var(x), o * layout.v + i)?;
@@ -106,12 +147,13 @@ impl Emitter<'_> {
             let st = ["st", "shared", d.info().mem];
             let Some((bits, _)) = fields.filter(|_| group.len() > 1) else {
                 for (o, exists, t) in totals_of {
+                    let id_bits = sc.id_bits;
                     let e =
-                        self.group_scan(&ins, (t, d), (lane, 32), |em| em.acc_const(d, id_bits))?;
-                    let last = self.pred_u32("eq", lane, 31.into());
+                        self.group_scan(ins, (t, d), (sc.lane, 32), |em| em.acc_const(d, id_bits))?;
+                    let last = self.pred_u32("eq", sc.lane, 31.into());
                     let at = self.r32();
-                    self.ins(["mad", "lo", "s32"], (at, warp, size, smem));
-                    let off = totals + size * o * warps;
+                    self.ins(["mad", "lo", "s32"], (at, sc.warp, size, sc.smem));
+                    let off = sc.totals + size * o * sc.warps;
                     self.ins_if(Guard::If(last), st, (scratch_at(at, off), t));
                     runs.push((exists, e));
                 }
@@ -124,31 +166,37 @@ impl Emitter<'_> {
                 let scale = 1i64 << (bits * k);
                 self.ins(["mad", "lo", "s32"], (word, t, scale, word));
             }
-            let e = self.group_scan(&ins, (word, d), (lane, 32), |em| em.acc_const(d, 0))?;
-            let last = self.pred_u32("eq", lane, 31.into());
+            let e = self.group_scan(ins, (word, d), (sc.lane, 32), |em| em.acc_const(d, 0))?;
+            let last = self.pred_u32("eq", sc.lane, 31.into());
             let at = self.r32();
-            self.ins(["mad", "lo", "s32"], (at, warp, size, smem));
+            self.ins(["mad", "lo", "s32"], (at, sc.warp, size, sc.smem));
             for (k, (o, exists, _)) in totals_of.into_iter().enumerate() {
                 let (t, e_o) = (self.reg_of(d), self.reg_of(d));
                 let field = ["bfe", "u32"];
                 self.ins(field, (t, word, (bits * k) as i64, bits as i64));
                 self.ins(field, (e_o, e, (bits * k) as i64, bits as i64));
-                let off = totals + size * o * warps;
+                let off = sc.totals + size * o * sc.warps;
                 self.ins_if(Guard::If(last), st, (scratch_at(at, off), t));
                 runs.push((exists, e_o));
             }
         }
-        self.barrier();
-        // 2. The prefix of each of this thread's blocks, folded in block order from the
-        // identity as the staged lowering's thread 0 folds them: block `o * warps + w` (this
-        // thread's warp `w`) takes the fold of the blocks before it.
-        let prefixes: Vec<_> = (0..layout.outer)
-            .map(|_| self.acc_const(d, id_bits))
+        Ok(runs)
+    }
+
+    /// Step 2 (after the barrier): the prefix of each of this thread's blocks, folded in block
+    /// order from the identity as the staged lowering's thread 0 folds them: block
+    /// `o * warps + w` (this thread's warp `w`) takes the fold of the blocks before it.
+    fn scan_block_prefixes(&mut self, sc: &RegScan) -> CodegenResult<Vec<Reg>> {
+        let (d, warps) = (sc.d, sc.warps);
+        let size = d.size_bytes();
+        let blocks = sc.layout.outer * warps;
+        let prefixes: Vec<_> = (0..sc.layout.outer)
+            .map(|_| self.acc_const(d, sc.id_bits))
             .collect::<CodegenResult<_>>()?;
         let mine: Vec<_> = (0..warps)
-            .map(|w| self.pred_u32("eq", warp, (w as i32).into()))
+            .map(|w| self.pred_u32("eq", sc.warp, (w as i32).into()))
             .collect();
-        let p = self.acc_const(d, id_bits)?;
+        let p = self.acc_const(d, sc.id_bits)?;
         for b in 0..blocks {
             let (o, w) = (b / warps, b % warps);
             self.ins_if(
@@ -158,14 +206,27 @@ impl Emitter<'_> {
             );
             if b + 1 < blocks {
                 let total = self.reg_of(d);
-                let at = scratch_at(smem, totals + size * b);
+                let at = scratch_at(sc.smem, sc.totals + size * b);
                 self.ins(["ld", "shared", d.info().mem], (total, at));
-                self.ins(ins.clone(), (p, p, total));
+                self.ins(sc.ins.clone(), (p, p, total));
             }
         }
-        // 3. The runs again, from their prefixes: `base = P op e`, then each element's
-        // `base op (id op x0 op .. op xi)` (floats: this association is the emulator's; integers
-        // take the cheaper running fold, equal in any order).
+        Ok(prefixes)
+    }
+
+    /// Step 3: the runs again, from their prefixes: `base = P op e`, then each element's
+    /// `base op (id op x0 op .. op xi)` (floats: this association is the emulator's; integers
+    /// take the cheaper running fold, equal in any order).
+    fn scan_runs_from(
+        &mut self,
+        sc: &RegScan,
+        dst: VarId,
+        x: VarId,
+        runs: Vec<(Predicate, Reg)>,
+        prefixes: &[Reg],
+        exclusive: bool,
+    ) -> CodegenResult<()> {
+        let (d, v, ins) = (sc.d, sc.layout.v, &sc.ins);
         let rs = self.dst_regs(dst)?;
         for (o, (exists, e)) in runs.into_iter().enumerate() {
             if exists == Predicate::False {
@@ -174,26 +235,24 @@ impl Emitter<'_> {
             let g = exists.guard();
             let base = self.reg_of(d);
             self.ins(ins.clone(), (base, prefixes[o], e));
-            let local = self.acc_const(d, id_bits)?;
+            let local = self.acc_const(d, sc.id_bits)?;
             let running = base;
-            for i in 0..layout.v {
-                let out = rs[o * layout.v + i];
-                let v = self.reg_or_const(Operand::Var(x), o * layout.v + i)?;
-                let v = self.in_reg(v);
+            for i in 0..v {
+                let out = rs[o * v + i];
+                let x = self.reg_or_const(Operand::Var(x), o * v + i)?;
+                let x = self.in_reg(x);
                 if d.is_float() {
-                    self.ins_if(g, ins.clone(), (local, local, v));
+                    self.ins_if(g, ins.clone(), (local, local, x));
                     self.ins_if(g, ins.clone(), (out, base, local));
                 } else if exclusive {
                     self.ins_if(g, ["mov", d.info().bit_reg()], (out, running));
-                    self.ins_if(g, ins.clone(), (running, running, v));
+                    self.ins_if(g, ins.clone(), (running, running, x));
                 } else {
-                    self.ins_if(g, ins.clone(), (running, running, v));
+                    self.ins_if(g, ins.clone(), (running, running, x));
                     self.ins_if(g, ["mov", d.info().bit_reg()], (out, running));
                 }
             }
         }
-        // The next collective may reuse the totals' scratch.
-        self.barrier();
         Ok(())
     }
 }
