@@ -31,10 +31,11 @@
 //! runs of four on an H100). The keys pass also asks for the tile a block will take about one tile
 //! a multiprocessor later (`prefetch_global`), so that its load finds it in the L2.
 //!
-//! **Speed** (H100, 2^28 random `u32`; BENCHMARKS.md has each step): keys 6.22 ms, pairs
-//! 10.63 ms, against CUB's 5.52 and 9.39 ms (the same call) and torch's `sort` 13.68 and 13.69
-//! ms. The counting pass takes 462 us (CUB's 456), each digit pass 1.42 ms (CUB's 1.24). A
-//! pass is bound by latency, not by memory or its instructions (`ncu`, a keys pass over
+//! **Speed** (H100, 2^28 random `u32`; BENCHMARKS.md has each step): keys 5.93-6.00 ms, pairs
+//! 10.36-10.45 ms, against CUB's 5.54 and 9.41 ms (the same call, 2026-11-28) and torch's
+//! `sort` 13.68 and 13.69 ms; on an H200 keys 5.87 ms and pairs 9.37 against CUB's 5.42 and
+//! 8.50. The counting pass takes 462 us (CUB's 456), each digit pass about 7% longer than
+//! CUB's. A pass is bound by latency, not by memory or its instructions (`ncu`, a keys pass over
 //! 2^28 keys, 2026-11-27: 1.42 ms against CUB's 1.24 with 1% more warp instructions, at 24
 //! warps an SM against CUB's 35: 80 registers and 34 KB of shared memory a block of 256
 //! threads, against CUB's 56 and 31 KB for 384; a quarter of the warps' time in the
