@@ -7,7 +7,12 @@
 //!
 //! Each block draws a ticket (`atomic::global_add`) which is its tile: tiles are handed out in
 //! the order blocks start, so a block only waits for tiles whose blocks are already running,
-//! and no co-residency is assumed. The block publishes its tile's fold `total` as an
+//! and no co-residency is assumed. One tile a block, not persistent blocks looping over
+//! tiles: a block that draws its next ticket before its current tile has looked back publishes
+//! that tile's fold late and every later tile waits on it (an H200, 2^28 `i32`: `select_if`
+//! 19-35% and the scan 10-40% slower; with the next tile counted and published before the
+//! look-back, from a second stage buffer, `select_if` 2% faster at 6 blocks an SM, not
+//! measured on an H100; BENCHMARKS.md, session 51). The block publishes its tile's fold `total` as an
 //! *aggregate* (flag 1) with a release store, then looks back over windows of 32 predecessors
 //! with acquire loads of their flags: while one of them has published nothing it reads the
 //! window again; otherwise it folds the window's values from the last *inclusive prefix*
