@@ -1132,7 +1132,8 @@ impl Kernel {
     /// because the macro writes it at every build, in a macro Cargo builds unoptimised by
     /// default: the largest generated seed's IR (`tests/differential_seeds.rs`) took 3.4 ms
     /// as 114 KB of JSON with `serde_json` there, 0.46 ms as 16 KB of postcard (2-core VM,
-    /// tilus-core at opt-level 0, 2026-11-28), and rustc lexes a seventh of the literal.
+    /// tilus-core at opt-level 0, 2026-11-28), and the literal rustc reads is half as long
+    /// (54 KB, escaped as a byte string).
     pub fn to_bytes(&self) -> Vec<u8> {
         postcard::to_extend(self, IR_MAGIC.to_vec()).expect("the IR serialises")
     }
