@@ -1157,10 +1157,14 @@ pub const IR_MAGIC: &[u8] = concat!("tilus-ir ", env!("CARGO_PKG_VERSION"), "\0"
 /// Why bytes are not a kernel's IR ([`Kernel::from_bytes`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IrDecodeError {
+    /// The bytes do not start with this version's [`IR_MAGIC`] (another format, or another
+    /// version of tilus-core).
     #[error("not the IR of a kernel compiled by tilus-core {}", env!("CARGO_PKG_VERSION"))]
     NotIr,
+    /// The encoding after the magic does not decode (cut short, or not postcard's).
     #[error("malformed IR: {0}")]
     Malformed(String),
+    /// A whole kernel decoded with this many bytes left over.
     #[error("{0} bytes after the IR")]
     Trailing(usize),
 }

@@ -211,7 +211,7 @@ fn dump_ptx(name: &str, ptx: &str) {
     }
 }
 
-/// A string literal of `s` (the PTX modules and the IR, up to hundreds of KB), raw
+/// A string literal of `s` (a PTX module, up to hundreds of KB), raw
 /// (`r#"..."#`) where it can hold `s` (no `\r`), which costs the least to build wherever the
 /// macro runs. Under rustc, rustc's lexer reads it directly (`proc_macro::Literal`):
 /// proc-macro2's `parse` would first lex it again with its own fallback lexer to validate it,
@@ -226,7 +226,7 @@ fn dump_ptx(name: &str, ptx: &str) {
 /// no faster unoptimised and slower optimised (the largest seed's emit 5.1 ms). On
 /// proc-macro2's fallback tokens (the macro's unit tests, `compile_time.rs`) proc-macro2 lexes
 /// it (390 KB of PTX: 2 ms raw, 12 ms escaped).
-pub(crate) fn str_lit(s: &str) -> TokenStream {
+fn str_lit(s: &str) -> TokenStream {
     if !s.contains('\r') {
         let mut hashes = String::from("#");
         while s.contains(&format!("\"{hashes}")) {
