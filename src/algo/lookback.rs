@@ -14,12 +14,13 @@
 //! look-back, from a second stage buffer, `select_if` 2% faster at 6 blocks an SM, not
 //! measured on an H100, and the radix sort's keys pass 12% slower; BENCHMARKS.md, session 51).
 //!
-//! The block publishes its tile's fold `total` as an *aggregate* (flag 1) with a release
-//! store, then looks back over windows of 32 predecessors with acquire loads of their flags:
-//! while one of them has published nothing it reads the window again; otherwise it folds the
-//! window's values from the last *inclusive prefix* (flag 2) on and stops there, or moves one
-//! window back. It then publishes its own inclusive prefix (flag 2). The values are written before their flags and read after them, which is
-//! what the release and the acquire order (the race checker reports either order broken).
+//! The block publishes its tile's fold `total` as an *aggregate* (flag 1) with a release store,
+//! then looks back over windows of 32 predecessors with acquire loads of their flags: while one
+//! of them has published nothing it reads the window again; otherwise it folds the window's
+//! values from the last *inclusive prefix* (flag 2) on and stops there, or moves one window
+//! back. It then publishes its own inclusive prefix (flag 2). The values are written before
+//! their flags and read after them, which is what the release and the acquire order (the race
+//! checker reports either order broken).
 //!
 //! Flags carry the run's epoch (`epoch * 4 + state`), so storage is reused without clearing:
 //! a flag left by an earlier run reads as "nothing yet". Tickets keep counting across runs; a
